@@ -1,0 +1,42 @@
+"""``rbd-ros``: one console command, a subcommand per tool or node.
+
+Each subcommand lives in its own module and exposes ``main(argv) -> int``; this file only
+dispatches, so adding a tool never touches another's code.  Node subcommands pass the rest
+of the command line (``--ros-args ...``) through to rclpy.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "urdf2mdh": ("rbd_ros.urdf.cli", "convert a URDF/xacro to a modified-DH table and YAML model"),
+    "info": ("rbd_ros.nodes.info", "node: load a robot and print its joints"),
+    "dynamics-server": ("rbd_ros.nodes.dynamics_server", "node: dynamics services"),
+    "mujoco-bridge": ("rbd_ros.nodes.mujoco_bridge", "node: MuJoCo arm speaking ros2_control topics"),
+    "controller": ("rbd_ros.nodes.controller", "node: joint/task-space torque controllers"),
+    "bringup": ("rbd_ros.bringup.cli", "start bridge, services and a controller; report"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: rbd-ros SUBCOMMAND [args...]", "", "subcommands:"]
+    lines += [f"  {name:<16} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        print(f"rbd-ros: unknown subcommand '{name}'\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    return int(module.main(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""The robot description: a serial chain in Craig's modified Denavit-Hartenberg form.
+
+``MdhModel`` is the immutable description every kernel reads (Pinocchio's ``Model``,
+MuJoCo's ``mjModel``).  It is what the URDF converter produces, what ``Robot.from_mdh`` and
+``Robot.from_yaml`` take, and what the YAML model files hold.
+
+Frames (003_871da85b02213601.txt §1.6, and ERRATA.md "003"):
+
+    ^{i-1}T_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)
+
+with ``theta_i = theta[i] + q_i`` for a revolute joint and ``d_i = d[i] + q_i`` for a
+prismatic one.  Arrays are indexed by joint ``i = 0..n-1`` (the book's joint ``i+1``):
+``a[i], alpha[i]`` are the book's ``a_{i}, alpha_{i}`` of the *previous* link (Craig's
+``a_{i-1}, alpha_{i-1}`` for joint ``i``).  World -> frame 0 is ``base`` (4x4), frame n ->
+tool is ``tool`` (4x4); the world frame is the URDF ``base_link``.
+
+Link ``i`` (moved by joint ``i``) has ``mass[i]``, centre of mass ``com[i]`` in frame ``i``
+and inertia ``inertia[i]`` (3x3) about the centre of mass, in frame ``i`` axes.
+
+Actuators (003 §6.1, (6.15)-(6.17)): ``gear_ratio`` and ``rotor_inertia`` give the armature
+``gear_ratio**2 * rotor_inertia`` reflected to the joint; ``viscous`` (N m s/rad) and
+``coulomb`` (N m) friction act at the joint.  Motor electrical constants are optional
+(``torque_constant``, ``back_emf_constant``, ``resistance``) and used only by the bridge's
+voltage mode.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+
+REVOLUTE = 0
+PRISMATIC = 1
+JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
+JOINT_TYPE_CODES = {v: k for k, v in JOINT_TYPE_NAMES.items()}
+
+#: per-joint float arrays, with their default value when absent
+_PER_JOINT_DEFAULTS: dict[str, float] = {
+    "a": 0.0,
+    "alpha": 0.0,
+    "d": 0.0,
+    "theta": 0.0,
+    "mass": 0.0,
+    "lower": -np.inf,
+    "upper": np.inf,
+    "velocity_limit": np.inf,
+    "effort_limit": np.inf,
+    "gear_ratio": 1.0,
+    "rotor_inertia": 0.0,
+    "viscous": 0.0,
+    "coulomb": 0.0,
+    "torque_constant": 0.0,
+    "back_emf_constant": 0.0,
+    "resistance": 0.0,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class MdhModel:
+    """Immutable modified-DH description of a serial arm (see the module docstring)."""
+
+    joint_names: tuple[str, ...]
+    joint_type: np.ndarray  # (n,) int64: REVOLUTE or PRISMATIC
+    a: np.ndarray  # (n,) a_{i-1}
+    alpha: np.ndarray  # (n,) alpha_{i-1}
+    d: np.ndarray  # (n,) d_i (constant part; + q_i if prismatic)
+    theta: np.ndarray  # (n,) theta_i (constant part; + q_i if revolute)
+    mass: np.ndarray  # (n,)
+    com: np.ndarray  # (n, 3) in frame i
+    inertia: np.ndarray  # (n, 3, 3) about the centre of mass, frame i axes
+    base: np.ndarray = field(default_factory=lambda: np.eye(4))  # world -> frame 0
+    tool: np.ndarray = field(default_factory=lambda: np.eye(4))  # frame n -> tool
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    velocity_limit: np.ndarray | None = None
+    effort_limit: np.ndarray | None = None
+    gear_ratio: np.ndarray | None = None
+    rotor_inertia: np.ndarray | None = None
+    viscous: np.ndarray | None = None
+    coulomb: np.ndarray | None = None
+    torque_constant: np.ndarray | None = None
+    back_emf_constant: np.ndarray | None = None
+    resistance: np.ndarray | None = None
+    name: str = "robot"
+    base_link: str = "base_link"
+    tip_link: str = "tool"
+    link_names: tuple[str, ...] = ()  # URDF link moved by each joint (n,)
+
+    def __post_init__(self) -> None:
+        n = len(self.joint_names)
+        if n == 0:
+            raise ValueError("MdhModel: a robot needs at least one joint")
+        if len(set(self.joint_names)) != n:
+            raise ValueError(f"MdhModel: joint names are not unique: {list(self.joint_names)}")
+        put = object.__setattr__
+        put(self, "joint_names", tuple(str(s) for s in self.joint_names))
+        jt = self.joint_type
+        if isinstance(jt, (list, tuple)) and jt and isinstance(jt[0], str):
+            unknown = [t for t in jt if t not in JOINT_TYPE_CODES]
+            if unknown:
+                raise ValueError(f"MdhModel: unknown joint types {unknown}; use revolute or prismatic")
+            jt = [JOINT_TYPE_CODES[t] for t in jt]
+        jt = np.array(jt, dtype=np.int64).reshape(-1)
+        if jt.shape != (n,) or not np.isin(jt, (REVOLUTE, PRISMATIC)).all():
+            raise ValueError(f"MdhModel: joint_type must be {n} values of 0 (revolute) or 1 (prismatic)")
+        put(self, "joint_type", jt)
+        for name, default in _PER_JOINT_DEFAULTS.items():
+            value = getattr(self, name)
+            arr = np.full(n, default) if value is None else np.array(value, dtype=float).reshape(-1)
+            if arr.shape != (n,):
+                raise ValueError(f"MdhModel: {name} must have {n} entries, got shape {np.shape(value)}")
+            put(self, name, arr)
+        shapes = {"com": (n, 3), "inertia": (n, 3, 3), "base": (4, 4), "tool": (4, 4), "gravity": (3,)}
+        for name, shape in shapes.items():
+            arr = np.array(getattr(self, name), dtype=float)
+            if arr.shape != shape:
+                raise ValueError(f"MdhModel: {name} must have shape {shape}, got {arr.shape}")
+            put(self, name, arr)
+        for name in ("a", "alpha", "d", "theta", "mass", "com", "inertia", "base", "tool", "gravity",
+                     "gear_ratio", "rotor_inertia", "viscous", "coulomb"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError(f"MdhModel: {name} contains NaN or Inf")
+        if (self.mass < 0).any():
+            raise ValueError(f"MdhModel: negative mass for joints {list(np.flatnonzero(self.mass < 0))}")
+        if not np.allclose(self.inertia, self.inertia.transpose(0, 2, 1), atol=1e-12):
+            raise ValueError("MdhModel: inertia tensors must be symmetric")
+        if (self.lower > self.upper).any():
+            bad = [self.joint_names[i] for i in np.flatnonzero(self.lower > self.upper)]
+            raise ValueError(f"MdhModel: lower limit above upper limit for {bad}")
+        link_names = tuple(self.link_names) or tuple(f"link{i + 1}" for i in range(n))
+        if len(link_names) != n:
+            raise ValueError(f"MdhModel: link_names must have {n} entries")
+        put(self, "link_names", link_names)
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)
+
+    @property
+    def dof(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Rotor inertia reflected through the gear, ``Gamma^T J_M Gamma`` (003 (6.17))."""
+        return self.gear_ratio**2 * self.rotor_inertia
+
+    def replace(self, **changes: Any) -> "MdhModel":
+        """A copy with some fields changed (the model itself is immutable)."""
+        return replace(self, **changes)
+
+    # ---- dictionary / YAML form ------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python form for YAML/JSON; ``from_dict(to_dict())`` is exact (floats via repr)."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "base_link": self.base_link,
+            "tip_link": self.tip_link,
+            "gravity": self.gravity.tolist(),
+            "base": self.base.tolist(),
+            "tool": self.tool.tolist(),
+            "joints": [],
+        }
+        for i, jn in enumerate(self.joint_names):
+            j: dict[str, Any] = {
+                "name": jn,
+                "link": self.link_names[i],
+                "type": JOINT_TYPE_NAMES[int(self.joint_type[i])],
+                "a": float(self.a[i]),
+                "alpha": float(self.alpha[i]),
+                "d": float(self.d[i]),
+                "theta": float(self.theta[i]),
+                "mass": float(self.mass[i]),
+                "com": self.com[i].tolist(),
+                "inertia": self.inertia[i].tolist(),
+            }
+            for key in list(_PER_JOINT_DEFAULTS)[5:]:
+                j[key] = float(getattr(self, key)[i])  # YAML writes inf as .inf
+            out["joints"].append(j)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "MdhModel":
+        if not isinstance(data, dict) or "joints" not in data:
+            raise ValueError("MdhModel.from_dict: expected a mapping with a 'joints' list")
+        joints = data["joints"]
+        if not isinstance(joints, list) or not joints:
+            raise ValueError("MdhModel.from_dict: 'joints' must be a non-empty list")
+        for k, j in enumerate(joints):
+            missing = [key for key in ("name", "type", "a", "alpha", "d", "theta") if key not in j]
+            if missing:
+                raise ValueError(f"MdhModel.from_dict: joint {k} lacks {missing}")
+        kw: dict[str, Any] = {
+            "joint_names": [j["name"] for j in joints],
+            "joint_type": [j["type"] for j in joints],
+            "link_names": [j.get("link", f"link{k + 1}") for k, j in enumerate(joints)],
+            "com": [j.get("com", [0.0, 0.0, 0.0]) for j in joints],
+            "inertia": [j.get("inertia", np.zeros((3, 3)).tolist()) for j in joints],
+        }
+        for key, default in _PER_JOINT_DEFAULTS.items():
+            kw[key] = [float(j.get(key, default)) for j in joints]
+        for key in ("name", "base_link", "tip_link", "gravity", "base", "tool"):
+            if key in data:
+                kw[key] = data[key]
+        return cls(**kw)
+
+    def to_yaml(self, path: str | None = None) -> str:
+        import yaml
+
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=120)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return text
+
+    @classmethod
+    def from_yaml(cls, path_or_text: str) -> "MdhModel":
+        import os
+
+        import yaml
+
+        text = path_or_text
+        if "\n" not in path_or_text and os.path.exists(path_or_text):
+            with open(path_or_text, encoding="utf-8") as fh:
+                text = fh.read()
+        data = yaml.safe_load(text)
+        if isinstance(data, dict) and "model" in data and "joints" not in data:
+            data = data["model"]
+        return cls.from_dict(data)
+

@@ -1,0 +1,23 @@
+"""Paths to real robot descriptions used as oracles in tests (example-robot-data)."""
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED_URDF = REPO / "urdf"
+
+
+def example_robot_urdf(relpath: str) -> Path:
+    """``example_robot_urdf("panda_description/urdf/panda.urdf")``; skips if not installed."""
+    root = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
+    path = root / relpath
+    if not path.exists():
+        pytest.skip(f"example-robot-data not installed ({path} missing)")
+    return path
+
+
+PANDA = "panda_description/urdf/panda.urdf"
+UR5 = "ur_description/urdf/ur5_robot.urdf"
