@@ -101,10 +101,16 @@ def wait_for_service(client, timeout: float = 30.0) -> None:
 
 def call(node, client, request, timeout: float = 30.0):
     """Synchronous service call from a test, spinning ``node`` until the answer arrives."""
-    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
 
     future = client.call_async(request)
-    rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    try:
+        executor.spin_until_future_complete(future, timeout_sec=timeout)
+    finally:
+        executor.remove_node(node)
+        executor.shutdown()
     if not future.done():
         raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
     return future.result()

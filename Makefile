@@ -1,0 +1,30 @@
+# The two commands of the README. Both run the same idempotent setup first.
+#   make demo   set everything up, then run the main job on the bundled default robot
+#   make test   set everything up (plus test peers), then run the test suite
+SHELL := /bin/bash
+PY := .venv/bin/python
+DEMO_ARGS ?= --robot puma560 --controller computed_torque --record out/demo
+
+.PHONY: setup setup-test demo test bench clean
+
+setup:
+	@scripts/setup.sh
+
+setup-test:
+	@scripts/setup.sh --test
+
+demo: setup
+	@if $(PY) -c "import rbd_ros.bringup.cli" 2>/dev/null; then \
+	  .venv/bin/rbd-ros bringup $(DEMO_ARGS); \
+	else \
+	  .venv/bin/rbd-ros info; \
+	fi
+
+test: setup-test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup-test
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf .venv build out

@@ -1,0 +1,58 @@
+"""What every rbd_ros node shares: start-up, clean failure, robot description loading."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+class NodeConfigError(Exception):
+    """A parameter or input a node cannot start with; reported in one line, exit code 2."""
+
+
+def load_description_xml(robot_description: str, urdf_path: str) -> tuple[str, str]:
+    """The URDF XML to use and where it came from: ``robot_description`` (XML text) wins,
+    then ``urdf_path`` (a .urdf or .xacro file), then the bundled default robot."""
+    from rbd_ros.resources import bundled_urdf
+
+    if robot_description.strip():
+        return robot_description, "robot_description parameter"
+    path = Path(urdf_path) if urdf_path else bundled_urdf()
+    if not path.is_file():
+        raise NodeConfigError(f"urdf_path '{path}' does not exist")
+    if path.suffix == ".xacro":
+        import xacro
+
+        return xacro.process_file(str(path)).toxml(), str(path)
+    return path.read_text(encoding="utf-8"), str(path)
+
+
+def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = True,
+             executor_factory: Callable | None = None) -> int:
+    """Initialise rclpy with ``argv`` (``--ros-args ...``), create node ``name``, call
+    ``body(node)``, then spin until Ctrl-C (if ``spin``). Configuration errors print one line
+    ``<name>: error: ...`` and return 2; Ctrl-C returns 0."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    rclpy.init(args=["rbd_ros", *args])
+    node = None
+    try:
+        node = rclpy.create_node(name)
+        body(node)
+        if spin:
+            executor = executor_factory() if executor_factory else rclpy.executors.SingleThreadedExecutor()
+            executor.add_node(node)
+            executor.spin()
+        return 0
+    except (NodeConfigError, ValueError, FileNotFoundError) as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        return 0
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()

@@ -1,0 +1,47 @@
+"""Node ``info``: load a robot description and print (and log) its movable joints.
+
+``rbd-ros info [--ros-args -p urdf_path:=FILE | -p robot_description:=XML]``; with neither,
+the bundled default robot. It parses the URDF with urdf-parser-py only, so it runs on any
+description, even one the MDH converter would refuse.
+"""
+from __future__ import annotations
+
+import sys
+
+from rbd_ros.nodes.common import load_description_xml, run_node
+
+
+def describe(xml: str) -> list[str]:
+    """One line per movable joint: name, type, limits."""
+    from urdf_parser_py.urdf import URDF
+
+    robot = URDF.from_xml_string(xml)
+    lines = [f"robot '{robot.name}': {len(robot.links)} links, {len(robot.joints)} joints"]
+    for j in robot.joints:
+        if j.type == "fixed":
+            continue
+        lim = j.limit
+        rng = (f"[{lim.lower:.4g}, {lim.upper:.4g}]" if lim is not None and j.type != "continuous"
+               else "unbounded")
+        effort = f"{lim.effort:.4g}" if lim is not None and lim.effort is not None else "-"
+        lines.append(f"  {j.name:<24} {j.type:<10} {j.parent} -> {j.child}  range {rng}  effort {effort}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rclpy.node import Node
+
+    def body(node: Node) -> None:
+        node.declare_parameter("urdf_path", "")
+        node.declare_parameter("robot_description", "")
+        xml, source = load_description_xml(
+            node.get_parameter("robot_description").value, node.get_parameter("urdf_path").value)
+        for line in describe(xml):
+            print(line, flush=True)
+        node.get_logger().info(f"described {source}")
+
+    return run_node("rbd_info", body, argv, spin=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

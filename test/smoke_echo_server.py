@@ -1,0 +1,30 @@
+"""A minimal server of a custom rbd_ros_interfaces service, run as its own process by
+test_smoke.py: answers /smoke/gravity with efforts = 2 * positions."""
+import rclpy
+from rbd_ros_interfaces.srv import Gravity
+
+
+def main() -> None:
+    rclpy.init()
+    node = rclpy.create_node("smoke_echo_server")
+
+    def handle(request: Gravity.Request, response: Gravity.Response) -> Gravity.Response:
+        response.efforts = [2.0 * x for x in request.positions]
+        response.success = True
+        response.message = f"{len(request.joint_names)} joints from pid"
+        return response
+
+    node.create_service(Gravity, "/smoke/gravity", handle)
+    print("smoke server ready", flush=True)
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
