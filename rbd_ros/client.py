@@ -1,0 +1,222 @@
+"""``DynamicsClient``: call a ``dynamics_server`` with numpy arrays in, numpy arrays out.
+
+    from rbd_ros import DynamicsClient
+    with DynamicsClient() as dyn:                   # its own rclpy context and node
+        names = dyn.joint_names                     # from /rbd/get_model
+        tau = dyn.inverse_dynamics(q, qd, qdd)      # (N, n) or (n,) in, same shape out
+        sim = dyn.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001)
+
+Pass ``node=`` to use a node of yours (its context is used for the calls). Arrays are in the
+order of ``joint_names`` (default: the model's). ``from_joint_trajectory`` /
+``to_joint_trajectory`` convert ``trajectory_msgs/JointTrajectory`` for users who hold one.
+A refused request raises ``DynamicsError`` with the server's message.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+class DynamicsError(RuntimeError):
+    """The server answered success=false (the message says why) or did not answer."""
+
+
+@dataclass(frozen=True)
+class Simulation:
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    accelerations: np.ndarray
+    compute_time: float
+
+
+class DynamicsClient:
+    """Synchronous client of the dynamics services (see the module docstring)."""
+
+    def __init__(self, namespace: str = "rbd", node: Any = None, timeout: float = 30.0) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        from rbd_ros_interfaces import srv
+
+        self._own = node is None
+        if self._own:
+            self._context = Context()
+            rclpy.init(context=self._context)
+            node = rclpy.create_node("rbd_dynamics_client", context=self._context)
+        self.node = node
+        self.timeout = timeout
+        self._executor = SingleThreadedExecutor(context=node.context)
+        self._executor.add_node(node)
+        prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
+        self._clients = {
+            name: node.create_client(t, prefix + name)
+            for name, t in (("inverse_dynamics", srv.InverseDynamics),
+                            ("forward_simulate", srv.ForwardSimulate),
+                            ("mass_matrix", srv.MassMatrix), ("gravity", srv.Gravity),
+                            ("forward_kinematics", srv.ForwardKinematics),
+                            ("jacobian", srv.Jacobian), ("get_model", srv.GetModel))}
+        self._srv = srv
+        self._model_names: list[str] | None = None
+
+    # ---- plumbing -------------------------------------------------------------------------
+    def close(self) -> None:
+        import rclpy
+
+        self._executor.remove_node(self.node)
+        self._executor.shutdown()
+        for c in self._clients.values():
+            self.node.destroy_client(c)
+        if self._own:
+            self.node.destroy_node()
+            rclpy.shutdown(context=self._context)
+
+    def __enter__(self) -> "DynamicsClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until every service is available."""
+        for name, client in self._clients.items():
+            if not client.wait_for_service(timeout_sec=timeout or self.timeout):
+                raise DynamicsError(f"service {client.srv_name} not available")
+
+    def _call(self, name: str, request: Any) -> Any:
+        client = self._clients[name]
+        if not client.wait_for_service(timeout_sec=self.timeout):
+            raise DynamicsError(f"service {client.srv_name} not available")
+        future = client.call_async(request)
+        self._executor.spin_until_future_complete(future, timeout_sec=self.timeout)
+        if not future.done():
+            client.remove_pending_request(future)
+            raise DynamicsError(f"no answer from {client.srv_name} within {self.timeout} s")
+        res = future.result()
+        if not res.success:
+            raise DynamicsError(f"{name}: {res.message}")
+        return res
+
+    @property
+    def joint_names(self) -> list[str]:
+        if self._model_names is None:
+            self._model_names = list(self.get_model().joint_names)
+        return self._model_names
+
+    def _names(self, joint_names: list[str] | None) -> list[str]:
+        return list(joint_names) if joint_names is not None else self.joint_names
+
+    @staticmethod
+    def _packed(x: Any) -> tuple[np.ndarray, bool]:
+        a = np.ascontiguousarray(x, dtype=float)
+        return a.reshape(-1), a.ndim == 1
+
+    # ---- services -------------------------------------------------------------------------
+    def inverse_dynamics(self, q, qd, qdd, tool_wrench=None, include_actuators: bool = False,
+                         joint_names: list[str] | None = None) -> np.ndarray:
+        """Joint efforts for one state (n,) or a batch (N, n)."""
+        from geometry_msgs.msg import Vector3, Wrench
+
+        names = self._names(joint_names)
+        pq, single = self._packed(q)
+        req = self._srv.InverseDynamics.Request(
+            joint_names=names, positions=pq, velocities=self._packed(qd)[0],
+            accelerations=self._packed(qdd)[0], include_actuators=include_actuators)
+        if tool_wrench is not None:
+            w = np.asarray(tool_wrench, dtype=float)
+            req.tool_wrench = Wrench(force=Vector3(x=w[0], y=w[1], z=w[2]),
+                                     torque=Vector3(x=w[3], y=w[4], z=w[5]))
+        tau = np.asarray(self._call("inverse_dynamics", req).efforts).reshape(-1, len(names))
+        return tau[0] if single else tau
+
+    def mass_matrix(self, q, include_actuators: bool = False,
+                    joint_names: list[str] | None = None) -> np.ndarray:
+        names = self._names(joint_names)
+        pq, single = self._packed(q)
+        res = self._call("mass_matrix", self._srv.MassMatrix.Request(
+            joint_names=names, positions=pq, include_actuators=include_actuators))
+        n = len(names)
+        M = np.asarray(res.mass_matrix).reshape(-1, n, n)
+        return M[0] if single else M
+
+    def gravity(self, q, joint_names: list[str] | None = None) -> np.ndarray:
+        names = self._names(joint_names)
+        pq, single = self._packed(q)
+        res = self._call("gravity", self._srv.Gravity.Request(joint_names=names, positions=pq))
+        g = np.asarray(res.efforts).reshape(-1, len(names))
+        return g[0] if single else g
+
+    def forward_kinematics(self, q, joint_names: list[str] | None = None):
+        """The response: ``tool_pose``, ``link_names``, ``link_poses`` (geometry_msgs/Pose)."""
+        names = self._names(joint_names)
+        return self._call("forward_kinematics", self._srv.ForwardKinematics.Request(
+            joint_names=names, positions=self._packed(q)[0]))
+
+    def jacobian(self, q, link: str = "", joint_names: list[str] | None = None) -> np.ndarray:
+        names = self._names(joint_names)
+        res = self._call("jacobian", self._srv.Jacobian.Request(
+            joint_names=names, positions=self._packed(q)[0], link=link))
+        return np.asarray(res.jacobian).reshape(6, len(names))
+
+    def forward_simulate(self, q0, qd0, torques, torque_period: float, dt: float,
+                         integrator: str = "rk4", duration: float = 0.0,
+                         output_period: float = 0.0, include_actuators: bool = False,
+                         joint_names: list[str] | None = None) -> Simulation:
+        names = self._names(joint_names)
+        n = len(names)
+        res = self._call("forward_simulate", self._srv.ForwardSimulate.Request(
+            joint_names=names, initial_positions=self._packed(q0)[0],
+            initial_velocities=self._packed(qd0)[0], torques=self._packed(torques)[0],
+            torque_period=float(torque_period), dt=float(dt), integrator=integrator,
+            duration=float(duration), output_period=float(output_period),
+            include_actuators=include_actuators))
+        return Simulation(np.asarray(res.times), np.asarray(res.positions).reshape(-1, n),
+                          np.asarray(res.velocities).reshape(-1, n),
+                          np.asarray(res.accelerations).reshape(-1, n), res.compute_time)
+
+    def get_model(self):
+        """The ``GetModel`` response; ``MdhModel.from_yaml(res.model_yaml)`` rebuilds the model."""
+        return self._call("get_model", self._srv.GetModel.Request())
+
+
+# ---- trajectory_msgs/JointTrajectory ----------------------------------------------------------
+def from_joint_trajectory(traj) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(joint_names, t, q, qd, qdd)`` from a JointTrajectory; missing velocities or
+    accelerations become zeros, and points must all have the same number of positions."""
+    names = list(traj.joint_names)
+    n, m = len(names), len(traj.points)
+    t = np.empty(m)
+    q, qd, qdd = np.zeros((m, n)), np.zeros((m, n)), np.zeros((m, n))
+    for k, p in enumerate(traj.points):
+        if len(p.positions) != n:
+            raise ValueError(f"trajectory point {k} has {len(p.positions)} positions for {n} joints")
+        t[k] = p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
+        q[k] = p.positions
+        if len(p.velocities):
+            qd[k] = p.velocities
+        if len(p.accelerations):
+            qdd[k] = p.accelerations
+    return names, t, q, qd, qdd
+
+
+def to_joint_trajectory(joint_names: list[str], t, q, qd=None, qdd=None, effort=None):
+    """A JointTrajectory from arrays (rows = points)."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    traj = JointTrajectory(joint_names=list(joint_names))
+    for k, tk in enumerate(np.asarray(t, dtype=float)):
+        sec, nanosec = divmod(int(round(tk * 1e9)), 1_000_000_000)
+        p = JointTrajectoryPoint(positions=q[k].tolist(),
+                                 time_from_start=Duration(sec=sec, nanosec=nanosec))
+        if qd is not None:
+            p.velocities = np.asarray(qd)[k].tolist()
+        if qdd is not None:
+            p.accelerations = np.asarray(qdd)[k].tolist()
+        if effort is not None:
+            p.effort = np.asarray(effort)[k].tolist()
+        traj.points.append(p)
+    return traj

@@ -1,0 +1,193 @@
+"""Node ``dynamics_server``: the core's dynamics as ROS 2 services.
+
+``rbd-ros dynamics-server --ros-args -p urdf_path:=arm.urdf -p tip_link:=tool0``
+
+Parameters
+  robot_description  URDF XML (wins over urdf_path)      urdf_path   .urdf/.xacro file
+  model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``), instead of a URDF
+  base_link, tip_link  chain ends ('' = inferred)        gravity     [0, 0, -9.81] (base frame)
+  service_namespace  'rbd'                              max_points  1000000 states per request
+
+Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
+forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model. A request the
+model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
+dies on a request. forward_simulate runs in its own callback group (and its own workspace) on
+a multi-threaded executor, so a long simulation does not block the other services.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+
+import numpy as np
+
+from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
+
+SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
+            "forward_kinematics", "jacobian", "get_model")
+
+
+def matrix_to_pose(T: np.ndarray):
+    from geometry_msgs.msg import Point, Pose, Quaternion
+
+    from rbd_ros.spatial import rotation_to_quaternion
+
+    x, y, z, w = rotation_to_quaternion(T[:3, :3])
+    p = T[:3, 3]
+    return Pose(position=Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                orientation=Quaternion(x=float(x), y=float(y), z=float(z), w=float(w)))
+
+
+def model_joints_msg(model) -> list:
+    from rbd_ros_interfaces.msg import MdhJoint
+
+    out = []
+    for i, name in enumerate(model.joint_names):
+        out.append(MdhJoint(
+            name=name, link=model.link_names[i], type=int(model.joint_type[i]),
+            a=float(model.a[i]), alpha=float(model.alpha[i]), d=float(model.d[i]),
+            theta=float(model.theta[i]), mass=float(model.mass[i]),
+            com=model.com[i].tolist(), inertia=model.inertia[i].reshape(-1).tolist(),
+            lower=float(model.lower[i]), upper=float(model.upper[i]),
+            velocity_limit=float(model.velocity_limit[i]), effort_limit=float(model.effort_limit[i]),
+            gear_ratio=float(model.gear_ratio[i]), rotor_inertia=float(model.rotor_inertia[i]),
+            viscous=float(model.viscous[i]), coulomb=float(model.coulomb[i])))
+    return out
+
+
+def load_robot(node):
+    """The Robot from the node's parameters (see the module docstring)."""
+    from rbd_ros.robot import Robot
+
+    gravity = np.asarray(node.get_parameter("gravity").value, dtype=float)
+    if gravity.shape != (3,) or not np.isfinite(gravity).all():
+        raise NodeConfigError(f"gravity must be 3 finite numbers, got {list(gravity)}")
+    model_yaml = node.get_parameter("model_yaml").value
+    if model_yaml:
+        robot = Robot.from_yaml(model_yaml)
+        return Robot(robot.model.replace(gravity=gravity)), model_yaml
+    xml, source = load_description_xml(node.get_parameter("robot_description").value,
+                                       node.get_parameter("urdf_path").value)
+    base = node.get_parameter("base_link").value or None
+    tip = node.get_parameter("tip_link").value or None
+    return Robot.from_urdf(xml, base_link=base, tip_link=tip, gravity=gravity), source
+
+
+class DynamicsServer:
+    """Creates the services on ``node``; each handler converts messages around
+    ``rbd_ros.services.DynamicsService``."""
+
+    def __init__(self, node) -> None:
+        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+        from rbd_ros_interfaces import srv
+
+        from rbd_ros.robot import Robot
+        from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
+
+        self.node = node
+        for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
+                              ("base_link", ""), ("tip_link", ""),
+                              ("gravity", [0.0, 0.0, -9.81]), ("service_namespace", "rbd"),
+                              ("max_points", DEFAULT_MAX_POINTS)):
+            node.declare_parameter(name, default)
+        robot, source = load_robot(node)
+        max_points = int(node.get_parameter("max_points").value)
+        self.service = DynamicsService(robot, max_points)
+        # the simulation gets its own workspace, so it can run beside the other services
+        self.sim_service = DynamicsService(Robot(robot.model), max_points)
+        ns = node.get_parameter("service_namespace").value.strip("/")
+        prefix = f"/{ns}/" if ns else "/"
+        quick, slow = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
+        types = {"inverse_dynamics": srv.InverseDynamics, "forward_simulate": srv.ForwardSimulate,
+                 "mass_matrix": srv.MassMatrix, "gravity": srv.Gravity,
+                 "forward_kinematics": srv.ForwardKinematics, "jacobian": srv.Jacobian,
+                 "get_model": srv.GetModel}
+        self._services = []
+        for name in SERVICES:
+            handler = self._guard(getattr(self, "_" + name))
+            group = slow if name == "forward_simulate" else quick
+            self._services.append(node.create_service(types[name], prefix + name, handler,
+                                                      callback_group=group))
+        model = robot.model
+        print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
+              f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
+              flush=True)
+
+    def _guard(self, fn):
+        """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
+        from rbd_ros.services import RequestError
+
+        def handler(request, response):
+            try:
+                fn(request, response)
+                response.success = True
+                response.message = "ok"
+            except RequestError as exc:
+                response.success, response.message = False, str(exc)
+            except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
+                self.node.get_logger().error(f"{fn.__name__}: {traceback.format_exc()}")
+                response.success, response.message = False, f"internal error: {exc!r}"
+            return response
+
+        return handler
+
+    # ---- handlers ------------------------------------------------------------------------
+    def _inverse_dynamics(self, req, res) -> None:
+        f, t = req.tool_wrench.force, req.tool_wrench.torque
+        w = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        tau = self.service.inverse_dynamics(req.joint_names, req.positions, req.velocities,
+                                            req.accelerations, w, req.include_actuators)
+        res.efforts = tau.reshape(-1)
+
+    def _forward_simulate(self, req, res) -> None:
+        out = self.sim_service.forward_simulate(
+            req.joint_names, req.initial_positions, req.initial_velocities, req.torques,
+            req.torque_period, req.dt, req.integrator, req.duration, req.output_period,
+            req.include_actuators)
+        res.times = out.times
+        res.positions = out.positions.reshape(-1)
+        res.velocities = out.velocities.reshape(-1)
+        res.accelerations = out.accelerations.reshape(-1)
+        res.compute_time = float(out.compute_time)
+
+    def _mass_matrix(self, req, res) -> None:
+        M = self.service.mass_matrix(req.joint_names, req.positions, req.include_actuators)
+        res.mass_matrix = M.reshape(-1)
+
+    def _gravity(self, req, res) -> None:
+        res.efforts = self.service.gravity(req.joint_names, req.positions).reshape(-1)
+
+    def _forward_kinematics(self, req, res) -> None:
+        tool, links = self.service.forward_kinematics(req.joint_names, req.positions)
+        model = self.service.robot.model
+        res.frame_id = model.base_link
+        res.tool_pose = matrix_to_pose(tool)
+        res.link_names = ["frame0", *model.link_names]
+        res.link_poses = [matrix_to_pose(T) for T in links]
+
+    def _jacobian(self, req, res) -> None:
+        res.jacobian = self.service.jacobian(req.joint_names, req.positions, req.link).reshape(-1)
+
+    def _get_model(self, req, res) -> None:
+        from geometry_msgs.msg import Vector3
+
+        model = self.service.robot.model
+        res.name, res.base_link, res.tip_link = model.name, model.base_link, model.tip_link
+        res.joint_names = list(model.joint_names)
+        res.joints = model_joints_msg(model)
+        res.base, res.tool = matrix_to_pose(model.base), matrix_to_pose(model.tool)
+        g = model.gravity
+        res.gravity = Vector3(x=float(g[0]), y=float(g[1]), z=float(g[2]))
+        res.model_yaml = model.to_yaml()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rclpy.executors import MultiThreadedExecutor
+
+    holder = []
+    return run_node("dynamics_server", lambda node: holder.append(DynamicsServer(node)), argv,
+                    executor_factory=lambda: MultiThreadedExecutor(num_threads=3))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""What the dynamics services compute, without ROS: request checking and evaluation.
+
+``DynamicsService`` takes the plain fields of the ``rbd_ros_interfaces`` requests (joint
+names and packed row-major ``float64[]`` arrays), checks them, maps the caller's joint order
+onto the model's, runs the core (``rbd_ros.Robot``) and returns arrays in the caller's order.
+Anything wrong raises ``RequestError`` with a message that says exactly what; the node turns
+that into ``success=false``. The ROS node (``rbd_ros.nodes.dynamics_server``) only converts
+messages, so this logic is tested directly and reused by any other front end.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbd_ros.robot import Robot
+
+DEFAULT_MAX_POINTS = 1_000_000
+INTEGRATORS = ("rk4", "euler")
+
+
+class RequestError(ValueError):
+    """A request the service refuses; the message is sent back to the caller."""
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    times: np.ndarray  # (K,)
+    positions: np.ndarray  # (K, n) caller's joint order
+    velocities: np.ndarray
+    accelerations: np.ndarray
+    compute_time: float
+
+
+class DynamicsService:
+    """Request-level front end over one ``Robot`` (see the module docstring)."""
+
+    def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS) -> None:
+        if max_points < 1:
+            raise ValueError(f"max_points must be at least 1, got {max_points}")
+        self.robot = robot
+        self.max_points = int(max_points)
+        self._index = {name: i for i, name in enumerate(robot.joint_names)}
+        self._identity = tuple(robot.joint_names)
+        self._link_index = {name: i + 1 for i, name in enumerate(robot.model.link_names)}
+
+    # ---- checking ------------------------------------------------------------------------
+    def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
+        """Model index of each requested joint; None when the order is the model's own."""
+        names = tuple(joint_names)
+        if names == self._identity:
+            return None
+        unknown = [n for n in names if n not in self._index]
+        if unknown:
+            raise RequestError(f"unknown joint names {unknown}; the model's joints are "
+                               f"{list(self._identity)}")
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise RequestError(f"joint names repeated: {dup}")
+        missing = [n for n in self._identity if n not in names]
+        if missing:
+            raise RequestError(f"joint_names lacks {missing}; give all {len(self._identity)} "
+                               f"joints of the model in any order")
+        return np.array([self._index[n] for n in names], dtype=np.intp)
+
+    def states(self, name: str, data: Sequence[float], n: int, rows: int | None = None) -> np.ndarray:
+        """Packed row-major ``data`` as an (N, n) array; checks length, N and finiteness."""
+        arr = np.asarray(data, dtype=float)
+        if arr.ndim != 1:
+            arr = arr.reshape(-1)
+        if arr.size == 0:
+            raise RequestError(f"{name} is empty; expected N x {n} values (N >= 1)")
+        if arr.size % n:
+            raise RequestError(f"{name} has {arr.size} values, not a multiple of "
+                               f"{n} joints (N x {n}, row-major)")
+        k = arr.size // n
+        if rows is not None and k != rows:
+            raise RequestError(f"{name} has {k} states ({arr.size} values); expected {rows} "
+                               f"({rows} x {n})")
+        if k > self.max_points:
+            raise RequestError(f"{name} has {k} states; this server accepts at most "
+                               f"{self.max_points} (parameter max_points)")
+        if not np.isfinite(arr).all():
+            bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise RequestError(f"{name} contains NaN or Inf (first at state {bad // n}, "
+                               f"joint {bad % n})")
+        return arr.reshape(k, n)
+
+    def _to_model(self, perm: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+        if perm is None:
+            return x
+        out = np.empty_like(x)
+        out[..., perm] = x
+        return out
+
+    @staticmethod
+    def _to_caller(perm: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+        return x if perm is None else x[..., perm]
+
+    # ---- services ------------------------------------------------------------------------
+    def inverse_dynamics(self, joint_names: Sequence[str], positions, velocities, accelerations,
+                         tool_wrench: Sequence[float] | None = None,
+                         include_actuators: bool = False) -> np.ndarray:
+        """Efforts (N, n) in the caller's joint order (003 §4.5 via ``Robot``)."""
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q = self.states("positions", positions, n)
+        qd = self.states("velocities", velocities, n, len(q))
+        qdd = self.states("accelerations", accelerations, n, len(q))
+        w = None
+        if tool_wrench is not None:
+            w = np.asarray(tool_wrench, dtype=float)
+            if w.shape != (6,) or not np.isfinite(w).all():
+                raise RequestError("tool_wrench must be 6 finite numbers [force; torque]")
+            if not w.any():
+                w = None
+        tau = self.robot.inverse_dynamics(self._to_model(perm, q), self._to_model(perm, qd),
+                                          self._to_model(perm, qdd), tool_wrench=w,
+                                          include_actuators=include_actuators)
+        return self._to_caller(perm, np.asarray(tau).reshape(len(q), n))
+
+    def mass_matrix(self, joint_names, positions, include_actuators: bool = False) -> np.ndarray:
+        """(N, n, n) with rows and columns in the caller's joint order."""
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q = self.states("positions", positions, n)
+        M = np.asarray(self.robot.mass_matrix(self._to_model(perm, q))).reshape(len(q), n, n)
+        if include_actuators:
+            M = M + np.diag(self.robot.model.armature)
+        if perm is not None:
+            M = M[:, perm][:, :, perm]
+        return M
+
+    def gravity(self, joint_names, positions) -> np.ndarray:
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q = self.states("positions", positions, n)
+        g = np.asarray(self.robot.gravity(self._to_model(perm, q))).reshape(len(q), n)
+        return self._to_caller(perm, g)
+
+    def forward_kinematics(self, joint_names, positions) -> tuple[np.ndarray, np.ndarray]:
+        """(tool pose 4x4, link frames (n+1, 4, 4)) for one state."""
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q = self._to_model(perm, self.states("positions", positions, n, 1))[0]
+        return np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
+
+    def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
+        """(6, n) [linear; angular], columns in the caller's joint order."""
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q = self._to_model(perm, self.states("positions", positions, n, 1))[0]
+        if link and link not in self._link_index:
+            raise RequestError(f"unknown link '{link}'; links are {list(self._link_index)} "
+                               f"(empty for the tool)")
+        J = np.asarray(self.robot.jacobian(q, link=link or None))
+        return self._to_caller(perm, J)
+
+    def forward_simulate(self, joint_names, initial_positions, initial_velocities, torques,
+                         torque_period: float, dt: float, integrator: str = "rk4",
+                         duration: float = 0.0, output_period: float = 0.0,
+                         include_actuators: bool = False) -> SimulationResult:
+        """Integrate under zero-order-hold torques (003 (5.3)-(5.4) for RK4).
+
+        Step k (time k dt) uses torque row floor(k dt / torque_period), the last row held
+        when ``duration`` runs past the torques. Output: the initial state and then every
+        ``output_period`` (rounded to whole steps; 0 = every step)."""
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q0 = self._to_model(perm, self.states("initial_positions", initial_positions, n, 1))[0]
+        qd0 = self._to_model(perm, self.states("initial_velocities", initial_velocities, n, 1))[0]
+        tau = self._to_model(perm, self.states("torques", torques, n))
+        integrator = (integrator or "rk4").lower()
+        if integrator not in INTEGRATORS:
+            raise RequestError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        for name, value in (("dt", dt), ("torque_period", torque_period)):
+            if not (math.isfinite(value) and value > 0):
+                raise RequestError(f"{name} must be a positive number, got {value}")
+        for name, value in (("duration", duration), ("output_period", output_period)):
+            if not (math.isfinite(value) and value >= 0):
+                raise RequestError(f"{name} must be 0 or positive, got {value}")
+        horizon = duration if duration > 0 else len(tau) * torque_period
+        steps = int(round(horizon / dt))
+        if steps < 1:
+            raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
+        if steps > self.max_points:
+            raise RequestError(f"{steps} integration steps requested; this server accepts at "
+                               f"most {self.max_points} (parameter max_points)")
+        # zero-order hold: which torque row each step uses (tiny tolerance for round-off)
+        rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9).astype(np.intp),
+                          len(tau) - 1)
+        tau_steps = np.ascontiguousarray(tau[rows])
+        t0 = time.perf_counter()
+        q, qd, qdd = self.robot.simulate(q0, qd0, tau_steps, dt, integrator=integrator,
+                                         include_actuators=include_actuators)
+        compute_time = time.perf_counter() - t0
+        stride = max(1, int(round(output_period / dt))) if output_period > 0 else 1
+        keep = np.arange(0, steps + 1, stride)
+        times = keep * dt
+        return SimulationResult(times, self._to_caller(perm, q[keep]), self._to_caller(perm, qd[keep]),
+                                self._to_caller(perm, qdd[keep]), compute_time)

@@ -1,0 +1,280 @@
+"""Dynamics services: the node in its own process, called from this one.
+
+Oracle: the core library on the same model in this process (results equal to 1e-12), plus
+Pinocchio for the inverse-dynamics values themselves. Every bad input gets success=false with a
+specific message while the node keeps serving.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from robots_data import BUNDLED_URDF
+from ros_helpers import ros_context
+
+pytest.importorskip("rbd_ros.robot")
+from rbd_ros.client import (DynamicsClient, DynamicsError, from_joint_trajectory,  # noqa: E402
+                            to_joint_trajectory)
+from rbd_ros.robot import Robot  # noqa: E402
+
+URDF = BUNDLED_URDF / "puma560.urdf"
+
+
+@pytest.fixture(scope="module")
+def server():
+    from ros_helpers import NodeProcess
+
+    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
+                        "-p", "service_namespace:=dyn"])
+    try:
+        proc.wait_for("dynamics_server: ready", 120)
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def small_client():
+    """A second server that accepts at most 10 states per request."""
+    from ros_helpers import NodeProcess
+
+    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
+                        "-p", "max_points:=10", "-p", "service_namespace:=small"])
+    try:
+        proc.wait_for("dynamics_server: ready", 120)
+        with DynamicsClient(namespace="small", timeout=60) as c:
+            yield c
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return Robot.from_urdf(str(URDF))
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    with DynamicsClient(namespace="dyn", timeout=60) as c:
+        c.wait()
+        yield c
+
+
+def _random_states(robot, n_states, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = (n_states, robot.dof)
+    return rng.uniform(-1.5, 1.5, shape), rng.uniform(-2, 2, shape), rng.uniform(-5, 5, shape)
+
+
+def test_get_model_round_trips_the_model(client, robot):
+    from rbd_ros.model import MdhModel
+
+    res = client.get_model()
+    assert list(res.joint_names) == list(robot.joint_names)
+    model = MdhModel.from_yaml(res.model_yaml)
+    for key in ("a", "alpha", "d", "theta", "mass", "com", "inertia", "base", "tool"):
+        np.testing.assert_array_equal(getattr(model, key), getattr(robot.model, key), err_msg=key)
+    assert [j.name for j in res.joints] == list(robot.joint_names)
+    np.testing.assert_array_equal([j.a for j in res.joints], robot.model.a)
+    assert res.gravity.z == pytest.approx(-9.81)
+
+
+def test_inverse_dynamics_batch_matches_core_and_pinocchio(client, robot):
+    pin = pytest.importorskip("pinocchio")
+    q, qd, qdd = _random_states(robot, 50)
+    tau = client.inverse_dynamics(q, qd, qdd)
+    np.testing.assert_allclose(tau, robot.inverse_dynamics(q, qd, qdd), rtol=0, atol=1e-12)
+    pm = pin.buildModelFromXML(URDF.read_text())
+    pd = pm.createData()
+    ref = np.array([pin.rnea(pm, pd, q[k], qd[k], qdd[k]) for k in range(len(q))])
+    np.testing.assert_allclose(tau, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_joint_order_follows_the_request(client, robot):
+    q, qd, qdd = _random_states(robot, 3, seed=1)
+    perm = np.random.default_rng(2).permutation(robot.dof)
+    names = [robot.joint_names[i] for i in perm]
+    tau = client.inverse_dynamics(q[:, perm], qd[:, perm], qdd[:, perm], joint_names=names)
+    np.testing.assert_allclose(tau, robot.inverse_dynamics(q, qd, qdd)[:, perm], atol=1e-12)
+    M = client.mass_matrix(q[0, perm], joint_names=names)
+    np.testing.assert_allclose(M, robot.mass_matrix(q[0])[np.ix_(perm, perm)], atol=1e-12)
+
+
+def test_tool_wrench_and_actuators(client, robot):
+    q, qd, qdd = _random_states(robot, 4, seed=3)
+    w = np.array([10.0, -5.0, 20.0, 1.0, 2.0, -3.0])
+    tau = client.inverse_dynamics(q, qd, qdd, tool_wrench=w, include_actuators=True)
+    ref = robot.inverse_dynamics(q, qd, qdd, tool_wrench=w, include_actuators=True)
+    np.testing.assert_allclose(tau, ref, atol=1e-12)
+    assert np.abs(tau - robot.inverse_dynamics(q, qd, qdd)).max() > 1e-3
+
+
+def test_model_queries_match_core(client, robot):
+    q = _random_states(robot, 2, seed=4)[0]
+    np.testing.assert_allclose(client.mass_matrix(q), robot.mass_matrix(q), atol=1e-12)
+    np.testing.assert_allclose(client.gravity(q), robot.gravity(q), atol=1e-12)
+    np.testing.assert_allclose(client.jacobian(q[0]), robot.jacobian(q[0]), atol=1e-12)
+    fk = client.forward_kinematics(q[0])
+    T = robot.fk(q[0])
+    p = fk.tool_pose.position
+    np.testing.assert_allclose([p.x, p.y, p.z], T[:3, 3], atol=1e-12)
+    from rbd_ros.spatial import quaternion_to_rotation
+
+    o = fk.tool_pose.orientation
+    np.testing.assert_allclose(quaternion_to_rotation([o.x, o.y, o.z, o.w]), T[:3, :3], atol=1e-12)
+    assert len(fk.link_poses) == robot.dof + 1
+
+
+def test_forward_simulate_matches_core(client, robot):
+    rng = np.random.default_rng(5)
+    q0 = rng.uniform(-1, 1, robot.dof)
+    qd0 = np.zeros(robot.dof)
+    torques = rng.uniform(-5, 5, (10, robot.dof))  # 10 samples held 10 ms each
+    sim = client.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001,
+                                  output_period=0.005)
+    assert sim.positions.shape == (21, robot.dof)
+    np.testing.assert_allclose(sim.times, np.arange(21) * 0.005, atol=1e-15)
+    q, qd, qdd = robot.simulate(q0, qd0, np.repeat(torques, 10, axis=0), 0.001)
+    np.testing.assert_allclose(sim.positions, q[::5], atol=1e-12)
+    np.testing.assert_allclose(sim.velocities, qd[::5], atol=1e-12)
+    assert sim.compute_time > 0
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda r: setattr(r, "joint_names", ["nope", *r.joint_names[1:]]), "unknown joint names ['nope']"),
+    (lambda r: setattr(r, "joint_names", r.joint_names[:-1]), "lacks"),
+    (lambda r: setattr(r, "positions", list(r.positions)[:-1]), "not a multiple of 6"),
+    (lambda r: setattr(r, "velocities", list(r.velocities) * 2), "velocities has 2 states"),
+    (lambda r: setattr(r, "accelerations", [float("nan")] * 6), "accelerations contains NaN"),
+    (lambda r: setattr(r, "positions", [float("inf")] * 6), "positions contains NaN or Inf"),
+    (lambda r: (setattr(r, "positions", []), setattr(r, "velocities", []),
+                setattr(r, "accelerations", [])), "positions is empty"),
+])
+def test_bad_inverse_dynamics_requests_are_refused(client, robot, mutate, message):
+    from rbd_ros_interfaces.srv import InverseDynamics
+
+    req = InverseDynamics.Request(joint_names=list(robot.joint_names), positions=[0.1] * 6,
+                                  velocities=[0.0] * 6, accelerations=[0.0] * 6)
+    mutate(req)
+    res = _raw_call(client, "inverse_dynamics", req)
+    assert not res.success
+    assert message in res.message
+    # and the node still serves
+    assert client.gravity(np.zeros(robot.dof)).shape == (robot.dof,)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("integrator", "leapfrog", "integrator 'leapfrog' unknown"),
+    ("dt", 0.0, "dt must be a positive number"),
+    ("torque_period", float("nan"), "torque_period must be a positive number"),
+    ("duration", 100.0, "integration steps requested"),
+])
+def test_bad_simulation_requests_are_refused(client, robot, field, value, message):
+    from rbd_ros_interfaces.srv import ForwardSimulate
+
+    req = ForwardSimulate.Request(joint_names=list(robot.joint_names),
+                                  initial_positions=[0.0] * 6, initial_velocities=[0.0] * 6,
+                                  torques=[0.0] * 6, torque_period=0.01, dt=0.001)
+    setattr(req, field, value)
+    res = _raw_call(client, "forward_simulate", req)
+    assert not res.success and message in res.message
+
+
+def test_too_many_points_are_refused(small_client, robot):
+    q = np.zeros((11, robot.dof))
+    with pytest.raises(DynamicsError, match="positions has 11 states; this server accepts at most 10"):
+        small_client.inverse_dynamics(q, q, q)
+    with pytest.raises(DynamicsError, match="20 integration steps requested; .* at most 10"):
+        small_client.forward_simulate(q[0], q[0], q[:1], torque_period=0.001, dt=0.001, duration=0.02)
+    assert small_client.inverse_dynamics(q[:10], q[:10], q[:10]).shape == (10, robot.dof)
+
+
+def test_unknown_jacobian_link_is_refused(client, robot):
+    with pytest.raises(DynamicsError, match="unknown link 'nowhere'"):
+        client.jacobian(np.zeros(robot.dof), link="nowhere")
+
+
+def _raw_call(client, name, req):
+    c = client._clients[name]
+    future = c.call_async(req)
+    client._executor.spin_until_future_complete(future, timeout_sec=30)
+    return future.result()
+
+
+def test_concurrent_clients(server, robot):
+    """8 clients x 1000 calls, all succeed with the right answer."""
+    q, qd, qdd = _random_states(robot, 1, seed=6)
+    expected = robot.inverse_dynamics(q, qd, qdd)[0]
+    errors: list[str] = []
+    counts = [0] * 8
+
+    def worker(k: int) -> None:
+        try:
+            with DynamicsClient(namespace="dyn", timeout=60) as c:
+                names = list(robot.joint_names)
+                for _ in range(1000):
+                    tau = c.inverse_dynamics(q[0], qd[0], qdd[0], joint_names=names)
+                    if np.abs(tau - expected).max() > 1e-12:
+                        errors.append(f"client {k}: wrong answer {tau}")
+                        return
+                    counts[k] += 1
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"client {k}: {exc!r}")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors, errors[:3]
+    assert counts == [1000] * 8
+
+
+def test_long_simulation_does_not_block_other_services(client, robot):
+    """While a 400 s RK4 simulation (400,000 steps) runs, gravity calls keep being answered."""
+    from rbd_ros_interfaces.srv import ForwardSimulate
+
+    with ros_context() as ctx:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        node = rclpy.create_node("sim_caller", context=ctx)
+        c = node.create_client(ForwardSimulate, "/dyn/forward_simulate")
+        assert c.wait_for_service(timeout_sec=30)
+        req = ForwardSimulate.Request(joint_names=list(robot.joint_names),
+                                      initial_positions=[0.0] * 6, initial_velocities=[0.0] * 6,
+                                      torques=[0.0] * 6, torque_period=0.001, dt=0.001,
+                                      duration=400.0, output_period=1.0)
+        ex = SingleThreadedExecutor(context=ctx)
+        ex.add_node(node)
+        future = c.call_async(req)
+        answered_during = 0
+        t0 = time.perf_counter()
+        while not future.done() and time.perf_counter() - t0 < 120:
+            ex.spin_once(timeout_sec=0.0)
+            client.gravity(np.zeros(robot.dof))
+            ex.spin_once(timeout_sec=0.0)
+            if not future.done():
+                answered_during += 1
+        ex.spin_until_future_complete(future, timeout_sec=120)
+        res = future.result()
+        ex.shutdown()
+        node.destroy_node()
+    assert res.success, res.message
+    assert len(res.times) == 401
+    assert res.compute_time > 0.05  # long enough for the check below to mean something
+    assert answered_during >= 3, f"only {answered_during} gravity calls answered during the simulation"
+
+
+def test_joint_trajectory_conversion_round_trip(robot):
+    t = np.array([0.0, 0.5, 1.25])
+    q, qd, qdd = _random_states(robot, 3, seed=7)
+    traj = to_joint_trajectory(list(robot.joint_names), t, q, qd, qdd)
+    names, t2, q2, qd2, qdd2 = from_joint_trajectory(traj)
+    assert names == list(robot.joint_names)
+    np.testing.assert_allclose(t2, t, atol=1e-9)
+    np.testing.assert_array_equal(q2, q)
+    np.testing.assert_array_equal(qdd2, qdd)
