@@ -1,0 +1,111 @@
+"""The bringup description: the nodes, their names and parameters, from a few arguments.
+
+Both ``launch/bringup.launch.py`` / ``launch/dynamics.launch.py`` and ``rbd-ros bringup`` call
+``describe``; neither adds nodes or parameters of its own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf
+
+CONTROLLER_TYPES = ("pd", "pid", "pd_gravity", "computed_torque", "task_pd",
+                    "resolved_acceleration", "none")
+MODES = ("lockstep", "realtime", "max")
+
+#: launch arguments with their defaults ('' = not set); shared by both launch files and the CLI
+ARGUMENTS: dict[str, tuple[str, str]] = {
+    "robot": (DEFAULT_ROBOT, "bundled robot name (ignored when urdf is given)"),
+    "urdf": ("", "path to a .urdf/.xacro file instead of a bundled robot"),
+    "base_link": ("", "first link of the chain ('' = inferred)"),
+    "tip_link": ("", "last link of the chain ('' = inferred)"),
+    "controller": ("computed_torque", "controller type: " + ", ".join(CONTROLLER_TYPES)),
+    "mode": ("realtime", "MuJoCo bridge mode: " + ", ".join(MODES)),
+    "use_sim_time": ("true", "nodes follow the bridge's /clock"),
+}
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node: ``rbd-ros SUBCOMMAND`` / ament executable ``executable``, named ``name``."""
+
+    executable: str
+    subcommand: str
+    name: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def ros_args(self) -> list[str]:
+        """``--ros-args -r __node:=NAME -p k:=v ...`` for a process started by hand."""
+        args = ["--ros-args", "-r", f"__node:={self.name}"]
+        for key, value in self.parameters.items():
+            args += ["-p", f"{key}:={format_parameter(value)}"]
+        return args
+
+
+def format_parameter(value: Any) -> str:
+    """A parameter value as ``-p k:=v`` wants it (YAML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_parameter(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _truthy(value: str | bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    v = str(value).strip().lower()
+    if v in ("true", "1", "yes", "on"):
+        return True
+    if v in ("false", "0", "no", "off", ""):
+        return False
+    raise ValueError(f"use_sim_time must be true or false, got '{value}'")
+
+
+def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "",
+                     tip_link: str = "") -> dict[str, Any]:
+    """``urdf_path`` (+ chain ends) for every node: a given file, or a bundled robot."""
+    if urdf:
+        path = Path(urdf).expanduser()
+        if not path.is_file():
+            raise ValueError(f"urdf '{urdf}' does not exist")
+        path = path.resolve()
+    else:
+        if robot not in bundled_robots():
+            raise ValueError(f"unknown robot '{robot}'; bundled robots: {', '.join(bundled_robots())}")
+        path = bundled_urdf(robot)
+    params: dict[str, Any] = {"urdf_path": str(path)}
+    if base_link:
+        params["base_link"] = base_link
+    if tip_link:
+        params["tip_link"] = tip_link
+    return params
+
+
+def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", tip_link: str = "",
+             controller: str = "computed_torque", mode: str = "realtime",
+             use_sim_time: str | bool = True, services: bool = True,
+             simulate: bool = True) -> list[NodeSpec]:
+    """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
+    ``services``) and ``controller`` (unless ``controller == 'none'``)."""
+    if controller not in CONTROLLER_TYPES:
+        raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
+    if mode not in MODES:
+        raise ValueError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
+    common = robot_parameters(robot, urdf, base_link, tip_link)
+    sim_time = _truthy(use_sim_time) and simulate
+    nodes = []
+    if simulate:
+        nodes.append(NodeSpec("mujoco_bridge", "mujoco-bridge", "mujoco_bridge",
+                              {**common, "mode": mode}))
+    if services:
+        nodes.append(NodeSpec("dynamics_server", "dynamics-server", "dynamics_server",
+                              {**common, "use_sim_time": sim_time}))
+    if controller != "none":
+        nodes.append(NodeSpec("controller", "controller", "controller",
+                              {**common, "type": controller, "use_sim_time": sim_time}))
+    return nodes

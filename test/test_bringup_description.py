@@ -1,0 +1,175 @@
+"""The bringup description, for every bundled robot and controller, and the launch files that
+read it (with stand-in launch modules where ROS 2's launch is not installed)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from rbd_ros.bringup.description import (ARGUMENTS, CONTROLLER_TYPES, MODES, NodeSpec, describe,
+                                         format_parameter)
+from rbd_ros.resources import bundled_robots, bundled_urdf
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_bundled_robots_are_there():
+    assert {"planar2", "puma560", "arm7"} <= set(bundled_robots())
+
+
+@pytest.mark.parametrize("robot", ["planar2", "puma560", "arm7"])
+@pytest.mark.parametrize("controller", CONTROLLER_TYPES)
+def test_every_robot_and_controller(robot, controller):
+    nodes = describe(robot=robot, controller=controller, mode="lockstep")
+    names = [n.name for n in nodes]
+    expected = ["mujoco_bridge", "dynamics_server"] + ([] if controller == "none" else ["controller"])
+    assert names == expected
+    for n in nodes:
+        assert n.parameters["urdf_path"] == str(bundled_urdf(robot))
+        assert Path(n.parameters["urdf_path"]).is_file()
+    assert nodes[0].parameters["mode"] == "lockstep"
+    if controller != "none":
+        assert nodes[-1].parameters["type"] == controller
+        assert nodes[-1].parameters["use_sim_time"] is True
+
+
+def test_the_nodes_exist_as_subcommands_and_executables():
+    from rbd_ros.cli import SUBCOMMANDS
+
+    setup_py = (REPO / "setup.py").read_text()
+    for spec in describe(controller="pd"):
+        assert spec.subcommand in SUBCOMMANDS
+        assert f'"{spec.executable} = ' in setup_py
+
+
+def test_urdf_argument_and_chain_ends(tmp_path):
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(bundled_urdf("planar2").read_text())
+    nodes = describe(urdf=str(urdf), base_link="base_link", tip_link="tool0", controller="pd")
+    for n in nodes:
+        assert n.parameters["urdf_path"] == str(urdf.resolve())
+        assert n.parameters["base_link"] == "base_link" and n.parameters["tip_link"] == "tool0"
+
+
+def test_services_only_description():
+    nodes = describe(robot="arm7", controller="none", simulate=False, use_sim_time="true")
+    assert [n.name for n in nodes] == ["dynamics_server"]
+    assert nodes[0].parameters["use_sim_time"] is False  # no simulator, no /clock
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"robot": "r2d2"}, "unknown robot 'r2d2'; bundled robots: "),
+    ({"urdf": "/nonexistent.urdf"}, "urdf '/nonexistent.urdf' does not exist"),
+    ({"controller": "lqr"}, "unknown controller 'lqr'"),
+    ({"mode": "slow"}, "unknown mode 'slow'"),
+    ({"use_sim_time": "maybe"}, "use_sim_time must be true or false"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        describe(**kwargs)
+
+
+def test_ros_args_formatting():
+    spec = NodeSpec("x", "x", "n", {"a": True, "b": [1.0, 2.5], "c": "s", "d": 3})
+    assert spec.ros_args() == ["--ros-args", "-r", "__node:=n", "-p", "a:=true", "-p",
+                               "b:=[1.0, 2.5]", "-p", "c:=s", "-p", "d:=3"]
+    assert format_parameter(0.1) == "0.1"
+
+
+# ---- launch files -------------------------------------------------------------------------
+def _fake_launch_modules() -> dict[str, types.ModuleType]:
+    """Minimal stand-ins for launch / launch_ros recording what the launch file builds."""
+    launch = types.ModuleType("launch")
+    actions = types.ModuleType("launch.actions")
+    subs = types.ModuleType("launch.substitutions")
+    launch_ros = types.ModuleType("launch_ros")
+    ros_actions = types.ModuleType("launch_ros.actions")
+
+    class LaunchDescription(list):
+        pass
+
+    class DeclareLaunchArgument:
+        def __init__(self, name, default_value="", description=""):
+            self.name, self.default_value, self.description = name, default_value, description
+
+    class OpaqueFunction:
+        def __init__(self, function):
+            self.function = function
+
+    class LaunchConfiguration:
+        def __init__(self, name):
+            self.name = name
+
+        def perform(self, context):
+            return context[self.name]
+
+    class Node:
+        def __init__(self, **kw):
+            self.kw = kw
+
+    launch.LaunchDescription = LaunchDescription
+    actions.DeclareLaunchArgument, actions.OpaqueFunction = DeclareLaunchArgument, OpaqueFunction
+    subs.LaunchConfiguration = LaunchConfiguration
+    ros_actions.Node = Node
+    return {"launch": launch, "launch.actions": actions, "launch.substitutions": subs,
+            "launch_ros": launch_ros, "launch_ros.actions": ros_actions}
+
+
+def _load_launch(name: str, monkeypatch):
+    try:
+        import launch  # noqa: F401
+        import launch_ros  # noqa: F401
+    except ImportError:
+        for mod, fake in _fake_launch_modules().items():
+            monkeypatch.setitem(sys.modules, mod, fake)
+    spec = importlib.util.spec_from_file_location(name, REPO / "launch" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run_launch(module, overrides: dict[str, str]):
+    ld = module.generate_launch_description()
+    declared = {a.name: a.default_value for a in ld if hasattr(a, "default_value")}
+    context = {**declared, **overrides}
+    nodes = []
+    for action in ld:
+        if hasattr(action, "function"):
+            nodes += action.function(context)
+    return declared, nodes
+
+
+def test_bringup_launch_file_follows_the_description(monkeypatch):
+    if importlib.util.find_spec("launch") is not None:
+        pytest.skip("real launch installed: covered by test_launch_pytest")
+    module = _load_launch("bringup.launch", monkeypatch)
+    declared, nodes = _run_launch(module, {"robot": "arm7", "controller": "pid", "mode": "lockstep"})
+    assert declared == {k: v[0] for k, v in ARGUMENTS.items()}
+    expected = describe(robot="arm7", controller="pid", mode="lockstep")
+    assert [n.kw["executable"] for n in nodes] == [s.executable for s in expected]
+    assert [n.kw["parameters"] for n in nodes] == [[s.parameters] for s in expected]
+    assert all(n.kw["package"] == "rbd_ros" for n in nodes)
+
+
+def test_dynamics_launch_file_starts_only_the_services(monkeypatch):
+    if importlib.util.find_spec("launch") is not None:
+        pytest.skip("real launch installed: covered by test_launch_pytest")
+    module = _load_launch("dynamics.launch", monkeypatch)
+    declared, nodes = _run_launch(module, {"robot": "puma560"})
+    assert set(declared) == {"robot", "urdf", "base_link", "tip_link", "use_sim_time"}
+    assert [n.kw["executable"] for n in nodes] == ["dynamics_server"]
+    assert nodes[0].kw["parameters"][0]["urdf_path"] == str(bundled_urdf("puma560"))
+
+
+def test_launch_files_with_real_launch():
+    """With ROS 2's launch installed, the launch files declare the description's arguments."""
+    pytest.importorskip("launch_ros", reason="launch/launch_ros are not installable from PyPI here")
+    for name, expected in (("bringup.launch", set(ARGUMENTS)),
+                           ("dynamics.launch", {"robot", "urdf", "base_link", "tip_link",
+                                                "use_sim_time"})):
+        module = _load_launch(name, pytest.MonkeyPatch())
+        ld = module.generate_launch_description()
+        assert {a.name for a in ld.get_launch_arguments()} == expected
