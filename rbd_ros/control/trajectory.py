@@ -1,0 +1,385 @@
+"""Reference trajectories for the controllers (ROS-free): joint splines and Cartesian moves.
+
+Joint trajectories follow ros2_control's ``joint_trajectory_controller``:
+
+* the trajectory starts at its start time ``t0`` (the message stamp, or "now" when the stamp is
+  zero or in the past) from the controller's *current reference* ``(q, qd, qdd)`` at ``t0``,
+  so the reference stays continuous when a new trajectory replaces a running one; a first point
+  with ``time_from_start == 0`` replaces that start state instead;
+* between points the reference is a polynomial segment chosen by what the points carry
+  (``interpolation="auto"``):
+
+  - positions, velocities and accelerations: **quintic** segments matching all three at both
+    ends (C2 across points);
+  - positions and velocities: **cubic Hermite** segments (C1);
+  - positions only: a **clamped cubic spline** through the points (C2), starting with the
+    reference velocity and ending at rest;
+
+  ``interpolation="cubic"`` ignores accelerations; ``"quintic"`` fills missing velocities and
+  accelerations from the clamped cubic spline (still C2) and matches the start acceleration;
+* after the last point the reference **holds the last position** with zero velocity and
+  acceleration;
+* before ``t0`` (a trajectory stamped in the future) the previous reference keeps running.
+
+``quintic_point_to_point`` is the classic rest-to-rest quintic (minimum-jerk) move, and
+``CartesianMove`` its task-space analogue (straight line + rotation about one fixed axis) for
+the task-space laws (003 (6.47)-(6.49) need ``r_d``, ``r_d'`` and ``r_d''``).
+
+Evaluation is one jitted call writing into preallocated arrays: no allocation per cycle.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from numba import njit
+
+INTERPOLATIONS = ("auto", "cubic", "quintic")
+
+
+class JointReference(Protocol):
+    """Anything that writes ``q_d(t), q_d'(t), q_d''(t)`` into preallocated arrays."""
+
+    def evaluate(self, t: float, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None: ...
+
+
+# ---- polynomial segments -----------------------------------------------------------------------
+def quintic_coefficients(p0: np.ndarray, v0: np.ndarray, a0: np.ndarray, p1: np.ndarray,
+                         v1: np.ndarray, a1: np.ndarray, T: float) -> np.ndarray:
+    """Coefficients ``c[0..5]`` (shape (6, n)) of ``p(s) = sum c_k s^k``, ``0 <= s <= T``, with
+    ``p, p', p''`` equal to ``(p0, v0, a0)`` at ``s = 0`` and ``(p1, v1, a1)`` at ``s = T``."""
+    p0, v0, a0, p1, v1, a1 = (np.asarray(x, dtype=float) for x in (p0, v0, a0, p1, v1, a1))
+    dp = p1 - p0
+    c = np.empty((6,) + p0.shape)
+    c[0], c[1], c[2] = p0, v0, 0.5 * a0
+    c[3] = (20 * dp - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c[4] = (-30 * dp + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c[5] = (12 * dp - 6 * (v1 + v0) * T + (a1 - a0) * T**2) / (2 * T**5)
+    return c
+
+
+def cubic_coefficients(p0: np.ndarray, v0: np.ndarray, p1: np.ndarray, v1: np.ndarray,
+                       T: float) -> np.ndarray:
+    """Cubic Hermite segment as (6, n) coefficients (``c[4] = c[5] = 0``): ``p, p'`` equal to
+    ``(p0, v0)`` at ``s = 0`` and ``(p1, v1)`` at ``s = T``."""
+    p0, v0, p1, v1 = (np.asarray(x, dtype=float) for x in (p0, v0, p1, v1))
+    c = np.zeros((6,) + p0.shape)
+    c[0], c[1] = p0, v0
+    c[2] = (3 * (p1 - p0) / T - 2 * v0 - v1) / T
+    c[3] = (2 * (p0 - p1) / T + v0 + v1) / T**2
+    return c
+
+
+def clamped_spline_velocities(times: np.ndarray, positions: np.ndarray, v_start: np.ndarray,
+                              v_end: np.ndarray) -> np.ndarray:
+    """Knot velocities of the C2 cubic spline through ``positions`` (m+1, n) at ``times`` with
+    the end velocities clamped (the tridiagonal system of the classic clamped spline)."""
+    t = np.asarray(times, dtype=float)
+    p = np.asarray(positions, dtype=float)
+    m = len(t) - 1
+    v = np.empty_like(p)
+    v[0], v[m] = v_start, v_end
+    if m < 2:
+        return v
+    h = np.diff(t)
+    k = m - 1  # unknowns v[1..m-1]
+    sub = np.zeros(k)
+    diag = np.zeros(k)
+    sup = np.zeros(k)
+    rhs = np.zeros((k, p.shape[1]))
+    for j in range(1, m):
+        r = j - 1
+        sub[r], diag[r], sup[r] = h[j], 2.0 * (h[j - 1] + h[j]), h[j - 1]
+        rhs[r] = 3.0 * (h[j] * (p[j] - p[j - 1]) / h[j - 1] + h[j - 1] * (p[j + 1] - p[j]) / h[j])
+    rhs[0] -= sub[0] * v[0]
+    rhs[k - 1] -= sup[k - 1] * v[m]
+    # Thomas algorithm (diagonally dominant, so stable without pivoting)
+    for r in range(1, k):
+        w = sub[r] / diag[r - 1]
+        diag[r] -= w * sup[r - 1]
+        rhs[r] -= w * rhs[r - 1]
+    x = np.empty_like(rhs)
+    x[k - 1] = rhs[k - 1] / diag[k - 1]
+    for r in range(k - 2, -1, -1):
+        x[r] = (rhs[r] - sup[r] * x[r + 1]) / diag[r]
+    v[1:m] = x
+    return v
+
+
+def _spline_accelerations(times: np.ndarray, positions: np.ndarray, velocities: np.ndarray) -> np.ndarray:
+    """Second derivatives at the knots of the cubic Hermite spline (continuous if the velocities
+    came from ``clamped_spline_velocities``); at the end of each segment for the last knot."""
+    t, p, v = np.asarray(times, float), np.asarray(positions, float), np.asarray(velocities, float)
+    a = np.empty_like(p)
+    for k in range(len(t) - 1):
+        c = cubic_coefficients(p[k], v[k], p[k + 1], v[k + 1], t[k + 1] - t[k])
+        a[k] = 2 * c[2]
+        if k == len(t) - 2:
+            T = t[k + 1] - t[k]
+            a[k + 1] = 2 * c[2] + 6 * c[3] * T
+    return a
+
+
+@njit(cache=True)
+def _eval_spline(knots: np.ndarray, coeffs: np.ndarray, t: float, q: np.ndarray,
+                 qd: np.ndarray, qdd: np.ndarray) -> None:  # pragma: no cover - jitted
+    """Piecewise polynomial at ``t`` (``knots[0] <= t``); after the last knot: hold the end."""
+    m = coeffs.shape[0]
+    n = coeffs.shape[2]
+    if t >= knots[m]:
+        k = m - 1
+        s = knots[m] - knots[m - 1]
+        for j in range(n):
+            acc = coeffs[k, 5, j]
+            for p in range(4, -1, -1):
+                acc = acc * s + coeffs[k, p, j]
+            q[j] = acc
+            qd[j] = 0.0
+            qdd[j] = 0.0
+        return
+    k = 0
+    lo, hi = 0, m - 1
+    while lo < hi:  # last k with knots[k] <= t
+        mid = (lo + hi + 1) // 2
+        if knots[mid] <= t:
+            lo = mid
+        else:
+            hi = mid - 1
+    k = lo
+    s = t - knots[k]
+    if s < 0.0:
+        s = 0.0
+    for j in range(n):
+        c0, c1, c2 = coeffs[k, 0, j], coeffs[k, 1, j], coeffs[k, 2, j]
+        c3, c4, c5 = coeffs[k, 3, j], coeffs[k, 4, j], coeffs[k, 5, j]
+        q[j] = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
+        qd[j] = c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))
+        qdd[j] = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))
+
+
+class HoldPosition:
+    """Reference ``q_d = q_hold``, ``q_d' = q_d'' = 0`` (before any trajectory; empty trajectory)."""
+
+    def __init__(self, q: np.ndarray) -> None:
+        self.q = np.array(q, dtype=float)
+        self.end_time = -np.inf
+
+    def evaluate(self, t: float, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
+        q[:] = self.q
+        qd[:] = 0.0
+        qdd[:] = 0.0
+
+
+class JointSpline:
+    """Piecewise-polynomial joint reference (see the module docstring).
+
+    ``knots`` (m+1,) absolute times, ``coeffs`` (m, 6, n) in powers of ``t - knots[k]``.
+    Before ``knots[0]`` it evaluates ``previous`` (if given) or the start state.
+    """
+
+    def __init__(self, knots: np.ndarray, coeffs: np.ndarray, previous: JointReference | None = None,
+                 kind: str = "quintic") -> None:
+        self.knots = np.ascontiguousarray(knots, dtype=float)
+        self.coeffs = np.ascontiguousarray(coeffs, dtype=float)
+        if self.coeffs.ndim != 3 or self.coeffs.shape[1] != 6 or len(self.knots) != self.coeffs.shape[0] + 1:
+            raise ValueError("JointSpline: knots (m+1,) and coeffs (m, 6, n) expected")
+        if self.coeffs.shape[0] < 1 or not np.all(np.diff(self.knots) > 0):
+            raise ValueError("JointSpline: knots must be strictly increasing, at least two")
+        self.previous = previous
+        self.kind = kind
+        self.start_time = float(self.knots[0])
+        self.end_time = float(self.knots[-1])
+        self.dof = self.coeffs.shape[2]
+
+    def evaluate(self, t: float, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
+        """Write ``q_d(t), q_d'(t), q_d''(t)`` into ``q, qd, qdd`` (length n, float64)."""
+        if t < self.start_time:
+            if self.previous is not None:
+                self.previous.evaluate(t, q, qd, qdd)
+                return
+            t = self.start_time
+        elif self.previous is not None:
+            self.previous = None  # passed the start: the old reference is no longer needed
+        _eval_spline(self.knots, self.coeffs, float(t), q, qd, qdd)
+
+    def sample(self, times: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, qd, qdd)`` at many times, each of shape (len(times), n) (for tests and plots)."""
+        t = np.asarray(times, dtype=float)
+        out = np.empty((3, len(t), self.dof))
+        for i, ti in enumerate(t):
+            _eval_spline(self.knots, self.coeffs, max(float(ti), self.start_time), out[0, i], out[1, i], out[2, i])
+        return out[0], out[1], out[2]
+
+    # ---- construction ------------------------------------------------------------------------
+    @classmethod
+    def from_points(cls, t0: float, times_from_start: Sequence[float], positions: np.ndarray,
+                    velocities: np.ndarray | None = None, accelerations: np.ndarray | None = None,
+                    start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    interpolation: str = "auto", previous: JointReference | None = None) -> "JointSpline":
+        """The trajectory of points ``positions[k]`` (m, n) reached at ``t0 + times_from_start[k]``.
+
+        ``start = (q, qd, qdd)`` is the state at ``t0`` (the current reference); it is required
+        unless the first point is at time 0.  ``velocities``/``accelerations`` are (m, n) or None.
+        Raises ``ValueError`` with the reason for a malformed trajectory.
+        """
+        if interpolation not in INTERPOLATIONS:
+            raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got '{interpolation}'")
+        tfs = np.asarray(times_from_start, dtype=float).reshape(-1)
+        P = np.asarray(positions, dtype=float)
+        if P.ndim != 2 or P.shape[0] != len(tfs) or P.shape[0] == 0:
+            raise ValueError(f"positions must be (points, joints) with one row per time; got {P.shape} "
+                             f"for {len(tfs)} times")
+        n = P.shape[1]
+        V = None if velocities is None else np.asarray(velocities, dtype=float)
+        A = None if accelerations is None else np.asarray(accelerations, dtype=float)
+        for name, X in (("velocities", V), ("accelerations", A)):
+            if X is not None and X.shape != P.shape:
+                raise ValueError(f"{name} must have the shape of positions {P.shape}, got {X.shape}")
+        if A is not None and V is None:
+            raise ValueError("accelerations given without velocities")
+        for name, X in (("time_from_start", tfs), ("positions", P), ("velocities", V), ("accelerations", A)):
+            if X is not None and not np.isfinite(X).all():
+                raise ValueError(f"{name} contain NaN or Inf")
+        if tfs[0] < 0 or np.any(np.diff(tfs) <= 0):
+            raise ValueError("time_from_start must be non-negative and strictly increasing")
+        if tfs[0] == 0.0:
+            if len(tfs) == 1:
+                raise ValueError("a single point at time_from_start 0 gives no motion; use a time > 0")
+            q0 = P[0]
+            v0 = V[0] if V is not None else np.zeros(n)
+            a0 = A[0] if A is not None else np.zeros(n)
+            P, tfs = P[1:], tfs[1:]
+            V = None if V is None else V[1:]
+            A = None if A is None else A[1:]
+        else:
+            if start is None:
+                raise ValueError("the start state is needed when the first point is not at time 0")
+            q0, v0, a0 = (np.asarray(x, dtype=float).reshape(n) for x in start)
+        times = np.concatenate([[0.0], tfs])
+        pos = np.vstack([q0, P])
+        kind = interpolation
+        if kind == "auto":
+            kind = "quintic" if A is not None else "cubic"
+        if kind == "cubic":
+            if V is None:
+                vel = clamped_spline_velocities(times, pos, v0, np.zeros(n))
+            else:
+                vel = np.vstack([v0, V])
+            coeffs = np.stack([cubic_coefficients(pos[k], vel[k], pos[k + 1], vel[k + 1], times[k + 1] - times[k])
+                               for k in range(len(times) - 1)])
+            kind = "cubic" if V is not None else "cubic spline"
+        else:
+            if V is None:
+                vel = clamped_spline_velocities(times, pos, v0, np.zeros(n))
+            else:
+                vel = np.vstack([v0, V])
+            if A is None:
+                acc = _spline_accelerations(times, pos, vel)
+                acc[0], acc[-1] = a0, 0.0
+            else:
+                acc = np.vstack([a0, A])
+            coeffs = np.stack([quintic_coefficients(pos[k], vel[k], acc[k], pos[k + 1], vel[k + 1], acc[k + 1],
+                                                    times[k + 1] - times[k]) for k in range(len(times) - 1)])
+        return cls(t0 + times, coeffs, previous=previous, kind=kind)
+
+
+def quintic_point_to_point(q0: np.ndarray, q1: np.ndarray, duration: float, t0: float = 0.0) -> JointSpline:
+    """Rest-to-rest quintic from ``q0`` at ``t0`` to ``q1`` at ``t0 + duration`` (zero velocity
+    and acceleration at both ends), then holding ``q1``."""
+    if not duration > 0:
+        raise ValueError(f"duration must be positive, got {duration}")
+    q0 = np.asarray(q0, dtype=float)
+    z = np.zeros_like(q0)
+    c = quintic_coefficients(q0, z, z, np.asarray(q1, dtype=float), z, z, duration)
+    return JointSpline(np.array([t0, t0 + duration]), c[None], kind="quintic")
+
+
+def quintic_time_scaling(s: float) -> tuple[float, float, float]:
+    """Minimum-jerk scaling ``(sigma, sigma', sigma'')`` for normalised time ``s`` in [0, 1]:
+    ``sigma = 10 s^3 - 15 s^4 + 6 s^5`` (derivatives with respect to ``s``); clamped outside."""
+    if s <= 0.0:
+        return 0.0, 0.0, 0.0
+    if s >= 1.0:
+        return 1.0, 0.0, 0.0
+    return (s**3 * (10 - 15 * s + 6 * s * s), 30 * s * s * (1 - s) ** 2, 60 * s * (1 - s) * (1 - 2 * s))
+
+
+# ---- task space -------------------------------------------------------------------------------
+def _rotvec_to_matrix(w: np.ndarray) -> np.ndarray:
+    th = float(np.linalg.norm(w))
+    if th < 1e-15:
+        return np.eye(3)
+    k = w / th
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * (K @ K)
+
+
+class CartesianMove:
+    """Minimum-jerk move of a frame from pose ``T0`` (at ``t0``) to ``T1`` (at ``t0 + duration``).
+
+    Position along the straight line, orientation about the fixed world axis of
+    ``R1 R0^T``: ``p(t) = p0 + sigma (p1 - p0)``, ``R(t) = Exp(sigma phi) R0`` with
+    ``phi = orientation_error(R1, R0)`` and the quintic scaling ``sigma`` — so the twist is
+    ``[sigma' (p1 - p0); sigma' phi]`` and the acceleration ``[sigma'' (p1 - p0); sigma'' phi]``
+    exactly (the axis is fixed).  ``duration = 0`` is a step to ``T1``.
+    """
+
+    def __init__(self, T0: np.ndarray, T1: np.ndarray, t0: float, duration: float) -> None:
+        from rbd_ros.spatial import orientation_error
+
+        self.T0 = np.array(T0, dtype=float)
+        self.T1 = np.array(T1, dtype=float)
+        if self.T0.shape != (4, 4) or self.T1.shape != (4, 4):
+            raise ValueError("CartesianMove: poses must be 4x4")
+        if not (np.isfinite(self.T0).all() and np.isfinite(self.T1).all()):
+            raise ValueError("CartesianMove: poses contain NaN or Inf")
+        if not duration >= 0:
+            raise ValueError(f"CartesianMove: duration must be >= 0, got {duration}")
+        self.t0, self.duration = float(t0), float(duration)
+        self.end_time = self.t0 + self.duration
+        self.dp = self.T1[:3, 3] - self.T0[:3, 3]
+        self.phi = orientation_error(self.T1[:3, :3], self.T0[:3, :3])
+
+    def evaluate(self, t: float, T: np.ndarray, v: np.ndarray, a: np.ndarray) -> None:
+        """Write the pose (4x4), twist ``[v; w]`` (6) and its derivative (6) at ``t``."""
+        if self.duration <= 0.0 or t >= self.end_time:
+            T[:] = self.T1
+            v[:] = 0.0
+            a[:] = 0.0
+            return
+        s = (t - self.t0) / self.duration
+        sig, dsig, ddsig = quintic_time_scaling(s)
+        dsig /= self.duration
+        ddsig /= self.duration**2
+        T[:] = self.T0
+        T[:3, 3] += sig * self.dp
+        T[:3, :3] = _rotvec_to_matrix(sig * self.phi) @ self.T0[:3, :3]
+        v[:3] = dsig * self.dp
+        v[3:] = dsig * self.phi
+        a[:3] = ddsig * self.dp
+        a[3:] = ddsig * self.phi
+
+
+# ---- ROS message helper (imports trajectory_msgs lazily; the rest of the module is ROS-free) ----
+def joint_trajectory_msg(joint_names: Sequence[str], times: Sequence[float], positions: np.ndarray,
+                         velocities: np.ndarray | None = None, accelerations: np.ndarray | None = None):
+    """A ``trajectory_msgs/JointTrajectory`` (stamp 0 = "start on receipt") with one point per
+    row of ``positions`` at ``time_from_start = times[k]`` seconds."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.joint_names = [str(n) for n in joint_names]
+    P = np.asarray(positions, dtype=float)
+    for k, t in enumerate(np.asarray(times, dtype=float)):
+        pt = JointTrajectoryPoint()
+        pt.positions = P[k].tolist()
+        if velocities is not None:
+            pt.velocities = np.asarray(velocities, dtype=float)[k].tolist()
+        if accelerations is not None:
+            pt.accelerations = np.asarray(accelerations, dtype=float)[k].tolist()
+        sec, nanosec = divmod(int(round(float(t) * 1e9)), 1_000_000_000)
+        pt.time_from_start = Duration(sec=sec, nanosec=nanosec)
+        msg.points.append(pt)
+    return msg
