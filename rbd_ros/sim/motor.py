@@ -1,0 +1,137 @@
+"""Actuator and sensor models of the simulated arm (ROS-free), 003 §6.1.
+
+Torque mode (default): the command is the joint torque ``tau`` of (6.10)/(6.16), clamped to
+``±effort_limit`` when saturation is on.  The rest of the actuator model lives in the MuJoCo
+joints, so the integrator treats it as part of the dynamics (see ``mujoco_model``): the
+reflected rotor inertia ``Gamma^T J_M Gamma`` of (6.17) is the joint armature, the viscous
+``D`` of (6.16) the joint damping, Coulomb friction the joint frictionloss.
+
+Voltage mode: the command is the motor voltage ``v_M``.  With the armature inductance
+neglected (6.2), ``v_M = R_M i_M + K_e qdot_M``, ``tau_O = K_M i_M`` (6.3), ``qdot_M = Gamma
+qdot`` (6.7)-(6.8) and ``tau = Gamma^T tau_M`` (6.10), the joint sees (6.15)
+
+    tau = Gamma^T K_M R_M^-1 v_M - Gamma^T K_M R_M^-1 K_e Gamma qdot - Gamma^T J_M Gamma qddot
+
+so that (6.17) ``M' qddot + h + g + D' qdot = K_hat v_M`` with
+
+    M' = M + Gamma^T J_M Gamma,  D' = D + Gamma^T K_M R_M^-1 K_e Gamma,  K_hat = Gamma^T K_M R_M^-1.
+
+The bridge applies ``K_hat v_M`` as the actuator torque (``v_M`` is held over a step) and adds
+the back-EMF term ``Gamma^2 K_M K_e / R_M`` to the joint damping, so the integrator sees the
+velocity dependence within the step (RK4 stays 4th order).  The reported effort is the motor
+torque at the joint, ``Gamma K_M i_M = K_hat v_M - Gamma^2 K_M K_e / R_M qdot``.  In voltage
+mode the voltage is clamped to ``±voltage_limit``; ``effort_limit`` is not applied (the seed's
+model has no current limit).
+
+Sensors: encoder quantisation of positions (``resolution`` rad or m per count), Gaussian
+noise on position, velocity and effort from a seeded generator; both off by default.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rbd_ros.model import MdhModel
+
+COMMAND_MODES = ("torque", "voltage")
+
+
+def per_joint(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
+    """A scalar (same for every joint) or ``n`` values, as an (n,) float array."""
+    arr = np.array(value, dtype=float).reshape(-1)
+    if arr.size == 1:
+        arr = np.full(n, float(arr[0]))
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must be one number or {n} numbers (one per joint), "
+                         f"got {list(np.atleast_1d(value))}")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    return arr
+
+
+class MotorModel:
+    """Command -> actuator torque for every joint (model order), per the module docstring."""
+
+    def __init__(self, model: MdhModel, command_mode: str = "torque", saturation: bool = True,
+                 voltage_limit: float | Sequence[float] = np.inf) -> None:
+        if command_mode not in COMMAND_MODES:
+            raise ValueError(f"command_mode must be one of {', '.join(COMMAND_MODES)}, "
+                             f"got '{command_mode}'")
+        n = model.dof
+        self.mode = command_mode
+        self.saturation = bool(saturation)
+        self.effort_limit = np.abs(model.effort_limit.copy())
+        self.voltage_limit = np.abs(per_joint(voltage_limit, n, "voltage_limit"))
+        self.gain = np.ones(n)  # K_hat of (6.17); 1 in torque mode
+        self.emf_damping = np.zeros(n)  # Gamma^2 K_M K_e / R_M of D' in (6.17)
+        if command_mode == "voltage":
+            km, r, ke = model.torque_constant, model.resistance, model.back_emf_constant
+            bad = [model.joint_names[i] for i in range(n) if not (km[i] > 0 and r[i] > 0)]
+            if bad:
+                raise ValueError(f"voltage mode needs torque_constant > 0 and resistance > 0 for "
+                                 f"every joint; missing for {bad}")
+            gamma = model.gear_ratio
+            self.gain = gamma * km / r
+            self.emf_damping = gamma**2 * km * ke / r
+
+    def actuator_torque(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(ctrl, clamped)``: the torque MuJoCo's motor actuators apply, and which joints
+        were saturated (torque mode: ``±effort_limit``; voltage mode: ``±voltage_limit``)."""
+        cmd = np.asarray(command, dtype=float)
+        limit = self.voltage_limit if self.mode == "voltage" else self.effort_limit
+        if self.saturation:
+            clamped = np.abs(cmd) > limit
+            cmd = np.clip(cmd, -limit, limit)
+        else:
+            clamped = np.zeros(cmd.shape, dtype=bool)
+        return self.gain * cmd, clamped
+
+    def measured_effort(self, ctrl: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The joint torque the drive reports: ``ctrl`` (torque mode) or ``Gamma K_M i_M``
+        (voltage mode, (6.13) times Gamma)."""
+        return np.asarray(ctrl, dtype=float) - self.emf_damping * np.asarray(qd, dtype=float)
+
+
+def quantise(x: np.ndarray, resolution: np.ndarray) -> np.ndarray:
+    """Encoder counts: ``x`` rounded to a multiple of ``resolution`` where it is > 0."""
+    res = np.asarray(resolution, dtype=float)
+    on = res > 0
+    out = np.array(x, dtype=float, copy=True)
+    out[on] = np.round(out[on] / res[on]) * res[on]
+    return out
+
+
+class SensorModel:
+    """Noise then quantisation of the measured state; seeded, so runs are repeatable."""
+
+    def __init__(self, n: int, encoder_resolution: float | Sequence[float] = 0.0,
+                 position_noise: float | Sequence[float] = 0.0,
+                 velocity_noise: float | Sequence[float] = 0.0,
+                 effort_noise: float | Sequence[float] = 0.0, seed: int = 0) -> None:
+        self.resolution = per_joint(encoder_resolution, n, "encoder_resolution")
+        self.sigma = [per_joint(v, n, name) for v, name in
+                      ((position_noise, "position_noise"), (velocity_noise, "velocity_noise"),
+                       (effort_noise, "effort_noise"))]
+        for arr, name in ((self.resolution, "encoder_resolution"), *zip(
+                self.sigma, ("position_noise", "velocity_noise", "effort_noise"))):
+            if (arr < 0).any() or not np.isfinite(arr).all():
+                raise ValueError(f"{name} must be finite and >= 0")
+        self.seed = int(seed)
+        self.reset()
+
+    def reset(self) -> None:
+        self.rng = np.random.default_rng(self.seed)
+
+    @property
+    def noisy(self) -> bool:
+        return any((s > 0).any() for s in self.sigma)
+
+    def measure(self, q: np.ndarray, qd: np.ndarray,
+                effort: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out = [np.array(v, dtype=float, copy=True) for v in (q, qd, effort)]
+        if self.noisy:
+            for v, s in zip(out, self.sigma):
+                v += s * self.rng.standard_normal(v.shape)
+        out[0] = quantise(out[0], self.resolution)
+        return out[0], out[1], out[2]
