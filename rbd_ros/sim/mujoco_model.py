@@ -27,7 +27,8 @@ smallest documented change and every change comes back as a warning string:
 Actuators (003 §6.1): one ``motor`` actuator per joint (gear 1: ``ctrl`` is the joint torque
 ``tau`` of (6.10)/(6.16)); the reflected rotor inertia ``Gamma^T J_M Gamma`` of (6.17) is the
 joint ``armature``, the viscous coefficient ``D`` of (6.16) the joint ``damping`` and Coulomb
-friction the joint ``frictionloss``.  Contacts are off by default (the MDH model carries no
+friction the joint ``frictionloss`` (MuJoCo's soft dry-friction constraint with a time
+constant of two timesteps: exact while slipping, a slow creep while sticking).  Contacts are off by default (the MDH model carries no
 geometry); ``contacts=True`` adds crude link capsules that collide with each other.
 """
 from __future__ import annotations
@@ -183,6 +184,10 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                 joint.damping = [float(model.viscous[i]), 0.0, 0.0]
             if coulomb:
                 joint.frictionloss = float(model.coulomb[i])
+                # MuJoCo's dry friction is a soft constraint: below the friction level the
+                # joint creeps at a speed proportional to the time constant; use the stiffest
+                # stable one (2 timesteps) instead of the default 0.02 s
+                joint.solref_friction = [2.0 * float(timestep), 1.0]
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
         parent = body
