@@ -79,13 +79,11 @@ class MotorModel:
         """``(ctrl, clamped)``: the torque MuJoCo's motor actuators apply, and which joints
         were saturated (torque mode: ``±effort_limit``; voltage mode: ``±voltage_limit``)."""
         cmd = np.asarray(command, dtype=float)
+        if not self.saturation:
+            return self.gain * cmd, np.zeros(cmd.shape, dtype=bool)
         limit = self.voltage_limit if self.mode == "voltage" else self.effort_limit
-        if self.saturation:
-            clamped = np.abs(cmd) > limit
-            cmd = np.clip(cmd, -limit, limit)
-        else:
-            clamped = np.zeros(cmd.shape, dtype=bool)
-        return self.gain * cmd, clamped
+        clipped = np.minimum(np.maximum(cmd, -limit), limit)  # (np.clip is slow on 7 values)
+        return self.gain * clipped, clipped != cmd
 
     def measured_effort(self, ctrl: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The joint torque the drive reports: ``ctrl`` (torque mode) or ``Gamma K_M i_M``
@@ -118,17 +116,32 @@ class SensorModel:
             if (arr < 0).any() or not np.isfinite(arr).all():
                 raise ValueError(f"{name} must be finite and >= 0")
         self.seed = int(seed)
+        self._flags()
         self.reset()
+
+    def _flags(self) -> None:
+        self.noisy = any(bool((s > 0).any()) for s in self.sigma)
+        self.quantised = bool((self.resolution > 0).any())
+
+    def reorder(self, order: np.ndarray) -> None:
+        """Per-joint settings were given in command order; ``order[k]`` is the model index of
+        the k-th: store them in model order."""
+        def conv(v: np.ndarray) -> np.ndarray:
+            out = np.empty_like(v)
+            out[order] = v
+            return out
+
+        self.resolution = conv(self.resolution)
+        self.sigma = [conv(s) for s in self.sigma]
+        self._flags()
 
     def reset(self) -> None:
         self.rng = np.random.default_rng(self.seed)
 
-    @property
-    def noisy(self) -> bool:
-        return any((s > 0).any() for s in self.sigma)
-
     def measure(self, q: np.ndarray, qd: np.ndarray,
                 effort: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not (self.noisy or self.quantised):  # the common case, kept cheap
+            return q, qd, effort
         out = [np.array(v, dtype=float, copy=True) for v in (q, qd, effort)]
         if self.noisy:
             for v, s in zip(out, self.sigma):

@@ -171,8 +171,7 @@ class Simulator:
         self.sensors = SensorModel(n, cfg.encoder_resolution, cfg.position_noise,
                                    cfg.velocity_noise, cfg.effort_noise, cfg.noise_seed)
         # sensor parameters are per joint in command order; store them in model order
-        self.sensors.resolution = self._to_model(self.sensors.resolution)
-        self.sensors.sigma = [self._to_model(s) for s in self.sensors.sigma]
+        self.sensors.reorder(self.order)
         self.mj_model, self.warnings = build_mujoco_model(
             model, cfg.timestep, cfg.integrator, cfg.contacts, actuators=True,
             armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
@@ -317,8 +316,12 @@ class Simulator:
             self._queue = deque([np.zeros(self.n)] * self.config.latency_steps)
             ctrl = np.zeros(self.n)
         else:
-            self._queue.append(self._command)
-            ctrl, clamped = self.motor.actuator_torque(self._queue.popleft())
+            if self.config.latency_steps:
+                self._queue.append(self._command)
+                command = self._queue.popleft()
+            else:
+                command = self._command
+            ctrl, clamped = self.motor.actuator_torque(command)
             if clamped.any():
                 self.stats.saturated_steps += 1
         self._ctrl = ctrl

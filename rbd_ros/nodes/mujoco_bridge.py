@@ -1,0 +1,407 @@
+"""Node ``mujoco_bridge``: a MuJoCo arm standing in for motor hardware, on ros2_control's topics.
+
+``rbd-ros mujoco-bridge --ros-args -p urdf_path:=arm.urdf -p tip_link:=tool0 -p mode:=lockstep``
+
+A thin adapter over ``rbd_ros.sim.Simulator`` (ROS-free; physics, motor model of 003 §6.1,
+sensors, safety).  The MuJoCo model is built from the converter's ``MdhModel``, so the bridge
+simulates exactly what the dynamics core computes with.
+
+Parameters
+  robot:  ``model_yaml`` (an MDH model file) | ``robot_description`` (URDF XML) |
+          ``urdf_path`` (.urdf/.xacro); none -> the bundled default robot.  ``base_link``,
+          ``tip_link`` ('' = inferred); ``gravity`` (3 numbers, overrides the model's).
+  bridge: ``config_file`` (default ``config/bridge.yaml``) and every key of that file as a
+          parameter of the same name, which wins: timestep, integrator, contacts, mode
+          (realtime | lockstep | max), publish_every, joints, initial_positions,
+          initial_velocities, command_timeout, brake_damping, command_mode (torque | voltage),
+          saturation, armature, viscous_friction, coulomb_friction, voltage_limit,
+          latency_steps, encoder_resolution, position_noise, velocity_noise, effort_noise,
+          noise_seed, diagnostics_period, stats_period, min_mass, min_inertia.
+
+Modes
+  realtime  one step per ``timestep`` of wall clock (absolute deadlines, catching up when
+            late; a step that starts more than one period late is a *missed step*; more than
+            0.1 s behind, the schedule slips and the skipped steps count as missed too).
+  lockstep  publishes the initial state (10 Hz) until the first command arrives; then each
+            received command gives exactly one step followed by one /joint_states
+            (deterministic; ``publish_every`` and ``command_timeout`` do not apply).
+  max       steps as fast as it can, publishing every ``publish_every`` steps.
+
+Topics
+  /joint_states (sensor_msgs/JointState, out): ``joints`` order; position, velocity and the
+      measured effort; stamped with simulation time.
+  /clock (rosgraph_msgs/Clock, out): simulation time, with every /joint_states.
+  /effort_controller/commands (std_msgs/Float64MultiArray, in): one value per joint in
+      ``joints`` order (N m or N; volts in voltage mode).
+  ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s: mode, paused,
+      sim_time, steps, rate_hz and rtf (over the last period), step_time_p99_us /
+      step_time_mean_us (step + publish, wall), missed_steps, commands_received,
+      commands_rejected, steps_without_new_command, stale_steps, braking, saturated_steps,
+      inertia_fixups.
+Services
+  ~/reset (std_srvs/Trigger): initial positions/velocities, zero command; the clock runs on.
+  ~/pause (std_srvs/SetBool): true pauses stepping, false resumes.
+
+The log prints ``mujoco_bridge: ready (...)`` when serving and a stats line (``rtf=...
+missed_steps=N ...``) every ``stats_period`` s and at exit.  A bad parameter prints one line
+``mujoco_bridge: error: ...`` and exits with status 2.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+import time
+import typing
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
+
+NAME = "mujoco_bridge"
+MAX_LAG = 0.1  # s behind schedule before realtime mode gives up catching up
+
+
+# ---- parameters ---------------------------------------------------------------------------------
+def _coerce(name: str, kind: str, value: Any) -> Any:
+    """A ROS parameter value as the BridgeConfig field ``name`` wants it."""
+    try:
+        if kind == "bool":
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            if not isinstance(value, bool):
+                raise TypeError
+            return value
+        if kind == "float":
+            if isinstance(value, bool):
+                raise TypeError
+            return float(value)
+        if kind == "int":
+            if isinstance(value, bool) or float(value) != int(value):
+                raise TypeError
+            return int(value)
+        if kind == "str":
+            return str(value)
+        if kind.startswith("tuple"):
+            seq = list(value) if not isinstance(value, str) else [value]
+            return tuple(str(v) for v in seq) if "str" in kind else tuple(float(v) for v in seq)
+        if isinstance(value, (list, tuple, np.ndarray)):
+            return [float(v) for v in value]
+        if isinstance(value, bool):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise NodeConfigError(f"parameter {name}: {value!r} is not a valid {kind}") from None
+
+
+def bridge_config(node) -> tuple[Any, str]:
+    """``BridgeConfig`` from ``config_file`` then the node's parameters (which win)."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    from rbd_ros.resources import config_file
+    from rbd_ros.sim.simulator import BridgeConfig
+
+    node.declare_parameter("config_file", "")
+    path = node.get_parameter("config_file").value
+    if not path:
+        try:
+            path = str(config_file("bridge"))
+        except FileNotFoundError:
+            path = ""
+    base = BridgeConfig.from_yaml(path) if path else BridgeConfig()
+    hints = typing.get_type_hints(BridgeConfig)
+    changes: dict[str, Any] = {}
+    for f in fields(BridgeConfig):
+        node.declare_parameter(f.name, None, ParameterDescriptor(dynamic_typing=True))
+        value = node.get_parameter(f.name).value
+        if value is None:
+            continue
+        kind = "Any" if hints[f.name] is Any else str(hints[f.name]).replace("<class '", "") \
+            .replace("'>", "")
+        changes[f.name] = _coerce(f.name, kind, value)
+    return base.replace(**changes), path or "built-in defaults"
+
+
+def load_model(node):
+    """The ``MdhModel`` from the node's robot parameters (see the module docstring)."""
+    from rbd_ros.model import MdhModel
+
+    for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
+                          ("base_link", ""), ("tip_link", "")):
+        node.declare_parameter(name, default)
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    node.declare_parameter("gravity", None, ParameterDescriptor(dynamic_typing=True))
+    model_yaml = node.get_parameter("model_yaml").value
+    if model_yaml:
+        model, source = MdhModel.from_yaml(model_yaml), model_yaml
+    else:
+        xml, source = load_description_xml(node.get_parameter("robot_description").value,
+                                           node.get_parameter("urdf_path").value)
+        try:
+            from rbd_ros.urdf import load_model as urdf_to_mdh
+        except ImportError as exc:
+            raise NodeConfigError(f"the URDF converter is not available ({exc}); give "
+                                  "model_yaml instead") from None
+        model = urdf_to_mdh(xml, node.get_parameter("base_link").value or None,
+                            node.get_parameter("tip_link").value or None)
+    gravity = node.get_parameter("gravity").value
+    if gravity is not None:
+        g = np.array(gravity, dtype=float).reshape(-1)
+        if g.shape != (3,) or not np.isfinite(g).all():
+            raise NodeConfigError(f"gravity must be 3 finite numbers, got {gravity}")
+        model = model.replace(gravity=g)
+    return model, source
+
+
+# ---- the node -----------------------------------------------------------------------------------
+class MujocoBridge:
+    """Publishers, subscription, services and the stepping loop around one ``Simulator``."""
+
+    def __init__(self, node, sim, config) -> None:
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray, String
+        from std_srvs.srv import SetBool, Trigger
+
+        self.node, self.sim, self.cfg = node, sim, config
+        self.mode = config.mode
+        self.lock = threading.Lock()
+        self.paused = False
+        self.got_command = False
+        self.missed_steps = 0
+        self.steps_since_publish = 0
+        self.step_times = np.zeros(4096)
+        self.n_step_times = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._JointState, self._Clock, self._String = JointState, Clock, String
+        self._names = list(sim.joint_names)
+        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        self.pub_state = node.create_publisher(JointState, "/joint_states", qos)
+        self.pub_clock = node.create_publisher(Clock, "/clock", qos)
+        self.pub_diag = node.create_publisher(String, "~/diagnostics", 10)
+        self.sub = node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                            self.on_command, qos)
+        self.srv_reset = node.create_service(Trigger, "~/reset", self.on_reset)
+        self.srv_pause = node.create_service(SetBool, "~/pause", self.on_pause)
+        self._start = (time.monotonic(), sim.time, 0)
+        self._diag_window = self._stats_window = self._start
+        self.timers = []
+        if config.diagnostics_period > 0:
+            self.timers.append(node.create_timer(config.diagnostics_period, self.publish_diagnostics))
+        if config.stats_period > 0:
+            self.timers.append(node.create_timer(config.stats_period, self.print_stats))
+        if self.mode == "lockstep":
+            self.timers.append(node.create_timer(0.1, self._idle_publish))
+            self.publish_state()
+
+    # ---- publishing ---------------------------------------------------------------------------
+    def publish_state(self) -> None:
+        """One /joint_states (and /clock) of the current state; caller holds the lock or
+        owns the simulator."""
+        q, qd, effort = self.sim.measure()
+        t = self.sim.time
+        sec = int(math.floor(t))
+        nsec = int(round((t - sec) * 1e9))
+        if nsec >= 1_000_000_000:
+            sec, nsec = sec + 1, nsec - 1_000_000_000
+        msg = self._JointState()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+        msg.name = self._names
+        msg.position, msg.velocity, msg.effort = q.tolist(), qd.tolist(), effort.tolist()
+        self.pub_state.publish(msg)
+        clock = self._Clock()
+        clock.clock.sec, clock.clock.nanosec = sec, nsec
+        self.pub_clock.publish(clock)
+
+    def _idle_publish(self) -> None:
+        """Lockstep: the state at 10 Hz until the first command (and while paused)."""
+        if not self.got_command or self.paused:
+            with self.lock:
+                self.publish_state()
+
+    def _record_step_time(self, seconds: float) -> None:
+        self.step_times[self.n_step_times % len(self.step_times)] = seconds
+        self.n_step_times += 1
+
+    # ---- callbacks ----------------------------------------------------------------------------
+    def on_command(self, msg) -> None:
+        data = msg.data
+        if self.mode == "lockstep":
+            with self.lock:
+                self.got_command = True
+                self.sim.command(data, None)
+                if not self.paused:
+                    t0 = time.perf_counter()
+                    self.sim.step(None)
+                    self.publish_state()
+                    self._record_step_time(time.perf_counter() - t0)
+        else:
+            now = time.monotonic()
+            with self.lock:
+                self.got_command = True
+                self.sim.command(data, now)
+
+    def on_reset(self, request, response):
+        with self.lock:
+            self.sim.reset()
+            self.publish_state()
+        response.success = True
+        response.message = f"reset to the initial state at t = {self.sim.time:.6f} s"
+        self.node.get_logger().info(response.message)
+        return response
+
+    def on_pause(self, request, response):
+        self.paused = bool(request.data)
+        response.success = True
+        response.message = "paused" if self.paused else "running"
+        self.node.get_logger().info(f"simulation {response.message} at t = {self.sim.time:.6f} s")
+        return response
+
+    # ---- stepping loop (realtime, max) --------------------------------------------------------
+    def start(self) -> None:
+        if self.mode != "lockstep":
+            self._thread = threading.Thread(target=self._loop, name="mujoco_bridge_step",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2.0)
+
+    def _loop(self) -> None:
+        try:
+            self._run_loop()
+        except Exception as exc:  # noqa: BLE001 - only at shutdown (publisher gone)
+            if not self._stop.is_set():
+                print(f"{NAME}: stepping stopped: {exc}", file=sys.stderr, flush=True)
+
+    def _run_loop(self) -> None:
+        dt = self.cfg.timestep
+        realtime = self.mode == "realtime"
+        every = self.cfg.publish_every
+        sim = self.sim
+        deadline = time.monotonic()
+        k = 0
+        while not self._stop.is_set():
+            if self.paused:
+                time.sleep(0.005)
+                deadline = time.monotonic()
+                continue
+            now = time.monotonic()
+            if realtime:
+                wait = deadline - now
+                if wait > 0:
+                    time.sleep(wait)
+                    now = time.monotonic()
+                lag = now - deadline
+                if lag > MAX_LAG:  # give up catching up: the schedule slips
+                    skipped = int(lag / dt)
+                    self.missed_steps += skipped
+                    deadline += skipped * dt
+                elif lag > dt:
+                    self.missed_steps += 1
+            t0 = time.perf_counter()
+            with self.lock:
+                sim.step(now)
+                k += 1
+                if k % every == 0:
+                    self.publish_state()
+            self._record_step_time(time.perf_counter() - t0)
+            deadline += dt
+            if not realtime and k % 200 == 0:
+                time.sleep(0)  # let the executor thread take commands
+
+    # ---- diagnostics --------------------------------------------------------------------------
+    def snapshot(self, since: tuple[float, float, int]) -> dict[str, Any]:
+        """Counters, plus rate and real-time factor since the (wall, sim time, steps) ``since``."""
+        wall, sim_t, steps = time.monotonic(), self.sim.time, self.sim.stats.steps
+        w0, s0, k0 = since
+        elapsed = wall - w0
+        m = min(self.n_step_times, len(self.step_times))
+        times = self.step_times[:m] if m else np.zeros(1)
+        st = self.sim.stats
+        return {
+            "mode": self.mode, "paused": self.paused, "sim_time": sim_t, "steps": steps,
+            "rate_hz": (steps - k0) / elapsed if elapsed > 0 else 0.0,
+            "rtf": (sim_t - s0) / elapsed if elapsed > 0 else 0.0,
+            "step_time_p99_us": float(np.percentile(times, 99) * 1e6),
+            "step_time_mean_us": float(times.mean() * 1e6),
+            "missed_steps": self.missed_steps,
+            "commands_received": st.commands_received, "commands_rejected": st.commands_rejected,
+            "steps_without_new_command": st.steps_without_new_command,
+            "stale_steps": st.stale_steps, "braking": self.sim.braking,
+            "saturated_steps": st.saturated_steps, "inertia_fixups": len(self.sim.warnings),
+            "_now": (wall, sim_t, steps),
+        }
+
+    def publish_diagnostics(self) -> None:
+        snap = self.snapshot(self._diag_window)
+        self._diag_window = snap.pop("_now")
+        self.pub_diag.publish(self._String(data=json.dumps(snap)))
+
+    def stats_line(self, since_start: bool = False) -> str:
+        s = self.snapshot(self._start if since_start else self._stats_window)
+        self._stats_window = s["_now"]
+        return (f"{NAME}: stats t={s['sim_time']:.3f}s steps={s['steps']} rtf={s['rtf']:.4f} "
+                f"rate={s['rate_hz']:.1f}Hz step_p99={s['step_time_p99_us']:.0f}us "
+                f"missed_steps={s['missed_steps']} commands={s['commands_received']} "
+                f"rejected={s['commands_rejected']} "
+                f"steps_without_new_command={s['steps_without_new_command']} "
+                f"stale_steps={s['stale_steps']}")
+
+    def print_stats(self) -> None:
+        print(self.stats_line(), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import rclpy
+
+    from rbd_ros.sim.simulator import Simulator
+
+    def body(node) -> None:
+        logger = node.get_logger()
+
+        def log(level: str, message: str) -> None:
+            # one call site per severity: rclpy refuses a call site that changes severity
+            if level == "error":
+                logger.error(message)
+            elif level == "warn":
+                logger.warning(message)
+            else:
+                logger.info(message)
+
+        try:
+            config, config_source = bridge_config(node)
+            model, source = load_model(node)
+            sim = Simulator(model, config, log=log)
+        except (NodeConfigError, ValueError, FileNotFoundError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error
+            raise NodeConfigError(f"{type(exc).__name__}: {exc}") from None
+        bridge = MujocoBridge(node, sim, config)
+        executor = rclpy.executors.SingleThreadedExecutor()
+        executor.add_node(node)
+        print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "
+              f"integrator={config.integrator}, timestep={config.timestep:g} s, "
+              f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
+              f"settings from {config_source})", flush=True)
+        bridge.start()
+        try:
+            executor.spin()
+        finally:
+            bridge.stop()
+            print(bridge.stats_line(since_start=True), flush=True)
+            executor.shutdown(timeout_sec=0.5)
+
+    return run_node(NAME, body, argv, spin=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
