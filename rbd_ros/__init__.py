@@ -1,9 +1,20 @@
 """rbd_ros: rigid-body dynamics of robot arms, fast and verified, usable from ROS 2.
 
 The core (model, algorithms, URDF conversion, simulation, control laws) imports no ROS;
-``rbd_ros.nodes`` holds the thin ROS 2 adapters.
+``rbd_ros.nodes`` holds the thin ROS 2 adapters.  ``rbd_ros.Robot`` (the jitted dynamics
+core) is imported lazily, so ``import rbd_ros`` stays light for tools that only need the model.
 """
+from typing import Any
+
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
 
-__all__ = ["MdhModel", "REVOLUTE", "PRISMATIC"]
+__all__ = ["MdhModel", "REVOLUTE", "PRISMATIC", "Robot"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Robot":
+        from rbd_ros.robot import Robot
+
+        return Robot
+    raise AttributeError(f"module 'rbd_ros' has no attribute {name!r}")

@@ -1,0 +1,105 @@
+"""Forward dynamics ``qdd = M^{-1} (tau - h(q, qd))`` (003_871da85b02213601.txt (5.2)).
+
+Two algorithms:
+
+* ``fd_cholesky``: M by ``crba``, h by ``rnea`` at ``qdd = 0`` (sharing the link transforms),
+  then an in-place Cholesky factorisation ``M = L L^T`` and two triangular solves;
+* ``aba.aba``: the O(n) articulated-body algorithm.
+
+``forward_dynamics`` is the one every caller (Robot, integrators, batch) uses; it dispatches
+to ``fd_cholesky`` up to ``ABA_FROM_DOF - 1`` joints and to ABA from there, the crossover
+measured by ``bench/bench_core.py`` (see bench/README.md).
+
+Actuators (003 (6.16)-(6.17)): ``M' = M + diag(G^2 Jm)`` and
+``tau' = tau - B qd - Tc sign(qd)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from rbd_ros.algorithm.aba import aba
+from rbd_ros.algorithm.crba import crba_from_transforms
+from rbd_ros.algorithm.kinematics import (joint_transforms, velocity_acceleration_pass,
+                                          world_transforms)
+from rbd_ros.algorithm.layout import ARM, COUL, VISC, VZERO, mrow, vrow
+from rbd_ros.algorithm.rnea import backward_pass
+
+#: joints from which ``forward_dynamics`` uses ABA instead of Cholesky (bench/bench_core.py)
+ABA_FROM_DOF = 1000
+
+
+@njit(cache=True)
+def cholesky_solve_inplace(ws: np.ndarray, r0: int, n: int, b: np.ndarray) -> bool:
+    """Factor the SPD block ``A = ws[r0:r0+n, :n]`` in place (lower triangle: L, A = L L^T)
+    and overwrite ``b`` with ``A^{-1} b``.  False if A is not positive definite."""
+    for j in range(n):
+        d = ws[r0 + j, j]
+        for k in range(j):
+            d -= ws[r0 + j, k] * ws[r0 + j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        ws[r0 + j, j] = d
+        inv = 1.0 / d
+        for i in range(j + 1, n):
+            s = ws[r0 + i, j]
+            for k in range(j):
+                s -= ws[r0 + i, k] * ws[r0 + j, k]
+            ws[r0 + i, j] = s * inv
+    for i in range(n):  # L y = b
+        s = b[i]
+        for k in range(i):
+            s -= ws[r0 + i, k] * b[k]
+        b[i] = s / ws[r0 + i, i]
+    for i in range(n - 1, -1, -1):  # L^T x = y
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= ws[r0 + k, i] * b[k]
+        b[i] = s / ws[r0 + i, i]
+    return True
+
+
+@njit(cache=True)
+def fd_cholesky(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
+                actuators: bool, qdd: np.ndarray) -> None:
+    """Forward dynamics by CRBA + RNEA + Cholesky (module docstring)."""
+    n = q.shape[0]
+    joint_transforms(mp, ws, q)
+    velocity_acceleration_pass(mp, ws, qd, ws[vrow(n) + VZERO, :n], True)
+    backward_pass(mp, ws, n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, qdd)  # qdd <- h(q, qd)
+    for i in range(n):
+        qdd[i] = tau[i] - qdd[i]
+    world_transforms(mp, ws, n)
+    crba_from_transforms(mp, ws, n)
+    r0 = mrow(n)
+    if actuators:
+        for i in range(n):
+            v = qd[i]
+            s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+            qdd[i] -= mp[i, VISC] * v + mp[i, COUL] * s
+            ws[r0 + i, i] += mp[i, ARM]
+    if not cholesky_solve_inplace(ws, r0, n, qdd):
+        for i in range(n):
+            qdd[i] = np.nan
+
+
+@njit(cache=True)
+def forward_dynamics(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                     tau: np.ndarray, actuators: bool, qdd: np.ndarray) -> None:
+    """``qdd`` from (q, qd, tau): Cholesky below ``ABA_FROM_DOF`` joints, ABA from there."""
+    if q.shape[0] >= ABA_FROM_DOF:
+        aba(mp, ws, q, qd, tau, actuators, qdd)
+    else:
+        fd_cholesky(mp, ws, q, qd, tau, actuators, qdd)
+
+
+@njit(cache=True, parallel=True)
+def forward_dynamics_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: np.ndarray,
+                           tau: np.ndarray, actuators: bool, qdd: np.ndarray) -> None:
+    """``forward_dynamics`` for each row (N x n), ``prange`` over chunks of states."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            forward_dynamics(mp, ws, q[k], qd[k], tau[k], actuators, qdd[k])

@@ -1,0 +1,360 @@
+"""Kinematics: link frames, velocities and accelerations, Jacobians (jitted).
+
+Sources: 003_871da85b02213601.txt §1.6 (MDH frames; ERRATA "003"), (4.29)-(4.34) (velocity
+and acceleration recursion, with (4.31)-(4.32) restored from (4.14)-(4.15) per ERRATA),
+002_ad553f664761af43.txt (3.13)-(3.16) (Jacobian columns), 003 (1.34)-(1.37) (Euler-angle
+analytic Jacobian).
+
+All kernels take the packed model ``mp`` and a workspace ``ws`` (``rbd_ros.algorithm.layout``)
+and write into the workspace or a caller-provided output; none allocates.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WGP, WGR, WP, WR, WS, WV, WVD,
+                                      WW, WWD, vrow)
+
+
+@njit(cache=True)
+def joint_transforms(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
+    """Local transforms ``^{i-1}T_i(q) = A_i Rz(q_i)`` (revolute) or ``A_i Tz(q_i)``
+    (prismatic) into ``ws[i, WR:WR+9]`` (rotation, row-major) and ``ws[i, WP:WP+3]``;
+    ``A_i = mdh_transform(...)`` at q = 0 is packed in ``mp`` (see ``layout``)."""
+    n = q.shape[0]
+    for i in range(n):
+        if mp[i, ATYPE] == 0.0:
+            c = np.cos(q[i])
+            s = np.sin(q[i])
+            for r in range(3):
+                x = mp[i, AR + 3 * r]
+                y = mp[i, AR + 3 * r + 1]
+                ws[i, WR + 3 * r] = c * x + s * y
+                ws[i, WR + 3 * r + 1] = c * y - s * x
+                ws[i, WR + 3 * r + 2] = mp[i, AR + 3 * r + 2]
+                ws[i, WP + r] = mp[i, AP + r]
+        else:
+            for r in range(3):
+                for k in range(3):
+                    ws[i, WR + 3 * r + k] = mp[i, AR + 3 * r + k]
+                ws[i, WP + r] = mp[i, AP + r] + mp[i, AR + 3 * r + 2] * q[i]
+
+
+@njit(cache=True, inline="always")
+def _compose(P: np.ndarray, prow: int, pr: int, pp: int, Lc: np.ndarray, lrow: int, lr: int,
+             lp: int, ws: np.ndarray, orow: int) -> None:
+    """``ws[orow, WGR/WGP] = P[prow] (R at pr, p at pp) * Lc[lrow] (R at lr, p at lp)``."""
+    for r in range(3):
+        p0 = P[prow, pr + 3 * r]
+        p1 = P[prow, pr + 3 * r + 1]
+        p2 = P[prow, pr + 3 * r + 2]
+        for k in range(3):
+            ws[orow, WGR + 3 * r + k] = (p0 * Lc[lrow, lr + k] + p1 * Lc[lrow, lr + 3 + k]
+                                         + p2 * Lc[lrow, lr + 6 + k])
+        ws[orow, WGP + r] = (P[prow, pp + r] + p0 * Lc[lrow, lp] + p1 * Lc[lrow, lp + 1]
+                             + p2 * Lc[lrow, lp + 2])
+
+
+@njit(cache=True)
+def world_transforms(mp: np.ndarray, ws: np.ndarray, n: int) -> None:
+    """World poses ``^W T_i = base ^0T_1 ... ^{i-1}T_i`` of frames 1..n into
+    ``ws[i - 1, WGR/WGP]`` and of the tool (``^W T_n tool``) into ``ws[n, WGR/WGP]``;
+    needs ``joint_transforms``."""
+    _compose(mp, n, AR, AP, ws, 0, WR, WP, ws, 0)
+    for i in range(1, n):
+        _compose(ws, i - 1, WGR, WGP, ws, i, WR, WP, ws, i)
+    _compose(ws, n - 1, WGR, WGP, mp, n + 1, AR, AP, ws, n)
+
+
+@njit(cache=True)
+def forward_kinematics(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
+    """Local and world transforms of every link frame and of the tool (003 §1.6)."""
+    joint_transforms(mp, ws, q)
+    world_transforms(mp, ws, q.shape[0])
+
+
+@njit(cache=True)
+def link_poses(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out[k]`` (4x4) = world pose of frame k, k = 0 (base) .. n."""
+    n = q.shape[0]
+    forward_kinematics(mp, ws, q)
+    for k in range(n + 1):
+        for r in range(3):
+            for c in range(3):
+                out[k, r, c] = mp[n, AR + 3 * r + c] if k == 0 else ws[k - 1, WGR + 3 * r + c]
+            out[k, r, 3] = mp[n, AP + r] if k == 0 else ws[k - 1, WGP + r]
+            out[k, 3, r] = 0.0
+        out[k, 3, 3] = 1.0
+
+
+@njit(cache=True)
+def tool_pose(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (4x4) = world pose of the tool frame."""
+    n = q.shape[0]
+    forward_kinematics(mp, ws, q)
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = ws[n, WGR + 3 * r + c]
+        out[r, 3] = ws[n, WGP + r]
+        out[3, r] = 0.0
+    out[3, 3] = 1.0
+
+
+@njit(cache=True)
+def frame_jacobian(mp: np.ndarray, ws: np.ndarray, n: int, frame: int, J: np.ndarray) -> None:
+    """Geometric Jacobian (6 x n, rows [linear; angular], world frame) of the origin of
+    ``frame`` (1..n link frames, n + 1 the tool, 0 the fixed base: zero) from the world
+    transforms in ``ws``.  Column j (002 (3.15)-(3.16)): revolute ``[z_j x (p - p_j); z_j]``,
+    prismatic ``[z_j; 0]``, zero for joints after ``frame``."""
+    if frame == n + 1:
+        trow = n
+    else:
+        trow = frame - 1
+    last = min(frame, n)
+    for j in range(n):
+        if j >= last:
+            for r in range(6):
+                J[r, j] = 0.0
+            continue
+        zx = ws[j, WGR + 2]
+        zy = ws[j, WGR + 5]
+        zz = ws[j, WGR + 8]
+        if mp[j, ATYPE] == 0.0:
+            dx = ws[trow, WGP] - ws[j, WGP]
+            dy = ws[trow, WGP + 1] - ws[j, WGP + 1]
+            dz = ws[trow, WGP + 2] - ws[j, WGP + 2]
+            J[0, j] = zy * dz - zz * dy
+            J[1, j] = zz * dx - zx * dz
+            J[2, j] = zx * dy - zy * dx
+            J[3, j] = zx
+            J[4, j] = zy
+            J[5, j] = zz
+        else:
+            J[0, j] = zx
+            J[1, j] = zy
+            J[2, j] = zz
+            J[3, j] = 0.0
+            J[4, j] = 0.0
+            J[5, j] = 0.0
+
+
+@njit(cache=True)
+def jacobian(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, frame: int, J: np.ndarray) -> None:
+    """Geometric Jacobian of a frame at ``q`` (see ``frame_jacobian``)."""
+    forward_kinematics(mp, ws, q)
+    frame_jacobian(mp, ws, q.shape[0], frame, J)
+
+
+@njit(cache=True)
+def motion_subspace(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
+    """Joint i's spatial motion ``S_i = [z_i; p_i x z_i]`` (revolute) or ``[0; z_i]``
+    (prismatic) in world coordinates at the world origin into ``ws[i, WS:WS+6]``: the
+    Jacobian column of 002_ad553f664761af43.txt (3.15)-(3.16) of the body point at the world
+    origin.  Needs world transforms."""
+    z0 = ws[i, WGR + 2]
+    z1 = ws[i, WGR + 5]
+    z2 = ws[i, WGR + 8]
+    if mp[i, ATYPE] == 0.0:
+        p0 = ws[i, WGP]
+        p1 = ws[i, WGP + 1]
+        p2 = ws[i, WGP + 2]
+        ws[i, WS] = z0
+        ws[i, WS + 1] = z1
+        ws[i, WS + 2] = z2
+        ws[i, WS + 3] = p1 * z2 - p2 * z1
+        ws[i, WS + 4] = p2 * z0 - p0 * z2
+        ws[i, WS + 5] = p0 * z1 - p1 * z0
+    else:
+        ws[i, WS] = 0.0
+        ws[i, WS + 1] = 0.0
+        ws[i, WS + 2] = 0.0
+        ws[i, WS + 3] = z0
+        ws[i, WS + 4] = z1
+        ws[i, WS + 5] = z2
+
+
+@njit(cache=True)
+def world_velocities(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray) -> None:
+    """Spatial velocities ``v_i = v_{i-1} + S_i qd_i`` (world, at the world origin; 003
+    (4.12)-(4.13) and their linear counterparts) into ``ws[i, WV:WV+6]``, and ``S_i`` into
+    ``ws[i, WS]``.  Needs world transforms."""
+    for i in range(qd.shape[0]):
+        motion_subspace(mp, ws, i)
+        for k in range(6):
+            prev = ws[i - 1, WV + k] if i > 0 else 0.0
+            ws[i, WV + k] = prev + ws[i, WS + k] * qd[i]
+
+
+@njit(cache=True)
+def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                               gravity: bool) -> None:
+    """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_transforms``:
+
+        w_i   = R^T w_{i-1} + z qd_i                                   (R joints, (4.29))
+        wd_i  = R^T wd_{i-1} + (R^T w_{i-1}) x z qd_i + z qdd_i        (R joints, ERRATA (4.31))
+        vd_i  = R^T (vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p))            (4.33)
+              [+ 2 (R^T w_{i-1}) x z qd_i + z qdd_i for T joints]                  (4.34)
+
+    with ``R = ^{i-1}R_i``, ``p = ^{i-1}p_i``.  The base starts at rest with
+    ``vd_0 = -g`` (003 §4.5 step 1, ERRATA) when ``gravity`` is true, else ``vd_0 = 0``.
+    Writes ``ws[i, WW/WWD/WVD]``.
+    """
+    n = qd.shape[0]
+    g = n + 2
+    wx = 0.0
+    wy = 0.0
+    wz = 0.0
+    ax = 0.0
+    ay = 0.0
+    az = 0.0
+    if gravity:
+        vx = mp[g, A0]
+        vy = mp[g, A0 + 1]
+        vz = mp[g, A0 + 2]
+    else:
+        vx = 0.0
+        vy = 0.0
+        vz = 0.0
+    for i in range(n):
+        px = ws[i, WP]
+        py = ws[i, WP + 1]
+        pz = ws[i, WP + 2]
+        # vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p), frame i-1
+        cx = wy * pz - wz * py
+        cy = wz * px - wx * pz
+        cz = wx * py - wy * px
+        ux = vx + (ay * pz - az * py) + (wy * cz - wz * cy)
+        uy = vy + (az * px - ax * pz) + (wz * cx - wx * cz)
+        uz = vz + (ax * py - ay * px) + (wx * cy - wy * cx)
+        # rotate into frame i: x_i = R^T x_{i-1}
+        r0 = ws[i, WR]
+        r1 = ws[i, WR + 1]
+        r2 = ws[i, WR + 2]
+        r3 = ws[i, WR + 3]
+        r4 = ws[i, WR + 4]
+        r5 = ws[i, WR + 5]
+        r6 = ws[i, WR + 6]
+        r7 = ws[i, WR + 7]
+        r8 = ws[i, WR + 8]
+        nwx = r0 * wx + r3 * wy + r6 * wz
+        nwy = r1 * wx + r4 * wy + r7 * wz
+        nwz = r2 * wx + r5 * wy + r8 * wz
+        nax = r0 * ax + r3 * ay + r6 * az
+        nay = r1 * ax + r4 * ay + r7 * az
+        naz = r2 * ax + r5 * ay + r8 * az
+        vx = r0 * ux + r3 * uy + r6 * uz
+        vy = r1 * ux + r4 * uy + r7 * uz
+        vz = r2 * ux + r5 * uy + r8 * uz
+        qdi = qd[i]
+        qddi = qdd[i]
+        if mp[i, ATYPE] == 0.0:
+            # (R^T w_{i-1}) x z qd = (nwy qd, -nwx qd, 0)
+            nax += nwy * qdi
+            nay -= nwx * qdi
+            naz += qddi
+            nwz += qdi
+        else:
+            vx += 2.0 * nwy * qdi
+            vy -= 2.0 * nwx * qdi
+            vz += qddi
+        wx = nwx
+        wy = nwy
+        wz = nwz
+        ax = nax
+        ay = nay
+        az = naz
+        ws[i, WW] = wx
+        ws[i, WW + 1] = wy
+        ws[i, WW + 2] = wz
+        ws[i, WWD] = ax
+        ws[i, WWD + 1] = ay
+        ws[i, WWD + 2] = az
+        ws[i, WVD] = vx
+        ws[i, WVD + 1] = vy
+        ws[i, WVD + 2] = vz
+
+
+@njit(cache=True)
+def jacobian_dot_times_qd(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                          out: np.ndarray) -> None:
+    """``J-dot(q, qd) qd`` of the tool's geometric Jacobian, world frame [linear; angular]:
+    the tool's classical acceleration when ``qdd = 0`` and gravity is off (from the
+    recursion of ``velocity_acceleration_pass``), ``a_t = vd_n + wd_n x p_t + w_n x (w_n x p_t)``.
+    ``out`` has 6 entries."""
+    n = q.shape[0]
+    forward_kinematics(mp, ws, q)
+    velocity_acceleration_pass(mp, ws, qd, ws[vrow(n) + VZERO, :n], False)
+    k = n - 1
+    tx = mp[n + 1, AP]
+    ty = mp[n + 1, AP + 1]
+    tz = mp[n + 1, AP + 2]
+    wx = ws[k, WW]
+    wy = ws[k, WW + 1]
+    wz = ws[k, WW + 2]
+    ax = ws[k, WWD]
+    ay = ws[k, WWD + 1]
+    az = ws[k, WWD + 2]
+    cx = wy * tz - wz * ty
+    cy = wz * tx - wx * tz
+    cz = wx * ty - wy * tx
+    lx = ws[k, WVD] + (ay * tz - az * ty) + (wy * cz - wz * cy)
+    ly = ws[k, WVD + 1] + (az * tx - ax * tz) + (wz * cx - wx * cz)
+    lz = ws[k, WVD + 2] + (ax * ty - ay * tx) + (wx * cy - wy * cx)
+    for r in range(3):
+        g0 = ws[k, WGR + 3 * r]
+        g1 = ws[k, WGR + 3 * r + 1]
+        g2 = ws[k, WGR + 3 * r + 2]
+        out[r] = g0 * lx + g1 * ly + g2 * lz
+        out[3 + r] = g0 * ax + g1 * ay + g2 * az
+
+
+@njit(cache=True)
+def euler_zyz(R: np.ndarray, out: np.ndarray) -> None:
+    """Z-Y-Z Euler angles (phi, theta, psi) of 003 §1.13, ``R = Rz(phi) Ry(theta) Rz(psi)``,
+    with theta in [0, pi]; at theta = 0 or pi (Omega singular) psi = 0."""
+    s = np.sqrt(R[0, 2] * R[0, 2] + R[1, 2] * R[1, 2])
+    th = np.arctan2(s, R[2, 2])
+    if s > 1e-12:
+        out[0] = np.arctan2(R[1, 2], R[0, 2])
+        out[2] = np.arctan2(R[2, 1], -R[2, 0])
+    else:
+        out[0] = np.arctan2(R[1, 0], R[0, 0]) if R[2, 2] > 0 else np.arctan2(-R[1, 0], -R[0, 0])
+        out[2] = 0.0
+    out[1] = th
+
+
+@njit(cache=True)
+def analytic_jacobian(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, J: np.ndarray,
+                      eta: np.ndarray) -> bool:
+    """Analytic Jacobian of the tool, rows [p-dot; eta-dot] with Z-Y-Z Euler angles ``eta``
+    (written to ``eta``): ``J = diag(I_3, Omega^{-1}(phi, theta)) J_omega`` inverting
+    003 (1.37), with ``Omega`` of (1.34) and its inverse (1.35) in closed form:
+
+        theta-dot = -s_phi w_x + c_phi w_y
+        psi-dot   = (c_phi w_x + s_phi w_y) / s_theta
+        phi-dot   = w_z - c_theta psi-dot
+
+    Returns False (and leaves the angular rows as ``J_omega``'s) where ``s_theta ~ 0``."""
+    n = q.shape[0]
+    jacobian(mp, ws, q, n + 1, J)
+    R = np.empty((3, 3))  # tiny; this kernel is not in a hot loop
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = ws[n, WGR + 3 * r + c]
+    euler_zyz(R, eta)
+    cph = np.cos(eta[0])
+    sph = np.sin(eta[0])
+    cth = np.cos(eta[1])
+    sth = np.sin(eta[1])
+    if abs(sth) < 1e-9:
+        return False
+    for j in range(n):
+        wx = J[3, j]
+        wy = J[4, j]
+        wz = J[5, j]
+        psid = (cph * wx + sph * wy) / sth
+        J[4, j] = -sph * wx + cph * wy
+        J[5, j] = psid
+        J[3, j] = wz - cth * psid
+    return True

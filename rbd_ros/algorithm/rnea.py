@@ -1,0 +1,204 @@
+"""Recursive Newton-Euler inverse dynamics (jitted), and its special cases g(q) and h(q, qd).
+
+003_871da85b02213601.txt §4.5 in link frames (ERRATA "003" applied):
+
+* forward: ``kinematics.velocity_acceleration_pass`` ((4.29)-(4.34), ``vd_0 = -g``);
+* centre-of-mass acceleration (4.35) *without* the misprinted extra term:
+  ``sdd_i = vd_i + wd_i x s_i + w_i x (w_i x s_i)``;
+* backward (4.36)-(4.37): ``F_i = m_i sdd_i``, ``N_i = I_i wd_i + w_i x I_i w_i``,
+  ``f_i = F_i + R f_{i+1}``, ``n_i = N_i + R n_{i+1} + s_i x F_i + p_{i+1} x R f_{i+1}``
+  (``R = ^iR_{i+1}``, ``p_{i+1} = ^ip_{i+1}``);
+* joint force (4.38)-(4.39): ``tau_i = z . n_i`` (revolute) or ``z . f_i`` (prismatic).
+
+The gravity vector ``g(q)`` is RNEA at ``qd = qdd = 0`` and the bias
+``h(q, qd) = C(q, qd) qd + g(q)`` (003 (5.1)) is RNEA at ``qdd = 0``: one kernel, reused.
+
+External wrench: ``w = [f; m]`` applied *by the environment on the tool*, world frame,
+moment about the tool origin.  The last link then exerts ``-w`` on the environment, which
+enters (4.36)-(4.37) as ``f_{n+1}, n_{n+1}``; the result is ``tau = ID - J_tool^T w``.
+
+Actuators (003 (6.16)-(6.17)), only when asked for: ``tau += G^2 Jm qdd + B qd + Tc sign(qd)``
+(``sign(0) = 0``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from rbd_ros.algorithm.kinematics import (forward_kinematics, joint_transforms,
+                                          velocity_acceleration_pass)
+from rbd_ros.algorithm.layout import (AP, ARM, ATYPE, COM, COUL, IC, MASS, VISC, VZERO, WF,
+                                      WGR, WN, WP, WR, WVD, WW, WWD, vrow)
+
+
+@njit(cache=True)
+def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float, fe2: float,
+                  ne0: float, ne1: float, ne2: float, tau: np.ndarray) -> None:
+    """Force recursion (4.35)-(4.39) after ``velocity_acceleration_pass``.  ``fe, ne``: force
+    and moment (about the frame-n origin, frame n) the last link exerts on the environment."""
+    cfx = fe0
+    cfy = fe1
+    cfz = fe2
+    cnx = ne0
+    cny = ne1
+    cnz = ne2
+    for i in range(n - 1, -1, -1):
+        if i < n - 1:
+            # child force/moment expressed in frame i: R f, R n + p x R f
+            c = i + 1
+            fx = ws[c, WF]
+            fy = ws[c, WF + 1]
+            fz = ws[c, WF + 2]
+            mx = ws[c, WN]
+            my = ws[c, WN + 1]
+            mz = ws[c, WN + 2]
+            cfx = ws[c, WR] * fx + ws[c, WR + 1] * fy + ws[c, WR + 2] * fz
+            cfy = ws[c, WR + 3] * fx + ws[c, WR + 4] * fy + ws[c, WR + 5] * fz
+            cfz = ws[c, WR + 6] * fx + ws[c, WR + 7] * fy + ws[c, WR + 8] * fz
+            px = ws[c, WP]
+            py = ws[c, WP + 1]
+            pz = ws[c, WP + 2]
+            cnx = (ws[c, WR] * mx + ws[c, WR + 1] * my + ws[c, WR + 2] * mz) + (py * cfz - pz * cfy)
+            cny = (ws[c, WR + 3] * mx + ws[c, WR + 4] * my + ws[c, WR + 5] * mz) + (pz * cfx - px * cfz)
+            cnz = (ws[c, WR + 6] * mx + ws[c, WR + 7] * my + ws[c, WR + 8] * mz) + (px * cfy - py * cfx)
+        wx = ws[i, WW]
+        wy = ws[i, WW + 1]
+        wz = ws[i, WW + 2]
+        ax = ws[i, WWD]
+        ay = ws[i, WWD + 1]
+        az = ws[i, WWD + 2]
+        sx = mp[i, COM]
+        sy = mp[i, COM + 1]
+        sz = mp[i, COM + 2]
+        m = mp[i, MASS]
+        # (4.35), corrected: sdd = vd + wd x s + w x (w x s)
+        tx = wy * sz - wz * sy
+        ty = wz * sx - wx * sz
+        tz = wx * sy - wy * sx
+        Fx = m * (ws[i, WVD] + (ay * sz - az * sy) + (wy * tz - wz * ty))
+        Fy = m * (ws[i, WVD + 1] + (az * sx - ax * sz) + (wz * tx - wx * tz))
+        Fz = m * (ws[i, WVD + 2] + (ax * sy - ay * sx) + (wx * ty - wy * tx))
+        # N = I wd + w x (I w)
+        i0 = mp[i, IC]
+        i1 = mp[i, IC + 1]
+        i2 = mp[i, IC + 2]
+        i4 = mp[i, IC + 4]
+        i5 = mp[i, IC + 5]
+        i8 = mp[i, IC + 8]
+        lx = i0 * wx + i1 * wy + i2 * wz
+        ly = i1 * wx + i4 * wy + i5 * wz
+        lz = i2 * wx + i5 * wy + i8 * wz
+        Nx = i0 * ax + i1 * ay + i2 * az + (wy * lz - wz * ly)
+        Ny = i1 * ax + i4 * ay + i5 * az + (wz * lx - wx * lz)
+        Nz = i2 * ax + i5 * ay + i8 * az + (wx * ly - wy * lx)
+        # (4.36)-(4.37)
+        fx = Fx + cfx
+        fy = Fy + cfy
+        fz = Fz + cfz
+        nx = Nx + cnx + (sy * Fz - sz * Fy)
+        ny = Ny + cny + (sz * Fx - sx * Fz)
+        nz = Nz + cnz + (sx * Fy - sy * Fx)
+        ws[i, WF] = fx
+        ws[i, WF + 1] = fy
+        ws[i, WF + 2] = fz
+        ws[i, WN] = nx
+        ws[i, WN + 1] = ny
+        ws[i, WN + 2] = nz
+        tau[i] = nz if mp[i, ATYPE] == 0.0 else fz  # (4.38)-(4.39)
+
+
+@njit(cache=True)
+def add_actuator_torques(mp: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> None:
+    """``tau += G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17))."""
+    for i in range(qd.shape[0]):
+        v = qd[i]
+        s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+        tau[i] += mp[i, ARM] * qdd[i] + mp[i, VISC] * v + mp[i, COUL] * s
+
+
+@njit(cache=True)
+def rnea(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+         tau: np.ndarray) -> None:
+    """Rigid-body inverse dynamics ``tau = M qdd + h`` (003 §4.5), no wrench, no actuators."""
+    n = q.shape[0]
+    joint_transforms(mp, ws, q)
+    velocity_acceleration_pass(mp, ws, qd, qdd, True)
+    backward_pass(mp, ws, n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, tau)
+
+
+@njit(cache=True)
+def rnea_full(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+              wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
+    """RNEA with an optional tool wrench (module docstring) and actuator terms."""
+    n = q.shape[0]
+    if use_wrench:
+        forward_kinematics(mp, ws, q)
+        k = n - 1
+        # world -> frame n: x_n = R^T x_w
+        fx = ws[k, WGR] * wrench[0] + ws[k, WGR + 3] * wrench[1] + ws[k, WGR + 6] * wrench[2]
+        fy = ws[k, WGR + 1] * wrench[0] + ws[k, WGR + 4] * wrench[1] + ws[k, WGR + 7] * wrench[2]
+        fz = ws[k, WGR + 2] * wrench[0] + ws[k, WGR + 5] * wrench[1] + ws[k, WGR + 8] * wrench[2]
+        mx = ws[k, WGR] * wrench[3] + ws[k, WGR + 3] * wrench[4] + ws[k, WGR + 6] * wrench[5]
+        my = ws[k, WGR + 1] * wrench[3] + ws[k, WGR + 4] * wrench[4] + ws[k, WGR + 7] * wrench[5]
+        mz = ws[k, WGR + 2] * wrench[3] + ws[k, WGR + 5] * wrench[4] + ws[k, WGR + 8] * wrench[5]
+        # moment about the frame-n origin: m + p_tool x f
+        t = n + 1
+        px = mp[t, AP]
+        py = mp[t, AP + 1]
+        pz = mp[t, AP + 2]
+        mx += py * fz - pz * fy
+        my += pz * fx - px * fz
+        mz += px * fy - py * fx
+        velocity_acceleration_pass(mp, ws, qd, qdd, True)
+        backward_pass(mp, ws, n, -fx, -fy, -fz, -mx, -my, -mz, tau)
+    else:
+        rnea(mp, ws, q, qd, qdd, tau)
+    if actuators:
+        add_actuator_torques(mp, qd, qdd, tau)
+
+
+@njit(cache=True)
+def gravity(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, tau: np.ndarray) -> None:
+    """Generalized gravity ``g(q)`` = RNEA(q, 0, 0)."""
+    z = ws[vrow(q.shape[0]) + VZERO, :q.shape[0]]
+    rnea(mp, ws, q, z, z, tau)
+
+
+@njit(cache=True)
+def bias(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> None:
+    """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` = RNEA(q, qd, 0)."""
+    z = ws[vrow(q.shape[0]) + VZERO, :q.shape[0]]
+    rnea(mp, ws, q, qd, z, tau)
+
+
+@njit(cache=True, parallel=True)
+def rnea_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+               wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
+    """``rnea_full`` for each row of ``q, qd, qdd`` (N x n), ``prange`` over ``chunks``
+    contiguous chunks of states (at most ``len(wss)``; one workspace ``wss[c]`` per chunk)."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
+
+
+@njit(cache=True, parallel=True)
+def gravity_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, tau: np.ndarray) -> None:
+    """``gravity`` for each row of ``q`` (N x n), ``prange`` over chunks of states."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            gravity(mp, ws, q[k], tau[k])
+
+
+@njit(cache=True, parallel=True)
+def bias_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: np.ndarray,
+               tau: np.ndarray) -> None:
+    """``bias`` for each row of ``q, qd`` (N x n), ``prange`` over chunks of states."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            bias(mp, ws, q[k], qd[k], tau[k])

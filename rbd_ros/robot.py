@@ -1,0 +1,417 @@
+"""``Robot``: the public Python API over the jitted kernels of ``rbd_ros.algorithm``.
+
+Conventions (all SI, world frame = the URDF ``base_link``):
+
+* states ``q, qd, qdd, tau`` have shape ``(n,)`` (one state) or ``(N, n)`` (a batch; batch
+  kernels run ``prange``-parallel over states); results have the matching leading shape.
+  Shapes and finiteness are checked here (``ValueError`` naming the argument); the kernels
+  trust their inputs.
+* dynamics: ``tau = M(q) qdd + h(q, qd)``, ``h = C(q, qd) qd + g(q)``
+  (003_871da85b02213601.txt (5.1)), rigid body only by default.  With
+  ``include_actuators=True``: ``+ G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17)).
+* ``tool_wrench = [f; m]``: applied *by the environment on the tool*, world frame, moment
+  about the tool origin; ``inverse_dynamics`` returns ``ID - J_tool^T w`` (the joint torques
+  that produce the motion while the environment pushes with ``w``).
+* Jacobians are geometric, ``(6, n)`` rows ``[linear; angular]`` in the world frame, of the
+  origin of the tool (default) or of a link frame.
+
+A lower-level API, ``robot.kernels``, calls the kernels with no validation at all and
+returns preallocated buffers (like Pinocchio's ``data.tau``), overwritten by the next call.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numba
+import numpy as np
+
+from rbd_ros.algorithm import checked, coriolis, crba, energy, forward_dynamics as fdmod
+from rbd_ros.algorithm import integrators, kinematics, rnea
+from rbd_ros.data import Workspace, pack_model
+from rbd_ros.model import MdhModel
+
+_nd = np.ndarray
+_empty = np.empty
+INTEGRATORS = {"rk4": integrators.RK4, "semi_implicit_euler": integrators.SEMI_IMPLICIT_EULER,
+               "euler": integrators.SEMI_IMPLICIT_EULER}
+
+
+class SimulationResult(tuple):
+    """``(q, qd, qdd)`` trajectories, each ``(steps + 1, n)``; unpacks as a 3-tuple.
+    Also ``.t`` (times, ``steps + 1``) and ``.tau`` (the torque held over each step,
+    ``(steps, n)``)."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    t: np.ndarray
+    tau: np.ndarray
+
+    def __new__(cls, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, t: np.ndarray,
+                tau: np.ndarray) -> "SimulationResult":
+        self = super().__new__(cls, (q, qd, qdd))
+        self.q, self.qd, self.qdd, self.t, self.tau = q, qd, qdd, t, tau
+        return self
+
+
+class Kernels:
+    """Unchecked, allocation-free calls (Pinocchio style): arguments must be float64,
+    C-contiguous, shape ``(n,)``; results are the buffers of ``robot.data`` and are
+    overwritten by the next call.  ``rnea(q, qd, qdd) -> tau``,
+    ``forward_dynamics(q, qd, tau) -> qdd`` (the kernel ``Robot`` uses), ``crba(q) -> M``,
+    ``gravity(q) -> g``, ``jacobian(q) -> J`` (tool).
+
+    Plain closures over the model, workspace and buffers (the fastest Python call path; a
+    numba function returning its own output argument would pay ~0.35 us to box it again)."""
+
+    def __init__(self, mp: np.ndarray, data: Workspace) -> None:
+        ws, n = data.ws, data.n
+
+        def rnea_(q, qd, qdd, _k=rnea.rnea, _mp=mp, _ws=ws, _o=data.tau):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, qd, qdd, _o)
+            return _o
+
+        def fd_(q, qd, tau, _k=fdmod.forward_dynamics, _mp=mp, _ws=ws, _o=data.qdd):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, qd, tau, False, _o)
+            return _o
+
+        def crba_(q, _k=crba.crba, _mp=mp, _ws=ws, _o=data.M):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, _o)
+            return _o
+
+        def gravity_(q, _k=rnea.gravity, _mp=mp, _ws=ws, _o=data.g):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, _o)
+            return _o
+
+        def jacobian_(q, _k=kinematics.jacobian, _mp=mp, _ws=ws, _o=data.J, _f=n + 1):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, _f, _o)
+            return _o
+
+        self.rnea: Callable[..., np.ndarray] = rnea_
+        self.forward_dynamics: Callable[..., np.ndarray] = fd_
+        self.crba: Callable[..., np.ndarray] = crba_
+        self.gravity: Callable[..., np.ndarray] = gravity_
+        self.jacobian: Callable[..., np.ndarray] = jacobian_
+
+
+class Robot:
+    """Rigid-body dynamics of one serial arm (see the module docstring)."""
+
+    def __init__(self, model: MdhModel) -> None:
+        if not isinstance(model, MdhModel):
+            raise TypeError(f"Robot(model) needs an MdhModel, got {type(model).__name__}")
+        self.model = model
+        self.dof = model.dof
+        self.joint_names = model.joint_names
+        self._mp = pack_model(model)
+        self.data = Workspace(self.dof)
+        self._ws = self.data.ws
+        self.kernels = Kernels(self._mp, self.data)
+
+    # ---- construction ------------------------------------------------------------------------
+    @classmethod
+    def from_urdf(cls, path_or_xml: str, base_link: str | None = None,
+                  tip_link: str | None = None, **kw: Any) -> "Robot":
+        """From an URDF file or XML string via ``rbd_ros.urdf.load_model`` (the converter);
+        ``kw`` are passed on (e.g. ``gravity``)."""
+        from rbd_ros.urdf import load_model
+
+        return cls(load_model(path_or_xml, base_link=base_link, tip_link=tip_link, **kw))
+
+    @classmethod
+    def from_yaml(cls, path_or_text: str) -> "Robot":
+        """From a YAML model (``MdhModel.to_yaml`` form, optionally under ``model:``)."""
+        return cls(MdhModel.from_yaml(path_or_text))
+
+    @classmethod
+    def from_mdh(cls, a: Sequence[float], alpha: Sequence[float], d: Sequence[float],
+                 theta: Sequence[float], mass: Sequence[float], com: Any, inertia: Any,
+                 joint_type: Sequence[int | str] | None = None,
+                 joint_names: Sequence[str] | None = None, **kw: Any) -> "Robot":
+        """From an MDH table (Craig: ``a_{i-1}, alpha_{i-1}, d_i, theta_i`` per joint) with
+        link masses, centres of mass (frame i) and inertias about them (frame i axes);
+        other ``MdhModel`` fields (base, tool, gravity, limits, actuators...) as keywords.
+        Joints default to revolute and to names ``joint1..jointn``."""
+        n = len(a)
+        return cls(MdhModel(
+            joint_names=tuple(joint_names) if joint_names is not None
+            else tuple(f"joint{i + 1}" for i in range(n)),
+            joint_type=list(joint_type) if joint_type is not None else [0] * n,
+            a=a, alpha=alpha, d=d, theta=theta, mass=mass, com=com, inertia=inertia, **kw))
+
+    def __repr__(self) -> str:
+        return f"Robot({self.model.name!r}, dof={self.dof}, joints={list(self.joint_names)})"
+
+    def _chunks(self, N: int) -> int:
+        """How many parallel chunks a batch of N states is cut into."""
+        return max(1, min(numba.get_num_threads(), len(self.data.wss), N))
+
+    # ---- validation --------------------------------------------------------------------------
+    def _states(self, name: str, x: Any, batch_ok: bool = True) -> np.ndarray:
+        n = self.dof
+        try:
+            arr = np.ascontiguousarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
+        if not (arr.shape == (n,) or (batch_ok and arr.ndim == 2 and arr.shape[1] == n)):
+            want = f"({n},) or (N, {n})" if batch_ok else f"({n},)"
+            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+        if not np.isfinite(arr).all():
+            what = "NaN" if np.isnan(arr).any() else "Inf"
+            raise ValueError(f"{name} contains {what}")
+        return arr
+
+    def _batch(self, **arrays: Any) -> tuple[bool, list[np.ndarray]]:
+        """Validate several state arguments that must agree: all ``(n,)`` or all ``(N, n)``."""
+        out = [self._states(k, v) for k, v in arrays.items()]
+        names = list(arrays)
+        shapes = [a.shape for a in out]
+        if any(s != shapes[0] for s in shapes):
+            desc = ", ".join(f"{k} {s}" for k, s in zip(names, shapes))
+            raise ValueError(f"{' and '.join(names)} must have the same shape, got {desc}")
+        return out[0].ndim == 2, out
+
+    def _wrench(self, w: Any) -> np.ndarray:
+        arr = np.ascontiguousarray(w, dtype=float)
+        if arr.shape != (6,):
+            raise ValueError(f"tool_wrench must have shape (6,) [force; moment], got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError("tool_wrench contains NaN or Inf")
+        return arr
+
+    # ---- dynamics ----------------------------------------------------------------------------
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, tool_wrench: Any = None,
+                         include_actuators: bool = False) -> np.ndarray:
+        """``tau = M qdd + h [+ actuators] - J_tool^T w`` (003 §4.5, RNEA)."""
+        if tool_wrench is None and include_actuators is False and q.__class__ is _nd and q.ndim == 1:
+            tau = _empty(self.dof)
+            try:
+                if checked.rnea_checked(self._mp, self._ws, q, qd, qdd, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
+        batch, (q, qd, qdd) = self._batch(q=q, qd=qd, qdd=qdd)
+        use_w = tool_wrench is not None
+        w = self._wrench(tool_wrench) if use_w else np.zeros(6)
+        if batch:
+            tau = np.empty_like(q)
+            rnea.rnea_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, qdd, w, use_w,
+                            bool(include_actuators), tau)
+        else:
+            tau = np.empty(self.dof)
+            rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, bool(include_actuators), tau)
+        return tau
+
+    def forward_dynamics(self, q: Any, qd: Any, tau: Any,
+                         include_actuators: bool = False) -> np.ndarray:
+        """``qdd = M^{-1}(tau - h)`` (003 (5.2); ``algorithm.forward_dynamics``)."""
+        if include_actuators is False and q.__class__ is _nd and q.ndim == 1:
+            qdd = _empty(self.dof)
+            try:
+                if checked.forward_dynamics_checked(self._mp, self._ws, q, qd, tau, qdd) == 0:
+                    return qdd
+            except TypeError:
+                pass
+        batch, (q, qd, tau) = self._batch(q=q, qd=qd, tau=tau)
+        qdd = np.empty_like(q)
+        if batch:
+            fdmod.forward_dynamics_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, tau,
+                                         bool(include_actuators), qdd)
+        else:
+            fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, bool(include_actuators), qdd)
+        return qdd
+
+    def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
+        """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA); ``+ diag(G^2 Jm)`` with actuators."""
+        if q.__class__ is _nd and q.ndim == 1 and include_actuators is False:
+            M = _empty((self.dof, self.dof))
+            try:
+                if checked.crba_checked(self._mp, self._ws, q, M) == 0:
+                    return M
+            except TypeError:
+                pass
+        q = self._states("q", q)
+        if q.ndim == 2:
+            M = np.empty((q.shape[0], self.dof, self.dof))
+            crba.crba_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, M)
+        else:
+            M = np.empty((self.dof, self.dof))
+            crba.crba(self._mp, self._ws, q, M)
+        if include_actuators:
+            M += np.diag(self.model.armature)
+        return M
+
+    def gravity(self, q: Any) -> np.ndarray:
+        """Generalized gravity g(q) (RNEA at rest)."""
+        if q.__class__ is _nd and q.ndim == 1:
+            g = _empty(self.dof)
+            try:
+                if checked.gravity_checked(self._mp, self._ws, q, g) == 0:
+                    return g
+            except TypeError:
+                pass
+        q = self._states("q", q)
+        g = np.empty_like(q)
+        if q.ndim == 2:
+            rnea.gravity_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, g)
+        else:
+            rnea.gravity(self._mp, self._ws, q, g)
+        return g
+
+    def bias(self, q: Any, qd: Any) -> np.ndarray:
+        """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` (RNEA at qdd = 0)."""
+        if q.__class__ is _nd and q.ndim == 1:
+            h = _empty(self.dof)
+            try:
+                if checked.bias_checked(self._mp, self._ws, q, qd, h) == 0:
+                    return h
+            except TypeError:
+                pass
+        batch, (q, qd) = self._batch(q=q, qd=qd)
+        h = np.empty_like(q)
+        if batch:
+            rnea.bias_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, h)
+        else:
+            rnea.bias(self._mp, self._ws, q, qd, h)
+        return h
+
+    nonlinear_effects = bias
+
+    def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
+        """C(q, qd) with ``C qd = h - g`` and ``M-dot - 2C`` skew (``algorithm.coriolis``)."""
+        batch, (q, qd) = self._batch(q=q, qd=qd)
+        if batch:
+            out = np.empty((q.shape[0], self.dof, self.dof))
+            for k in range(q.shape[0]):
+                coriolis.coriolis_matrix(self._mp, self._ws, q[k], qd[k], out[k])
+            return out
+        out = np.empty((self.dof, self.dof))
+        coriolis.coriolis_matrix(self._mp, self._ws, q, qd, out)
+        return out
+
+    def kinetic_energy(self, q: Any, qd: Any) -> float | np.ndarray:
+        """Kinetic energy (003 (3.35)), a float or ``(N,)``."""
+        batch, (q, qd) = self._batch(q=q, qd=qd)
+        if batch:
+            return np.array([energy.kinetic_energy(self._mp, self._ws, a, b) for a, b in zip(q, qd)])
+        return float(energy.kinetic_energy(self._mp, self._ws, q, qd))
+
+    def potential_energy(self, q: Any) -> float | np.ndarray:
+        """Gravitational potential energy ``-sum m_k g . c_k`` (zero at the world origin)."""
+        q = self._states("q", q)
+        if q.ndim == 2:
+            return np.array([energy.potential_energy(self._mp, self._ws, a) for a in q])
+        return float(energy.potential_energy(self._mp, self._ws, q))
+
+    # ---- kinematics --------------------------------------------------------------------------
+    def _frame(self, link: int | str | None) -> int:
+        """Frame index for a link argument: tool = n + 1, frames 0 (base) .. n."""
+        n, m = self.dof, self.model
+        if link is None:
+            return n + 1
+        if isinstance(link, str):
+            if link in m.link_names:
+                return m.link_names.index(link) + 1
+            if link == m.tip_link:
+                return n + 1
+            if link == m.base_link:
+                return 0
+            raise ValueError(f"unknown link '{link}'; links are {[m.base_link, *m.link_names]} "
+                             f"and the tool '{m.tip_link}'")
+        k = int(link)
+        if not 0 <= k <= n + 1:
+            raise ValueError(f"link index must be 0..{n} (or {n + 1} for the tool), got {link}")
+        return k
+
+    def fk(self, q: Any) -> np.ndarray:
+        """World pose (4x4) of the tool, or ``(N, 4, 4)``."""
+        q = self._states("q", q)
+        if q.ndim == 2:
+            out = np.empty((q.shape[0], 4, 4))
+            for k in range(q.shape[0]):
+                kinematics.tool_pose(self._mp, self._ws, q[k], out[k])
+            return out
+        T = np.empty((4, 4))
+        kinematics.tool_pose(self._mp, self._ws, q, T)
+        return T
+
+    def link_poses(self, q: Any) -> np.ndarray:
+        """World poses of frames 0 (base) .. n, ``(n + 1, 4, 4)``."""
+        q = self._states("q", q, batch_ok=False)
+        out = np.empty((self.dof + 1, 4, 4))
+        kinematics.link_poses(self._mp, self._ws, q, out)
+        return out
+
+    def jacobian(self, q: Any, link: int | str | None = None) -> np.ndarray:
+        """Geometric Jacobian ``(6, n)`` [linear; angular], world frame, of the tool origin
+        or of a link frame origin (name, or frame index 0..n); ``(N, 6, n)`` for a batch."""
+        frame = self._frame(link)
+        q = self._states("q", q)
+        if q.ndim == 2:
+            out = np.empty((q.shape[0], 6, self.dof))
+            for k in range(q.shape[0]):
+                kinematics.jacobian(self._mp, self._ws, q[k], frame, out[k])
+            return out
+        J = np.empty((6, self.dof))
+        kinematics.jacobian(self._mp, self._ws, q, frame, J)
+        return J
+
+    def jacobian_dot_times_qd(self, q: Any, qd: Any) -> np.ndarray:
+        """``J-dot qd`` (6,) of the tool Jacobian: the tool's acceleration at ``qdd = 0``."""
+        q = self._states("q", q, batch_ok=False)
+        qd = self._states("qd", qd, batch_ok=False)
+        out = np.empty(6)
+        kinematics.jacobian_dot_times_qd(self._mp, self._ws, q, qd, out)
+        return out
+
+    def analytic_jacobian(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(J_a, eta)``: the tool's analytic Jacobian with Z-Y-Z Euler-angle rates
+        (003 (1.34)-(1.37)) and the angles ``eta = (phi, theta, psi)``.  Raises at the
+        representation singularity ``sin(theta) = 0``."""
+        q = self._states("q", q, batch_ok=False)
+        J = np.empty((6, self.dof))
+        eta = np.empty(3)
+        if not kinematics.analytic_jacobian(self._mp, self._ws, q, J, eta):
+            raise ValueError("Euler-angle representation singular at this q (sin(theta) = 0)")
+        return J, eta
+
+    # ---- simulation --------------------------------------------------------------------------
+    def simulate(self, q0: Any, qd0: Any, tau: Any, dt: float, integrator: str = "rk4",
+                 include_actuators: bool = False, steps: int | None = None) -> SimulationResult:
+        """Integrate from ``(q0, qd0)`` with step ``dt`` under zero-order-hold torques.
+
+        ``tau``: an ``(steps, n)`` array (row k held over ``[k dt, (k+1) dt)``), or an
+        ``@njit`` callback ``tau_fn(t, q, qd, out)`` evaluated at the start of every step
+        (then ``steps`` is required).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or
+        ``"semi_implicit_euler"``.  Returns a ``SimulationResult`` that unpacks as
+        ``q, qd, qdd`` (each ``(steps + 1, n)``; ``algorithm.integrators``)."""
+        q0 = self._states("q0", q0, batch_ok=False)
+        qd0 = self._states("qd0", qd0, batch_ok=False)
+        key = str(integrator).lower()
+        if key not in INTEGRATORS:
+            raise ValueError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive number, got {dt}")
+        n = self.dof
+        if callable(tau) and not isinstance(tau, np.ndarray):
+            if steps is None or int(steps) < 1:
+                raise ValueError("steps (a positive int) is required with a torque callback")
+            fn, use_fn = tau, True
+            tau_arr = np.zeros((int(steps), n))
+        else:
+            tau_arr = np.ascontiguousarray(tau, dtype=float)
+            if tau_arr.ndim != 2 or tau_arr.shape[1] != n or tau_arr.shape[0] < 1:
+                raise ValueError(f"tau must have shape (steps, {n}), got {tau_arr.shape}")
+            if not np.isfinite(tau_arr).all():
+                raise ValueError(f"tau contains {'NaN' if np.isnan(tau_arr).any() else 'Inf'}")
+            if steps is not None and int(steps) != tau_arr.shape[0]:
+                raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
+            tau_arr = tau_arr.copy()
+            fn, use_fn = integrators.no_torque_callback, False
+        N = tau_arr.shape[0]
+        Q = np.empty((N + 1, n))
+        QD = np.empty((N + 1, n))
+        QDD = np.empty((N + 1, n))
+        integrators.integrate(self._mp, self._ws, q0, qd0, tau_arr, float(dt), INTEGRATORS[key],
+                              bool(include_actuators), fn, use_fn, Q, QD, QDD)
+        return SimulationResult(Q, QD, QDD, np.arange(N + 1) * float(dt), tau_arr)
