@@ -1,0 +1,533 @@
+"""Torque control laws of 003_871da85b02213601.txt chapter 6, over the core's jitted kernels.
+
+ROS-free.  Every law is an object with one entry point::
+
+    law = make_law("computed_torque", robot, gains)        # or ComputedTorque(robot, gains)
+    tau = law.compute(t, q, qd, ref)                       # ref: a Reference
+
+``compute`` writes into preallocated arrays and returns ``law.tau`` (overwritten by the next
+call).  Torques are in N m (N for prismatic joints) at the joints — the torque form of the
+book's laws, whose printed form is the motor-voltage one of (6.17); the MuJoCo bridge's motor
+mode is where voltages live.  Conventions and guarantees shared by all laws:
+
+* errors are ``e = q_d - q``, ``e' = q_d' - q'`` (003 (6.20), (6.42)); the book prints
+  (6.18) and (6.28) with ``K_p (q - q_d)``, a sign slip: its own expansion (6.19) uses
+  ``K_p (q_d - q)``, and only that sign is stable;
+* the damping term of the joint PD laws acts on ``e' = q_d' - q'``; for a set point
+  (``q_d' = 0``) that is exactly the book's ``-K_v q'`` of (6.18)/(6.28)/(6.34);
+* torques are saturated at the effort limits (the smaller of the model's and the law's
+  ``effort_limit`` gain); ``law.saturated`` marks the clipped joints;
+* a NaN/Inf in the state or the reference, or a non-finite result (e.g. a singular
+  Jacobian), gives **zero torque** and ``law.fault = True`` with ``law.status`` saying why;
+  nothing non-finite is ever returned;
+* gains can be replaced at any time with ``law.set_gains(...)`` (validated, atomic).
+
+The model-based laws (computed torque, resolved acceleration) call the recursive Newton-Euler
+kernel once: ``M qdd* + h + g`` is RNEA at ``(q, q', qdd*)``; with ``model_actuators`` the
+kernel also adds the actuator terms of (6.16)-(6.17) (armature ``G^T J_M G qdd*``, viscous
+``D q'``, Coulomb), i.e. the ``M-hat`` and ``D-hat`` of (6.41)/(6.48) include the drive.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
+from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
+from rbd_ros.algorithm.rnea import gravity, rnea_full
+from rbd_ros.control.gains import LAW_GAINS, LAWS, validate_gain, validate_gains
+from rbd_ros.data import empty_workspace, pack_model
+from rbd_ros.model import MdhModel
+from rbd_ros.spatial import orientation_error
+
+OK, BAD_INPUT, BAD_OUTPUT = 0, 1, 2
+_STATUS = {OK: "ok", BAD_INPUT: "non-finite state or reference: zero torque",
+           BAD_OUTPUT: "non-finite torque (singular model or Jacobian?): zero torque"}
+
+
+class Reference:
+    """What a law tracks, preallocated: joint ``q, qd, qdd`` (n) and task pose ``T`` (4x4),
+    twist ``v = [v; w]`` and its derivative ``a`` (6, world frame, tool origin).
+
+    ``joint`` / ``task`` tell which parts are valid.  Joint-space laws need the joint part;
+    task-space laws use the task part, or map the joint part through the kinematics when only
+    that is given (``r_d = fk(q_d)``, ``r_d' = J q_d'``, ``r_d'' = J q_d'' + J' q_d'``)."""
+
+    def __init__(self, dof: int) -> None:
+        self.q = np.zeros(dof)
+        self.qd = np.zeros(dof)
+        self.qdd = np.zeros(dof)
+        self.T = np.eye(4)
+        self.v = np.zeros(6)
+        self.a = np.zeros(6)
+        self.joint = True
+        self.task = False
+
+    def set_joint(self, q: np.ndarray, qd: np.ndarray | None = None, qdd: np.ndarray | None = None) -> "Reference":
+        self.q[:] = q
+        self.qd[:] = 0.0 if qd is None else qd
+        self.qdd[:] = 0.0 if qdd is None else qdd
+        self.joint, self.task = True, False
+        return self
+
+    def set_task(self, T: np.ndarray, v: np.ndarray | None = None, a: np.ndarray | None = None) -> "Reference":
+        self.T[:] = T
+        self.v[:] = 0.0 if v is None else v
+        self.a[:] = 0.0 if a is None else a
+        self.joint, self.task = False, True
+        return self
+
+
+# ---- jitted pieces (one call per cycle for the joint-space laws) --------------------------------
+@njit(cache=True)
+def _all_finite(x: np.ndarray) -> bool:  # pragma: no cover - jitted
+    for v in x.ravel():
+        if not math.isfinite(v):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _joint_inputs_ok(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray,
+                     qddr: np.ndarray) -> bool:  # pragma: no cover - jitted
+    return _all_finite(q) and _all_finite(qd) and _all_finite(qr) and _all_finite(qdr) and _all_finite(qddr)
+
+
+@njit(cache=True)
+def _finish(tau: np.ndarray, lim: np.ndarray, sat: np.ndarray, code: int) -> int:  # pragma: no cover
+    """Saturate at ``+-lim``; a non-finite entry (or ``code != OK``) zeroes everything."""
+    n = tau.shape[0]
+    if code == OK:
+        for i in range(n):
+            if not math.isfinite(tau[i]):
+                code = BAD_OUTPUT
+                break
+    if code != OK:
+        for i in range(n):
+            tau[i] = 0.0
+            sat[i] = False
+        return code
+    for i in range(n):
+        if tau[i] > lim[i]:
+            tau[i] = lim[i]
+            sat[i] = True
+        elif tau[i] < -lim[i]:
+            tau[i] = -lim[i]
+            sat[i] = True
+        else:
+            sat[i] = False
+    return OK
+
+
+@njit(cache=True)
+def _pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qr: np.ndarray,
+               qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray, kd: np.ndarray, with_gravity: bool,
+               lim: np.ndarray, e: np.ndarray, tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
+    """(6.18) ``tau = K_p e + K_v e'``; with ``with_gravity`` (6.34) ``+ g(q)``."""
+    if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
+        return _finish(tau, lim, sat, BAD_INPUT)
+    if with_gravity:
+        gravity(mp, ws, q, tau)
+    else:
+        tau[:] = 0.0
+    for i in range(q.shape[0]):
+        e[i] = qr[i] - q[i]
+        tau[i] += kp[i] * e[i] + kd[i] * (qdr[i] - qd[i])
+    return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray,
+                kp: np.ndarray, kd: np.ndarray, ki: np.ndarray, iclamp: np.ndarray, dt: float,
+                iterm: np.ndarray, lim: np.ndarray, e: np.ndarray, tau: np.ndarray,
+                sat: np.ndarray) -> int:  # pragma: no cover
+    """(6.28) ``tau = K_p e + K_v e' + int K_i e dt`` with the integral term clamped."""
+    if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
+        return _finish(tau, lim, sat, BAD_INPUT)
+    for i in range(q.shape[0]):
+        e[i] = qr[i] - q[i]
+        it = iterm[i] + ki[i] * e[i] * dt
+        if it > iclamp[i]:
+            it = iclamp[i]
+        elif it < -iclamp[i]:
+            it = -iclamp[i]
+        iterm[i] = it
+        tau[i] = kp[i] * e[i] + kd[i] * (qdr[i] - qd[i]) + it
+    return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                            qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray,
+                            kd: np.ndarray, actuators: bool, wrench: np.ndarray, lim: np.ndarray,
+                            e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
+                            sat: np.ndarray) -> int:  # pragma: no cover
+    """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``."""
+    if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
+        return _finish(tau, lim, sat, BAD_INPUT)
+    for i in range(q.shape[0]):
+        e[i] = qr[i] - q[i]
+        qdd_star[i] = qddr[i] + kd[i] * (qdr[i] - qd[i]) + kp[i] * e[i]
+    rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
+    return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _task_pose_jacobian(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, T: np.ndarray,
+                        J: np.ndarray) -> None:  # pragma: no cover - jitted
+    """Tool pose and tool Jacobian from one forward-kinematics pass."""
+    tool_pose(mp, ws, q, T)
+    frame_jacobian(mp, ws, q.shape[0], q.shape[0] + 1, J)
+
+
+@njit(cache=True)
+def _task_reference_from_joint(mp: np.ndarray, ws: np.ndarray, qr: np.ndarray, qdr: np.ndarray,
+                               qddr: np.ndarray, Jr: np.ndarray, T: np.ndarray, v: np.ndarray,
+                               a: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``r_d = fk(q_d)``, ``r_d' = J q_d'``, ``r_d'' = J q_d'' + J' q_d'``."""
+    _task_pose_jacobian(mp, ws, qr, T, Jr)
+    jacobian_dot_times_qd(mp, ws, qr, qdr, a)
+    for r in range(6):
+        sv = 0.0
+        sa = 0.0
+        for j in range(qr.shape[0]):
+            sv += Jr[r, j] * qdr[j]
+            sa += Jr[r, j] * qddr[j]
+        v[r] = sv
+        a[r] += sa
+
+
+@njit(cache=True)
+def _task_pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray,
+                    e: np.ndarray, kp: np.ndarray, kd: np.ndarray, lim: np.ndarray, tau: np.ndarray,
+                    sat: np.ndarray) -> int:  # pragma: no cover - jitted
+    """(6.47) ``tau = J^T K_p e - K_v q' + g(q)``."""
+    gravity(mp, ws, q, tau)
+    for j in range(q.shape[0]):
+        s = 0.0
+        for r in range(6):
+            s += J[r, j] * kp[r] * e[r]
+        tau[j] += s - kd[j] * qd[j]
+    return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _dls_solve(J: np.ndarray, lam2: float, A: np.ndarray, y: np.ndarray) -> bool:  # pragma: no cover
+    """``y <- (J J^T + lam2 I)^{-1} y`` (Cholesky of the core)."""
+    n = J.shape[1]
+    for r in range(6):
+        for c in range(r + 1):
+            s = 0.0
+            for j in range(n):
+                s += J[r, j] * J[c, j]
+            A[r, c] = s
+            A[c, r] = s
+        A[r, r] += lam2
+    return cholesky_solve_inplace(A, 0, 6, y)
+
+
+@njit(cache=True)
+def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                                  J: np.ndarray, e: np.ndarray, vr: np.ndarray, ar: np.ndarray,
+                                  kp: np.ndarray, kd: np.ndarray, knull: np.ndarray, lam2: float,
+                                  actuators: bool, wrench: np.ndarray, A: np.ndarray,
+                                  y: np.ndarray, jdqd: np.ndarray, z: np.ndarray,
+                                  qdd_star: np.ndarray, lim: np.ndarray, tau: np.ndarray,
+                                  sat: np.ndarray) -> int:  # pragma: no cover - jitted
+    """(6.48)-(6.49) in RNEA form (see ``ResolvedAcceleration``)."""
+    n = q.shape[0]
+    jacobian_dot_times_qd(mp, ws, q, qd, jdqd)
+    for r in range(6):
+        xd = 0.0
+        for j in range(n):
+            xd += J[r, j] * qd[j]
+        y[r] = ar[r] + kd[r] * (vr[r] - xd) + kp[r] * e[r] - jdqd[r]  # r''* - J' q'
+    if not _dls_solve(J, lam2, A, y):
+        return _finish(tau, lim, sat, BAD_OUTPUT)
+    for j in range(n):
+        s = 0.0
+        for r in range(6):
+            s += J[r, j] * y[r]
+        qdd_star[j] = s
+    if n > 6:  # (I - J^# J) z with z = -k_null q'
+        for j in range(n):
+            z[j] = -knull[j] * qd[j]
+        for r in range(6):
+            s = 0.0
+            for j in range(n):
+                s += J[r, j] * z[j]
+            y[r] = s
+        if not _dls_solve(J, lam2, A, y):
+            return _finish(tau, lim, sat, BAD_OUTPUT)
+        for j in range(n):
+            s = 0.0
+            for r in range(6):
+                s += J[r, j] * y[r]
+            qdd_star[j] += z[j] - s
+    rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
+    return _finish(tau, lim, sat, OK)
+
+
+# ---- the laws -------------------------------------------------------------------------------------
+class ControlLaw:
+    """Common part: model, workspace, gains, limits, outputs, fault handling.
+
+    ``robot`` is an ``rbd_ros.Robot`` or an ``MdhModel``.  ``gains`` maps gain names
+    (``rbd_ros.control.gains``) to scalars or per-axis lists; missing ones come from
+    ``config/controllers.yaml`` for this robot.  ``effort_limit`` (n, optional) tightens the
+    model's limits.  Outputs after ``compute``: ``tau``, ``error`` (joint laws: ``q_d - q``;
+    task laws: ``[p_d - p; orientation error]``), ``saturated``, ``fault``, ``status``.
+    """
+
+    name = ""
+    task_space = False
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, *,
+                 model_actuators: bool = True, gains_file: str | None = None) -> None:
+        model = robot if isinstance(robot, MdhModel) else robot.model
+        self.model: MdhModel = model
+        self.dof = n = model.dof
+        self.joint_names = tuple(model.joint_names)
+        self.mp = pack_model(model)
+        self.ws = empty_workspace(n)
+        self.model_actuators = bool(model_actuators)
+        self.tau = np.zeros(n)
+        self.error = np.zeros(6 if self.task_space else n)
+        self.saturated = np.zeros(n, dtype=np.bool_)
+        self.fault = False
+        self.status = "ok"
+        self._wrench = np.zeros(6)
+        self._model_limit = np.where(np.isfinite(model.effort_limit), model.effort_limit, np.inf)
+        self.limit = self._model_limit.copy()
+        self.gains: dict[str, np.ndarray] = {}
+        from rbd_ros.control.gains import load_gains
+
+        raw = load_gains(self.name, robot_names=[model.name], path=gains_file)
+        raw.update(gains or {})
+        if self.name == "pid" and "i_clamp" not in raw:
+            raw["i_clamp"] = np.where(np.isfinite(self.limit), self.limit, 1e3).tolist()
+        self.set_gains(raw)
+
+    # ---- gains --------------------------------------------------------------------------------
+    def set_gains(self, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        """Validate and apply gains (all or nothing); ``ValueError`` says what is wrong."""
+        new = {**(gains or {}), **kw}
+        if not self.gains:  # first call: the complete set
+            checked = validate_gains(self.name, new, self.dof)
+        else:
+            checked = {k: validate_gain(self.name, k, v, self.dof) for k, v in new.items()}
+        for k, v in checked.items():
+            self.gains[k] = np.ascontiguousarray(v, dtype=float)
+        extra = self.gains.get("effort_limit")
+        self.limit = self._model_limit.copy() if extra is None else np.minimum(self._model_limit, extra)
+
+    def reset(self) -> None:
+        """Forget internal state (integral term, last time)."""
+
+    # ---- cycle ---------------------------------------------------------------------------------
+    def compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> np.ndarray:
+        """Torques for measured ``q, qd`` at time ``t`` tracking ``ref``; returns ``self.tau``."""
+        code = self._compute(float(t), q, qd, ref)
+        self.fault = code != OK
+        self.status = _STATUS[code]
+        return self.tau
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        raise NotImplementedError
+
+
+class PD(ControlLaw):
+    """Independent joint PD, 003 (6.18) in torque form: ``tau = K_p (q_d - q) + K_v (q_d' - q')``.
+
+    No gravity compensation: at rest the arm settles where ``K_p e = g(q)``; linearising
+    ``g`` about ``q_d`` (``C = dg/dq``) gives the offset of (6.27),
+    ``e_inf = (K_p + C)^{-1} g(q_d)`` (torque form, ``e = q_d - q``)."""
+
+    name = "pd"
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        g = self.gains
+        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], False,
+                          self.limit, self.error, self.tau, self.saturated)
+
+
+class PDGravity(ControlLaw):
+    """PD with gravity compensation, 003 (6.34) in torque form:
+    ``tau = K_p (q_d - q) + K_v (q_d' - q') + g(q)``.  For a set point the Lyapunov function
+    (6.36) decreases along motions (6.39) (printed without its minus sign:
+    ``V' = -q'^T K_v q' <= 0``), so ``q -> q_d`` with no offset."""
+
+    name = "pd_gravity"
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        g = self.gains
+        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], True,
+                          self.limit, self.error, self.tau, self.saturated)
+
+
+class PID(ControlLaw):
+    """Independent joint PID, 003 (6.28) in torque form:
+    ``tau = K_p e + K_v e' + int_0^t K_i e dt`` with ``e = q_d - q``; by (6.29)-(6.33) it has
+    no steady-state offset under gravity (near ``q_d``).
+
+    Anti-windup: the integral *term* ``int K_i e dt`` (N m, so a gain change causes no bump)
+    is clamped to ``+-i_clamp`` every cycle.  ``dt`` is the time since the previous call; the
+    first call, a time going backwards, a gap longer than ``max_dt`` (s) or a faulty input
+    integrates nothing."""
+
+    name = "pid"
+    max_dt = 0.1
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        self.integral = np.zeros(robot.dof if hasattr(robot, "dof") else robot.model.dof)
+        self._t_prev = math.nan
+        super().__init__(robot, gains, **kw)
+
+    def reset(self) -> None:
+        self.integral[:] = 0.0
+        self._t_prev = math.nan
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        dt = t - self._t_prev
+        if not (0.0 < dt <= self.max_dt):
+            dt = 0.0
+        self._t_prev = t
+        g = self.gains
+        return _pid_kernel(q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], g["ki"], g["i_clamp"], dt,
+                           self.integral, self.limit, self.error, self.tau, self.saturated)
+
+
+class ComputedTorque(ControlLaw):
+    """Computed torque, 003 (6.41)-(6.42), evaluated as **one RNEA call**:
+    ``tau = M(q) qdd* + h(q, q') + g(q) [+ D q' ...] = RNEA(q, q', qdd*)`` with
+    ``qdd* = q_d'' + K_v (q_d' - q') + K_p (q_d - q)``.  With an exact model (6.43) the error
+    obeys (6.46) ``e'' + K_v e' + K_p e = 0``; ``kp``/``kd`` are acceleration gains (1/s^2,
+    1/s), critically damped for ``kd = 2 sqrt(kp)``."""
+
+    name = "computed_torque"
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        self.qdd_star = np.zeros(self.dof)
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        g = self.gains
+        return _computed_torque_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
+                                       self.model_actuators, self._wrench, self.limit, self.error,
+                                       self.qdd_star, self.tau, self.saturated)
+
+
+class _TaskLaw(ControlLaw):
+    """Task-space common part: tool pose ``T``, Jacobian ``J`` (6 x n, [linear; angular],
+    world), pose error ``e = [p_d - p; orientation_error(R_d, R)]`` (rotation vector, exact
+    for angles below pi).  Axes the arm cannot move (e.g. z, rx, ry of a planar arm) need
+    zero task gains."""
+
+    task_space = True
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        n = self.dof
+        self.T = np.eye(4)
+        self.J = np.zeros((6, n))
+        self.jdqd = np.zeros(6)
+        self.ref_T = np.eye(4)
+        self.ref_v = np.zeros(6)
+        self.ref_a = np.zeros(6)
+        self._Jr = np.zeros((6, n))
+        self._tool = n + 1
+
+    def task_reference(self, ref: Reference) -> None:
+        """Fill ``ref_T, ref_v, ref_a`` from ``ref`` (mapping a joint reference through the
+        kinematics when that is all there is)."""
+        if ref.task:
+            self.ref_T[:] = ref.T
+            self.ref_v[:] = ref.v
+            self.ref_a[:] = ref.a
+        else:
+            _task_reference_from_joint(self.mp, self.ws, ref.q, ref.qd, ref.qdd, self._Jr, self.ref_T,
+                                       self.ref_v, self.ref_a)
+
+    def _task_inputs(self, q: np.ndarray, qd: np.ndarray, ref: Reference) -> bool:
+        if not (_all_finite(q) and _all_finite(qd)):
+            return False
+        if ref.task:
+            if not (_all_finite(ref.T) and _all_finite(ref.v) and _all_finite(ref.a)):
+                return False
+        elif not _joint_inputs_ok(q, qd, ref.q, ref.qd, ref.qdd):
+            return False
+        self.task_reference(ref)
+        _task_pose_jacobian(self.mp, self.ws, q, self.T, self.J)
+        self.error[:3] = self.ref_T[:3, 3] - self.T[:3, 3]
+        self.error[3:] = orientation_error(self.ref_T[:3, :3], self.T[:3, :3])
+        return True
+
+
+class TaskPD(_TaskLaw):
+    """Task-space PD with gravity compensation, 003 (6.47):
+    ``tau = J^T(q) K_p (r_d - r) - K_v q' + g(q)``, ``r_d - r`` the pose error above, ``K_p``
+    task stiffness (6), ``K_v`` joint damping (n).  Stable by the argument of (6.34)-(6.39)
+    with ``V = 1/2 q'^T M q' + 1/2 e^T K_p e``; for a non-singular ``J`` it settles at
+    ``r = r_d`` (only set points are exact: (6.47) has no feed-forward)."""
+
+    name = "task_pd"
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        if not self._task_inputs(q, qd, ref):
+            return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+        g = self.gains
+        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, g["kp"], g["kd"], self.limit,
+                               self.tau, self.saturated)
+
+
+class ResolvedAcceleration(_TaskLaw):
+    """Resolved acceleration control, 003 (6.48)-(6.49), in RNEA form:
+
+    ``r''* = r_d'' + K_v (r_d' - J q') + K_p (r_d - r)``,
+    ``qdd* = J^#(q) (r''* - J'(q, q') q')``, ``tau = RNEA(q, q', qdd*)``
+    (``= M qdd* + h + g [+ D q']``).  ``J^{-1}`` of (6.48) is the damped least-squares
+    inverse ``J^T (J J^T + lambda^2 I)^{-1}`` (``lambda = dls_damping``; exact to
+    ``(lambda/sigma_min)^2`` away from singularities, bounded near them).  For a redundant arm
+    (n > 6) the null-space motion is damped: ``qdd* += (I - J^# J)(-k_null q')``.  With an
+    exact model and ``r'' = r''*`` the task error obeys (6.46)."""
+
+    name = "resolved_acceleration"
+    dls_damping = 1e-3
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        self.qdd_star = np.zeros(self.dof)
+        self._A = np.zeros((6, 6))
+        self._y = np.zeros(6)
+        self._z = np.zeros(self.dof)
+
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
+        if not self._task_inputs(q, qd, ref):
+            return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+        g = self.gains
+        return _resolved_acceleration_kernel(
+            self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
+            g["k_null"], self.dls_damping**2, self.model_actuators, self._wrench, self._A, self._y,
+            self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
+
+
+LAW_CLASSES: dict[str, type[ControlLaw]] = {
+    "pd": PD,
+    "pid": PID,
+    "pd_gravity": PDGravity,
+    "computed_torque": ComputedTorque,
+    "task_pd": TaskPD,
+    "resolved_acceleration": ResolvedAcceleration,
+}
+assert tuple(LAW_CLASSES) == LAWS and set(LAW_CLASSES) == set(LAW_GAINS)
+
+
+def make_law(name: str, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> ControlLaw:
+    """The law called ``name`` (one of ``LAWS``) over ``robot`` (Robot or MdhModel)."""
+    if name not in LAW_CLASSES:
+        raise ValueError(f"unknown controller type '{name}'; use one of {', '.join(LAWS)}")
+    return LAW_CLASSES[name](robot, gains, **kw)
