@@ -45,7 +45,6 @@ class DynamicsService:
         self.max_points = int(max_points)
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
         self._identity = tuple(robot.joint_names)
-        self._link_index = {name: i + 1 for i, name in enumerate(robot.model.link_names)}
 
     # ---- checking ------------------------------------------------------------------------
     def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
@@ -125,9 +124,8 @@ class DynamicsService:
         """(N, n, n) with rows and columns in the caller's joint order."""
         perm, n = self.permutation(joint_names), len(joint_names)
         q = self.states("positions", positions, n)
-        M = np.asarray(self.robot.mass_matrix(self._to_model(perm, q))).reshape(len(q), n, n)
-        if include_actuators:
-            M = M + np.diag(self.robot.model.armature)
+        M = np.asarray(self.robot.mass_matrix(self._to_model(perm, q), include_actuators))
+        M = M.reshape(len(q), n, n)
         if perm is not None:
             M = M[:, perm][:, :, perm]
         return M
@@ -148,10 +146,10 @@ class DynamicsService:
         """(6, n) [linear; angular], columns in the caller's joint order."""
         perm, n = self.permutation(joint_names), len(joint_names)
         q = self._to_model(perm, self.states("positions", positions, n, 1))[0]
-        if link and link not in self._link_index:
-            raise RequestError(f"unknown link '{link}'; links are {list(self._link_index)} "
-                               f"(empty for the tool)")
-        J = np.asarray(self.robot.jacobian(q, link=link or None))
+        try:
+            J = np.asarray(self.robot.jacobian(q, link=link or None))
+        except ValueError as exc:  # unknown link: the core's message names the valid ones
+            raise RequestError(str(exc)) from None
         return self._to_caller(perm, J)
 
     def forward_simulate(self, joint_names, initial_positions, initial_velocities, torques,
