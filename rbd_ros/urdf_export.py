@@ -73,7 +73,7 @@ def model_to_urdf(model: MdhModel, frame0_name: str | None = None) -> str:
         link = model.link_names[i]
         m = float(model.mass[i])
         lines.append(f"  <link name={quoteattr(link)}>")
-        if m > 0.0:
+        if m > 0.0 or np.any(model.inertia[i]):
             c, I = model.com[i], model.inertia[i]
             lines += ["    <inertial>",
                       f'      <origin xyz="{_f(c[0])} {_f(c[1])} {_f(c[2])}" rpy="0 0 0"/>',
