@@ -44,7 +44,8 @@ class UrdfConversion:
     positions: dict[str, float]  # reference positions used for locked / off-chain movable joints
     chain_path: tuple[str, ...]  # every URDF joint from base_link to tip_link
     max_error: float  # largest pose difference MDH vs URDF kinematics in the self-check
-    warnings: tuple[str, ...]
+    warnings: tuple[str, ...]  # the converter's own warnings (fidelity)
+    parser_notes: tuple[str, ...]  # urdf_parser_py's remarks (unknown tags/attributes, ...)
     urdf_xml: str  # the URDF text that was converted (after xacro)
 
     def frames(self, q: Sequence[float]) -> np.ndarray:
@@ -142,9 +143,10 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
         **_limits(tree, chain.joints),
     )
     conv = UrdfConversion(model=model, cases=geo.cases, link_offsets=offsets, positions=dict(chain.positions),
-                          chain_path=chain.path, max_error=0.0, warnings=tree.warnings, urdf_xml=tree.xml)
+                          chain_path=chain.path, max_error=0.0, warnings=(), parser_notes=tree.warnings,
+                          urdf_xml=tree.xml)
     err = _self_check(tree, chain, conv)
-    notes = list(tree.warnings)
+    notes = []
     if err > FIDELITY_WARN:
         msg = (f"{tree.source}: the MDH model deviates from the URDF by up to {err:.3g} (m or rad); "
                f"nearly parallel joint axes ({', '.join(geo.cases)}) are treated as parallel, so check "

@@ -33,10 +33,13 @@ Frame 0 (Step 6): ``z_0 ≡ z_1`` with its origin at the foot of the base_link o
 ``base`` is the identity whenever axis 1 is base_link's z axis.  Frame n (Step 7): origin at
 the URDF origin of joint n, ``x_n`` closest to the URDF frame of the last link.
 
-Axes within ``PARALLEL_TOL`` (|sin angle|) of parallel are treated as exactly parallel: MDH
-is ill-conditioned there (the common normal of nearly parallel lines runs off to infinity),
-and URDF angles rounded to ~1e-16 must not create kilometre-long offsets.  Lines closer than
-``DISTANCE_TOL`` count as intersecting/collinear.  The caller measures the resulting error.
+Nearly parallel axes: MDH is ill-conditioned there (the common normal of nearly parallel
+lines runs off to infinity) and rounding noise in URDF angles must not create kilometre-long
+offsets.  A pair with ``|sin angle| < NOISE_TOL`` (1e-12) is exactly parallel; one with
+``|sin angle| < PARALLEL_TOL`` (1e-9) is parallel unless its common normal lies within
+``NEAR_REACH`` (10 m) of the URDF joint origins, in which case the exact normal is kept (e.g.
+axes meeting at a tiny angle).  Lines closer than ``DISTANCE_TOL`` (1e-12 m) count as
+intersecting/collinear.  The caller measures the resulting error against the URDF.
 """
 from __future__ import annotations
 
@@ -46,7 +49,9 @@ import numpy as np
 
 from rbd_ros.algorithm.mdh import mdh_transform
 
-PARALLEL_TOL = 1e-9  # |z_i x z_{i+1}| below this: parallel
+PARALLEL_TOL = 1e-9  # |z_i x z_{i+1}| below this: parallel, unless the normal is near (below)
+NOISE_TOL = 1e-12  # ... and below this always parallel (rounding noise of rpy compositions)
+NEAR_REACH = 10.0  # metres: a nearly-parallel pair whose common normal is this close keeps it
 DISTANCE_TOL = 1e-12  # metres: lines this close intersect / are collinear
 _ZERO = 1e-13  # parameters smaller than this are written as exact zeros
 
@@ -107,11 +112,13 @@ def classify(l1: AxisLine, l2: AxisLine) -> tuple[str, np.ndarray, np.ndarray | 
     c = np.cross(u1, u2)
     s = float(np.linalg.norm(c))
     r = p2 - p1
-    if s >= PARALLEL_TOL:
+    if s >= NOISE_TOL:
         n = c / s
-        t1 = float(np.cross(r, u2) @ c) / (s * s)
-        case = "intersecting" if abs(float(r @ n)) < DISTANCE_TOL else "skew"
-        return case, p1 + t1 * u1, n
+        t1 = float(r @ np.cross(u2, n)) / s  # foot of the normal on line 1: p1 + t1 u1
+        t2 = float(r @ np.cross(u1, n)) / s  # ... and on line 2: p2 + t2 u2
+        if s >= PARALLEL_TOL or max(abs(t1), abs(t2)) <= NEAR_REACH:
+            case = "intersecting" if abs(float(r @ n)) < DISTANCE_TOL else "skew"
+            return case, p1 + t1 * u1, n
     anti = float(u1 @ u2) < 0
     w = r - float(r @ u1) * u1
     if np.linalg.norm(w) < DISTANCE_TOL:
