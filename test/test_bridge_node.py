@@ -172,7 +172,8 @@ def core_final_states(model: MdhModel, q0, steps: int) -> np.ndarray:
 
 # ---- lockstep ------------------------------------------------------------------------------------
 def test_lockstep_zero_torque_fall_matches_the_core_rk4(tmp_path, node_process, client) -> None:
-    model = seven_dof()
+    # without joint limits: the core has none, MuJoCo's would stop joint 4 at step ~300
+    model = seven_dof(lower=[-np.inf] * 7, upper=[np.inf] * 7)
     steps = 500
     expected = core_final_states(model, SEVEN_DOF_POSE, steps)
     node_process(bridge_args(model_file(tmp_path, model), mode="lockstep", integrator="RK4",
@@ -198,6 +199,7 @@ def test_lockstep_constant_torque_matches_mujoco_in_process(tmp_path, node_proce
     m, _ = build_mujoco_model(model)
     d = mujoco.MjData(m)
     d.qpos[:] = q0
+    mujoco.mj_forward(m, d)  # as the bridge's reset does (the solver warm-starts from it)
     for k in range(500):
         t, q, qd, effort = client.step(tau)
         d.ctrl[:] = tau

@@ -331,3 +331,15 @@ def test_reset_restores_the_initial_state_and_keeps_the_clock() -> None:
     assert sim.time == t
     with pytest.raises(ValueError, match="initial_positions"):
         sim_of(seven_dof(), initial_positions=[0.0, 1.0])
+
+
+def test_joint_limits_hold_as_in_mujoco() -> None:
+    model = seven_dof()
+    sim, _ = sim_of(model, command_timeout=0.0, initial_positions=SEVEN_DOF_POSE.tolist())
+    q4 = []
+    for _ in range(800):  # joint 4 falls onto its lower limit at about step 300
+        sim.command(np.zeros(7))
+        sim.step()
+        q4.append(sim.q[3])
+    assert min(q4) > model.lower[3] - 0.02  # MuJoCo's limit is a soft constraint
+    assert min(q4) < model.lower[3] + 0.02  # it did get there

@@ -62,7 +62,9 @@ import numpy as np
 from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
 
 NAME = "mujoco_bridge"
+COMMAND_TOPIC = "/effort_controller/commands"
 MAX_LAG = 0.1  # s behind schedule before realtime mode gives up catching up
+SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max modes
 
 
 # ---- parameters ---------------------------------------------------------------------------------
@@ -158,10 +160,67 @@ def load_model(node):
 
 
 # ---- the node -----------------------------------------------------------------------------------
+def topic_remaps(argv: list[str] | None, node_name: str) -> list[str]:
+    """The ``-r from:=to`` topic rules of the command line (not ``__node`` and the like), as
+    ``--ros-args`` for the inbox node, which ignores the global arguments."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    rules: list[str] = []
+    for flag, rule in zip(args, args[1:]):
+        if flag not in ("-r", "--remap") or ":=" not in rule:
+            continue
+        src = rule.split(":=", 1)[0]
+        if ":" in src:  # node-specific: 'name:from:=to'
+            target, _, src = src.partition(":")
+            if target != node_name:
+                continue
+            rule = src + ":=" + rule.split(":=", 1)[1]
+        if not src.startswith("__"):
+            rules += ["-r", rule]
+    return ["--ros-args", *rules] if rules else []
+
+
+class CommandInbox:
+    """The command subscription, read by the stepping thread itself rather than by the
+    executor: at 1 kHz the executor's per-message Python overhead would compete with the
+    stepping loop for the GIL and the CPU.  It lives on a hidden helper node that no executor
+    spins, so nothing else takes its messages (the rclpy pattern of ``wait_for_message``)."""
+
+    def __init__(self, node, topic: str, qos, argv: list[str] | None) -> None:
+        import rclpy
+        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+        from std_msgs.msg import Float64MultiArray
+
+        self.node = rclpy.create_node(
+            f"_{node.get_name()}_commands", context=node.context, namespace=node.get_namespace(),
+            cli_args=topic_remaps(argv, node.get_name()), use_global_arguments=False,
+            enable_rosout=False, start_parameter_services=False)
+        self.sub = self.node.create_subscription(Float64MultiArray, topic, lambda _: None, qos)
+        self.wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, node.context.handle)
+
+    def take_all(self) -> list:
+        """Every command waiting, oldest first (never blocks)."""
+        out = []
+        with self.sub.handle:
+            while True:
+                info = self.sub.handle.take_message(self.sub.msg_type, False)
+                if info is None:
+                    return out
+                out.append(info[0])
+
+    def wait(self, timeout: float) -> None:
+        """Block (GIL released) until a command arrives or ``timeout`` s pass."""
+        self.wait_set.clear_entities()
+        self.wait_set.add_subscription(self.sub.handle)
+        self.wait_set.wait(int(timeout * 1e9))
+
+    def destroy(self) -> None:
+        self.node.destroy_node()
+
+
 class MujocoBridge:
     """Publishers, subscription, services and the stepping loop around one ``Simulator``."""
 
-    def __init__(self, node, sim, config) -> None:
+    def __init__(self, node, sim, config, argv: list[str] | None = None) -> None:
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
@@ -185,8 +244,13 @@ class MujocoBridge:
         self.pub_state = node.create_publisher(JointState, "/joint_states", qos)
         self.pub_clock = node.create_publisher(Clock, "/clock", qos)
         self.pub_diag = node.create_publisher(String, "~/diagnostics", 10)
-        self.sub = node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                                            self.on_command, qos)
+        try:
+            self.inbox: CommandInbox | None = CommandInbox(node, COMMAND_TOPIC, qos, argv)
+        except Exception as exc:  # noqa: BLE001 - rclpy internals changed: use the executor
+            node.get_logger().warning(f"commands through the executor (slower): {exc}")
+            self.inbox = None
+            self.sub = node.create_subscription(Float64MultiArray, COMMAND_TOPIC,
+                                                self.on_command, qos)
         self.srv_reset = node.create_service(Trigger, "~/reset", self.on_reset)
         self.srv_pause = node.create_service(SetBool, "~/pause", self.on_pause)
         self._start = (time.monotonic(), sim.time, 0)
@@ -197,7 +261,8 @@ class MujocoBridge:
         if config.stats_period > 0:
             self.timers.append(node.create_timer(config.stats_period, self.print_stats))
         if self.mode == "lockstep":
-            self.timers.append(node.create_timer(0.1, self._idle_publish))
+            if self.inbox is None:
+                self.timers.append(node.create_timer(0.1, self._idle_publish))
             self.publish_state()
 
     # ---- publishing ---------------------------------------------------------------------------
@@ -265,7 +330,10 @@ class MujocoBridge:
 
     # ---- stepping loop (realtime, max) --------------------------------------------------------
     def start(self) -> None:
-        if self.mode != "lockstep":
+        if self.mode != "lockstep" or self.inbox is not None:
+            # the stepping thread must get the GIL back soon after its deadline, not after
+            # Python's default 5 ms switch interval while the executor thread runs callbacks
+            sys.setswitchinterval(SWITCH_INTERVAL)
             self._thread = threading.Thread(target=self._loop, name="mujoco_bridge_step",
                                             daemon=True)
             self._thread.start()
@@ -274,10 +342,15 @@ class MujocoBridge:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(2.0)
+        if self.inbox is not None:
+            self.inbox.destroy()
 
     def _loop(self) -> None:
         try:
-            self._run_loop()
+            if self.mode == "lockstep":
+                self._run_lockstep()
+            else:
+                self._run_loop()
         except Exception as exc:  # noqa: BLE001 - only at shutdown (publisher gone)
             if not self._stop.is_set():
                 print(f"{NAME}: stepping stopped: {exc}", file=sys.stderr, flush=True)
@@ -309,6 +382,10 @@ class MujocoBridge:
                     self.missed_steps += 1
             t0 = time.perf_counter()
             with self.lock:
+                if self.inbox is not None:
+                    for msg in self.inbox.take_all():
+                        self.got_command = True
+                        sim.command(msg.data, now)
                 sim.step(now)
                 k += 1
                 if k % every == 0:
@@ -317,6 +394,27 @@ class MujocoBridge:
             deadline += dt
             if not realtime and k % 200 == 0:
                 time.sleep(0)  # let the executor thread take commands
+
+    def _run_lockstep(self) -> None:
+        """Each command: one step, one /joint_states; the state at 10 Hz while idle before the
+        first command (and while paused)."""
+        assert self.inbox is not None
+        last_idle = time.monotonic()
+        while not self._stop.is_set():
+            self.inbox.wait(0.1)
+            msgs = self.inbox.take_all()
+            with self.lock:
+                for msg in msgs:
+                    self.got_command = True
+                    self.sim.command(msg.data, None)
+                    if not self.paused:
+                        t0 = time.perf_counter()
+                        self.sim.step(None)
+                        self.publish_state()
+                        self._record_step_time(time.perf_counter() - t0)
+                if (not self.got_command or self.paused) and time.monotonic() - last_idle >= 0.1:
+                    self.publish_state()
+                    last_idle = time.monotonic()
 
     # ---- diagnostics --------------------------------------------------------------------------
     def snapshot(self, since: tuple[float, float, int]) -> dict[str, Any]:
@@ -385,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error
             raise NodeConfigError(f"{type(exc).__name__}: {exc}") from None
-        bridge = MujocoBridge(node, sim, config)
+        bridge = MujocoBridge(node, sim, config, argv)
         executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(node)
         print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "

@@ -28,8 +28,11 @@ Actuators (003 §6.1): one ``motor`` actuator per joint (gear 1: ``ctrl`` is the
 ``tau`` of (6.10)/(6.16)); the reflected rotor inertia ``Gamma^T J_M Gamma`` of (6.17) is the
 joint ``armature``, the viscous coefficient ``D`` of (6.16) the joint ``damping`` and Coulomb
 friction the joint ``frictionloss`` (MuJoCo's soft dry-friction constraint with a time
-constant of two timesteps: exact while slipping, a slow creep while sticking).  Contacts are off by default (the MDH model carries no
-geometry); ``contacts=True`` adds crude link capsules that collide with each other.
+constant of two timesteps: exact while slipping, a slow creep while sticking).
+
+Joint limits (where both are finite) are MuJoCo's limit constraints, stiffened to a time
+constant of two timesteps.  Contacts are off by default (the MDH model carries no geometry);
+``contacts=True`` adds crude link capsules that collide with each other.
 """
 from __future__ import annotations
 
@@ -175,6 +178,9 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
         if np.isfinite(lo) and np.isfinite(hi):
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
             joint.range = [lo, hi]
+            # a hard stop: the stiffest stable constraint time constant (2 timesteps) instead
+            # of MuJoCo's default 0.02 s, which lets a falling arm sink ~0.05 rad past a limit
+            joint.solref_limit = [2.0 * float(timestep), 1.0]
         else:
             joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
         if actuators:
