@@ -313,3 +313,11 @@ def test_sources_path_string_pathlike_and_xacro(tmp_path: Path) -> None:
     assert m.name == "xarm" and m.dof == 2 and m.a[1] == pytest.approx(0.25) and m.upper[0] == math.pi
     assert load_model(xacro).a[1] == pytest.approx(0.5)
     assert load_model(xacro.read_text(), xacro_args={"length": "0.1"}).a[1] == pytest.approx(0.1)
+
+
+def test_missing_axis_defaults_to_x_like_urdf() -> None:
+    xml = _one_link('<mass value="1"/><inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/>',
+                    kind="continuous").replace('<axis xyz="0 0 1"/>', '<origin xyz="0 0 0.25"/>')
+    conv = load_conversion(xml)
+    assert np.allclose(conv.model.base[:3, 2], [1, 0, 0])
+    check_all(conv, 21)

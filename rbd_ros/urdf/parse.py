@@ -160,11 +160,15 @@ def _run_xacro(path: Path | None, text: str | None, args: dict[str, str], label:
             xacro.process_doc(doc, mappings=args)
         return doc.toxml()
     except xml.parsers.expat.ExpatError as exc:
-        raise UrdfError(f"{label}: not well-formed XML: {exc}") from None
+        raise UrdfError(f"{label}: not well-formed XML: {_one_line(str(exc))}") from None
     except xacro.XacroException as exc:
-        raise UrdfError(f"{label}: xacro failed: {exc}") from None
+        raise UrdfError(f"{label}: xacro failed: {_one_line(str(exc))}") from None
     except Exception as exc:  # xacro raises bare NameError/KeyError/... for bad expressions
-        raise UrdfError(f"{label}: xacro failed: {type(exc).__name__}: {exc}") from None
+        raise UrdfError(f"{label}: xacro failed: {type(exc).__name__}: {_one_line(str(exc))}") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 # ---- parsing ---------------------------------------------------------------------------------
@@ -240,7 +244,7 @@ def _urdf_parser_py(text: str, label: str):
         try:
             robot = URDF.from_xml_string(text)
         except Exception as exc:  # ParseError / AssertionError / ValueError from the parser
-            msg = str(exc).strip().replace("\n", " ") or type(exc).__name__
+            msg = _one_line(str(exc)) or type(exc).__name__
             raise UrdfError(f"{label}: invalid URDF: {msg}") from None
         finally:
             core.on_error, xmlr.on_error = saved
