@@ -321,3 +321,13 @@ def test_missing_axis_defaults_to_x_like_urdf() -> None:
     conv = load_conversion(xml)
     assert np.allclose(conv.model.base[:3, 2], [1, 0, 0])
     check_all(conv, 21)
+
+
+def test_robot_from_urdf_uses_the_converter() -> None:
+    from rbd_ros import Robot
+
+    robot = Robot.from_urdf(str(example_robot_urdf(PANDA)), "panda_link0", "panda_link8",
+                            locked_joints={"panda_finger_joint1": 0.02})
+    assert robot.model.to_dict() == _panda().model.to_dict()
+    q = np.linspace(-1, 1, 7)
+    assert np.allclose(robot.fk(q), _panda().tool_pose(q), atol=1e-13)

@@ -105,8 +105,8 @@ def format_table(conv: UrdfConversion) -> str:
     lines += ["  ".join(c.rjust(w) if k >= 3 else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths)))
               for r in (head, *rows)]
     with np.printoptions(precision=6, suppress=True):
-        lines.append("base (base_link -> frame 0):\n" + str(m.base))
-        lines.append(f"tool (frame {m.dof} -> {m.tip_link}):\n" + str(m.tool))
+        lines.append("base (base_link -> frame 0):\n" + str(np.round(m.base, 12) + 0.0))
+        lines.append(f"tool (frame {m.dof} -> {m.tip_link}):\n" + str(np.round(m.tool, 12) + 0.0))
     if conv.positions:
         lines.append("locked: " + ", ".join(f"{k}={v:g}" for k, v in conv.positions.items()))
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from rbd_ros.urdf.transforms import origin_transform
 MOVABLE = ("revolute", "continuous", "prismatic")
 JOINT_TYPES = MOVABLE + ("fixed", "floating", "planar")
 
-_PARSER_LOCK = threading.Lock()  # urdf_parser_py reports warnings through a module global
+_PARSER_LOCK = threading.Lock()  # urdf_parser_py and xacro keep state in module globals
 
 
 @dataclass(frozen=True)
@@ -152,12 +152,13 @@ def _run_xacro(path: Path | None, text: str | None, args: dict[str, str], label:
     import xml.parsers.expat
 
     try:
-        if path is not None:
-            doc = xacro.process_file(str(path), mappings=args)
-        else:
-            xacro.init_stacks(None)
-            doc = xacro.parse(text)
-            xacro.process_doc(doc, mappings=args)
+        with _PARSER_LOCK:  # xacro keeps its file stack and arguments in module globals
+            if path is not None:
+                doc = xacro.process_file(str(path), mappings=args)
+            else:
+                xacro.init_stacks(None)
+                doc = xacro.parse(text)
+                xacro.process_doc(doc, mappings=args)
         return doc.toxml()
     except xml.parsers.expat.ExpatError as exc:
         raise UrdfError(f"{label}: not well-formed XML: {_one_line(str(exc))}") from None
