@@ -13,7 +13,8 @@
 
 :func:`select_chain` returns a :class:`Chain` holding, for the reference configuration
 (chain joints at q = 0, locked joints at their values), every link's pose in the
-``base_link`` frame and the index of the moving body it rides on (0 = the fixed world).
+``base_link`` frame and the index of the moving body it rides on (0 = the fixed world);
+those bodies become the links of the modified-DH chain (003_871da85b02213601.txt §1.6).
 """
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ class Chain:
     positions: dict[str, float]  # position of every locked / off-chain movable joint below base
     reference: dict[str, np.ndarray]  # link -> pose in the base_link frame at the reference
     body: dict[str, int]  # link below base -> moving body it rides on (0 = world, i = joint i)
-
     children: tuple[str, ...]  # URDF link moved directly by each MDH joint
 
     def links_of(self, i: int) -> list[str]:
