@@ -55,8 +55,9 @@ def window(stats: list[dict[str, float]], first: int) -> dict[str, float]:
             "step_p99": max(s["step_p99"] for s in part)}
 
 
-def run(mode: str, duration: float, model_yaml: str) -> dict[str, float]:
+def run(mode: str, duration: float, model_yaml: str, rt_priority: int = 0) -> dict[str, float]:
     params = ["--ros-args", "-p", f"model_yaml:={model_yaml}", "-p", f"mode:={mode}",
+              "-p", f"rt_priority:={rt_priority}",
               "-p", "initial_positions:=[" + ", ".join(map(str, SEVEN_DOF_POSE)) + "]",
               "-p", "stats_period:=1.0"]
     bridge = NodeProcess(["mujoco-bridge", *params])
@@ -90,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=60.0, help="realtime run, s (wall)")
     ap.add_argument("--lockstep-duration", type=float, default=10.0, help="lockstep run, s")
+    ap.add_argument("--rt-priority", type=int, default=0,
+                    help="the bridge's rt_priority (SCHED_FIFO) in realtime mode; 0 = off")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bridge.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
@@ -97,15 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         model_yaml = str(Path(tmp) / "seven_dof.yaml")
         seven_dof().to_yaml(model_yaml)
-        rt = run("realtime", args.duration, model_yaml)
+        rt = run("realtime", args.duration, model_yaml, args.rt_priority)
         ls = run("lockstep", args.lockstep_duration, model_yaml)
     steps = rt["steps"]
     missed_pct = 100.0 * rt["missed_steps"] / steps if steps else float("nan")
     result = {
         "robot": "seven_dof (Panda MDH table, 7 DoF)", "timestep": 0.001, "integrator": "RK4",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+        "machine": {"cpus": os.cpu_count(), "load_average_at_end": os.getloadavg(), "python": platform.python_version(),
                     "platform": platform.platform()},
-        "realtime": {"duration_s": args.duration, "steps": int(steps), "rtf": rt["rtf"],
+        "realtime": {"duration_s": args.duration, "rt_priority": args.rt_priority, "steps": int(steps), "rtf": rt["rtf"],
                      "missed_steps": int(rt["missed_steps"]), "missed_pct": missed_pct,
                      "step_time_p99_us": rt["step_p99"], "commands": int(rt["commands"]),
                      "controller_rate_hz": rt["controller_rate"],

@@ -16,7 +16,7 @@ Parameters
           initial_velocities, command_timeout, brake_damping, command_mode (torque | voltage),
           saturation, armature, viscous_friction, coulomb_friction, voltage_limit,
           latency_steps, encoder_resolution, position_noise, velocity_noise, effort_noise,
-          noise_seed, diagnostics_period, stats_period, min_mass, min_inertia.
+          noise_seed, diagnostics_period, stats_period, rt_priority, min_mass, min_inertia.
 
 Modes
   realtime  one step per ``timestep`` of wall clock (absolute deadlines, catching up when
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import threading
 import time
@@ -346,6 +347,13 @@ class MujocoBridge:
             self.inbox.destroy()
 
     def _loop(self) -> None:
+        if self.cfg.rt_priority > 0:
+            try:  # this thread only (pid 0 = the calling thread on Linux)
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.cfg.rt_priority))
+            except (OSError, AttributeError) as exc:
+                self.node.get_logger().warning(
+                    f"rt_priority {self.cfg.rt_priority}: SCHED_FIFO refused ({exc}); stepping "
+                    "with normal scheduling")
         try:
             if self.mode == "lockstep":
                 self._run_lockstep()

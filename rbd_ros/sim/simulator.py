@@ -51,6 +51,7 @@ class BridgeConfig:
     initial_velocities: tuple[float, ...] = ()
     diagnostics_period: float = 1.0
     stats_period: float = 10.0
+    rt_priority: int = 0
     # safety
     command_timeout: float = 0.05
     brake_damping: float = 10.0
@@ -104,6 +105,9 @@ class BridgeConfig:
         put(self, "publish_every", int(self.publish_every))
         put(self, "latency_steps", int(self.latency_steps))
         put(self, "noise_seed", int(self.noise_seed))
+        if not 0 <= int(self.rt_priority) <= 99:
+            raise ValueError(f"rt_priority must be 0 (off) to 99, got {self.rt_priority}")
+        put(self, "rt_priority", int(self.rt_priority))
 
     @classmethod
     def keys(cls) -> list[str]:
