@@ -343,3 +343,12 @@ def test_joint_limits_hold_as_in_mujoco() -> None:
         q4.append(sim.q[3])
     assert min(q4) > model.lower[3] - 0.02  # MuJoCo's limit is a soft constraint
     assert min(q4) < model.lower[3] + 0.02  # it did get there
+
+
+def test_default_start_is_zero_clipped_into_the_limits() -> None:
+    model = seven_dof()  # joint 4's range [-3.07, -0.07] excludes 0
+    sim, log = sim_of(model)
+    expected = np.zeros(7)
+    expected[3] = model.upper[3]
+    np.testing.assert_array_equal(sim.q, expected)
+    assert log.count("nearest limit") == 1

@@ -194,7 +194,12 @@ class Simulator:
         self.qd0 = self._initial(cfg.initial_velocities, "initial_velocities")
         outside = [model.joint_names[i] for i in range(n)
                    if not model.lower[i] <= self.q0[i] <= model.upper[i]]
-        if outside:
+        if outside and not cfg.initial_positions:
+            # default start: zeros, moved onto the nearest limit where zero is outside the range
+            self.q0 = np.clip(self.q0, model.lower, model.upper)
+            self.log("info", f"initial positions: 0 is outside the limits of {outside}; those "
+                             f"start at their nearest limit")
+        elif outside:
             self.log("warn", f"initial positions outside the joint limits for {outside}")
         self.stats = SimStats()
         self._last_error_log = -math.inf
