@@ -1,0 +1,17 @@
+"""Jitted rigid-body algorithms, one per module (Pinocchio style).
+
+* ``mdh``: the modified-DH link transform (003_871da85b02213601.txt §1.6)
+* ``layout``: packed model / workspace layout (the Model/Data split; ``rbd_ros.data``)
+* ``kinematics``: link frames, velocities/accelerations, Jacobians, J-dot qd, analytic Jacobian
+* ``rnea``: inverse dynamics, gravity g(q), bias h(q, qd) (003 §4.5)
+* ``crba``: mass matrix M(q);  ``aba``: articulated-body forward dynamics
+* ``forward_dynamics``: qdd (ABA; Cholesky variant kept as a check)
+* ``coriolis``: C(q, qd) with M-dot - 2C skew;  ``energy``: kinetic and potential energy
+* ``integrators``: RK4 and semi-implicit Euler over a whole horizon
+* ``checked``: validated single-state entry points for ``rbd_ros.Robot``
+
+Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function
+itself, not on the modules it calls: after editing a kernel, delete the ``*.nbi``/``*.nbc``
+files in ``rbd_ros/algorithm/__pycache__`` (or set ``NUMBA_CACHE_DIR``) so callers in other
+modules (``checked``, ``integrators``...) are recompiled.
+"""

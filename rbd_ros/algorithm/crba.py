@@ -33,32 +33,47 @@ def link_com_inertia(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
     for r in range(3):
         ws[i, WCC + r] = (ws[i, WGP + r] + ws[i, WGR + 3 * r] * s0 + ws[i, WGR + 3 * r + 1] * s1
                           + ws[i, WGR + 3 * r + 2] * s2)
-    # T = I R^T (T[a, c] = sum_k I[a, k] R[c, k]) kept in WICC, then R T (upper triangle)
-    for a in range(3):
-        for c in range(3):
-            ws[i, WICC + 3 * a + c] = (mp[i, IC + 3 * a] * ws[i, WGR + 3 * c]
-                                       + mp[i, IC + 3 * a + 1] * ws[i, WGR + 3 * c + 1]
-                                       + mp[i, IC + 3 * a + 2] * ws[i, WGR + 3 * c + 2])
-    t00 = ws[i, WICC]
-    t01 = ws[i, WICC + 1]
-    t02 = ws[i, WICC + 2]
-    t10 = ws[i, WICC + 3]
-    t11 = ws[i, WICC + 4]
-    t12 = ws[i, WICC + 5]
-    t20 = ws[i, WICC + 6]
-    t21 = ws[i, WICC + 7]
-    t22 = ws[i, WICC + 8]
-    for r in range(3):
-        g0 = ws[i, WGR + 3 * r]
-        g1 = ws[i, WGR + 3 * r + 1]
-        g2 = ws[i, WGR + 3 * r + 2]
-        for c in range(r, 3):
-            tc0 = t00 if c == 0 else (t01 if c == 1 else t02)
-            tc1 = t10 if c == 0 else (t11 if c == 1 else t12)
-            tc2 = t20 if c == 0 else (t21 if c == 1 else t22)
-            val = g0 * tc0 + g1 * tc1 + g2 * tc2
-            ws[i, WICC + 3 * r + c] = val
-            ws[i, WICC + 3 * c + r] = val
+    # W = R I R^T, unrolled on scalars (I symmetric): T = I R^T, then W = R T (upper half)
+    r00 = ws[i, WGR]
+    r01 = ws[i, WGR + 1]
+    r02 = ws[i, WGR + 2]
+    r10 = ws[i, WGR + 3]
+    r11 = ws[i, WGR + 4]
+    r12 = ws[i, WGR + 5]
+    r20 = ws[i, WGR + 6]
+    r21 = ws[i, WGR + 7]
+    r22 = ws[i, WGR + 8]
+    a = mp[i, IC]
+    b = mp[i, IC + 1]
+    c = mp[i, IC + 2]
+    d = mp[i, IC + 4]
+    e = mp[i, IC + 5]
+    f = mp[i, IC + 8]
+    # T[:, k] = I R[k, :]^T
+    t00 = a * r00 + b * r01 + c * r02
+    t10 = b * r00 + d * r01 + e * r02
+    t20 = c * r00 + e * r01 + f * r02
+    t01 = a * r10 + b * r11 + c * r12
+    t11 = b * r10 + d * r11 + e * r12
+    t21 = c * r10 + e * r11 + f * r12
+    t02 = a * r20 + b * r21 + c * r22
+    t12 = b * r20 + d * r21 + e * r22
+    t22 = c * r20 + e * r21 + f * r22
+    w00 = r00 * t00 + r01 * t10 + r02 * t20
+    w01 = r00 * t01 + r01 * t11 + r02 * t21
+    w02 = r00 * t02 + r01 * t12 + r02 * t22
+    w11 = r10 * t01 + r11 * t11 + r12 * t21
+    w12 = r10 * t02 + r11 * t12 + r12 * t22
+    w22 = r20 * t02 + r21 * t12 + r22 * t22
+    ws[i, WICC] = w00
+    ws[i, WICC + 1] = w01
+    ws[i, WICC + 2] = w02
+    ws[i, WICC + 3] = w01
+    ws[i, WICC + 4] = w11
+    ws[i, WICC + 5] = w12
+    ws[i, WICC + 6] = w02
+    ws[i, WICC + 7] = w12
+    ws[i, WICC + 8] = w22
 
 
 @njit(cache=True)
@@ -76,22 +91,28 @@ def link_world_inertia(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
     ws[i, WCH] = m * c0
     ws[i, WCH + 1] = m * c1
     ws[i, WCH + 2] = m * c2
-    cc = c0 * c0 + c1 * c1 + c2 * c2
-    for r in range(3):
-        cr = c0 if r == 0 else (c1 if r == 1 else c2)
-        for c in range(3):
-            ccol = c0 if c == 0 else (c1 if c == 1 else c2)
-            val = ws[i, WICC + 3 * r + c] - m * cr * ccol
-            if r == c:
-                val += m * cc
-            ws[i, WCI + 3 * r + c] = val
+    h0 = m * c0
+    h1 = m * c1
+    h2 = m * c2
+    # I_O = W + m (|c|^2 E - c c^T)
+    ws[i, WCI] = ws[i, WICC] + h1 * c1 + h2 * c2
+    ws[i, WCI + 4] = ws[i, WICC + 4] + h0 * c0 + h2 * c2
+    ws[i, WCI + 8] = ws[i, WICC + 8] + h0 * c0 + h1 * c1
+    x01 = ws[i, WICC + 1] - h0 * c1
+    x02 = ws[i, WICC + 2] - h0 * c2
+    x12 = ws[i, WICC + 5] - h1 * c2
+    ws[i, WCI + 1] = x01
+    ws[i, WCI + 3] = x01
+    ws[i, WCI + 2] = x02
+    ws[i, WCI + 6] = x02
+    ws[i, WCI + 5] = x12
+    ws[i, WCI + 7] = x12
 
 
 @njit(cache=True)
-def crba_from_transforms(mp: np.ndarray, ws: np.ndarray, n: int) -> None:
-    """Mass matrix into the workspace block ``ws[mrow(n) + i, j]`` (full, symmetric);
-    needs ``forward_kinematics``."""
-    r0 = mrow(n)
+def crba_from_transforms(mp: np.ndarray, ws: np.ndarray, n: int, out: np.ndarray, r0: int) -> None:
+    """Mass matrix into ``out[r0 + i, j]`` (full, symmetric): ``out = M, r0 = 0`` or the
+    workspace block ``out = ws, r0 = mrow(n)``.  Needs ``forward_kinematics``."""
     for i in range(n - 1, -1, -1):
         link_world_inertia(mp, ws, i)
         if i < n - 1:
@@ -121,8 +142,8 @@ def crba_from_transforms(mp: np.ndarray, ws: np.ndarray, n: int) -> None:
         for i in range(j + 1):
             val = (ws[i, WS] * n0 + ws[i, WS + 1] * n1 + ws[i, WS + 2] * n2
                    + ws[i, WS + 3] * f0 + ws[i, WS + 4] * f1 + ws[i, WS + 5] * f2)
-            ws[r0 + i, j] = val
-            ws[r0 + j, i] = val
+            out[r0 + i, j] = val
+            out[r0 + j, i] = val
 
 
 @njit(cache=True)
@@ -130,11 +151,7 @@ def crba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
     """Mass matrix M(q) (n x n) into ``M``."""
     n = q.shape[0]
     forward_kinematics(mp, ws, q)
-    crba_from_transforms(mp, ws, n)
-    r0 = mrow(n)
-    for i in range(n):
-        for j in range(n):
-            M[i, j] = ws[r0 + i, j]
+    crba_from_transforms(mp, ws, n, M, 0)
 
 
 @njit(cache=True, parallel=True)
