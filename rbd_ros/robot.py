@@ -17,6 +17,10 @@ Conventions (all SI, world frame = the URDF ``base_link``):
 
 A lower-level API, ``robot.kernels``, calls the kernels with no validation at all and
 returns preallocated buffers (like Pinocchio's ``data.tau``), overwritten by the next call.
+
+A ``Robot`` owns one workspace (``robot.data``): kernels hold the GIL, so concurrent Python
+threads cannot corrupt it, but for real parallelism use the batch calls or one ``Robot``
+per thread (``Robot(robot.model)`` is cheap once the kernels are compiled).
 """
 from __future__ import annotations
 
