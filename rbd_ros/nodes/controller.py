@@ -51,11 +51,27 @@ import time
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
 
 TRIGGERS = ("joint_states", "timer")
 COMMAND_TOPIC = "/effort_controller/commands"
+
+
+@njit(cache=True)
+def _gather(src: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``out[i] = src[index[i]]`` (np.take costs ~3x more on 7 entries)."""
+    for i in range(index.shape[0]):
+        out[i] = src[index[i]]
+
+
+@njit(cache=True)
+def _gather2(a: np.ndarray, b: np.ndarray, index: np.ndarray, out_a: np.ndarray,
+             out_b: np.ndarray) -> None:  # pragma: no cover - jitted
+    for i in range(index.shape[0]):
+        out_a[i] = a[index[i]]
+        out_b[i] = b[index[i]]
 
 
 def _stamp_seconds(stamp: Any) -> float:
@@ -171,6 +187,7 @@ class Controller:
         self.cartesian: Any = None  # CartesianMove for task-space laws
         self._HoldPosition = HoldPosition
         self.tau_out = np.zeros(n)
+        self._state_buf = np.zeros((2, n))
         self.cycles = 0
 
         # ---- ROS interfaces --------------------------------------------------------------------
@@ -212,6 +229,9 @@ class Controller:
         self.law.reset()
         traj = quintic_point_to_point(q, q + 0.1, 1.0)
         traj.evaluate(0.5, q.copy(), q.copy(), q.copy())
+        idx = np.arange(n, dtype=np.intp)
+        _gather(q, idx, q.copy())
+        _gather2(q, q, idx, q.copy(), q.copy())
 
     @staticmethod
     def _load_model(model_yaml: str, robot_description: str, urdf_path: str, base_link: str,
@@ -294,11 +314,11 @@ class Controller:
         t = stamp.sec + 1e-9 * stamp.nanosec
         if t == 0.0:
             t = self.node.get_clock().now().nanoseconds * 1e-9
-        np.take(np.frombuffer(pos), self._state_index, out=self.q)
         vel = msg.velocity
         if len(vel) == len(names):
-            np.take(np.frombuffer(vel), self._state_index, out=self.qd)
+            _gather2(np.frombuffer(pos), np.frombuffer(vel), self._state_index, self.q, self.qd)
         else:
+            _gather(np.frombuffer(pos), self._state_index, self.q)
             if not self._no_velocity_warned:
                 self.log.warn("/joint_states has no velocities: estimating them by finite differences")
                 self._no_velocity_warned = True
@@ -444,7 +464,7 @@ class Controller:
         elif self._fault_logged:
             self.log.info("inputs finite again: control resumed")
             self._fault_logged = False
-        np.take(tau, self.cmd_index, out=self.tau_out)
+        _gather(tau, self.cmd_index, self.tau_out)
         self._publish_command()
         self.cycles += 1
         if self.publish_state:
@@ -461,9 +481,10 @@ class Controller:
     def _publish_state(self, t: float) -> None:
         msg = self.state_msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = _stamp_from_seconds(t)
-        idx = self.cmd_index
-        msg.position = array.array("d", self.ref.q[idx].tobytes())
-        msg.velocity = array.array("d", self.q[idx].tobytes())
+        idx, buf = self.cmd_index, self._state_buf
+        _gather2(self.ref.q, self.q, idx, buf[0], buf[1])
+        msg.position = array.array("d", buf[0].tobytes())
+        msg.velocity = array.array("d", buf[1].tobytes())
         msg.effort = array.array("d", self.tau_out.tobytes())
         try:
             self.state_pub.publish(msg)

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Benchmark of the controllers: compute time per control cycle and loop latency through DDS.
+
+    .venv/bin/python bench/bench_control.py [--quick]
+
+Prints a table and writes ``bench/results/control.json``.  Medians over repeats.
+
+* **law**: ``law.compute(t, q, qd, ref)`` alone, every law, PUMA 560 (6) and arm7 (7 DoF),
+  full models ``config/NAME.yaml``;
+* **callback**: the node's ``/joint_states`` callback body, in process (a real rclpy node, the
+  callback called directly with a prepared ``sensor_msgs/JointState``, a quintic trajectory
+  being tracked): message -> numpy by joint name, reference, law, numpy -> message.  Three
+  rows: the ``publish()`` calls stubbed out (the cost of our code, target <= 20 us for
+  computed torque on 7 DoF), plus publishing the command, plus the ~/controller_state too;
+* **loop**: the end-to-end round trip through DDS, ``/joint_states`` published by this
+  process -> the controller process -> ``/effort_controller/commands`` received here (the
+  lockstep cycle), for computed torque on arm7, and the same with a trivial echo node
+  (``bench/echo_controller.py``) as the floor set by rclpy + DDS.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import timeit
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rbd_ros.control.gains import LAWS  # noqa: E402
+from rbd_ros.control.laws import Reference, make_law  # noqa: E402
+from rbd_ros.model import MdhModel  # noqa: E402
+
+ROBOTS = {"puma560": ROOT / "config" / "puma560.yaml", "arm7": ROOT / "config" / "arm7.yaml"}
+
+
+def median_us(fn, number: int, repeat: int) -> float:  # noqa: ANN001
+    return 1e6 * statistics.median(t / number for t in timeit.repeat(fn, number=number, repeat=repeat))
+
+
+def bench_laws(quick: bool) -> dict:
+    number, repeat = (500, 3) if quick else (3000, 7)
+    out: dict = {}
+    for name, path in ROBOTS.items():
+        model = MdhModel.from_yaml(str(path))
+        n = model.dof
+        rng = np.random.default_rng(0)
+        lo, hi = np.clip(model.lower, -2, 2), np.clip(model.upper, -2, 2)
+        q = lo + rng.uniform(0.3, 0.7, n) * (hi - lo)
+        qd = rng.normal(size=n) * 0.3
+        ref = Reference(n).set_joint(q + 0.01, qd + 0.1, rng.normal(size=n))
+        out[name] = {}
+        for law_name in LAWS:
+            law = make_law(law_name, model)
+            law.compute(0.0, q, qd, ref)
+            out[name][law_name] = median_us(lambda: law.compute(0.0, q, qd, ref), number, repeat)  # noqa: B023
+    return out
+
+
+def bench_callback(quick: bool) -> dict:
+    """The /joint_states callback body of the node, called directly."""
+    import rclpy
+    from rclpy.context import Context
+    from sensor_msgs.msg import JointState
+
+    from rbd_ros.control.trajectory import quintic_point_to_point
+    from rbd_ros.nodes.controller import Controller
+
+    number, repeat = (300, 3) if quick else (2000, 7)
+    model = MdhModel.from_yaml(str(ROBOTS["arm7"]))
+    n = model.dof
+    out: dict = {}
+    ctx = Context()
+    rclpy.init(context=ctx, args=["bench", "--ros-args", "-p", f"model_yaml:={ROBOTS['arm7']}"])
+    try:
+        for law_name in LAWS:
+            node = rclpy.create_node("controller", context=ctx,
+                                     cli_args=["--ros-args", "-p", f"type:={law_name}"])
+            ctrl = Controller(node)
+            q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
+            msg = JointState()
+            msg.name = [f"joint{i}" for i in range(n, 0, -1)]  # another order: the mapping is exercised
+            msg.position = q0[::-1].tolist()
+            msg.velocity = (0.1 * np.ones(n)).tolist()
+            ctrl._on_joint_state(msg)  # first state: hold
+            ctrl.reference = quintic_point_to_point(q0, q0 + 0.2, 1e9)
+            ctrl.cartesian = None
+            clock = [0.0]
+
+            def cycle() -> None:
+                clock[0] += 1e-3
+                sec = int(clock[0])
+                msg.header.stamp.sec = sec
+                msg.header.stamp.nanosec = int((clock[0] - sec) * 1e9)
+                ctrl._on_joint_state(msg)
+
+            rows = {}
+            real_cmd, real_state = ctrl.cmd_pub.publish, ctrl.state_pub.publish
+            real_task = ctrl.task_pub.publish if ctrl.task_pub is not None else None
+
+            def stub(*_a) -> None:  # noqa: ANN002
+                return None
+
+            for label, cmd, state in (("no_publish", stub, stub), ("publish_command", real_cmd, stub),
+                                      ("publish_command_and_state", real_cmd, real_state)):
+                ctrl.cmd_pub.publish = cmd
+                ctrl.state_pub.publish = state
+                if ctrl.task_pub is not None:
+                    ctrl.task_pub.publish = real_task if state is real_state else stub
+                cycle()
+                rows[label] = median_us(cycle, number, repeat)
+            assert not ctrl.law.fault, ctrl.law.status
+            out[law_name] = rows
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    return out
+
+
+class _Process:
+    def __init__(self, cmd: list[str], ready: str) -> None:
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + 120
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if ready in line:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{cmd} not ready")
+        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+
+    def stop(self) -> None:
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            self.proc.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def round_trips(count: int) -> list[float]:
+    """Publish /joint_states, wait for the command, ``count`` times (after a warm-up)."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    node = rclpy.create_node("bench_control_peer", context=ctx)
+    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    got = [0]
+    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                             lambda _m: got.__setitem__(0, got[0] + 1), qos)
+    pub = node.create_publisher(JointState, "/joint_states", qos)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    msg = JointState()
+    msg.name = [f"joint{i}" for i in range(1, 8)]
+    msg.position = [0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3]
+    msg.velocity = [0.0] * 7
+    times: list[float] = []
+    try:
+        deadline = time.monotonic() + 60
+        while pub.get_subscription_count() == 0 or got[0] == 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the controller does not answer")
+            pub.publish(msg)
+            ex.spin_once(timeout_sec=0.05)
+        for k in range(count + 200):
+            t = (k + 1) * 1e-3
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t - int(t)) * 1e9))
+            before = got[0]
+            t0 = time.perf_counter()
+            pub.publish(msg)
+            while got[0] == before:
+                ex.spin_once(timeout_sec=1.0)
+                if time.perf_counter() - t0 > 5:
+                    raise TimeoutError("lost a command")
+            if k >= 200:
+                times.append(1e6 * (time.perf_counter() - t0))
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+    return times
+
+
+def bench_loop(quick: bool) -> dict:
+    count = 300 if quick else 2000
+    out = {}
+    for label, cmd, ready in (
+            ("computed_torque_arm7", [sys.executable, "-m", "rbd_ros.cli", "controller", "--ros-args", "-p",
+                                      f"model_yaml:={ROBOTS['arm7']}", "-p", "type:=computed_torque"],
+             "controller: ready"),
+            ("echo_floor", [sys.executable, str(ROOT / "bench" / "echo_controller.py")], "echo_controller: ready")):
+        proc = _Process(cmd, ready)
+        try:
+            t = np.array(round_trips(count))
+        finally:
+            proc.stop()
+        out[label] = {"median_us": float(np.median(t)), "p90_us": float(np.percentile(t, 90)),
+                      "p99_us": float(np.percentile(t, 99)), "rate_hz": float(1e6 / np.mean(t)), "count": count}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 50))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    results = {"machine": {"platform": platform.platform(), "python": platform.python_version(),
+                           "cpus": os.cpu_count(), "load_avg": os.getloadavg()}}
+    results["law_compute_us"] = bench_laws(args.quick)
+    results["callback_us_arm7"] = bench_callback(args.quick)
+    results["loop_latency"] = bench_loop(args.quick)
+    results["machine"]["load_avg_end"] = os.getloadavg()
+
+    print("\nPer-cycle compute time, microseconds (median)")
+    print(f"{'law':<24}{'law.compute 6 DoF':>18}{'law.compute 7 DoF':>18}{'callback 7 DoF':>16}"
+          f"{'+ cmd publish':>15}{'+ state publish':>17}")
+    for law in LAWS:
+        cb = results["callback_us_arm7"][law]
+        print(f"{law:<24}{results['law_compute_us']['puma560'][law]:>18.1f}{results['law_compute_us']['arm7'][law]:>18.1f}"
+              f"{cb['no_publish']:>16.1f}{cb['publish_command']:>15.1f}{cb['publish_command_and_state']:>17.1f}")
+    print("\nLoop through DDS (this process -> /joint_states -> node -> /effort_controller/commands -> here)")
+    for label, r in results["loop_latency"].items():
+        print(f"  {label:<24} median {r['median_us']:7.0f} us  p90 {r['p90_us']:7.0f} us  p99 {r['p99_us']:7.0f} us"
+              f"  ({r['rate_hz']:.0f} round trips/s)")
+    out = ROOT / "bench" / "results" / "control.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwrote {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
