@@ -13,6 +13,7 @@ A refused request raises ``DynamicsError`` with the server's message.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +52,10 @@ class DynamicsClient:
         self._executor = SingleThreadedExecutor(context=node.context)
         self._executor.add_node(node)
         prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
+        from rbd_ros.nodes.dynamics_server import SERVICE_QOS
+
         self._clients = {
-            name: node.create_client(t, prefix + name)
+            name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
             for name, t in (("inverse_dynamics", srv.InverseDynamics),
                             ("forward_simulate", srv.ForwardSimulate),
                             ("mass_matrix", srv.MassMatrix), ("gravity", srv.Gravity),
@@ -86,15 +89,34 @@ class DynamicsClient:
                 raise DynamicsError(f"service {client.srv_name} not available")
 
     def _call(self, name: str, request: Any) -> Any:
+        """Send ``request`` and wait for the answer. Fast DDS can lose a response when many
+        clients call one server at a high rate (ros2/rcl#1163); the calls are pure functions,
+        so a request unanswered after 1, 2, 4, ... s is sent again (forward_simulate, which
+        may legitimately run long, only after ``timeout``) and the first answer wins."""
         client = self._clients[name]
         if not client.wait_for_service(timeout_sec=self.timeout):
             raise DynamicsError(f"service {client.srv_name} not available")
-        future = client.call_async(request)
-        self._executor.spin_until_future_complete(future, timeout_sec=self.timeout)
-        if not future.done():
-            client.remove_pending_request(future)
+        deadline = time.monotonic() + self.timeout
+        patience = self.timeout if name == "forward_simulate" else 1.0
+        futures = [client.call_async(request)]
+        done = None
+        while done is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            resend_at = time.monotonic() + min(patience, left)
+            while done is None and time.monotonic() < resend_at:
+                self._executor.spin_once(timeout_sec=min(0.05, max(0.0, resend_at - time.monotonic())))
+                done = next((f for f in futures if f.done()), None)
+            if done is None and deadline - time.monotonic() > 0:
+                futures.append(client.call_async(request))
+                patience *= 2
+        for f in futures:
+            if f is not done:
+                client.remove_pending_request(f)
+        if done is None:
             raise DynamicsError(f"no answer from {client.srv_name} within {self.timeout} s")
-        res = future.result()
+        res = done.result()
         if not res.success:
             raise DynamicsError(f"{name}: {res.message}")
         return res

@@ -23,6 +23,15 @@ import numpy as np
 
 from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
 
+def SERVICE_QOS():
+    """Reliable with a deep history: with the default depth of 10, a burst of requests from
+    many clients can overwrite a response before a slow client has taken it (seen with 8
+    concurrent clients), and that client then waits forever."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+
 SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
             "forward_kinematics", "jacobian", "get_model")
 
@@ -107,6 +116,7 @@ class DynamicsServer:
             handler = self._guard(getattr(self, "_" + name))
             group = slow if name == "forward_simulate" else quick
             self._services.append(node.create_service(types[name], prefix + name, handler,
+                                                      qos_profile=SERVICE_QOS(),
                                                       callback_group=group))
         model = robot.model
         print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
