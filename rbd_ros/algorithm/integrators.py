@@ -34,7 +34,7 @@ def no_torque_callback(t: float, q: np.ndarray, qd: np.ndarray, out: np.ndarray)
     return None
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the dynamics server simulates beside its other services
 def integrate(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, qd0: np.ndarray, tau: np.ndarray,
               dt: float, method: int, actuators: bool, tau_fn, use_fn: bool, Q: np.ndarray,
               QD: np.ndarray, QDD: np.ndarray) -> None:
