@@ -81,22 +81,30 @@ def test_task_pd_is_jt_kp_e_minus_kv_qd_plus_g(arm7: Robot) -> None:
                                atol=1e-10)
 
 
-@pytest.mark.parametrize("dof", [6, 7])
-def test_resolved_acceleration_matches_textbook_form(dof: int) -> None:
+@pytest.mark.parametrize("dof, joint_ref", [(6, False), (7, False), (7, True)])
+def test_resolved_acceleration_matches_textbook_form(dof: int, joint_ref: bool) -> None:
     """(6.48)-(6.49): M J^-1 (r''* - J' q') + h for a square J; for 7 DoF the damped
-    pseudo-inverse plus the damped null-space motion."""
+    pseudo-inverse plus the null-space motion (I - J^# J) z: damping only for a pose
+    reference, posture tracking for a joint reference."""
     from rbd_ros.model import MdhModel
 
     d = _actuated(seven_dof()).to_dict()
     d["joints"] = d["joints"][:dof]
-    model = MdhModel.from_dict(d)
-    robot = Robot(model)
-    q, qd, qr, _, _ = _state(robot)
-    T_d, v_d, a_d = robot.fk(qr), RNG.normal(size=6), RNG.normal(size=6)
-    kp, kd, kn = 400.0, 40.0, 7.0
-    law = ResolvedAcceleration(robot, {"kp": kp, "kd": kd, "k_null": kn}, model_actuators=False)
+    robot = Robot(MdhModel.from_dict(d))
+    q, qd, qr, qdr, qddr = _state(robot)
+    kp, kd, kn, kpn = 400.0, 40.0, 7.0, 30.0
+    law = ResolvedAcceleration(robot, {"kp": kp, "kd": kd, "k_null": kn, "kp_null": kpn}, model_actuators=False)
     law.dls_damping = 0.0 if dof == 6 else law.dls_damping
-    tau = law.compute(0.0, q, qd, Reference(dof).set_task(T_d, v_d, a_d))
+    if joint_ref:
+        ref = Reference(dof).set_joint(qr, qdr, qddr)
+        Jr = robot.jacobian(qr)
+        T_d, v_d, a_d = robot.fk(qr), Jr @ qdr, Jr @ qddr + robot.jacobian_dot_times_qd(qr, qdr)
+        z = qddr + kn * (qdr - qd) + kpn * (qr - q)
+    else:
+        T_d, v_d, a_d = robot.fk(qr), RNG.normal(size=6), RNG.normal(size=6)
+        ref = Reference(dof).set_task(T_d, v_d, a_d)
+        z = -kn * qd
+    tau = law.compute(0.0, q, qd, ref)
     J = robot.jacobian(q)
     T = robot.fk(q)
     e = np.concatenate([T_d[:3, 3] - T[:3, 3], orientation_error(T_d[:3, :3], T[:3, :3])])
@@ -107,7 +115,7 @@ def test_resolved_acceleration_matches_textbook_form(dof: int) -> None:
     else:
         lam2 = law.dls_damping**2
         Jp = J.T @ np.linalg.inv(J @ J.T + lam2 * np.eye(6))
-        qdd = Jp @ b + (np.eye(dof) - Jp @ J) @ (-kn * qd)
+        qdd = Jp @ b + (np.eye(dof) - Jp @ J) @ z
         np.testing.assert_allclose(J @ qdd, b, rtol=1e-4, atol=1e-4)  # the task acceleration is met
     want = robot.mass_matrix(q) @ qdd + robot.bias(q, qd)
     np.testing.assert_allclose(tau, want, rtol=1e-8, atol=1e-8)

@@ -296,8 +296,12 @@ def test_node_safety_and_runtime_gains(node_process, peer) -> None:
 def test_timer_trigger_runs_at_its_rate_and_stops_on_stale_states(node_process, peer) -> None:
     proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR2_URDF}", "-p", "type:=pd",
                          "-p", "trigger:=timer", "-p", "rate:=200.0", "-p", "state_timeout:=0.4"], ready=READY)
+    peer.wait_subscribed(peer.traj_pub)
+    peer.traj_pub.publish(_trajectory(["joint2", "joint1"], [5.0], [[0.3, 0.4]]))
+    proc.wait_for("trajectory received before any /joint_states", 10)
     peer.wait_subscribed(peer.joint_pub)
     peer.publish_state(["joint1", "joint2"], [0.1, 0.2])
+    proc.wait_for("trajectory accepted: 1 points", 10)  # kept until the first state
     peer.wait(lambda: len(peer.commands) > 0, 10, "a command")
     t0 = time.monotonic()
     proc.wait_for("/joint_states older than 0.4 s", 5)

@@ -17,7 +17,9 @@ computed_torque        kp, kd    acceleration gains of (6.42), 1/s^2 and 1/s (n)
 task_pd                kp        task stiffness of (6.47), [N/m x3, N m/rad x3] (6)
                        kd        joint damping ``K_v`` of (6.47), N m s/rad (n)
 resolved_acceleration  kp, kd    task acceleration gains of (6.49), 1/s^2, 1/s (6)
-                       k_null    null-space joint damping, 1/s (n; redundant arms only)
+                       k_null    null-space damping, 1/s (n; redundant arms only)
+                       kp_null   null-space posture stiffness toward a joint reference,
+                                 1/s^2 (n; redundant arms, joint references only)
 every law              effort_limit  optional extra torque bound, N m (n; the smaller of
                                  this and the model's effort limit applies)
 =====================  ========  =====================================================
@@ -40,7 +42,7 @@ LAW_GAINS: dict[str, dict[str, str]] = {
     "pd_gravity": {"kp": JOINT, "kd": JOINT},
     "computed_torque": {"kp": JOINT, "kd": JOINT},
     "task_pd": {"kp": TASK, "kd": JOINT},
-    "resolved_acceleration": {"kp": TASK, "kd": TASK, "k_null": JOINT},
+    "resolved_acceleration": {"kp": TASK, "kd": TASK, "k_null": JOINT, "kp_null": JOINT},
 }
 LAWS = tuple(LAW_GAINS)
 #: limits accepted by every law (validated like gains, but must be strictly positive)

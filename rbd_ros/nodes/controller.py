@@ -13,7 +13,8 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   ros2_control's joint_trajectory_controller (``rbd_ros.control.trajectory``), holding the last
   point; header stamp 0 (or in the past) = start on receipt; joint names must be exactly the
   controlled joints (any order), otherwise the trajectory is refused with a logged reason.
-  Before any trajectory the reference holds the first measured position.  Task-space laws track
+  Before any trajectory the reference holds the first measured position; a trajectory (or
+  target pose) received before the first ``/joint_states`` starts with it.  Task-space laws track
   the Cartesian motion of a joint trajectory (``r_d = fk(q_d)`` ...);
 * subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, task-space laws only; frame ''
   or the model's base link): a minimum-jerk Cartesian move of ``pose_duration`` s from the
@@ -38,7 +39,7 @@ rather than silence alone, because ros2_control's forward_command_controller wou
 keep applying the last torque with nobody watching the arm.
 
 Gains: ``config/controllers.yaml`` (or ``gains_file``), overridden by the parameters ``kp``,
-``kd``, ``ki``, ``i_clamp``, ``k_null``, ``effort_limit`` (those the law takes; scalars or
+``kd``, ``ki``, ``i_clamp``, ``k_null``, ``kp_null``, ``effort_limit`` (those the law takes; scalars or
 arrays), which can be changed at runtime: a bad value (negative, wrong length, NaN) is refused
 with the reason in the ``set_parameters`` result.
 """
@@ -180,6 +181,7 @@ class Controller:
         self._state_names: list[str] | None = None
         self._state_index = np.zeros(n, dtype=np.intp)
         self._missing_warned = False
+        self._pending: list[tuple[Any, Any]] = []  # references received before any state
         self._fault_logged = False
         self._no_velocity_warned = False
         self.ref = Reference(n)
@@ -337,6 +339,9 @@ class Controller:
         if not self.have_state:
             self.have_state = True
             self.reference = self._HoldPosition(self.q)
+            pending, self._pending = self._pending, []
+            for handler, early in pending:
+                handler(early)
         if self.trigger == "joint_states":
             self.cycle(t)
 
@@ -365,9 +370,11 @@ class Controller:
     def _on_trajectory(self, msg: Any) -> None:
         from rbd_ros.control.trajectory import JointSpline
 
+        if not self.have_state:
+            self._pending.append((self._on_trajectory, msg))
+            self.log.info("trajectory received before any /joint_states: it starts with the first state")
+            return
         try:
-            if not self.have_state:
-                raise ValueError("no /joint_states received yet")
             names = list(msg.joint_names)
             if sorted(names) != sorted(self.model.joint_names) or len(set(names)) != len(names):
                 raise ValueError(f"joint names {names} do not match the controlled joints "
@@ -417,9 +424,11 @@ class Controller:
         from rbd_ros.control.trajectory import CartesianMove
         from rbd_ros.spatial import pose_matrix
 
+        if not self.have_state:
+            self._pending.append((self._on_target_pose, msg))
+            self.log.info("target pose received before any /joint_states: it starts with the first state")
+            return
         try:
-            if not self.have_state:
-                raise ValueError("no /joint_states received yet")
             frame = msg.header.frame_id
             if frame not in ("", self.model.base_link):
                 raise ValueError(f"frame '{frame}' is not the base frame '{self.model.base_link}'")
