@@ -25,7 +25,8 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   ``position`` = reference ``q_d`` (NaN when tracking a Cartesian target, which has no joint
   reference), ``velocity`` = measured ``q``, ``effort`` = commanded torque; the error is
   ``position - velocity``;
-* task-space laws also publish ``~/task_state`` (``std_msgs/Float64MultiArray``):
+* task-space laws also publish ``~/task_state`` (``std_msgs/Float64MultiArray``, only while
+  someone subscribes: building it costs ~50 us):
   ``[p_d (3), quat_d xyzw (4), p (3), quat (4), e (6: p_d - p, orientation error), tau (n)]``.
 
 Loop: ``trigger: joint_states`` (default) computes and publishes once per incoming
@@ -501,7 +502,7 @@ class Controller:
             if self.node.context.ok():
                 raise
             return
-        if self.task_pub is not None:
+        if self.task_pub is not None and self.task_pub.get_subscription_count() > 0:
             from rbd_ros.spatial import rotation_to_quaternion
 
             law = self.law
