@@ -307,13 +307,16 @@ class Simulator:
         if stale != self._braking:
             self._braking = stale
             if stale:
+                brake = self._stable_brake()
                 self.mj_model.dof_damping[:] = self.base_damping
-                self.mj_model.dof_damping[self.dof_adr] += self.config.brake_damping
+                self.mj_model.dof_damping[self.dof_adr] += brake
                 age = "no command yet" if self._command_time is None else \
                     f"last command {1e3 * (now - self._command_time):.0f} ms ago"
+                capped = "" if np.all(brake >= self.config.brake_damping) else \
+                    f" (capped for the explicit integrator at {np.array2string(brake, precision=3)})"
                 self.log("warn", f"command timeout ({age}, timeout "
                                  f"{1e3 * self.config.command_timeout:.0f} ms): zero torque, "
-                                 f"brake damping {self.config.brake_damping:g}")
+                                 f"brake damping {self.config.brake_damping:g}{capped}")
             else:
                 self.mj_model.dof_damping[:] = self.base_damping
                 self.log("info", "commands resumed: brake released")
@@ -337,6 +340,22 @@ class Simulator:
         self.mj_data.ctrl[:] = ctrl
         self._mj.mj_step(self.mj_model, self.mj_data)
         self.stats.steps += 1
+
+    def _stable_brake(self) -> np.ndarray:
+        """Brake damping per joint (model order). Euler and RK4 integrate damping explicitly
+        and blow up once ``b dt / m`` passes about 2 (RK4: 2.8); a light wrist without armature
+        (m ~ 1e-4 kg m^2) with b = 10 does. So with those integrators each joint's brake is
+        capped at ``0.5 m_ii / dt`` (m_ii: the joint-space inertia diagonal, armature included,
+        at the current pose); implicit integrators take the configured value."""
+        b = np.full(self.n, float(self.config.brake_damping))
+        if self.config.integrator.lower() not in ("euler", "rk4"):
+            return b
+        mj = self._mj
+        mj.mj_forward(self.mj_model, self.mj_data)
+        M = np.zeros((self.mj_model.nv, self.mj_model.nv))
+        mj.mj_fullM(self.mj_model, self.mj_data, M)
+        m_ii = np.diag(M)[self.dof_adr]
+        return np.minimum(b, 0.5 * m_ii / self.mj_model.opt.timestep)
 
     def measure(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(position, velocity, effort)`` in ``config.joints`` order, through the sensors."""
