@@ -1,0 +1,82 @@
+"""Peer servers for the services benchmark (``bench/bench_services.py``), in their own process.
+
+    python bench/peer_servers.py NAMESPACE [multi|single]
+
+Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback groups:
+
+* ``trigger``: ``std_srvs/Trigger`` that returns the empty response (the floor: rclpy + DDS);
+* ``inverse_dynamics``: our ``InverseDynamics`` type, ``efforts = positions`` (the message
+  cost of a request and response of that size, no validation and no dynamics);
+* ``forward_simulate``: our ``ForwardSimulate`` type, answered with zero arrays of the size
+  the real server would return (times + 3 x K x n; K from duration/torques, dt, output_period).
+
+``multi`` (default) spins a ``MultiThreadedExecutor(num_threads=3)`` like ``dynamics_server``;
+``single`` a ``SingleThreadedExecutor``. Prints ``peer_servers: ready`` when serving.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    import numpy as np
+    import rclpy
+    from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+    from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                                 SingleThreadedExecutor)
+    from std_srvs.srv import Trigger
+
+    from rbd_ros.nodes.dynamics_server import SERVICE_QOS
+    from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
+
+    ns = argv[0].strip("/") if argv else "bench_peer"
+    kind = argv[1] if len(argv) > 1 else "multi"
+    rclpy.init()
+    node = rclpy.create_node("peer_servers")
+    quick, slow = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
+
+    def trigger(_req, res):  # noqa: ANN001, ANN202
+        return res
+
+    def echo(req, res):  # noqa: ANN001, ANN202
+        res.efforts = req.positions
+        res.success, res.message = True, "ok"
+        return res
+
+    cache: dict = {}
+
+    def sim(req, res):  # noqa: ANN001, ANN202
+        n = max(1, len(req.joint_names))
+        rows = len(req.torques) // n
+        horizon = req.duration if req.duration > 0 else rows * req.torque_period
+        steps = int(round(horizon / req.dt))
+        stride = max(1, int(round(req.output_period / req.dt))) if req.output_period > 0 else 1
+        k = len(range(0, steps + 1, stride))
+        if (k, n) not in cache:
+            cache[(k, n)] = (np.arange(k) * req.dt * stride, np.zeros(k * n))
+        t, z = cache[(k, n)]
+        res.times, res.positions, res.velocities, res.accelerations = t, z, z, z
+        res.success, res.message = True, "ok"
+        return res
+
+    qos = SERVICE_QOS()
+    node.create_service(Trigger, f"/{ns}/trigger", trigger, qos_profile=qos, callback_group=quick)
+    node.create_service(InverseDynamics, f"/{ns}/inverse_dynamics", echo, qos_profile=qos,
+                        callback_group=quick)
+    node.create_service(ForwardSimulate, f"/{ns}/forward_simulate", sim, qos_profile=qos,
+                        callback_group=slow)
+    executor = MultiThreadedExecutor(num_threads=3) if kind == "multi" else SingleThreadedExecutor()
+    executor.add_node(node)
+    print(f"peer_servers: ready /{ns}/* ({kind})", flush=True)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    node.destroy_node()
+    if rclpy.ok():
+        rclpy.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
