@@ -13,6 +13,7 @@ A refused request raises ``DynamicsError`` with the server's message.
 """
 from __future__ import annotations
 
+import array
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -131,9 +132,11 @@ class DynamicsClient:
         return list(joint_names) if joint_names is not None else self.joint_names
 
     @staticmethod
-    def _packed(x: Any) -> tuple[np.ndarray, bool]:
-        a = np.ascontiguousarray(x, dtype=float)
-        return a.reshape(-1), a.ndim == 1
+    def _packed(x: Any) -> tuple[array.array, bool]:
+        """Row-major ``array.array('d')`` for a ``float64[]`` field (the generated setter copies
+        one with a memcpy but iterates a numpy array value by value), and whether x was 1-D."""
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        return array.array("d", a.tobytes()), a.ndim == 1
 
     # ---- services -------------------------------------------------------------------------
     def inverse_dynamics(self, q, qd, qdd, tool_wrench=None, include_actuators: bool = False,

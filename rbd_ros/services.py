@@ -99,6 +99,12 @@ class DynamicsService:
     def _to_caller(perm: np.ndarray | None, x: np.ndarray) -> np.ndarray:
         return x if perm is None else x[..., perm]
 
+    @staticmethod
+    def _one(x: np.ndarray) -> np.ndarray:
+        """A single state as (n,): ``Robot`` then takes its ~1 us single-state path instead of
+        a ``prange`` batch kernel, whose parallel launch costs ~20 us (ms on a loaded machine)."""
+        return x[0] if x.shape[0] == 1 else x
+
     # ---- services ------------------------------------------------------------------------
     def inverse_dynamics(self, joint_names: Sequence[str], positions, velocities, accelerations,
                          tool_wrench: Sequence[float] | None = None,
@@ -115,8 +121,9 @@ class DynamicsService:
                 raise RequestError("tool_wrench must be 6 finite numbers [force; torque]")
             if not w.any():
                 w = None
-        tau = self.robot.inverse_dynamics(self._to_model(perm, q), self._to_model(perm, qd),
-                                          self._to_model(perm, qdd), tool_wrench=w,
+        tau = self.robot.inverse_dynamics(self._one(self._to_model(perm, q)),
+                                          self._one(self._to_model(perm, qd)),
+                                          self._one(self._to_model(perm, qdd)), tool_wrench=w,
                                           include_actuators=include_actuators)
         return self._to_caller(perm, np.asarray(tau).reshape(len(q), n))
 
@@ -124,7 +131,7 @@ class DynamicsService:
         """(N, n, n) with rows and columns in the caller's joint order."""
         perm, n = self.permutation(joint_names), len(joint_names)
         q = self.states("positions", positions, n)
-        M = np.asarray(self.robot.mass_matrix(self._to_model(perm, q), include_actuators))
+        M = np.asarray(self.robot.mass_matrix(self._one(self._to_model(perm, q)), include_actuators))
         M = M.reshape(len(q), n, n)
         if perm is not None:
             M = M[:, perm][:, :, perm]
@@ -133,7 +140,7 @@ class DynamicsService:
     def gravity(self, joint_names, positions) -> np.ndarray:
         perm, n = self.permutation(joint_names), len(joint_names)
         q = self.states("positions", positions, n)
-        g = np.asarray(self.robot.gravity(self._to_model(perm, q))).reshape(len(q), n)
+        g = np.asarray(self.robot.gravity(self._one(self._to_model(perm, q)))).reshape(len(q), n)
         return self._to_caller(perm, g)
 
     def forward_kinematics(self, joint_names, positions) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ a multi-threaded executor, so a long simulation does not block the other service
 """
 from __future__ import annotations
 
+import array
 import sys
 import traceback
 
@@ -30,6 +31,13 @@ def SERVICE_QOS():
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
     return QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def f64(x: np.ndarray) -> array.array:
+    """``x`` as the ``array.array('d')`` a ``float64[]`` field stores. The generated setter runs
+    ``array.array('d', value)``, which copies an ``array.array`` with one memcpy but iterates a
+    numpy array element by element (0.12-0.35 us per value: 8-25 ms for 10 000 x 7 efforts)."""
+    return array.array("d", np.ascontiguousarray(x, dtype=np.float64).tobytes())
 
 
 SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
@@ -147,25 +155,25 @@ class DynamicsServer:
         w = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
         tau = self.service.inverse_dynamics(req.joint_names, req.positions, req.velocities,
                                             req.accelerations, w, req.include_actuators)
-        res.efforts = tau.reshape(-1)
+        res.efforts = f64(tau)
 
     def _forward_simulate(self, req, res) -> None:
         out = self.sim_service.forward_simulate(
             req.joint_names, req.initial_positions, req.initial_velocities, req.torques,
             req.torque_period, req.dt, req.integrator, req.duration, req.output_period,
             req.include_actuators)
-        res.times = out.times
-        res.positions = out.positions.reshape(-1)
-        res.velocities = out.velocities.reshape(-1)
-        res.accelerations = out.accelerations.reshape(-1)
+        res.times = f64(out.times)
+        res.positions = f64(out.positions)
+        res.velocities = f64(out.velocities)
+        res.accelerations = f64(out.accelerations)
         res.compute_time = float(out.compute_time)
 
     def _mass_matrix(self, req, res) -> None:
         M = self.service.mass_matrix(req.joint_names, req.positions, req.include_actuators)
-        res.mass_matrix = M.reshape(-1)
+        res.mass_matrix = f64(M)
 
     def _gravity(self, req, res) -> None:
-        res.efforts = self.service.gravity(req.joint_names, req.positions).reshape(-1)
+        res.efforts = f64(self.service.gravity(req.joint_names, req.positions))
 
     def _forward_kinematics(self, req, res) -> None:
         tool, links = self.service.forward_kinematics(req.joint_names, req.positions)
@@ -176,7 +184,7 @@ class DynamicsServer:
         res.link_poses = [matrix_to_pose(T) for T in links]
 
     def _jacobian(self, req, res) -> None:
-        res.jacobian = self.service.jacobian(req.joint_names, req.positions, req.link).reshape(-1)
+        res.jacobian = f64(self.service.jacobian(req.joint_names, req.positions, req.link))
 
     def _get_model(self, req, res) -> None:
         from geometry_msgs.msg import Vector3
