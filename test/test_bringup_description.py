@@ -143,7 +143,7 @@ def _run_launch(module, overrides: dict[str, str]):
 
 
 def test_bringup_launch_file_follows_the_description(monkeypatch):
-    if importlib.util.find_spec("launch") is not None:
+    if importlib.util.find_spec("launch_ros") is not None:
         pytest.skip("real launch installed: covered by test_launch_pytest")
     module = _load_launch("bringup.launch", monkeypatch)
     declared, nodes = _run_launch(module, {"robot": "arm7", "controller": "pid", "mode": "lockstep"})
@@ -155,7 +155,7 @@ def test_bringup_launch_file_follows_the_description(monkeypatch):
 
 
 def test_dynamics_launch_file_starts_only_the_services(monkeypatch):
-    if importlib.util.find_spec("launch") is not None:
+    if importlib.util.find_spec("launch_ros") is not None:
         pytest.skip("real launch installed: covered by test_launch_pytest")
     module = _load_launch("dynamics.launch", monkeypatch)
     declared, nodes = _run_launch(module, {"robot": "puma560"})

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf
+from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
 
 CONTROLLER_TYPES = ("pd", "pid", "pd_gravity", "computed_torque", "task_pd",
                     "resolved_acceleration", "none")
@@ -68,7 +68,9 @@ def _truthy(value: str | bool) -> bool:
 
 def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "",
                      tip_link: str = "") -> dict[str, Any]:
-    """``urdf_path`` (+ chain ends) for every node: a given file, or a bundled robot."""
+    """The robot for every node: ``urdf_path`` (+ chain ends) of a given file; for a bundled
+    robot also ``model_yaml`` = ``config/NAME.yaml``, its complete model with the actuators
+    (gear ratios, rotor inertias) that URDF cannot hold. The nodes prefer ``model_yaml``."""
     if urdf:
         path = Path(urdf).expanduser()
         if not path.is_file():
@@ -79,6 +81,8 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
             raise ValueError(f"unknown robot '{robot}'; bundled robots: {', '.join(bundled_robots())}")
         path = bundled_urdf(robot)
     params: dict[str, Any] = {"urdf_path": str(path)}
+    if not urdf:
+        params["model_yaml"] = str(config_file(robot))
     if base_link:
         params["base_link"] = base_link
     if tip_link:

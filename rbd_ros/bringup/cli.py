@@ -1,0 +1,289 @@
+"""``rbd-ros bringup``: an arm in MuJoCo, the dynamics services and a controller, a demo
+trajectory, and a report.
+
+    rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
+                    --controller TYPE [--duration S] [--mode lockstep|realtime] [--record DIR]
+
+Starts the nodes of ``rbd_ros.bringup.description.describe`` as processes (the launch files
+start the same ones), sends a smooth quintic tour inside the joint limits to the controller,
+shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
+torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
+``DIR/report.json``, ``DIR/plot.png`` and a rosbag2 recording ``DIR/bag/`` of
+``/joint_states``, the commands, the reference and the controller state.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rbd_ros.bringup.description import CONTROLLER_TYPES, MODES, describe
+from rbd_ros.resources import DEFAULT_ROBOT
+
+TOPICS = {
+    "/joint_states": "sensor_msgs/msg/JointState",
+    "/effort_controller/commands": "std_msgs/msg/Float64MultiArray",
+    "/controller/joint_trajectory": "trajectory_msgs/msg/JointTrajectory",
+    "/controller/controller_state": "sensor_msgs/msg/JointState",
+}
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="rbd-ros bringup", description=__doc__.split("\n\n")[0])
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--robot", default=None, help=f"bundled robot (default {DEFAULT_ROBOT})")
+    src.add_argument("--urdf", default="", help="a .urdf/.xacro file")
+    p.add_argument("--base-link", default="")
+    p.add_argument("--tip-link", default="")
+    p.add_argument("--controller", default="computed_torque",
+                   choices=[c for c in CONTROLLER_TYPES if c != "none"])
+    p.add_argument("--duration", type=float, default=0.0,
+                   help="simulated seconds to run (default: the tour plus 0.5 s)")
+    p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
+                   help="lockstep (default: every control cycle gets its step, deterministic) "
+                        "or realtime (wall-clock paced)")
+    p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
+    p.add_argument("--segment-time", type=float, default=2.0, help="seconds per tour segment")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    return p.parse_args(argv)
+
+
+def tour_waypoints(q0: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                   amplitude: float = 0.5) -> np.ndarray:
+    """Waypoints of the demo tour from ``q0``: out to one side, across to the other, and back,
+    each joint moving ``amplitude`` rad (or m) at most and staying 5% inside its limits."""
+    lo, hi = np.asarray(lower, float), np.asarray(upper, float)
+    span = np.where(np.isfinite(hi - lo), hi - lo, np.inf)
+    lo_in = np.where(np.isfinite(lo), lo + 0.05 * span, -np.inf)
+    hi_in = np.where(np.isfinite(hi), hi - 0.05 * span, np.inf)
+    step = np.minimum(amplitude, 0.3 * np.where(np.isfinite(span), span, np.inf))
+    signs = np.where(np.arange(len(q0)) % 2 == 0, 1.0, -1.0)
+    a = np.clip(q0 + signs * step, lo_in, hi_in)
+    b = np.clip(q0 - signs * step, lo_in, hi_in)
+    return np.vstack([q0, a, b, q0])
+
+
+class Bringup:
+    """Runs the nodes and the demo; see the module docstring."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
+                              base_link=args.base_link, tip_link=args.tip_link,
+                              controller=args.controller, mode=args.mode)
+        self.procs = []
+        self.lock = threading.Lock()
+        self.states: list[tuple[float, np.ndarray, np.ndarray]] = []  # (t, q, qd)
+        self.controller_state: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.joint_names: list[str] = []
+        self.diagnostics: list[dict] = []  # the bridge's JSON diagnostics
+        self.recorder = None
+
+    # ---- processes --------------------------------------------------------------------------
+    def start_nodes(self) -> None:
+        from rbd_ros.bringup.processes import NodeProcess
+
+        for spec in self.specs:
+            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()]))
+        for spec, proc in zip(self.specs, self.procs):
+            proc.wait_for(f"{spec.executable}: ready", timeout=180)
+
+    def stop_nodes(self) -> None:
+        for proc in reversed(self.procs):
+            proc.stop()
+
+    # ---- ROS side ---------------------------------------------------------------------------
+    def run(self) -> int:
+        import rclpy
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray, String
+        from trajectory_msgs.msg import JointTrajectory
+
+        from rbd_ros.control.trajectory import joint_trajectory_msg
+        from rbd_ros.model import MdhModel
+        from rbd_ros.robot import Robot
+
+        record = Path(self.args.record) if self.args.record else None
+        if record is not None:
+            if (record / "bag").exists():
+                shutil.rmtree(record / "bag")
+            record.mkdir(parents=True, exist_ok=True)
+            from rbd_ros.bringup.recorder import BagRecorder
+
+            self.recorder = BagRecorder(record / "bag", TOPICS)
+        params = self.specs[0].parameters
+        if "model_yaml" in params:
+            model: MdhModel = MdhModel.from_yaml(params["model_yaml"])
+        else:
+            model = Robot.from_urdf(params["urdf_path"], base_link=self.args.base_link or None,
+                                    tip_link=self.args.tip_link or None).model
+        self.joint_names = list(model.joint_names)
+        index = None
+
+        rclpy.init()
+        node = rclpy.create_node("rbd_bringup")
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+        def on_state(raw: bytes) -> None:
+            nonlocal index
+            msg = deserialize_message(raw, JointState)
+            t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            if index is None:
+                index = [list(msg.name).index(n) for n in self.joint_names]
+            with self.lock:
+                self.states.append((t, np.asarray(msg.position)[index], np.asarray(msg.velocity)[index]))
+            if self.recorder:
+                self.recorder.write("/joint_states", int(t * 1e9), raw)
+
+        def on_controller_state(raw: bytes) -> None:
+            msg = deserialize_message(raw, JointState)
+            t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            with self.lock:
+                self.controller_state.append((t, np.asarray(msg.position), np.asarray(msg.velocity),
+                                              np.asarray(msg.effort)))
+            if self.recorder:
+                self.recorder.write("/controller/controller_state", int(t * 1e9), raw)
+
+        def on_command(raw: bytes) -> None:
+            if self.recorder:
+                with self.lock:
+                    t = self.states[-1][0] if self.states else 0.0
+                self.recorder.write("/effort_controller/commands", int(t * 1e9), raw)
+
+        def on_diagnostics(msg: String) -> None:
+            with self.lock:
+                self.diagnostics.append(json.loads(msg.data))
+
+        node.create_subscription(String, "/mujoco_bridge/diagnostics", on_diagnostics, 10)
+        node.create_subscription(JointState, "/joint_states", on_state, qos, raw=True)
+        node.create_subscription(JointState, "/controller/controller_state", on_controller_state,
+                                 qos, raw=True)
+        node.create_subscription(Float64MultiArray, "/effort_controller/commands", on_command,
+                                 qos, raw=True)
+        traj_pub = node.create_publisher(JointTrajectory, "/controller/joint_trajectory",
+                                         QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        executor = rclpy.executors.MultiThreadedExecutor(num_threads=2)
+        executor.add_node(node)
+        spin = threading.Thread(target=executor.spin, daemon=True)
+        spin.start()
+        try:
+            self.start_nodes()
+            deadline = time.monotonic() + 60
+            while not self.states and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if not self.states:
+                raise RuntimeError("no /joint_states from the bridge within 60 s")
+            t_start, q0, _ = self.states[-1]
+            waypoints = tour_waypoints(q0, model.lower, model.upper)
+            seg = self.args.segment_time
+            times = np.arange(len(waypoints)) * seg + 0.2
+            traj = joint_trajectory_msg(self.joint_names, times, waypoints)
+            while traj_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with self.lock:
+                diag_start = self.diagnostics[-1] if self.diagnostics else None
+            traj_pub.publish(traj)
+            if self.recorder:
+                self.recorder.write_message("/controller/joint_trajectory", int(t_start * 1e9),
+                                            traj)
+            horizon = self.args.duration or float(times[-1] + 0.5)
+            wall0 = time.monotonic()
+            sim_end = t_start + horizon
+            tty = sys.stdout.isatty()
+            last_print = 0.0
+            while True:
+                with self.lock:
+                    t_now = self.states[-1][0]
+                now = time.monotonic()
+                if not self.args.quiet and (now - last_print >= (0.2 if tty else 2.0)):
+                    last_print = now
+                    rtf = (t_now - t_start) / (now - wall0) if now > wall0 else 0.0
+                    line = (f"[bringup] t = {t_now - t_start:6.2f} / {horizon:.2f} s   "
+                            f"real-time factor {rtf:5.2f}")
+                    print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
+                if not spin.is_alive():
+                    raise RuntimeError("the bringup's ROS executor stopped")
+                if t_now >= sim_end:
+                    break
+                if any(not p.alive() for p in self.procs):
+                    dead = [s.name for s, p in zip(self.specs, self.procs) if not p.alive()]
+                    raise RuntimeError(f"node(s) {dead} exited during the run")
+                if time.monotonic() - wall0 > 20 * horizon + 60:
+                    raise RuntimeError("the simulation stalled")
+                time.sleep(0.05)
+            wall = time.monotonic() - wall0
+            if not self.args.quiet and tty:
+                print(flush=True)
+            with self.lock:
+                seen = len(self.diagnostics)
+            wait_until = time.monotonic() + 2.5  # the bridge's diagnostics come once a second
+            while len(self.diagnostics) == seen and time.monotonic() < wait_until:
+                time.sleep(0.05)
+            return self.finish(record, t_start, wall, diag_start)
+        finally:
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.shutdown()
+            self.stop_nodes()
+            if self.recorder:
+                self.recorder.close()
+
+    def finish(self, record: Path | None, t_start: float, wall: float,
+               diag_start: dict | None) -> int:
+        from rbd_ros.bringup.report import make_report, plot
+
+        with self.lock:
+            cs = [c for c in self.controller_state if c[0] >= t_start]
+        if not cs:
+            raise RuntimeError("the controller published no controller_state")
+        n = len(self.joint_names)
+        t = np.array([c[0] for c in cs]) - t_start
+        ref = np.array([c[1][:n] for c in cs])
+        meas = np.array([c[2][:n] for c in cs])
+        tau = np.array([c[3][:n] for c in cs])
+        missed = self.missed_cycles(diag_start)
+        rtf = (t[-1] - t[0]) / wall if wall > 0 else float("nan")
+        report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed)
+        print(report.table(), flush=True)
+        if record is not None:
+            report.to_json(record / "report.json")
+            plot(record / "plot.png", self.joint_names, t, ref, meas, tau,
+                 title=f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
+                       f"{self.args.controller}, {self.args.mode}")
+            counts = ", ".join(f"{k} {v}" for k, v in self.recorder.counts.items())
+            print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})",
+                  flush=True)
+        return 0
+
+    def missed_cycles(self, diag_start: dict | None) -> int:
+        """Bridge steps taken without a fresh command from the controller since the tour
+        started (``steps_without_new_command`` of the bridge's diagnostics)."""
+        with self.lock:
+            last = self.diagnostics[-1] if self.diagnostics else None
+        if last is None:
+            return 0
+        first = diag_start["steps_without_new_command"] if diag_start else 0
+        return int(last["steps_without_new_command"]) - int(first)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        return Bringup(args).run()
+    except (ValueError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+        print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The bringup report: tracking error, peak torques, real-time factor; JSON and a PNG plot."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class Report:
+    joint_names: list[str]
+    rms_error: list[float]  # per joint [rad or m]
+    max_error: list[float]
+    peak_torque: list[float]  # per joint, max |tau| [N m or N]
+    rtf: float  # simulated time / wall time
+    missed_cycles: int
+    duration: float  # simulated seconds covered
+    samples: int
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self), indent=2))
+
+    def table(self) -> str:
+        lines = [f"{'joint':<16} {'rms error':>12} {'max error':>12} {'peak torque':>12}"]
+        for k, name in enumerate(self.joint_names):
+            lines.append(f"{name:<16} {self.rms_error[k]:12.3e} {self.max_error[k]:12.3e} "
+                         f"{self.peak_torque[k]:12.3f}")
+        lines.append(f"simulated {self.duration:.3f} s in {self.samples} samples; real-time "
+                     f"factor {self.rtf:.3f}; missed cycles {self.missed_cycles}")
+        return "\n".join(lines)
+
+
+def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndarray,
+                torque: np.ndarray, times: np.ndarray, rtf: float, missed_cycles: int) -> Report:
+    """Per-joint RMS/max of ``reference - measured`` and max |torque| over the samples."""
+    err = np.asarray(reference) - np.asarray(measured)
+    if err.size == 0:
+        raise ValueError("no samples recorded: nothing to report")
+    return Report(list(joint_names), np.sqrt(np.mean(err**2, axis=0)).tolist(),
+                  np.abs(err).max(axis=0).tolist(), np.abs(torque).max(axis=0).tolist(),
+                  float(rtf), int(missed_cycles), float(times[-1] - times[0]), int(len(times)))
+
+
+def plot(path: str | Path, joint_names: list[str], times: np.ndarray, reference: np.ndarray,
+         measured: np.ndarray, torque: np.ndarray, title: str = "") -> None:
+    """PNG: reference vs measured per joint, torques, tracking error."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, name in enumerate(joint_names):
+        c = colors[k % len(colors)]
+        axes[0].plot(times, reference[:, k], "--", color=c, lw=1)
+        axes[0].plot(times, measured[:, k], color=c, lw=1, label=name)
+        axes[1].plot(times, torque[:, k], color=c, lw=1)
+        axes[2].plot(times, reference[:, k] - measured[:, k], color=c, lw=1)
+    axes[0].set_ylabel("position (dashed: reference)")
+    axes[0].legend(loc="upper right", fontsize=7, ncol=2)
+    axes[1].set_ylabel("commanded effort")
+    axes[2].set_ylabel("tracking error")
+    axes[2].set_xlabel("simulated time [s]")
+    if title:
+        axes[0].set_title(title)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
