@@ -14,17 +14,16 @@ setup-test:
 	@scripts/setup.sh --test
 
 demo: setup
-	@if $(PY) -c "import rbd_ros.bringup.cli" 2>/dev/null; then \
-	  .venv/bin/rbd-ros bringup $(DEMO_ARGS); \
-	else \
-	  .venv/bin/rbd-ros info; \
-	fi
+	.venv/bin/rbd-ros bringup $(DEMO_ARGS)
 
 test: setup-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup-test
-	$(PY) bench/run_all.py
+	$(PY) bench/bench_core.py
+	$(PY) bench/bench_services.py
+	$(PY) bench/bench_control.py
+	$(PY) bench/bench_bridge.py
 
 clean:
 	rm -rf .venv build out
