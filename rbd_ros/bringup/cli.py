@@ -181,18 +181,25 @@ class Bringup:
                 time.sleep(0.01)
             if not self.states:
                 raise RuntimeError("no /joint_states from the bridge within 60 s")
-            t_start, q0, _ = self.states[-1]
-            waypoints = tour_waypoints(q0, model.lower, model.upper)
-            seg = self.args.segment_time
-            times = np.arange(len(waypoints)) * seg + 0.2
-            traj = joint_trajectory_msg(self.joint_names, times, waypoints)
             while traj_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
                 time.sleep(0.01)
             with self.lock:
+                t_now, q0, _ = self.states[-1]
                 diag_start = self.diagnostics[-1] if self.diagnostics else None
+            # the tour starts at a stated simulated time shortly ahead (the header stamp, as
+            # for ros2_control's joint_trajectory_controller), so the report's window is exact
+            # however far the controller has stepped the simulation meanwhile
+            t_start = t_now + 0.3
+            waypoints = tour_waypoints(q0, model.lower, model.upper)
+            seg = self.args.segment_time
+            times = np.arange(len(waypoints)) * seg
+            rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
+            traj = joint_trajectory_msg(self.joint_names, times, waypoints, rest, rest)
+            sec, nanosec = divmod(int(round(t_start * 1e9)), 1_000_000_000)
+            traj.header.stamp.sec, traj.header.stamp.nanosec = sec, nanosec
             traj_pub.publish(traj)
             if self.recorder:
-                self.recorder.write_message("/controller/joint_trajectory", int(t_start * 1e9),
+                self.recorder.write_message("/controller/joint_trajectory", int(t_now * 1e9),
                                             traj)
             horizon = self.args.duration or float(times[-1] + 0.5)
             wall0 = time.monotonic()
