@@ -60,15 +60,46 @@ def thread_workspaces(n: int, threads: int | None = None) -> np.ndarray:
     return np.zeros((max(1, t), *L.ws_shape(n)))
 
 
+def model_workspace(mp: np.ndarray) -> np.ndarray:
+    """The packed model and one workspace in a single C-contiguous array ``mw``.
+
+    Row 0 is a header (``mw[0, 0] = n``), rows ``1 .. n + 3`` the packed model (columns
+    beyond ``NP`` zero), the remaining rows a zeroed workspace (``ws_shape(n)``).  Views
+    ``mw[1:n + 4]`` and ``mw[n + 4:]`` are C-contiguous ``mp`` / ``ws`` arrays the kernels
+    accept, in NumPy and inside jitted code: the validated single-call entry points
+    (``algorithm.checked``) take ``mw`` as one argument instead of two, because every array
+    argument of a numba call costs tens of nanoseconds to type and unbox.
+    """
+    n = mp.shape[0] - 3
+    rows, cols = L.ws_shape(n)
+    mw = np.zeros((1 + n + 3 + rows, max(cols, mp.shape[1])))
+    mw[0, 0] = n
+    mw[1:n + 4, :mp.shape[1]] = mp
+    return mw
+
+
 class Workspace:
     """Preallocated scratch for one ``Robot``: ``ws`` for single-state calls, ``wss`` (one
     per thread) for batch calls, and output buffers of the low-level ``Robot.kernels`` API
     (``tau``, ``g``, ``qdd``, ``M``, ``J``: like Pinocchio's ``data.tau``, overwritten by the next
-    call)."""
+    call).
 
-    def __init__(self, n: int) -> None:
+    Given the packed model ``mp``, ``mw`` holds it and ``ws`` together (``model_workspace``);
+    ``mp`` and ``ws`` are then views of ``mw`` (``mp`` has ``mw``'s width, its extra columns
+    zero)."""
+
+    def __init__(self, n: int, mp: np.ndarray | None = None) -> None:
         self.n = n
-        self.ws = empty_workspace(n)
+        if mp is None:
+            self.mw = None
+            self.mp = None
+            self.ws = empty_workspace(n)
+        else:
+            if mp.shape[0] != n + 3:
+                raise ValueError(f"packed model has {mp.shape[0] - 3} joints, workspace {n}")
+            self.mw = model_workspace(mp)
+            self.mp = self.mw[1:n + 4]
+            self.ws = self.mw[n + 4:]
         self.wss = thread_workspaces(n)
         self.tau = np.zeros(n)
         self.g = np.zeros(n)

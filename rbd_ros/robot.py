@@ -36,6 +36,11 @@ from rbd_ros.model import MdhModel
 
 _nd = np.ndarray
 _empty = np.empty
+_rnea_checked = checked.rnea_checked
+_fd_checked = checked.forward_dynamics_checked
+_crba_checked = checked.crba_checked
+_gravity_checked = checked.gravity_checked
+_bias_checked = checked.bias_checked
 INTEGRATORS = {"rk4": integrators.RK4, "semi_implicit_euler": integrators.SEMI_IMPLICIT_EULER,
                "euler": integrators.SEMI_IMPLICIT_EULER}
 
@@ -106,10 +111,12 @@ class Robot:
             raise TypeError(f"Robot(model) needs an MdhModel, got {type(model).__name__}")
         self.model = model
         self.dof = model.dof
+        self._nn = (model.dof, model.dof)
         self.joint_names = model.joint_names
-        self._mp = pack_model(model)
-        self.data = Workspace(self.dof)
+        self.data = Workspace(self.dof, pack_model(model))
+        self._mp = self.data.mp  # views of one array, mw: see data.model_workspace
         self._ws = self.data.ws
+        self._mw = self.data.mw
         self.kernels = Kernels(self._mp, self.data)
 
     # ---- construction ------------------------------------------------------------------------
@@ -190,7 +197,7 @@ class Robot:
         if tool_wrench is None and include_actuators is False and q.__class__ is _nd and q.ndim == 1:
             tau = _empty(self.dof)
             try:
-                if checked.rnea_checked(self._mp, self._ws, q, qd, qdd, tau) == 0:
+                if _rnea_checked(self._mw, q, qd, qdd, tau) == 0:
                     return tau
             except TypeError:
                 pass
@@ -212,7 +219,7 @@ class Robot:
         if include_actuators is False and q.__class__ is _nd and q.ndim == 1:
             qdd = _empty(self.dof)
             try:
-                if checked.forward_dynamics_checked(self._mp, self._ws, q, qd, tau, qdd) == 0:
+                if _fd_checked(self._mw, q, qd, tau, qdd) == 0:
                     return qdd
             except TypeError:
                 pass
@@ -228,9 +235,9 @@ class Robot:
     def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
         """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA); ``+ diag(G^2 Jm)`` with actuators."""
         if q.__class__ is _nd and q.ndim == 1 and include_actuators is False:
-            M = _empty((self.dof, self.dof))
+            M = _empty(self._nn)
             try:
-                if checked.crba_checked(self._mp, self._ws, q, M) == 0:
+                if _crba_checked(self._mw, q, M) == 0:
                     return M
             except TypeError:
                 pass
@@ -250,7 +257,7 @@ class Robot:
         if q.__class__ is _nd and q.ndim == 1:
             g = _empty(self.dof)
             try:
-                if checked.gravity_checked(self._mp, self._ws, q, g) == 0:
+                if _gravity_checked(self._mw, q, g) == 0:
                     return g
             except TypeError:
                 pass
@@ -267,7 +274,7 @@ class Robot:
         if q.__class__ is _nd and q.ndim == 1:
             h = _empty(self.dof)
             try:
-                if checked.bias_checked(self._mp, self._ws, q, qd, h) == 0:
+                if _bias_checked(self._mw, q, qd, h) == 0:
                     return h
             except TypeError:
                 pass
