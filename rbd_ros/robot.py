@@ -34,13 +34,18 @@ from rbd_ros.algorithm import integrators, kinematics, rnea
 from rbd_ros.data import Workspace, pack_model
 from rbd_ros.model import MdhModel
 
-_nd = np.ndarray
 _empty = np.empty
-_rnea_checked = checked.rnea_checked
-_fd_checked = checked.forward_dynamics_checked
-_crba_checked = checked.crba_checked
-_gravity_checked = checked.gravity_checked
-_bias_checked = checked.bias_checked
+_f8 = np.dtype(np.float64)
+# Fast path of the single-state calls: the compiled checked entry points called directly
+# (no dispatcher typing; ``algorithm.checked``).  Every state argument must be a 1-D float64
+# ndarray before the call (checked below: ``ndim`` / ``dtype``; a non-array raises
+# AttributeError or, from numba's unboxing, TypeError), the kernel checks length, stride,
+# alignment and finiteness; anything else takes the full validation path.
+_rnea_checked = checked.entry(checked.rnea_checked)
+_fd_checked = checked.entry(checked.forward_dynamics_checked)
+_crba_checked = checked.entry(checked.crba_checked)
+_gravity_checked = checked.entry(checked.gravity_checked)
+_bias_checked = checked.entry(checked.bias_checked)
 INTEGRATORS = {"rk4": integrators.RK4, "semi_implicit_euler": integrators.SEMI_IMPLICIT_EULER,
                "euler": integrators.SEMI_IMPLICIT_EULER}
 
@@ -194,12 +199,14 @@ class Robot:
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, tool_wrench: Any = None,
                          include_actuators: bool = False) -> np.ndarray:
         """``tau = M qdd + h [+ actuators] - J_tool^T w`` (003 §4.5, RNEA)."""
-        if tool_wrench is None and include_actuators is False and q.__class__ is _nd and q.ndim == 1:
-            tau = _empty(self.dof)
+        if tool_wrench is None and include_actuators is False:
             try:
-                if _rnea_checked(self._mw, q, qd, qdd, tau) == 0:
-                    return tau
-            except TypeError:
+                if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _f8
+                        and qd.dtype is _f8 and qdd.dtype is _f8):
+                    tau = _empty(self.dof)
+                    if _rnea_checked(self._mw, q, qd, qdd, tau) == 0:
+                        return tau
+            except (AttributeError, TypeError):
                 pass
         batch, (q, qd, qdd) = self._batch(q=q, qd=qd, qdd=qdd)
         use_w = tool_wrench is not None
@@ -216,12 +223,14 @@ class Robot:
     def forward_dynamics(self, q: Any, qd: Any, tau: Any,
                          include_actuators: bool = False) -> np.ndarray:
         """``qdd = M^{-1}(tau - h)`` (003 (5.2); ``algorithm.forward_dynamics``)."""
-        if include_actuators is False and q.__class__ is _nd and q.ndim == 1:
-            qdd = _empty(self.dof)
+        if include_actuators is False:
             try:
-                if _fd_checked(self._mw, q, qd, tau, qdd) == 0:
-                    return qdd
-            except TypeError:
+                if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _f8
+                        and qd.dtype is _f8 and tau.dtype is _f8):
+                    qdd = _empty(self.dof)
+                    if _fd_checked(self._mw, q, qd, tau, qdd) == 0:
+                        return qdd
+            except (AttributeError, TypeError):
                 pass
         batch, (q, qd, tau) = self._batch(q=q, qd=qd, tau=tau)
         qdd = np.empty_like(q)
@@ -234,12 +243,13 @@ class Robot:
 
     def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
         """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA); ``+ diag(G^2 Jm)`` with actuators."""
-        if q.__class__ is _nd and q.ndim == 1 and include_actuators is False:
-            M = _empty(self._nn)
+        if include_actuators is False:
             try:
-                if _crba_checked(self._mw, q, M) == 0:
-                    return M
-            except TypeError:
+                if q.ndim == 1 and q.dtype is _f8:
+                    M = _empty(self._nn)
+                    if _crba_checked(self._mw, q, M) == 0:
+                        return M
+            except (AttributeError, TypeError):
                 pass
         q = self._states("q", q)
         if q.ndim == 2:
@@ -254,13 +264,13 @@ class Robot:
 
     def gravity(self, q: Any) -> np.ndarray:
         """Generalized gravity g(q) (RNEA at rest)."""
-        if q.__class__ is _nd and q.ndim == 1:
-            g = _empty(self.dof)
-            try:
+        try:
+            if q.ndim == 1 and q.dtype is _f8:
+                g = _empty(self.dof)
                 if _gravity_checked(self._mw, q, g) == 0:
                     return g
-            except TypeError:
-                pass
+        except (AttributeError, TypeError):
+            pass
         q = self._states("q", q)
         g = np.empty_like(q)
         if q.ndim == 2:
@@ -271,13 +281,13 @@ class Robot:
 
     def bias(self, q: Any, qd: Any) -> np.ndarray:
         """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` (RNEA at qdd = 0)."""
-        if q.__class__ is _nd and q.ndim == 1:
-            h = _empty(self.dof)
-            try:
+        try:
+            if q.ndim == 1 and qd.ndim == 1 and q.dtype is _f8 and qd.dtype is _f8:
+                h = _empty(self.dof)
                 if _bias_checked(self._mw, q, qd, h) == 0:
                     return h
-            except TypeError:
-                pass
+        except (AttributeError, TypeError):
+            pass
         batch, (q, qd) = self._batch(q=q, qd=qd)
         h = np.empty_like(q)
         if batch:

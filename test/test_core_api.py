@@ -172,3 +172,37 @@ def test_real_urdf_vs_pinocchio(rel: str, base: str, tip: str) -> None:
         assert rel_err(robot.mass_matrix(q), M) < TOL
         pin.framesForwardKinematics(pm, pd, qp)
         assert rel_err(robot.fk(q), pd.oMf[fid].homogeneous) < TOL
+
+
+def test_single_call_fast_path_input_forms(robot: Robot) -> None:
+    """The fast path calls the compiled entry point directly (no dispatcher type check):
+    strided, reversed, unaligned, read-only, integer and non-array inputs must give the same
+    results as contiguous float64 copies, and results must be fresh arrays."""
+    rng = np.random.default_rng(5)
+    q, qd, x = rng.uniform(-1, 1, (3, 7))
+    wide = np.zeros((7, 2))
+    wide[:, 0] = q
+    rev = q[::-1].copy()[::-1]
+    raw = np.zeros(7 * 8 + 1, np.uint8)[1:].view(np.float64)
+    raw[:] = q
+    ro = q.copy()
+    ro.setflags(write=False)
+
+    class Duck:  # has ndim / dtype but is no ndarray
+        ndim, dtype = 1, np.dtype(float)
+
+        def __array__(self, dtype=None, copy=None):  # noqa: ANN001, ANN204
+            return q.copy()
+
+    calls = {"inverse_dynamics": lambda a: robot.inverse_dynamics(a, qd, x),
+             "forward_dynamics": lambda a: robot.forward_dynamics(a, qd, x),
+             "mass_matrix": lambda a: robot.mass_matrix(a),
+             "gravity": lambda a: robot.gravity(a), "bias": lambda a: robot.bias(a, qd)}
+    for name, f in calls.items():
+        ref = f(q)
+        assert f(q) is not ref and f(q).flags.owndata, name
+        for form in (wide[:, 0], rev, raw, ro, Duck(), list(q)):
+            np.testing.assert_array_equal(f(form), ref, err_msg=name)
+    np.testing.assert_array_equal(robot.gravity(np.arange(7)), robot.gravity(np.arange(7.0)))
+    with pytest.raises(ValueError, match="q contains NaN"):
+        robot.gravity(np.r_[np.nan, q[1:]][::-1])

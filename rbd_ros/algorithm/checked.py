@@ -17,7 +17,12 @@ Call cost, not arithmetic, dominates a 7-DoF call, so these entry points
   nothing, and without NRT an array argument is unboxed without allocating (and freeing) a
   ``MemInfo`` for it, ~60 ns per array, ~0.3 us per call with five arrays.  The kernels they
   call are ordinary NRT functions; NRT's incref/decref skip the null ``MemInfo`` of these
-  arguments.
+  arguments;
+* are called by ``Robot`` through ``entry(dispatcher)``, the compiled function itself,
+  skipping the dispatcher's typing of each argument (~35 ns per array).  That bypasses the
+  dispatcher's type check: numba's unboxing only checks "an ndarray with 8-byte items", so the
+  caller must check ``ndim == 1`` and ``dtype is float64`` of every state argument first
+  (a 2-D array would overflow the 1-D array struct); stride and alignment are checked here.
 """
 from __future__ import annotations
 
@@ -34,7 +39,10 @@ _V = "float64[::1]"
 
 @njit(cache=True, inline="always")
 def _bad(mp: np.ndarray, x: np.ndarray) -> bool:
-    if x.shape[0] != mp.shape[0] - 3:
+    """Not ``n`` finite values in one aligned contiguous row.  Stride and alignment are
+    checked here because ``Robot`` calls the compiled entry point directly (``ENTRY``),
+    which, unlike the dispatcher, unboxes any 1-D 8-byte-item array as this C-layout type."""
+    if x.shape[0] != mp.shape[0] - 3 or x.strides[0] != 8 or x.ctypes.data & 7 != 0:
         return True
     for i in range(x.shape[0]):
         if not np.isfinite(x[i]):
@@ -94,3 +102,15 @@ def bias_checked(mw, q, qd, h):  # noqa: ANN001, ANN201
         return 1
     bias(mp, ws, q, qd, h)
     return 0
+
+
+def entry(dispatcher):  # noqa: ANN001, ANN201
+    """The compiled entry point of an eagerly compiled, single-signature ``dispatcher``
+    (``CompileResult.entry_point``), or the dispatcher itself if this numba has none.
+    Callers must check argument types themselves (module docstring)."""
+    try:
+        (sig,) = dispatcher.signatures
+        ep = dispatcher.overloads[sig].entry_point
+    except (AttributeError, KeyError, ValueError):
+        return dispatcher
+    return ep if callable(ep) else dispatcher
