@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
                                  SingleThreadedExecutor)
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.dynamics_server import SERVICE_QOS
+    from rbd_ros.nodes.dynamics_server import SERVICE_QOS, f64
     from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
 
     ns = argv[0].strip("/") if argv else "bench_peer"
@@ -53,7 +53,9 @@ def main(argv: list[str]) -> int:
         stride = max(1, int(round(req.output_period / req.dt))) if req.output_period > 0 else 1
         k = len(range(0, steps + 1, stride))
         if (k, n) not in cache:
-            cache[(k, n)] = (np.arange(k) * req.dt * stride, np.zeros(k * n))
+            # array.array, as the real server assigns (rbd_ros.services.f64): a numpy value
+            # would be copied element by element by the generated setter and inflate the echo.
+            cache[(k, n)] = (f64(np.arange(k) * req.dt * stride), f64(np.zeros(k * n)))
         t, z = cache[(k, n)]
         res.times, res.positions, res.velocities, res.accelerations = t, z, z, z
         res.success, res.message = True, "ok"
