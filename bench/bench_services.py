@@ -7,11 +7,11 @@ Prints a table and writes ``bench/results/services.json``.  Three server process
 on a random ``ROS_DOMAIN_ID`` (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``):
 
 * ours: ``rbd-ros dynamics-server`` on ``urdf/arm7.urdf`` (7 DoF), ``/bench/*``;
-* the peer, ``bench/peer_servers.py``: the same kind of rclpy server (``MultiThreadedExecutor``
-  with 3 threads, the same QoS and callback groups) with an empty ``std_srvs/Trigger`` and
+* the peer, ``bench/peer_servers.py``: the same kind of rclpy server (a ``SingleThreadedExecutor``
+  like our quick services, rclpy's default; the same QoS) with an empty ``std_srvs/Trigger`` and
   echo servers of our own ``InverseDynamics`` (efforts = positions) and ``ForwardSimulate``
   (zero arrays of the real response's size) types, ``/bench_peer/*``;
-* for reference, the same peer on a ``SingleThreadedExecutor``, ``/bench_peer_st/*``.
+* for reference, the same peer on a ``MultiThreadedExecutor(3)``, ``/bench_peer_mt/*``.
 
 One client process (this one) calls them with a plain rclpy client (``call_async`` +
 ``SingleThreadedExecutor.spin_until_future_complete``, requests built once) and separately
@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 
 from rbd_ros.bringup.processes import NodeProcess  # noqa: E402
 
-NS, PEER, PEER_ST = "bench", "bench_peer", "bench_peer_st"
+NS, PEER, PEER_MT = "bench", "bench_peer", "bench_peer_mt"
 
 
 class Peer:
@@ -301,6 +301,7 @@ def profile_server(quick: bool) -> dict:
             "serialize_response": med_ms(lambda: serialize_message(res), number),  # noqa: B023
             "request_bytes": len(raw_req), "response_bytes": len(serialize_message(res)),
         }
+    server.close()
     node.destroy_node()
     rclpy.shutdown(context=ctx)
     return out
@@ -322,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
 
     server = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                           "-p", f"service_namespace:={NS}"])
-    peer, peer_st = Peer(PEER, "multi"), Peer(PEER_ST, "single")
+    peer, peer_mt = Peer(PEER, "single"), Peer(PEER_MT, "multi")
     caller = dyn = None
     try:
         robot = Robot.from_urdf(URDF.read_text(encoding="utf-8"))
@@ -331,10 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         n = len(names)
         server.wait_for("dynamics_server: ready", timeout=120)
         peer.wait_ready()
-        peer_st.wait_ready()
+        peer_mt.wait_ready()
         caller = Caller()
         c = {"trigger": caller.client(Trigger, f"/{PEER}/trigger"),
-             "trigger_st": caller.client(Trigger, f"/{PEER_ST}/trigger"),
+             "trigger_mt": caller.client(Trigger, f"/{PEER_MT}/trigger"),
              "echo": caller.client(InverseDynamics, f"/{PEER}/inverse_dynamics"),
              "id": caller.client(InverseDynamics, f"/{NS}/inverse_dynamics"),
              "sim_echo": caller.client(ForwardSimulate, f"/{PEER}/forward_simulate"),
@@ -346,9 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         results: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                      "load_avg_start": os.getloadavg()},
                          "quick": quick, "domain_id": int(os.environ["ROS_DOMAIN_ID"]),
-                         "peer": "bench/peer_servers.py, rclpy MultiThreadedExecutor(3), same QoS "
-                                 "and callback groups as dynamics_server; trigger_st: the same on "
-                                 "a SingleThreadedExecutor"}
+                         "peer": "bench/peer_servers.py, rclpy SingleThreadedExecutor like "
+                                 "dynamics_server's quick services, same QoS; trigger_mt: the "
+                                 "same on a MultiThreadedExecutor(3)"}
 
         # -- single state ---------------------------------------------------------------------
         q1, qd1, qdd1 = states(robot, 1)
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         tau_ref = np.asarray(robot.inverse_dynamics(q1, qd1, qdd1)).reshape(-1)
         trig = Trigger.Request()
         cases = {"trigger": caller.timed(c["trigger"], trig, check=False),
-                 "trigger_st": caller.timed(c["trigger_st"], trig, check=False),
+                 "trigger_mt": caller.timed(c["trigger_mt"], trig, check=False),
                  "echo": caller.timed(c["echo"], req1),
                  "id": caller.timed(c["id"], req1)}
 
@@ -379,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             "echo/trigger": ratio(single, "echo", "trigger"),
             "id_dynamics_client/trigger": ratio(single, "id_dynamics_client", "trigger"),
             "id_dynamics_client/id": ratio(single, "id_dynamics_client", "id"),
-            "trigger_st/trigger": ratio(single, "trigger_st", "trigger")}
+            "trigger_mt/trigger": ratio(single, "trigger_mt", "trigger")}
         results["calls_per_second_sequential"] = {
             k: 1.0 / statistics.fmean(v) for k, v in single["samples"].items()}
 
@@ -460,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
             caller.close()
         server.stop()
         peer.stop()
-        peer_st.stop()
+        peer_mt.stop()
 
     # -- server side, in process (servers stopped: less noise) ---------------------------------
     results["server_profile_ms"] = profile_server(quick)
@@ -478,8 +479,8 @@ def print_table(r: dict) -> None:
     print(f"\nServices, 7 DoF (arm7), medians; load avg {r['machine']['load_avg_start'][0]:.1f} at start")
     print(f"peer: {r['peer']}\n")
     print(f"{'single state':<44}{'p50 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}{'p99 ratio':>11}")
-    for name, label, ref in (("trigger", "Trigger (peer, MT)", None),
-                             ("trigger_st", "Trigger (peer, single-threaded)", "trigger"),
+    for name, label, ref in (("trigger", "Trigger (peer, single-threaded)", None),
+                             ("trigger_mt", "Trigger (peer, MultiThreadedExecutor)", "trigger"),
                              ("echo", "InverseDynamics echo (peer)", "trigger"),
                              ("id", "inverse_dynamics / Trigger", "trigger"),
                              ("id", "inverse_dynamics / echo", "echo"),

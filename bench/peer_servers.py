@@ -1,6 +1,6 @@
 """Peer servers for the services benchmark (``bench/bench_services.py``), in their own process.
 
-    python bench/peer_servers.py NAMESPACE [multi|single]
+    python bench/peer_servers.py NAMESPACE [single|multi]
 
 Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback groups:
 
@@ -10,8 +10,9 @@ Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback group
 * ``forward_simulate``: our ``ForwardSimulate`` type, answered with zero arrays of the size
   the real server would return (times + 3 x K x n; K from duration/torques, dt, output_period).
 
-``multi`` (default) spins a ``MultiThreadedExecutor(num_threads=3)`` like ``dynamics_server``;
-``single`` a ``SingleThreadedExecutor``. Prints ``peer_servers: ready`` when serving.
+``single`` (default) spins a ``SingleThreadedExecutor``, like ``dynamics_server``'s quick
+services; ``multi`` a ``MultiThreadedExecutor(num_threads=3)`` (the quick services and the
+simulation echo in two mutually exclusive callback groups). Prints ``peer_servers: ready``.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
     from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
 
     ns = argv[0].strip("/") if argv else "bench_peer"
-    kind = argv[1] if len(argv) > 1 else "multi"
+    kind = argv[1] if len(argv) > 1 else "single"
     rclpy.init()
     node = rclpy.create_node("peer_servers")
     quick, slow = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()

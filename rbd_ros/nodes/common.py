@@ -28,10 +28,11 @@ def load_description_xml(robot_description: str, urdf_path: str) -> tuple[str, s
 
 
 def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = True,
-             executor_factory: Callable | None = None) -> int:
+             executor_factory: Callable | None = None, cleanup: Callable | None = None) -> int:
     """Initialise rclpy with ``argv`` (``--ros-args ...``), create node ``name``, call
     ``body(node)``, then spin until Ctrl-C (if ``spin``). Configuration errors print one line
-    ``<name>: error: ...`` and return 2; Ctrl-C returns 0."""
+    ``<name>: error: ...`` and return 2; Ctrl-C returns 0. ``cleanup()`` runs before the node
+    is destroyed and rclpy shut down."""
     import rclpy
     from rclpy.executors import ExternalShutdownException
 
@@ -52,6 +53,8 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0
     finally:
+        if cleanup is not None:
+            cleanup()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
