@@ -203,6 +203,7 @@ class Bringup:
                                             traj)
             horizon = self.args.duration or float(times[-1] + 0.5)
             wall0 = time.monotonic()
+            sim0 = t_now  # simulated time when the tour was sent (0.3 s before it starts)
             sim_end = t_start + horizon
             tty = sys.stdout.isatty()
             last_print = 0.0
@@ -212,9 +213,11 @@ class Bringup:
                 now = time.monotonic()
                 if not self.args.quiet and (now - last_print >= (0.2 if tty else 2.0)):
                     last_print = now
-                    rtf = (t_now - t_start) / (now - wall0) if now > wall0 else 0.0
-                    line = (f"[bringup] t = {t_now - t_start:6.2f} / {horizon:.2f} s   "
-                            f"real-time factor {rtf:5.2f}")
+                    # the factor only once there is a meaningful wall-clock interval
+                    rtf = (f"{(t_now - sim0) / (now - wall0):5.2f}" if now - wall0 >= 0.5
+                           else "    -")
+                    line = (f"[bringup] t = {max(t_now - t_start, 0.0):6.2f} / {horizon:.2f} s   "
+                            f"real-time factor {rtf}")
                     print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
                 if not spin.is_alive():
                     raise RuntimeError("the bringup's ROS executor stopped")
