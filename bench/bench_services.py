@@ -312,7 +312,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="few iterations (smoke check)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "services.json"))
+    ap.add_argument("--fastdds-default", action="store_true",
+                    help="every process on Fast DDS's default transports instead of rbd_ros's "
+                         "large-data profile (config/fastdds_large_data.xml)")
     args = ap.parse_args(argv)
+    # before any participant exists; the servers, the peers and this client all inherit it
+    from rbd_ros.dds import PROFILE_ENV, SWITCH_ENV, use_large_data_profile
+
+    if args.fastdds_default:
+        os.environ[SWITCH_ENV] = "off"
+    else:
+        use_large_data_profile()
+    dds_profile = os.environ.get(PROFILE_ENV, "Fast DDS defaults")
     quick = args.quick
     t_start = time.monotonic()
 
@@ -347,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         results: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                      "load_avg_start": os.getloadavg()},
                          "quick": quick, "domain_id": int(os.environ["ROS_DOMAIN_ID"]),
+                         "dds_profile": dds_profile,
                          "peer": "bench/peer_servers.py, rclpy SingleThreadedExecutor like "
                                  "dynamics_server's quick services, same QoS; trigger_mt: the "
                                  "same on a MultiThreadedExecutor(3)"}
@@ -477,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
 def print_table(r: dict) -> None:
     s, sr = r["single"], r["single_ratios"]
     print(f"\nServices, 7 DoF (arm7), medians; load avg {r['machine']['load_avg_start'][0]:.1f} at start")
-    print(f"peer: {r['peer']}\n")
+    print(f"peer: {r['peer']}")
+    print(f"DDS profile (every process): {r.get('dds_profile')}\n")
     print(f"{'single state':<44}{'p50 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}{'p99 ratio':>11}")
     for name, label, ref in (("trigger", "Trigger (peer, single-threaded)", None),
                              ("trigger_mt", "Trigger (peer, MultiThreadedExecutor)", "trigger"),

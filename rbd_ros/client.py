@@ -46,6 +46,9 @@ class DynamicsClient:
         self._own = node is None
         if self._own:
             self._context = Context()
+            from rbd_ros.dds import use_large_data_profile
+
+            use_large_data_profile()  # effective if this is the process's first participant
             rclpy.init(context=self._context)
             node = rclpy.create_node("rbd_dynamics_client", context=self._context)
         self.node = node

@@ -32,8 +32,9 @@ def node_process():
     """
     started: list[NodeProcess] = []
 
-    def start(args: list[str], ready: str | None = None, timeout: float = 60.0) -> NodeProcess:
-        proc = NodeProcess(args)
+    def start(args: list[str], ready: str | None = None, timeout: float = 60.0,
+              env: dict[str, str] | None = None) -> NodeProcess:
+        proc = NodeProcess(args, env=env)
         started.append(proc)
         if ready is not None:
             proc.wait_for(ready, timeout)

@@ -128,6 +128,9 @@ class Bringup:
         self.joint_names = list(model.joint_names)
         index = None
 
+        from rbd_ros.dds import use_large_data_profile
+
+        use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.dds)
         rclpy.init()
         node = rclpy.create_node("rbd_bringup")
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
