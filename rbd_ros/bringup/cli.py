@@ -79,11 +79,16 @@ class Bringup:
                               controller=args.controller, mode=args.mode)
         self.procs = []
         self.lock = threading.Lock()
-        self.states: list[tuple[float, np.ndarray, np.ndarray]] = []  # (t, q, qd)
-        self.controller_state: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+        # received messages kept serialized with their stamps (s): a callback only appends, so
+        # the recorder keeps up with a lockstep loop at ~1.5 kHz even on a busy machine
+        self.states: list[tuple[float, bytes]] = []  # /joint_states
+        self.controller_state: list[tuple[float, bytes]] = []  # /controller/controller_state
         self.joint_names: list[str] = []
         self.diagnostics: list[dict] = []  # the bridge's JSON diagnostics
         self.recorder = None
+        self.recording = False  # set when the tour is sent: the bag holds the demo, not start-up
+        self.record_until = float("inf")  # simulated time of the last state to record
+        self.last_stamp = -1  # of the last recorded /joint_states (ns)
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
@@ -107,6 +112,7 @@ class Bringup:
         from std_msgs.msg import Float64MultiArray, String
         from trajectory_msgs.msg import JointTrajectory
 
+        from rbd_ros.bringup.recorder import header_stamp_ns
         from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
         from rbd_ros.robot import Robot
@@ -126,7 +132,6 @@ class Bringup:
             model = Robot.from_urdf(params["urdf_path"], base_link=self.args.base_link or None,
                                     tip_link=self.args.tip_link or None).model
         self.joint_names = list(model.joint_names)
-        index = None
 
         from rbd_ros.dds import use_large_data_profile
 
@@ -136,34 +141,33 @@ class Bringup:
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
         def on_state(raw: bytes) -> None:
-            nonlocal index
-            msg = deserialize_message(raw, JointState)
-            t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            if index is None:
-                index = [list(msg.name).index(n) for n in self.joint_names]
+            stamp = header_stamp_ns(raw)
             with self.lock:
-                self.states.append((t, np.asarray(msg.position)[index], np.asarray(msg.velocity)[index]))
-            if self.recorder:
-                self.recorder.write("/joint_states", int(t * 1e9), raw)
+                self.states.append((1e-9 * stamp, raw))
+            # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
+            if self.recording and 1e-9 * stamp <= self.record_until and stamp > self.last_stamp:
+                self.last_stamp = stamp
+                self.recorder.write("/joint_states", stamp, raw)
 
         def on_controller_state(raw: bytes) -> None:
-            msg = deserialize_message(raw, JointState)
-            t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            stamp = header_stamp_ns(raw)
             with self.lock:
-                self.controller_state.append((t, np.asarray(msg.position), np.asarray(msg.velocity),
-                                              np.asarray(msg.effort)))
-            if self.recorder:
-                self.recorder.write("/controller/controller_state", int(t * 1e9), raw)
+                self.controller_state.append((1e-9 * stamp, raw))
+            if self.recording and 1e-9 * stamp <= self.record_until:
+                self.recorder.write("/controller/controller_state", stamp, raw)
 
         def on_command(raw: bytes) -> None:
-            if self.recorder:
+            if self.recording:
                 with self.lock:
                     t = self.states[-1][0] if self.states else 0.0
-                self.recorder.write("/effort_controller/commands", int(t * 1e9), raw)
+                if t <= self.record_until:
+                    self.recorder.write("/effort_controller/commands", int(t * 1e9), raw)
 
         def on_diagnostics(msg: String) -> None:
+            diag = json.loads(msg.data)
+            diag["received_monotonic"] = time.monotonic()
             with self.lock:
-                self.diagnostics.append(json.loads(msg.data))
+                self.diagnostics.append(diag)
 
         node.create_subscription(String, "/mujoco_bridge/diagnostics", on_diagnostics, 10)
         node.create_subscription(JointState, "/joint_states", on_state, qos, raw=True)
@@ -173,7 +177,9 @@ class Bringup:
                                  qos, raw=True)
         traj_pub = node.create_publisher(JointTrajectory, "/controller/joint_trajectory",
                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
-        executor = rclpy.executors.MultiThreadedExecutor(num_threads=2)
+        # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
+        # topics at the lockstep rate (messages were lost on a loaded machine)
+        executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(node)
         spin = threading.Thread(target=executor.spin, daemon=True)
         spin.start()
@@ -184,11 +190,20 @@ class Bringup:
                 time.sleep(0.01)
             if not self.states:
                 raise RuntimeError("no /joint_states from the bridge within 60 s")
-            while traj_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            # the controller's subscription to the tour and its publishers matched here, so the
+            # recording is complete from the first message (on a loaded machine discovery can
+            # take seconds while the lockstep loop already runs)
+            while (time.monotonic() < deadline
+                   and (traj_pub.get_subscription_count() == 0
+                        or node.count_publishers("/effort_controller/commands") == 0
+                        or node.count_publishers("/controller/controller_state") == 0)):
                 time.sleep(0.01)
             with self.lock:
-                t_now, q0, _ = self.states[-1]
+                t_now, raw = self.states[-1]
                 diag_start = self.diagnostics[-1] if self.diagnostics else None
+            last = deserialize_message(raw, JointState)
+            order = [list(last.name).index(name) for name in self.joint_names]
+            q0 = np.asarray(last.position)[order]
             # the tour starts at a stated simulated time shortly ahead (the header stamp, as
             # for ros2_control's joint_trajectory_controller), so the report's window is exact
             # however far the controller has stepped the simulation meanwhile
@@ -200,6 +215,7 @@ class Bringup:
             traj = joint_trajectory_msg(self.joint_names, times, waypoints, rest, rest)
             sec, nanosec = divmod(int(round(t_start * 1e9)), 1_000_000_000)
             traj.header.stamp.sec, traj.header.stamp.nanosec = sec, nanosec
+            self.recording = self.recorder is not None
             traj_pub.publish(traj)
             if self.recorder:
                 self.recorder.write_message("/controller/joint_trajectory", int(t_now * 1e9),
@@ -233,14 +249,27 @@ class Bringup:
                     raise RuntimeError("the simulation stalled")
                 time.sleep(0.05)
             wall = time.monotonic() - wall0
+            rtf = (t_now - sim0) / wall if wall > 0 else float("nan")  # as the progress line
             if not self.args.quiet and tty:
                 print(flush=True)
+            # a fresh diagnostics message (once a second) while the controller still runs, so
+            # the missed cycles cover the run and not the shutdown
             with self.lock:
                 seen = len(self.diagnostics)
-            wait_until = time.monotonic() + 2.5  # the bridge's diagnostics come once a second
+            wait_until = time.monotonic() + 2.5
             while len(self.diagnostics) == seen and time.monotonic() < wait_until:
                 time.sleep(0.05)
-            return self.finish(record, t_start, wall, diag_start)
+            diag_end = self.diagnostics[-1] if self.diagnostics else None
+            if diag_start and diag_end and diag_end is not diag_start:
+                # the bridge's simulated time over wall time between two of its messages: exact
+                # in both modes (a realtime bridge runs ahead of what this process has read)
+                dt = diag_end["received_monotonic"] - diag_start["received_monotonic"]
+                if dt > 0:
+                    rtf = (diag_end["sim_time"] - diag_start["sim_time"]) / dt
+            if self.args.mode == "realtime":  # the bridge steps on after the horizon: those
+                self.record_until = t_now     # states (and commands) stay out of the bag
+            self.stop_controller_and_drain(node)
+            return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
         finally:
             executor.shutdown()
             node.destroy_node()
@@ -249,21 +278,63 @@ class Bringup:
             if self.recorder:
                 self.recorder.close()
 
-    def finish(self, record: Path | None, t_start: float, wall: float,
-               diag_start: dict | None) -> int:
+    def stop_controller_and_drain(self, node, quiet_for: float = 0.3, limit: float = 10.0) -> None:
+        """End the run without losing what is still queued (on a busy machine one
+        subscription's queue lags another's): pause the bridge (``/mujoco_bridge/pause``: no
+        more steps), wait until every recorded state has its command, stop the controller,
+        then wait until nothing has arrived for ``quiet_for`` seconds."""
+        from std_srvs.srv import SetBool
+
+        def received() -> tuple[int, ...]:  # not /joint_states: a realtime bridge goes on
+            with self.lock:
+                counts = (len(self.controller_state),)
+            return counts + tuple(self.recorder.counts.values() if self.recorder else ())
+
+        client = node.create_client(SetBool, "/mujoco_bridge/pause")
+        try:
+            deadline = time.monotonic() + limit
+            if client.wait_for_service(timeout_sec=2.0):
+                future = client.call_async(SetBool.Request(data=True))
+                while not future.done() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            if self.recorder is not None:
+                answered = time.monotonic() + 3.0  # realtime: missed cycles never get one
+                counts = self.recorder.counts
+                while (counts["/effort_controller/commands"] < counts["/joint_states"]
+                       and time.monotonic() < min(answered, deadline)):
+                    time.sleep(0.02)
+        finally:
+            node.destroy_client(client)
+        for spec, proc in zip(self.specs, self.procs):
+            if spec.executable == "controller":
+                proc.stop()
+        last, since = received(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = received()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet_for:
+                break
+
+    def finish(self, record: Path | None, t_start: float, sim_end: float, rtf: float,
+               diag_start: dict | None, diag_end: dict | None) -> int:
         from rbd_ros.bringup.report import make_report, plot
 
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import JointState
+
         with self.lock:
-            cs = [c for c in self.controller_state if c[0] >= t_start]
-        if not cs:
+            raws = [c for c in self.controller_state if t_start <= c[0] <= sim_end]
+        if not raws:
             raise RuntimeError("the controller published no controller_state")
         n = len(self.joint_names)
-        t = np.array([c[0] for c in cs]) - t_start
-        ref = np.array([c[1][:n] for c in cs])
-        meas = np.array([c[2][:n] for c in cs])
-        tau = np.array([c[3][:n] for c in cs])
-        missed = self.missed_cycles(diag_start)
-        rtf = (t[-1] - t[0]) / wall if wall > 0 else float("nan")
+        cs = [deserialize_message(raw, JointState) for _, raw in raws]
+        t = np.array([c[0] for c in raws]) - t_start
+        ref = np.array([c.position[:n] for c in cs])
+        meas = np.array([c.velocity[:n] for c in cs])
+        tau = np.array([c.effort[:n] for c in cs])
+        missed = self.missed_cycles(diag_start, diag_end)
         report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed)
         print(report.table(), flush=True)
         if record is not None:
@@ -276,11 +347,10 @@ class Bringup:
                   flush=True)
         return 0
 
-    def missed_cycles(self, diag_start: dict | None) -> int:
-        """Bridge steps taken without a fresh command from the controller since the tour
-        started (``steps_without_new_command`` of the bridge's diagnostics)."""
-        with self.lock:
-            last = self.diagnostics[-1] if self.diagnostics else None
+    @staticmethod
+    def missed_cycles(diag_start: dict | None, last: dict | None) -> int:
+        """Bridge steps taken without a fresh command from the controller between two
+        diagnostics messages (``steps_without_new_command``): from before the tour to its end."""
         if last is None:
             return 0
         first = diag_start["steps_without_new_command"] if diag_start else 0

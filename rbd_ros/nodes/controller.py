@@ -195,8 +195,11 @@ class Controller:
 
         # ---- ROS interfaces --------------------------------------------------------------------
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        self.cmd_pub = node.create_publisher(Float64MultiArray, COMMAND_TOPIC, qos)
-        self.state_pub = node.create_publisher(JointState, "~/controller_state", qos)
+        # deep writer history (as the bridge's /joint_states): recorders that fall behind on a
+        # busy machine still get every command and state; the readers here stay shallow
+        pub_qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self.cmd_pub = node.create_publisher(Float64MultiArray, COMMAND_TOPIC, pub_qos)
+        self.state_pub = node.create_publisher(JointState, "~/controller_state", pub_qos)
         self.cmd_msg = Float64MultiArray()
         self.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
         self.state_msg = JointState()

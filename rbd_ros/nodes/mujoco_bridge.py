@@ -242,8 +242,11 @@ class MujocoBridge:
         self._JointState, self._Clock, self._String = JointState, Clock, String
         self._names = list(sim.joint_names)
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        self.pub_state = node.create_publisher(JointState, "/joint_states", qos)
-        self.pub_clock = node.create_publisher(Clock, "/clock", qos)
+        # a deep writer history: a slow reliable reader (a recorder on a busy machine) still gets
+        # every sample up to 1 s behind at 1 kHz; fast readers see no difference
+        pub_qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self.pub_state = node.create_publisher(JointState, "/joint_states", pub_qos)
+        self.pub_clock = node.create_publisher(Clock, "/clock", pub_qos)
         self.pub_diag = node.create_publisher(String, "~/diagnostics", 10)
         try:
             self.inbox: CommandInbox | None = CommandInbox(node, COMMAND_TOPIC, qos, argv)
