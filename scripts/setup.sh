@@ -72,6 +72,13 @@ if ! stamp_ok package "$pkg"; then
   pip_install --no-deps --no-build-isolation -e .
   echo "$pkg" > "$STAMPS/package"
 fi
+# numba keys a cached kernel on its own file only, not on the kernels it calls: when any kernel
+# source changed (a git pull in an editable install), drop the whole cache so nothing stale runs
+kern=$(digest rbd_ros/algorithm/*.py)
+if ! stamp_ok kernels "$kern"; then
+  find rbd_ros/algorithm -name '*.nbi' -delete -o -name '*.nbc' -delete
+  echo "$kern" > "$STAMPS/kernels"
+fi
 # ament puts console scripts in lib/rbd_ros (for `ros2 run`); users also want them on the venv's PATH
 for exe in "$VENV"/lib/rbd_ros/*; do
   [ -e "$VENV/bin/$(basename "$exe")" ] || ln -s "$exe" "$VENV/bin/$(basename "$exe")"

@@ -13,5 +13,6 @@
 Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function
 itself, not on the modules it calls: after editing a kernel, delete the ``*.nbi``/``*.nbc``
 files in ``rbd_ros/algorithm/__pycache__`` (or set ``NUMBA_CACHE_DIR``) so callers in other
-modules (``checked``, ``integrators``...) are recompiled.
+modules (``checked``, ``integrators``...) are recompiled.  ``scripts/setup.sh`` (so every
+``make`` target) does this whenever a kernel source changed.
 """

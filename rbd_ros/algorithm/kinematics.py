@@ -13,32 +13,77 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WGP, WGR, WP, WR, WS, WV, WVD,
-                                      WW, WWD, vrow)
+from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WCS, WGP, WGR, WP, WR, WS, WV,
+                                      WVD, WW, WWD, vrow)
+
+
+@njit(cache=True)
+def joint_angles(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
+    """``cos, sin`` of each joint's total angle ``theta_i`` (offset + q_i for revolute joints)
+    into ``ws[i, WCS:WCS+2]``, and the local origin ``^{i-1}p_i`` into ``ws[i, WP:WP+3]``.
+
+    ``A_i``'s rotation is ``Rx(alpha) Rz(theta_0)`` (``mdh.mdh_transform``), so in ``mp`` its
+    entries give ``cos theta_0 = AR[0]``, ``sin theta_0 = -AR[1]``, ``cos alpha = AR[8]``,
+    ``sin alpha = -AR[5]``; the joint rotation is then
+    ``^{i-1}R_i = Rx(alpha) Rz(theta)`` (003 §1.6), applied by ``rot_t``/``rot`` with four numbers
+    instead of nine."""
+    n = q.shape[0]
+    for i in range(n):
+        c0 = mp[i, AR]
+        s0 = -mp[i, AR + 1]
+        if mp[i, ATYPE] == 0.0:
+            c = np.cos(q[i])
+            s = np.sin(q[i])
+            ws[i, WCS] = c0 * c - s0 * s
+            ws[i, WCS + 1] = s0 * c + c0 * s
+            for r in range(3):
+                ws[i, WP + r] = mp[i, AP + r]
+        else:
+            ws[i, WCS] = c0
+            ws[i, WCS + 1] = s0
+            for r in range(3):
+                ws[i, WP + r] = mp[i, AP + r] + mp[i, AR + 3 * r + 2] * q[i]
+
+
+@njit(cache=True, inline="always")
+def angles(mp: np.ndarray, ws: np.ndarray, i: int) -> tuple[float, float, float, float]:
+    """``cos, sin`` of joint i's theta (after ``joint_angles``) and of its alpha."""
+    return ws[i, WCS], ws[i, WCS + 1], mp[i, AR + 8], -mp[i, AR + 5]
+
+
+@njit(cache=True, inline="always")
+def rot_t(c: float, s: float, ca: float, sa: float, x: float, y: float,
+          z: float) -> tuple[float, float, float]:
+    """``R^T (x, y, z)`` for ``R = Rx(alpha) Rz(theta)``: ``Rz(-theta) Rx(-alpha)``, 8 products
+    (``c, s`` of theta, ``ca, sa`` of alpha)."""
+    y1 = ca * y + sa * z
+    return c * x + s * y1, c * y1 - s * x, ca * z - sa * y
+
+
+@njit(cache=True, inline="always")
+def rot(c: float, s: float, ca: float, sa: float, x: float, y: float,
+        z: float) -> tuple[float, float, float]:
+    """``R (x, y, z)`` for ``R = Rx(alpha) Rz(theta)``, 8 products."""
+    z1 = s * x + c * y
+    return c * x - s * y, ca * z1 - sa * z, sa * z1 + ca * z
 
 
 @njit(cache=True)
 def joint_transforms(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
-    """Local transforms ``^{i-1}T_i(q) = A_i Rz(q_i)`` (revolute) or ``A_i Tz(q_i)``
-    (prismatic) into ``ws[i, WR:WR+9]`` (rotation, row-major) and ``ws[i, WP:WP+3]``;
-    ``A_i = mdh_transform(...)`` at q = 0 is packed in ``mp`` (see ``layout``)."""
-    n = q.shape[0]
-    for i in range(n):
-        if mp[i, ATYPE] == 0.0:
-            c = np.cos(q[i])
-            s = np.sin(q[i])
-            for r in range(3):
-                x = mp[i, AR + 3 * r]
-                y = mp[i, AR + 3 * r + 1]
-                ws[i, WR + 3 * r] = c * x + s * y
-                ws[i, WR + 3 * r + 1] = c * y - s * x
-                ws[i, WR + 3 * r + 2] = mp[i, AR + 3 * r + 2]
-                ws[i, WP + r] = mp[i, AP + r]
-        else:
-            for r in range(3):
-                for k in range(3):
-                    ws[i, WR + 3 * r + k] = mp[i, AR + 3 * r + k]
-                ws[i, WP + r] = mp[i, AP + r] + mp[i, AR + 3 * r + 2] * q[i]
+    """``joint_angles``, plus the local rotations ``^{i-1}R_i = Rx(alpha) Rz(theta)`` into
+    ``ws[i, WR:WR+9]`` (row-major), as 003 §1.6 writes them (``mdh.mdh_transform``)."""
+    joint_angles(mp, ws, q)
+    for i in range(q.shape[0]):
+        c, s, ca, sa = angles(mp, ws, i)
+        ws[i, WR] = c
+        ws[i, WR + 1] = -s
+        ws[i, WR + 2] = 0.0
+        ws[i, WR + 3] = s * ca
+        ws[i, WR + 4] = c * ca
+        ws[i, WR + 5] = -sa
+        ws[i, WR + 6] = s * sa
+        ws[i, WR + 7] = c * sa
+        ws[i, WR + 8] = ca
 
 
 @njit(cache=True, inline="always")
@@ -189,7 +234,7 @@ def world_velocities(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray) -> None:
 @njit(cache=True)
 def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                                gravity: bool) -> None:
-    """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_transforms``:
+    """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_angles``:
 
         w_i   = R^T w_{i-1} + z qd_i                                   (R joints, (4.29))
         wd_i  = R^T wd_{i-1} + (R^T w_{i-1}) x z qd_i + z qdd_i        (R joints, ERRATA (4.31))
@@ -227,25 +272,11 @@ def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, q
         ux = vx + (ay * pz - az * py) + (wy * cz - wz * cy)
         uy = vy + (az * px - ax * pz) + (wz * cx - wx * cz)
         uz = vz + (ax * py - ay * px) + (wx * cy - wy * cx)
-        # rotate into frame i: x_i = R^T x_{i-1}
-        r0 = ws[i, WR]
-        r1 = ws[i, WR + 1]
-        r2 = ws[i, WR + 2]
-        r3 = ws[i, WR + 3]
-        r4 = ws[i, WR + 4]
-        r5 = ws[i, WR + 5]
-        r6 = ws[i, WR + 6]
-        r7 = ws[i, WR + 7]
-        r8 = ws[i, WR + 8]
-        nwx = r0 * wx + r3 * wy + r6 * wz
-        nwy = r1 * wx + r4 * wy + r7 * wz
-        nwz = r2 * wx + r5 * wy + r8 * wz
-        nax = r0 * ax + r3 * ay + r6 * az
-        nay = r1 * ax + r4 * ay + r7 * az
-        naz = r2 * ax + r5 * ay + r8 * az
-        vx = r0 * ux + r3 * uy + r6 * uz
-        vy = r1 * ux + r4 * uy + r7 * uz
-        vz = r2 * ux + r5 * uy + r8 * uz
+        # rotate into frame i: x_i = R^T x_{i-1} = Rz(-theta) Rx(-alpha) x_{i-1}
+        c, s, ca, sa = angles(mp, ws, i)
+        nwx, nwy, nwz = rot_t(c, s, ca, sa, wx, wy, wz)
+        nax, nay, naz = rot_t(c, s, ca, sa, ax, ay, az)
+        vx, vy, vz = rot_t(c, s, ca, sa, ux, uy, uz)
         qdi = qd[i]
         qddi = qdd[i]
         if mp[i, ATYPE] == 0.0:

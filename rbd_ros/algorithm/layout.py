@@ -69,7 +69,8 @@ WD = 118  # ABA D_i (1), u_i (1)
 WA = 120  # ABA spatial acceleration (6)
 WCC = 126  # world centre of mass of link i (3)
 WICC = 129  # inertia about the centre of mass, world axes (9)
-NW = 138
+WCS = 138  # cos, sin of the total joint angle theta_i (+ q_i for R joints) (2)
+NW = 140
 
 # ---- workspace scratch vectors ---------------------------------------------------------------
 NVEC = 20  # number of length-n scratch rows

@@ -25,10 +25,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from rbd_ros.algorithm.kinematics import (forward_kinematics, joint_transforms,
+from rbd_ros.algorithm.kinematics import (angles, forward_kinematics, joint_angles, rot,
                                           velocity_acceleration_pass)
-from rbd_ros.algorithm.layout import (AP, ARM, ATYPE, COM, COUL, IC, MASS, VISC, VZERO, WF,
-                                      WGR, WN, WP, WR, WVD, WW, WWD, vrow)
+from rbd_ros.algorithm.layout import (AP, ARM, ATYPE, COM, COUL, IC, MASS, VISC, VZERO, WF, WGR,
+                                      WN, WP, WVD, WW, WWD, vrow)
 
 
 @njit(cache=True)
@@ -52,15 +52,16 @@ def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float
             mx = ws[c, WN]
             my = ws[c, WN + 1]
             mz = ws[c, WN + 2]
-            cfx = ws[c, WR] * fx + ws[c, WR + 1] * fy + ws[c, WR + 2] * fz
-            cfy = ws[c, WR + 3] * fx + ws[c, WR + 4] * fy + ws[c, WR + 5] * fz
-            cfz = ws[c, WR + 6] * fx + ws[c, WR + 7] * fy + ws[c, WR + 8] * fz
+            # R x = Rx(alpha) Rz(theta) x of joint c (kinematics.joint_angles)
+            ct, st, ca, sa = angles(mp, ws, c)
+            cfx, cfy, cfz = rot(ct, st, ca, sa, fx, fy, fz)
+            rmx, rmy, rmz = rot(ct, st, ca, sa, mx, my, mz)
             px = ws[c, WP]
             py = ws[c, WP + 1]
             pz = ws[c, WP + 2]
-            cnx = (ws[c, WR] * mx + ws[c, WR + 1] * my + ws[c, WR + 2] * mz) + (py * cfz - pz * cfy)
-            cny = (ws[c, WR + 3] * mx + ws[c, WR + 4] * my + ws[c, WR + 5] * mz) + (pz * cfx - px * cfz)
-            cnz = (ws[c, WR + 6] * mx + ws[c, WR + 7] * my + ws[c, WR + 8] * mz) + (px * cfy - py * cfx)
+            cnx = rmx + (py * cfz - pz * cfy)
+            cny = rmy + (pz * cfx - px * cfz)
+            cnz = rmz + (px * cfy - py * cfx)
         wx = ws[i, WW]
         wy = ws[i, WW + 1]
         wz = ws[i, WW + 2]
@@ -121,7 +122,7 @@ def rnea(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.
          tau: np.ndarray) -> None:
     """Rigid-body inverse dynamics ``tau = M qdd + h`` (003 §4.5), no wrench, no actuators."""
     n = q.shape[0]
-    joint_transforms(mp, ws, q)
+    joint_angles(mp, ws, q)  # the recursion needs no rotation matrices (joint_angles)
     velocity_acceleration_pass(mp, ws, qd, qdd, True)
     backward_pass(mp, ws, n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, tau)
 
