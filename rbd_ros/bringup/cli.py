@@ -113,6 +113,7 @@ class Bringup:
         from trajectory_msgs.msg import JointTrajectory
 
         from rbd_ros.bringup.recorder import header_stamp_ns
+        from rbd_ros.nodes.common import recordable_qos
         from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
         from rbd_ros.robot import Robot
@@ -138,7 +139,7 @@ class Bringup:
         use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.dds)
         rclpy.init()
         node = rclpy.create_node("rbd_bringup")
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = recordable_qos()  # nothing lost while this process lags the lockstep loop
 
         def on_state(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
@@ -252,23 +253,25 @@ class Bringup:
             rtf = (t_now - sim0) / wall if wall > 0 else float("nan")  # as the progress line
             if not self.args.quiet and tty:
                 print(flush=True)
-            # a fresh diagnostics message (once a second) while the controller still runs, so
-            # the missed cycles cover the run and not the shutdown
+            since = diag_start["received_monotonic"] if diag_start else -1.0
+            with self.lock:
+                during = [d for d in self.diagnostics if d["received_monotonic"] > since]
+            if during:
+                # the bridge runs ahead of what this process has read (on a busy machine by
+                # seconds): the mean of its own real-time factors (one per ~1 s period) instead
+                rtf = float(np.mean([d["rtf"] for d in during]))
+            # the bridge steps on until paused (in lockstep as far ahead as this process lags):
+            # states, controller states and commands after the horizon stay out of the bag
+            self.record_until = sim_end
+            self.pause_bridge(node)
+            # a fresh diagnostics message (once a second): its counters stopped at the pause
             with self.lock:
                 seen = len(self.diagnostics)
             wait_until = time.monotonic() + 2.5
             while len(self.diagnostics) == seen and time.monotonic() < wait_until:
                 time.sleep(0.05)
             diag_end = self.diagnostics[-1] if self.diagnostics else None
-            if diag_start and diag_end and diag_end is not diag_start:
-                # the bridge's simulated time over wall time between two of its messages: exact
-                # in both modes (a realtime bridge runs ahead of what this process has read)
-                dt = diag_end["received_monotonic"] - diag_start["received_monotonic"]
-                if dt > 0:
-                    rtf = (diag_end["sim_time"] - diag_start["sim_time"]) / dt
-            if self.args.mode == "realtime":  # the bridge steps on after the horizon: those
-                self.record_until = t_now     # states (and commands) stay out of the bag
-            self.stop_controller_and_drain(node)
+            self.stop_controller_and_drain()
             return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
         finally:
             executor.shutdown()
@@ -278,33 +281,38 @@ class Bringup:
             if self.recorder:
                 self.recorder.close()
 
-    def stop_controller_and_drain(self, node, quiet_for: float = 0.3, limit: float = 10.0) -> None:
-        """End the run without losing what is still queued (on a busy machine one
-        subscription's queue lags another's): pause the bridge (``/mujoco_bridge/pause``: no
-        more steps), wait until every recorded state has its command, stop the controller,
-        then wait until nothing has arrived for ``quiet_for`` seconds."""
+    @staticmethod
+    def pause_bridge(node, timeout: float = 2.0) -> None:
+        """``/mujoco_bridge/pause``: no more steps, so the run ends at the horizon."""
         from std_srvs.srv import SetBool
 
-        def received() -> tuple[int, ...]:  # not /joint_states: a realtime bridge goes on
+        client = node.create_client(SetBool, "/mujoco_bridge/pause")
+        try:
+            if client.wait_for_service(timeout_sec=timeout):
+                future = client.call_async(SetBool.Request(data=True))
+                deadline = time.monotonic() + timeout
+                while not future.done() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+        finally:
+            node.destroy_client(client)
+
+    def stop_controller_and_drain(self, quiet_for: float = 0.3, limit: float = 10.0) -> None:
+        """End the run without losing what is still queued (on a busy machine one
+        subscription's queue lags another's): after ``pause_bridge``, wait until every recorded
+        state has its command, stop the controller, then wait until nothing has arrived for
+        ``quiet_for`` seconds."""
+        def received() -> tuple[int, ...]:  # not /joint_states: a paused bridge repeats its state
             with self.lock:
                 counts = (len(self.controller_state),)
             return counts + tuple(self.recorder.counts.values() if self.recorder else ())
 
-        client = node.create_client(SetBool, "/mujoco_bridge/pause")
-        try:
-            deadline = time.monotonic() + limit
-            if client.wait_for_service(timeout_sec=2.0):
-                future = client.call_async(SetBool.Request(data=True))
-                while not future.done() and time.monotonic() < deadline:
-                    time.sleep(0.01)
-            if self.recorder is not None:
-                answered = time.monotonic() + 3.0  # realtime: missed cycles never get one
-                counts = self.recorder.counts
-                while (counts["/effort_controller/commands"] < counts["/joint_states"]
-                       and time.monotonic() < min(answered, deadline)):
-                    time.sleep(0.02)
-        finally:
-            node.destroy_client(client)
+        deadline = time.monotonic() + limit
+        if self.recorder is not None:
+            answered = time.monotonic() + 3.0  # realtime: missed cycles never get one
+            counts = self.recorder.counts
+            while (counts["/effort_controller/commands"] < counts["/joint_states"]
+                   and time.monotonic() < answered):
+                time.sleep(0.02)
         for spec, proc in zip(self.specs, self.procs):
             if spec.executable == "controller":
                 proc.stop()

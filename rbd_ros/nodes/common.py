@@ -6,6 +6,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def recordable_qos():
+    """Reliable with a 10 000-sample history (10 s at 1 kHz, a few MB): for the streams a
+    recorder must get whole (/joint_states, commands, controller state) even when it falls
+    seconds behind on a busy machine (a lockstep loop runs as fast as the CPUs allow). Used on
+    both sides; readers that only want the latest sample keep shallow queues of their own."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE)
+
+
 class NodeConfigError(Exception):
     """A parameter or input a node cannot start with; reported in one line, exit code 2."""
 

@@ -55,7 +55,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
+from rbd_ros.nodes.common import (NodeConfigError, load_description_xml, recordable_qos,
+                                  run_node)
 
 TRIGGERS = ("joint_states", "timer")
 COMMAND_TOPIC = "/effort_controller/commands"
@@ -195,9 +196,7 @@ class Controller:
 
         # ---- ROS interfaces --------------------------------------------------------------------
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        # deep writer history (as the bridge's /joint_states): recorders that fall behind on a
-        # busy machine still get every command and state; the readers here stay shallow
-        pub_qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        pub_qos = recordable_qos()  # a slow recorder still gets every sample
         self.cmd_pub = node.create_publisher(Float64MultiArray, COMMAND_TOPIC, pub_qos)
         self.state_pub = node.create_publisher(JointState, "~/controller_state", pub_qos)
         self.cmd_msg = Float64MultiArray()

@@ -60,7 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
+from rbd_ros.nodes.common import (NodeConfigError, load_description_xml, recordable_qos,
+                                  run_node)
 
 NAME = "mujoco_bridge"
 COMMAND_TOPIC = "/effort_controller/commands"
@@ -242,9 +243,7 @@ class MujocoBridge:
         self._JointState, self._Clock, self._String = JointState, Clock, String
         self._names = list(sim.joint_names)
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        # a deep writer history: a slow reliable reader (a recorder on a busy machine) still gets
-        # every sample up to 1 s behind at 1 kHz; fast readers see no difference
-        pub_qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        pub_qos = recordable_qos()  # a slow recorder still gets every sample
         self.pub_state = node.create_publisher(JointState, "/joint_states", pub_qos)
         self.pub_clock = node.create_publisher(Clock, "/clock", pub_qos)
         self.pub_diag = node.create_publisher(String, "~/diagnostics", 10)
