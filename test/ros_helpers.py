@@ -22,6 +22,24 @@ def ros_context() -> Iterator[object]:
             rclpy.shutdown(context=ctx)
 
 
+def spin_in_background(node):
+    """A single-threaded executor spinning ``node`` in a daemon thread (stop it with
+    ``executor.shutdown()``; the end of the test's context also ends it)."""
+    import threading
+
+    from rclpy.executors import SingleThreadedExecutor
+
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+
+    def spin() -> None:
+        with contextlib.suppress(Exception):  # context shut down at the end of the test
+            executor.spin()
+
+    threading.Thread(target=spin, daemon=True).start()
+    return executor
+
+
 def wait_for_service(client, timeout: float = 30.0) -> None:
     if not client.wait_for_service(timeout_sec=timeout):
         raise TimeoutError(f"service {client.srv_name} not available within {timeout} s")

@@ -14,7 +14,7 @@ import pytest
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link
 from rbd_ros.sim.mujoco_model import build_mujoco_model
-from ros_helpers import ros_context
+from ros_helpers import ros_context, spin_in_background
 
 DT = 0.001
 
@@ -41,7 +41,6 @@ class Client:
 
     def __init__(self, ctx) -> None:
         import rclpy
-        from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, String
@@ -57,16 +56,7 @@ class Client:
                                       lambda m: self.diagnostics.append(json.loads(m.data)), 10)
         self.pub = self.node.create_publisher(Float64MultiArray, "/effort_controller/commands", qos)
         self._msg = Float64MultiArray
-        self.executor = SingleThreadedExecutor(context=ctx)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: BLE001 - context shut down at the end of the test
-            pass
+        self.executor = spin_in_background(self.node)
 
     def _on_state(self, msg) -> None:
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from ros_helpers import REPO, NodeProcess, ros_context
+from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background
 
 ARM7 = str(REPO / "config" / "arm7.yaml")
 PLANAR2_URDF = str(REPO / "urdf" / "planar2.urdf")
@@ -60,7 +60,6 @@ class Peer:
     def __init__(self, ctx) -> None:
         import rclpy
         from geometry_msgs.msg import PoseStamped
-        from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
@@ -79,16 +78,7 @@ class Peer:
         self.joint_pub = self.node.create_publisher(JointState, "/joint_states", qos)
         self.traj_pub = self.node.create_publisher(JointTrajectory, "/controller/joint_trajectory", qos)
         self.pose_pub = self.node.create_publisher(PoseStamped, "/controller/target_pose", qos)
-        self.executor = SingleThreadedExecutor(context=ctx)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: BLE001 - context shut down at the end of the test
-            pass
+        self.executor = spin_in_background(self.node)
 
     def _append(self, where: list, item) -> None:
         with self.cv:

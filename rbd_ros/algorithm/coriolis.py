@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.crba import link_com_inertia
-from rbd_ros.algorithm.kinematics import forward_kinematics, world_velocities
+from rbd_ros.algorithm.kinematics import com_velocity, forward_kinematics, world_velocities
 from rbd_ros.algorithm.layout import MASS, WCC, WICC, WS, WV, vrow
 
 
@@ -66,10 +66,7 @@ def coriolis_matrix(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarra
         w0 = ws[k, WV]
         w1 = ws[k, WV + 1]
         w2 = ws[k, WV + 2]
-        # c-dot = v_O + w x c
-        d0 = ws[k, WV + 3] + (w1 * c2 - w2 * c1)
-        d1 = ws[k, WV + 4] + (w2 * c0 - w0 * c2)
-        d2 = ws[k, WV + 5] + (w0 * c1 - w1 * c0)
+        d0, d1, d2 = com_velocity(ws, k)
         # rows v+10..v+12: Jv_kj ; v+13..v+15: Jv-dot_kj ; v+16..v+18: A_j
         for j in range(k + 1):
             s0 = ws[v + 1, j]

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.crba import link_com_inertia
-from rbd_ros.algorithm.kinematics import forward_kinematics, world_velocities
+from rbd_ros.algorithm.kinematics import com_velocity, forward_kinematics, world_velocities
 from rbd_ros.algorithm.layout import GRAV, MASS, WCC, WICC, WV
 
 
@@ -26,15 +26,10 @@ def kinetic_energy(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray
     K = 0.0
     for k in range(n):
         link_com_inertia(mp, ws, k)
-        c0 = ws[k, WCC]
-        c1 = ws[k, WCC + 1]
-        c2 = ws[k, WCC + 2]
         w0 = ws[k, WV]
         w1 = ws[k, WV + 1]
         w2 = ws[k, WV + 2]
-        d0 = ws[k, WV + 3] + (w1 * c2 - w2 * c1)
-        d1 = ws[k, WV + 4] + (w2 * c0 - w0 * c2)
-        d2 = ws[k, WV + 5] + (w0 * c1 - w1 * c0)
+        d0, d1, d2 = com_velocity(ws, k)
         Iw = 0.0
         for r in range(3):
             wr = w0 if r == 0 else (w1 if r == 1 else w2)

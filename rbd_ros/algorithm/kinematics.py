@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WCS, WGP, WGR, WP, WR, WS, WV,
-                                      WVD, WW, WWD, vrow)
+from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS,
+                                      WV, WVD, WW, WWD, vrow)
 
 
 @njit(cache=True)
@@ -229,6 +229,20 @@ def world_velocities(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray) -> None:
         for k in range(6):
             prev = ws[i - 1, WV + k] if i > 0 else 0.0
             ws[i, WV + k] = prev + ws[i, WS + k] * qd[i]
+
+
+@njit(cache=True, inline="always")
+def com_velocity(ws: np.ndarray, k: int) -> tuple[float, float, float]:
+    """World velocity of link k's centre of mass, ``c-dot = v_O + w x c``, after
+    ``world_velocities`` and ``crba.link_com_inertia`` (``ws[k, WCC]``)."""
+    w0 = ws[k, WV]
+    w1 = ws[k, WV + 1]
+    w2 = ws[k, WV + 2]
+    c0 = ws[k, WCC]
+    c1 = ws[k, WCC + 1]
+    c2 = ws[k, WCC + 2]
+    return (ws[k, WV + 3] + (w1 * c2 - w2 * c1), ws[k, WV + 4] + (w2 * c0 - w0 * c2),
+            ws[k, WV + 5] + (w0 * c1 - w1 * c0))
 
 
 @njit(cache=True)

@@ -367,25 +367,23 @@ class PD(ControlLaw):
     ``e_inf = (K_p + C)^{-1} g(q_d)`` (torque form, ``e = q_d - q``)."""
 
     name = "pd"
+    gravity_compensation = False
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         g = self.gains
-        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], False,
-                          self.limit, self.error, self.tau, self.saturated)
+        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
+                          self.gravity_compensation, self.limit, self.error, self.tau,
+                          self.saturated)
 
 
-class PDGravity(ControlLaw):
+class PDGravity(PD):
     """PD with gravity compensation, 003 (6.34) in torque form:
     ``tau = K_p (q_d - q) + K_v (q_d' - q') + g(q)``.  For a set point the Lyapunov function
     (6.36) decreases along motions (6.39) (printed without its minus sign:
     ``V' = -q'^T K_v q' <= 0``), so ``q -> q_d`` with no offset."""
 
     name = "pd_gravity"
-
-    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
-        g = self.gains
-        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], True,
-                          self.limit, self.error, self.tau, self.saturated)
+    gravity_compensation = True
 
 
 class PID(ControlLaw):
