@@ -113,9 +113,9 @@ class Bringup:
         from trajectory_msgs.msg import JointTrajectory
 
         from rbd_ros.bringup.recorder import header_stamp_ns
-        from rbd_ros.nodes.common import recordable_qos
         from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
+        from rbd_ros.nodes.common import recordable_qos
         from rbd_ros.robot import Robot
 
         record = Path(self.args.record) if self.args.record else None
