@@ -260,9 +260,12 @@ class Bringup:
                 # the bridge runs ahead of what this process has read (on a busy machine by
                 # seconds): the mean of its own real-time factors (one per ~1 s period) instead
                 rtf = float(np.mean([d["rtf"] for d in during]))
-            # the bridge steps on until paused (in lockstep as far ahead as this process lags):
-            # states, controller states and commands after the horizon stay out of the bag
-            self.record_until = sim_end
+            # realtime: the bridge steps on until paused, states and commands after the horizon
+            # stay out of the bag. Lockstep: commands carry no stamp and their queue may lag the
+            # states' differently, so the bag keeps every pair up to the pause (past the horizon
+            # by as much as this process lagged) rather than cut the two streams apart
+            if self.args.mode == "realtime":
+                self.record_until = sim_end
             self.pause_bridge(node)
             # a fresh diagnostics message (once a second): its counters stopped at the pause
             with self.lock:
@@ -299,7 +302,7 @@ class Bringup:
     def stop_controller_and_drain(self, quiet_for: float = 0.3, limit: float = 10.0) -> None:
         """End the run without losing what is still queued (on a busy machine one
         subscription's queue lags another's): after ``pause_bridge``, wait until every recorded
-        state has its command, stop the controller, then wait until nothing has arrived for
+        state has its command and controller state, stop the controller, then wait until nothing has arrived for
         ``quiet_for`` seconds."""
         def received() -> tuple[int, ...]:  # not /joint_states: a paused bridge repeats its state
             with self.lock:
@@ -310,7 +313,10 @@ class Bringup:
         if self.recorder is not None:
             answered = time.monotonic() + 3.0  # realtime: missed cycles never get one
             counts = self.recorder.counts
-            while (counts["/effort_controller/commands"] < counts["/joint_states"]
+            # all delivered before the controller stops: samples still in its writer's history
+            # (not yet acknowledged by this process) would die with it
+            while ((counts["/effort_controller/commands"] < counts["/joint_states"]
+                    or counts["/controller/controller_state"] < counts["/effort_controller/commands"])
                    and time.monotonic() < answered):
                 time.sleep(0.02)
         for spec, proc in zip(self.specs, self.procs):
