@@ -19,6 +19,10 @@ import numpy as np
 from rbd_ros.robot import Robot
 
 DEFAULT_MAX_POINTS = 1_000_000
+
+
+def _f8(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
 INTEGRATORS = ("rk4", "euler")
 
 
@@ -110,6 +114,10 @@ class DynamicsService:
                          tool_wrench: Sequence[float] | None = None,
                          include_actuators: bool = False) -> np.ndarray:
         """Efforts (N, n) in the caller's joint order (003 §4.5 via ``Robot``)."""
+        if tool_wrench is None and not include_actuators:
+            tau = self._one_state_id(joint_names, positions, velocities, accelerations)
+            if tau is not None:
+                return tau
         perm, n = self.permutation(joint_names), len(joint_names)
         q = self.states("positions", positions, n)
         qd = self.states("velocities", velocities, n, len(q))
@@ -126,6 +134,21 @@ class DynamicsService:
                                           self._one(self._to_model(perm, qdd)), tool_wrench=w,
                                           include_actuators=include_actuators)
         return self._to_caller(perm, np.asarray(tau).reshape(len(q), n))
+
+    def _one_state_id(self, joint_names, positions, velocities, accelerations) -> np.ndarray | None:
+        """The common single call (one state, the model's joint order, no wrench) without the
+        general checks: ``Robot``'s checked kernel verifies lengths and finiteness itself
+        (``algorithm/checked.py``).  None when anything differs or is wrong, so the general
+        path runs and its checks produce the message."""
+        if len(positions) != self.robot.dof or tuple(joint_names) != self._identity:
+            return None
+        q, qd, qdd = _f8(positions), _f8(velocities), _f8(accelerations)
+        if q.shape != qd.shape or q.shape != qdd.shape:
+            return None
+        try:
+            return self.robot.inverse_dynamics(q, qd, qdd).reshape(1, -1)
+        except ValueError:
+            return None
 
     def mass_matrix(self, joint_names, positions, include_actuators: bool = False) -> np.ndarray:
         """(N, n, n) with rows and columns in the caller's joint order."""

@@ -91,6 +91,10 @@ def test_inverse_dynamics_batch_matches_core_and_pinocchio(client, robot):
     pd = pm.createData()
     ref = np.array([pin.rnea(pm, pd, q[k], qd[k], qdd[k]) for k in range(len(q))])
     np.testing.assert_allclose(tau, ref, rtol=1e-9, atol=1e-9)
+    # one state, the model's order: the server's single-call path (services._one_state_id)
+    for k in range(3):
+        np.testing.assert_allclose(client.inverse_dynamics(q[k], qd[k], qdd[k]), ref[k],
+                                   rtol=1e-9, atol=1e-9)
 
 
 def test_joint_order_follows_the_request(client, robot):
@@ -99,6 +103,8 @@ def test_joint_order_follows_the_request(client, robot):
     names = [robot.joint_names[i] for i in perm]
     tau = client.inverse_dynamics(q[:, perm], qd[:, perm], qdd[:, perm], joint_names=names)
     np.testing.assert_allclose(tau, robot.inverse_dynamics(q, qd, qdd)[:, perm], atol=1e-12)
+    one = client.inverse_dynamics(q[0, perm], qd[0, perm], qdd[0, perm], joint_names=names)
+    np.testing.assert_allclose(one, robot.inverse_dynamics(q[0], qd[0], qdd[0])[perm], atol=1e-12)
     M = client.mass_matrix(q[0, perm], joint_names=names)
     np.testing.assert_allclose(M, robot.mass_matrix(q[0])[np.ix_(perm, perm)], atol=1e-12)
 
@@ -152,6 +158,7 @@ def test_forward_simulate_matches_core(client, robot):
     (lambda r: setattr(r, "positions", [float("inf")] * 6), "positions contains NaN or Inf"),
     (lambda r: (setattr(r, "positions", []), setattr(r, "velocities", []),
                 setattr(r, "accelerations", [])), "positions is empty"),
+    (lambda r: setattr(r.tool_wrench.torque, "y", float("nan")), "tool_wrench must be 6 finite"),
 ])
 def test_bad_inverse_dynamics_requests_are_refused(client, robot, mutate, message):
     from rbd_ros_interfaces.srv import InverseDynamics
@@ -278,3 +285,4 @@ def test_joint_trajectory_conversion_round_trip(robot):
     np.testing.assert_allclose(t2, t, atol=1e-9)
     np.testing.assert_array_equal(q2, q)
     np.testing.assert_array_equal(qdd2, qdd)
+

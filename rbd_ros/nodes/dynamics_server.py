@@ -183,7 +183,8 @@ class DynamicsServer:
     # ---- handlers ------------------------------------------------------------------------
     def _inverse_dynamics(self, req, res) -> None:
         f, t = req.tool_wrench.force, req.tool_wrench.torque
-        w = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        w = (f.x, f.y, f.z, t.x, t.y, t.z)
+        w = w if any(w) else None  # NaN counts as given: the service refuses it
         tau = self.service.inverse_dynamics(req.joint_names, req.positions, req.velocities,
                                             req.accelerations, w, req.include_actuators)
         res.efforts = f64(tau)
