@@ -286,3 +286,37 @@ def test_joint_trajectory_conversion_round_trip(robot):
     np.testing.assert_array_equal(q2, q)
     np.testing.assert_array_equal(qdd2, qdd)
 
+
+def test_client_resends_and_ignores_the_late_answer_to_a_resent_request():
+    """A server that takes 1.5 s for the first request: DynamicsClient sends it again after
+    1 s, returns the first answer, and its next call returns its own answer, not the late
+    answer to the resent request (matched by sequence number). The server is in this
+    process, on its own context, numbering its answers."""
+    import rclpy
+
+    from rbd_ros_interfaces.srv import InverseDynamics
+    from ros_helpers import spin_in_background
+
+    answered: list[int] = []
+
+    def handler(req, res):  # noqa: ANN001, ANN202
+        k = len(answered)
+        answered.append(k)
+        if k == 0:
+            time.sleep(1.5)
+        res.efforts = [float(k)] * len(req.joint_names)
+        res.success, res.message = True, "ok"
+        return res
+
+    with ros_context() as ctx:
+        node = rclpy.create_node("slow_server", context=ctx)
+        node.create_service(InverseDynamics, "/slow/inverse_dynamics", handler)
+        executor = spin_in_background(node)
+        with DynamicsClient(namespace="slow", timeout=20) as c:
+            names = ["a", "b"]
+            first = c.inverse_dynamics([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], joint_names=names)
+            second = c.inverse_dynamics([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], joint_names=names)
+        executor.shutdown()
+    np.testing.assert_array_equal(first, [0.0, 0.0])
+    assert answered == [0, 1, 2]  # the original, the resend, the second call
+    np.testing.assert_array_equal(second, [2.0, 2.0])
