@@ -3,21 +3,28 @@
 
     .venv/bin/python bench/bench_services.py [--quick]
 
-Prints a table and writes ``bench/results/services.json``.  Three server processes are started
+Prints a table and writes ``bench/results/services.json``.  Four server processes are started
 on a random ``ROS_DOMAIN_ID`` (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``):
 
-* ours: ``rbd-ros dynamics-server`` on ``urdf/arm7.urdf`` (7 DoF), ``/bench/*``;
-* the peer, ``bench/peer_servers.py``: the same kind of rclpy server (a ``SingleThreadedExecutor``
-  like our quick services, rclpy's default; the same QoS) with an empty ``std_srvs/Trigger`` and
-  echo servers of our own ``InverseDynamics`` (efforts = positions) and ``ForwardSimulate``
-  (zero arrays of the real response's size) types, ``/bench_peer/*``;
-* for reference, the same peer on a ``MultiThreadedExecutor(3)``, ``/bench_peer_mt/*``.
+* ours: ``rbd-ros dynamics-server`` on ``urdf/arm7.urdf`` (7 DoF), ``/bench/*``, whose quick
+  services are served by ``rbd_ros.nodes.service_loop.ServiceLoop``;
+* the peer, ``bench/peer_servers.py``: an ordinary rclpy server (rclpy's default
+  ``SingleThreadedExecutor``, the same QoS) with an empty ``std_srvs/Trigger`` (the issue's
+  reference) and echo servers of our own ``InverseDynamics`` (efforts = positions) and
+  ``ForwardSimulate`` (zero arrays of the real response's size) types, ``/bench_peer/*``;
+* for reference, the same peer on a ``MultiThreadedExecutor(3)``, ``/bench_peer_mt/*``, and on
+  ``ServiceLoop``, ``/bench_peer_lean/*`` (what the loop alone gains; what our message type and
+  our handler cost on top of it).
 
 One client process (this one) calls them with a plain rclpy client (``call_async`` +
 ``SingleThreadedExecutor.spin_until_future_complete``, requests built once) and separately
 through ``DynamicsClient`` (numpy in, numpy out, request built on every call).  Peer and ours
 are measured in alternating blocks (the order flips every block) so that drift on the shared
 machine cancels; the figures are ratios to the peer measured in the same run, and medians.
+The single-state ``DynamicsClient`` row alternates with the Trigger in a run of its own: with
+Fast DDS each response of a service also wakes the service's other, idle clients once with
+nothing to take, and the plain rclpy client's executor pays ~0.3 ms per such wake-up on its
+next call (20-110 ms after a block of 100 calls by the other client).
 
 Rows: single-state inverse dynamics latency p50/p99 vs Trigger and vs the echo; calls per
 second (one call in flight, and a burst of calls in flight); a 10 000-point inverse dynamics
@@ -51,7 +58,7 @@ import numpy as np  # noqa: E402
 
 from rbd_ros.bringup.processes import NodeProcess  # noqa: E402
 
-NS, PEER, PEER_MT = "bench", "bench_peer", "bench_peer_mt"
+NS, PEER, PEER_MT, PEER_LEAN = "bench", "bench_peer", "bench_peer_mt", "bench_peer_lean"
 
 
 class Peer:
@@ -334,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
 
     server = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                           "-p", f"service_namespace:={NS}"])
-    peer, peer_mt = Peer(PEER, "single"), Peer(PEER_MT, "multi")
+    peer, peer_mt, peer_lean = Peer(PEER, "single"), Peer(PEER_MT, "multi"), Peer(PEER_LEAN, "lean")
     caller = dyn = None
     try:
         robot = Robot.from_urdf(URDF.read_text(encoding="utf-8"))
@@ -344,9 +351,12 @@ def main(argv: list[str] | None = None) -> int:
         server.wait_for("dynamics_server: ready", timeout=120)
         peer.wait_ready()
         peer_mt.wait_ready()
+        peer_lean.wait_ready()
         caller = Caller()
         c = {"trigger": caller.client(Trigger, f"/{PEER}/trigger"),
              "trigger_mt": caller.client(Trigger, f"/{PEER_MT}/trigger"),
+             "trigger_lean": caller.client(Trigger, f"/{PEER_LEAN}/trigger"),
+             "echo_lean": caller.client(InverseDynamics, f"/{PEER_LEAN}/inverse_dynamics"),
              "echo": caller.client(InverseDynamics, f"/{PEER}/inverse_dynamics"),
              "id": caller.client(InverseDynamics, f"/{NS}/inverse_dynamics"),
              "sim_echo": caller.client(ForwardSimulate, f"/{PEER}/forward_simulate"),
@@ -361,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
                          "dds_profile": dds_profile,
                          "peer": "bench/peer_servers.py, rclpy SingleThreadedExecutor like "
                                  "dynamics_server's quick services, same QoS; trigger_mt: the "
-                                 "same on a MultiThreadedExecutor(3)"}
+                                 "same on a MultiThreadedExecutor(3); trigger_lean, echo_lean: "
+                                 "the same on rbd_ros's ServiceLoop, as dynamics_server"}
 
         # -- single state ---------------------------------------------------------------------
         q1, qd1, qdd1 = states(robot, 1)
@@ -371,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         trig = Trigger.Request()
         cases = {"trigger": caller.timed(c["trigger"], trig, check=False),
                  "trigger_mt": caller.timed(c["trigger_mt"], trig, check=False),
+                 "trigger_lean": caller.timed(c["trigger_lean"], trig, check=False),
                  "echo": caller.timed(c["echo"], req1),
+                 "echo_lean": caller.timed(c["echo_lean"], req1),
                  "id": caller.timed(c["id"], req1)}
 
         def dyn_call() -> float:
@@ -381,18 +394,29 @@ def main(argv: list[str] | None = None) -> int:
             assert tau.shape == (n,)
             return dt
 
-        cases["id_dynamics_client"] = dyn_call
         tau_srv = dyn.inverse_dynamics(q1[0], qd1[0], qdd1[0])
         assert np.allclose(tau_srv, tau_ref, rtol=1e-12, atol=1e-9), (tau_srv, tau_ref)
         blocks, per = (4, 25) if quick else (20, 100)
         single = interleaved(cases, blocks, per, warmup=20 if quick else 100)
+        # DynamicsClient in a run of its own: with Fast DDS every response of a service also
+        # wakes its other, idle clients once with nothing to take, so the plain client's first
+        # call after a block of DynamicsClient calls paid ~0.3 ms of executor per response of
+        # that block (20-110 ms) - a cost of sharing the service, not of either client
+        dyn_run = interleaved({"trigger": cases["trigger"], "id_dynamics_client": dyn_call},
+                              blocks, per, warmup=20 if quick else 100)
         results["single"] = {k: summary(v) for k, v in single["samples"].items()}
+        results["single"]["id_dynamics_client"] = summary(dyn_run["samples"]["id_dynamics_client"])
+        results["single"]["trigger_in_client_run"] = summary(dyn_run["samples"]["trigger"])
+        single["samples"]["id_dynamics_client"] = dyn_run["samples"]["id_dynamics_client"]
         results["single_ratios"] = {
             "id/trigger": ratio(single, "id", "trigger"), "id/echo": ratio(single, "id", "echo"),
             "echo/trigger": ratio(single, "echo", "trigger"),
-            "id_dynamics_client/trigger": ratio(single, "id_dynamics_client", "trigger"),
-            "id_dynamics_client/id": ratio(single, "id_dynamics_client", "id"),
-            "trigger_mt/trigger": ratio(single, "trigger_mt", "trigger")}
+            "id_dynamics_client/trigger": ratio(dyn_run, "id_dynamics_client", "trigger"),
+            "trigger_mt/trigger": ratio(single, "trigger_mt", "trigger"),
+            "trigger_lean/trigger": ratio(single, "trigger_lean", "trigger"),
+            "echo_lean/trigger": ratio(single, "echo_lean", "trigger"),
+            "id/trigger_lean": ratio(single, "id", "trigger_lean"),
+            "id/echo_lean": ratio(single, "id", "echo_lean")}
         results["calls_per_second_sequential"] = {
             k: 1.0 / statistics.fmean(v) for k, v in single["samples"].items()}
 
@@ -474,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         server.stop()
         peer.stop()
         peer_mt.stop()
+        peer_lean.stop()
 
     # -- server side, in process (servers stopped: less noise) ---------------------------------
     results["server_profile_ms"] = profile_server(quick)
@@ -494,10 +519,14 @@ def print_table(r: dict) -> None:
     print(f"{'single state':<44}{'p50 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}{'p99 ratio':>11}")
     for name, label, ref in (("trigger", "Trigger (peer, single-threaded)", None),
                              ("trigger_mt", "Trigger (peer, MultiThreadedExecutor)", "trigger"),
+                             ("trigger_lean", "Trigger (peer, ServiceLoop)", "trigger"),
                              ("echo", "InverseDynamics echo (peer)", "trigger"),
+                             ("echo_lean", "InverseDynamics echo (peer, ServiceLoop)", "trigger"),
                              ("id", "inverse_dynamics / Trigger", "trigger"),
                              ("id", "inverse_dynamics / echo", "echo"),
-                             ("id_dynamics_client", "DynamicsClient.inverse_dynamics / Trigger", "trigger")):
+                             ("id", "inverse_dynamics / Trigger on ServiceLoop", "trigger_lean"),
+                             ("id", "inverse_dynamics / echo on ServiceLoop", "echo_lean"),
+                             ("id_dynamics_client", "DynamicsClient.inverse_dynamics / Trigger*", "trigger")):
         x = s[name]
         if ref is None:
             rr = ("", "")
@@ -505,6 +534,7 @@ def print_table(r: dict) -> None:
             k = f"{name}/{ref}"
             rr = (f"{sr[k]['p50']:.2f}", f"{sr[k]['p99']:.2f}")
         print(f"{label:<44}{x['p50_ms']:>9.3f}{x['p99_ms']:>9.3f}{rr[0]:>11}{rr[1]:>11}")
+    print("* in a run of its own, alternating with the Trigger (see the script)")
     cps, b = r["calls_per_second_sequential"], r["calls_per_second_burst"]
     print(f"\ncalls/s, 1 in flight: Trigger {cps['trigger']:.0f}, echo {cps['echo']:.0f}, "
           f"inverse_dynamics {cps['id']:.0f}, DynamicsClient {cps['id_dynamics_client']:.0f}")

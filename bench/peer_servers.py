@@ -1,6 +1,6 @@
 """Peer servers for the services benchmark (``bench/bench_services.py``), in their own process.
 
-    python bench/peer_servers.py NAMESPACE [single|multi]
+    python bench/peer_servers.py NAMESPACE [single|multi|lean]
 
 Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback groups:
 
@@ -10,9 +10,10 @@ Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback group
 * ``forward_simulate``: our ``ForwardSimulate`` type, answered with zero arrays of the size
   the real server would return (times + 3 x K x n; K from duration/torques, dt, output_period).
 
-``single`` (default) spins a ``SingleThreadedExecutor``, like ``dynamics_server``'s quick
-services; ``multi`` a ``MultiThreadedExecutor(num_threads=3)`` (the quick services and the
-simulation echo in two mutually exclusive callback groups). Prints ``peer_servers: ready``.
+``single`` (default) spins rclpy's ``SingleThreadedExecutor`` (an ordinary rclpy server);
+``multi`` a ``MultiThreadedExecutor(num_threads=3)`` (the quick services and the simulation
+echo in two mutually exclusive callback groups); ``lean`` rbd_ros's ``ServiceLoop``, which
+``dynamics_server`` spins. Prints ``peer_servers: ready``.
 """
 from __future__ import annotations
 
@@ -68,7 +69,14 @@ def main(argv: list[str]) -> int:
                         callback_group=quick)
     node.create_service(ForwardSimulate, f"/{ns}/forward_simulate", sim, qos_profile=qos,
                         callback_group=slow)
-    executor = MultiThreadedExecutor(num_threads=3) if kind == "multi" else SingleThreadedExecutor()
+    if kind == "multi":
+        executor = MultiThreadedExecutor(num_threads=3)
+    elif kind == "lean":
+        from rbd_ros.nodes.service_loop import ServiceLoop
+
+        executor = ServiceLoop()
+    else:
+        executor = SingleThreadedExecutor()
     executor.add_node(node)
     print(f"peer_servers: ready /{ns}/* ({kind})", flush=True)
     try:
