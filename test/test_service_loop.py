@@ -93,34 +93,76 @@ def test_context_shutdown_ends_spin_like_rclpy_executors():
     assert len(outcome) == 1 and isinstance(outcome[0], ExternalShutdownException)
 
 
-def test_node_with_a_subscription_is_spun_by_rclpys_executor():
-    """ServiceLoop only waits on services: a node that also subscribes gets a
-    SingleThreadedExecutor, so its subscription and its services both work."""
+def test_subscriptions_are_served_and_use_sim_time_follows_clock():
+    """A node with use_sim_time:=true (a /clock subscription) and a subscription of its own
+    stays on ServiceLoop; both subscriptions get their messages, the node's clock follows the
+    published /clock, and its services still answer."""
     import rclpy
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
     from std_msgs.msg import Float64
     from std_srvs.srv import Trigger
 
     from rbd_ros.nodes.service_loop import ServiceLoop
 
     with ros_context() as ctx:
-        node = rclpy.create_node("loop_mixed", context=ctx)
+        node = rclpy.create_node("loop_subs", context=ctx, parameter_overrides=[
+            Parameter("use_sim_time", value=True)])
         got: list[float] = []
-        node.create_subscription(Float64, "/loop_mixed/x", lambda m: got.append(m.data), 10)
-        node.create_service(Trigger, "/loop_mixed/trigger", lambda req, res: res)
+        node.create_subscription(Float64, "/loop_subs/x", lambda m: got.append(m.data), 10)
+        node.create_service(Trigger, "/loop_subs/trigger", lambda req, res: res)
         loop = ServiceLoop(context=ctx)
         loop.add_node(node)
+        assert loop.unsupported() == []
         thread, outcome = _spin(loop)
 
         other = rclpy.create_node("loop_pub", context=ctx)
-        pub = other.create_publisher(Float64, "/loop_mixed/x", 10)
-        trig = other.create_client(Trigger, "/loop_mixed/trigger")
+        pub = other.create_publisher(Float64, "/loop_subs/x", 10)
+        clock = other.create_publisher(Clock, "/clock", 10)
+        trig = other.create_client(Trigger, "/loop_subs/trigger")
         wait_for_service(trig)
         assert call(other, trig, Trigger.Request()) is not None
         deadline = time.monotonic() + 10
-        while not got and time.monotonic() < deadline:
+        stamp = Clock()
+        stamp.clock.sec, stamp.clock.nanosec = 1234, 500_000_000
+        while (not got or node.get_clock().now().nanoseconds != 1_234_500_000_000) \
+                and time.monotonic() < deadline:
             pub.publish(Float64(data=4.0))
+            clock.publish(stamp)
             time.sleep(0.05)
         assert got and got[0] == 4.0
+        assert node.get_clock().now().nanoseconds == 1_234_500_000_000
+        assert loop.shutdown(timeout_sec=5.0)
+        thread.join(5.0)
+        assert not thread.is_alive() and outcome == ["returned"]
+
+
+def test_node_with_a_timer_is_spun_by_rclpys_executor():
+    """ServiceLoop does not wait on timers: a node with one gets a SingleThreadedExecutor, so
+    its timer and its services both work, and shutdown() still stops it."""
+    import rclpy
+    from std_srvs.srv import Trigger
+
+    from rbd_ros.nodes.service_loop import ServiceLoop
+
+    with ros_context() as ctx:
+        node = rclpy.create_node("loop_timer", context=ctx)
+        ticks: list[int] = []
+        node.create_timer(0.01, lambda: ticks.append(1))
+        node.create_service(Trigger, "/loop_timer/trigger", lambda req, res: res)
+        loop = ServiceLoop(context=ctx)
+        loop.add_node(node)
+        assert loop.unsupported() == ["loop_timer: 1 timers"]
+        thread, outcome = _spin(loop)
+
+        other = rclpy.create_node("loop_caller2", context=ctx)
+        trig = other.create_client(Trigger, "/loop_timer/trigger")
+        wait_for_service(trig)
+        assert call(other, trig, Trigger.Request()) is not None
+        deadline = time.monotonic() + 10
+        while len(ticks) < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(ticks) >= 5
         loop.shutdown(timeout_sec=5.0)
         thread.join(5.0)
-        assert not thread.is_alive()
+        assert not thread.is_alive() and outcome == ["returned"]

@@ -5,18 +5,19 @@ every entity of every node, enters each handle, allocates an ``rcl`` wait set, t
 ready callback in a ``Task`` coroutine and schedules it.  For a service whose answer takes a
 few microseconds that bookkeeping is most of the server's share of a round trip.
 
-``ServiceLoop`` keeps one wait set for the loop's lifetime, with the nodes' services, a wake-up
-guard condition and rclpy's SIGINT guard condition, and calls each ready service's callback
-directly: take the request, ``callback(request, Response())``, send the response.  The same
-rcl calls as the executor (``service_take_request``, ``send_response``), in the same order, with
-no coroutine, task or per-wake allocation.
+``ServiceLoop`` keeps one wait set for the loop's lifetime, with the nodes' services and
+subscriptions, a wake-up guard condition and rclpy's SIGINT guard condition, and calls each
+ready callback directly: take the request, ``callback(request, Response())``, send the
+response (a subscription: take the message, ``callback(msg)``).  The same rcl calls as the
+executor (``service_take_request``, ``send_response``, ``take_message``), in the same order,
+with no coroutine, task or per-wake allocation.
 
-Scope, checked when ``spin`` starts: services with synchronous callbacks, the node's built-in
-parameter services included.  A node that also has subscriptions, timers, clients or guard
-conditions (``use_sim_time:=true`` adds a ``/clock`` subscription) is handed to a
-``SingleThreadedExecutor`` instead, with a log line saying so; the nodes' QoS event handlers
-(which only log QoS incompatibilities) are not waited on.  Services created after ``spin``
-started are not served.  ``spin`` and ``shutdown`` follow rclpy's executor contract, so
+Scope, checked when ``spin`` starts: services and subscriptions with synchronous callbacks, the
+node's built-in parameter services and the ``/clock`` subscription of ``use_sim_time:=true``
+included.  A node that also has timers, clients, guard conditions or waitables other than its
+QoS event handlers (which only log QoS incompatibilities and are not waited on) is handed to a
+``SingleThreadedExecutor`` instead, with a log line saying so.  Entities created after
+``spin`` started are not served.  ``spin`` and ``shutdown`` follow rclpy's executor contract, so
 ``run_node(..., executor_factory=ServiceLoop)`` works unchanged.
 """
 from __future__ import annotations
@@ -56,13 +57,19 @@ class ServiceLoop:
         self._wake.trigger()
         return self._done.wait(timeout_sec)
 
-    def _unsupported(self) -> list[str]:
+    def unsupported(self) -> list[str]:
+        """What makes ``spin`` hand the nodes to rclpy's executor (empty: served here)."""
+        from rclpy.event_handler import EventHandler
+
         out = []
         for node in self._nodes:
-            for kind in ("subscriptions", "timers", "clients", "guards"):
+            for kind in ("timers", "clients", "guards"):
                 entities = list(getattr(node, kind))
                 if entities:
                     out.append(f"{node.get_name()}: {len(entities)} {kind}")
+            others = [w for w in node.waitables if not isinstance(w, EventHandler)]
+            if others:
+                out.append(f"{node.get_name()}: {len(others)} waitables")
         return out
 
     def spin(self) -> None:
@@ -71,11 +78,13 @@ class ServiceLoop:
         from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
         from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
         from rclpy.signals import SignalHandlerGuardCondition
+        from rclpy.subscription import Subscription
 
-        unsupported = self._unsupported()
+        unsupported = self.unsupported()
         if unsupported:
             self._nodes[0].get_logger().info(
-                "ServiceLoop serves services only; spinning a SingleThreadedExecutor instead ("
+                "ServiceLoop serves services and subscriptions only; spinning a "
+                "SingleThreadedExecutor instead ("
                 + "; ".join(unsupported) + ")")
             executor = SingleThreadedExecutor(context=self._context)
             for node in self._nodes:
@@ -88,26 +97,40 @@ class ServiceLoop:
         sigint = SignalHandlerGuardCondition(self._context)
         try:
             services = [srv for node in self._nodes for srv in node.services]
-            by_pointer = {srv.handle.pointer: srv for srv in services}
+            subscriptions = [sub for node in self._nodes for sub in node.subscriptions]
+            by_pointer = {e.handle.pointer: e for e in [*services, *subscriptions]}
+            # rclpy's executor reads the same attribute to pass (msg) or (msg, info)
+            message_only = {sub.handle.pointer: sub._callback_type is
+                            Subscription.CallbackType.MessageOnly for sub in subscriptions}
             with ExitStack() as stack:
-                handles = [srv.handle for srv in services]
-                for handle in handles:  # held: not destroyed while in the wait set
-                    stack.enter_context(handle)
+                srv_handles = [srv.handle for srv in services]
+                sub_handles = [sub.handle for sub in subscriptions]
                 guards = [self._wake.handle, sigint.handle]
-                for gc in guards:
-                    stack.enter_context(gc)
+                for handle in (*srv_handles, *sub_handles, *guards):
+                    stack.enter_context(handle)  # held: not destroyed while in the wait set
                 stack.enter_context(self._context.handle)
-                wait_set = _rclpy.WaitSet(0, len(guards), 0, 0, len(handles), 0,
-                                          self._context.handle)
+                wait_set = _rclpy.WaitSet(len(sub_handles), len(guards), 0, 0, len(srv_handles),
+                                          0, self._context.handle)
                 while not self._stopped.is_set():
                     wait_set.clear_entities()
-                    for handle in handles:
+                    for handle in srv_handles:
                         wait_set.add_service(handle)
+                    for handle in sub_handles:
+                        wait_set.add_subscription(handle)
                     for gc in guards:
                         wait_set.add_guard_condition(gc)
                     wait_set.wait(WAKE_PERIOD_NS)
                     if not self._context.ok():
                         raise ExternalShutdownException()
+                    for pointer in wait_set.get_ready_entities("subscription"):
+                        sub = by_pointer[pointer]
+                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                        if taken is None:
+                            continue
+                        if message_only[pointer]:
+                            sub.callback(taken[0])
+                        else:
+                            sub.callback(*taken)
                     for pointer in wait_set.get_ready_entities("service"):
                         srv = by_pointer[pointer]
                         request, header = srv.handle.service_take_request(srv.srv_type.Request)
