@@ -320,3 +320,23 @@ def test_client_resends_and_ignores_the_late_answer_to_a_resent_request():
     np.testing.assert_array_equal(first, [0.0, 0.0])
     assert answered == [0, 1, 2]  # the original, the resend, the second call
     np.testing.assert_array_equal(second, [2.0, 2.0])
+
+
+def test_client_on_a_node_of_the_callers(server, robot):
+    """DynamicsClient(node=...) calls through that node (call_async) and leaves the node to
+    its owner when closed."""
+    import rclpy
+    from std_msgs.msg import Float64
+
+    q, qd, qdd = _random_states(robot, 2, seed=11)
+    with ros_context() as ctx:
+        node = rclpy.create_node("callers_node", context=ctx)
+        with DynamicsClient(namespace="dyn", node=node, timeout=60) as c:
+            np.testing.assert_allclose(c.inverse_dynamics(q[0], qd[0], qdd[0]),
+                                       robot.inverse_dynamics(q[0], qd[0], qdd[0]), atol=1e-12)
+            np.testing.assert_allclose(c.inverse_dynamics(q, qd, qdd),
+                                       robot.inverse_dynamics(q, qd, qdd), atol=1e-12)
+            with pytest.raises(DynamicsError, match="contains NaN"):
+                c.gravity(np.full(robot.dof, np.nan))
+        node.create_publisher(Float64, "/still_alive", 1)  # the node was not destroyed
+        node.destroy_node()
