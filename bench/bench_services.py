@@ -7,13 +7,13 @@ Prints a table and writes ``bench/results/services.json``.  Four server processe
 on a random ``ROS_DOMAIN_ID`` (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``):
 
 * ours: ``rbd-ros dynamics-server`` on ``urdf/arm7.urdf`` (7 DoF), ``/bench/*``, whose quick
-  services are served by ``rbd_ros.nodes.service_loop.ServiceLoop``;
+  services are served by ``rbd_ros.nodes.lean_executor.LeanExecutor``;
 * the peer, ``bench/peer_servers.py``: an ordinary rclpy server (rclpy's default
   ``SingleThreadedExecutor``, the same QoS) with an empty ``std_srvs/Trigger`` (the issue's
   reference) and echo servers of our own ``InverseDynamics`` (efforts = positions) and
   ``ForwardSimulate`` (zero arrays of the real response's size) types, ``/bench_peer/*``;
 * for reference, the same peer on a ``MultiThreadedExecutor(3)``, ``/bench_peer_mt/*``, and on
-  ``ServiceLoop``, ``/bench_peer_lean/*`` (what the loop alone gains; what our message type and
+  ``LeanExecutor``, ``/bench_peer_lean/*`` (what the loop alone gains; what our message type and
   our handler cost on top of it).
 
 One client process (this one) calls them with a plain rclpy client (``call_async`` +
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                          "peer": "bench/peer_servers.py, rclpy SingleThreadedExecutor like "
                                  "dynamics_server's quick services, same QoS; trigger_mt: the "
                                  "same on a MultiThreadedExecutor(3); trigger_lean, echo_lean: "
-                                 "the same on rbd_ros's ServiceLoop, as dynamics_server"}
+                                 "the same on rbd_ros's LeanExecutor, as dynamics_server"}
 
         # -- single state ---------------------------------------------------------------------
         q1, qd1, qdd1 = states(robot, 1)
@@ -519,13 +519,13 @@ def print_table(r: dict) -> None:
     print(f"{'single state':<44}{'p50 ms':>9}{'p99 ms':>9}{'p50 ratio':>11}{'p99 ratio':>11}")
     for name, label, ref in (("trigger", "Trigger (peer, single-threaded)", None),
                              ("trigger_mt", "Trigger (peer, MultiThreadedExecutor)", "trigger"),
-                             ("trigger_lean", "Trigger (peer, ServiceLoop)", "trigger"),
+                             ("trigger_lean", "Trigger (peer, LeanExecutor)", "trigger"),
                              ("echo", "InverseDynamics echo (peer)", "trigger"),
-                             ("echo_lean", "InverseDynamics echo (peer, ServiceLoop)", "trigger"),
+                             ("echo_lean", "InverseDynamics echo (peer, LeanExecutor)", "trigger"),
                              ("id", "inverse_dynamics / Trigger", "trigger"),
                              ("id", "inverse_dynamics / echo", "echo"),
-                             ("id", "inverse_dynamics / Trigger on ServiceLoop", "trigger_lean"),
-                             ("id", "inverse_dynamics / echo on ServiceLoop", "echo_lean"),
+                             ("id", "inverse_dynamics / Trigger on LeanExecutor", "trigger_lean"),
+                             ("id", "inverse_dynamics / echo on LeanExecutor", "echo_lean"),
                              ("id_dynamics_client", "DynamicsClient.inverse_dynamics / Trigger*", "trigger")):
         x = s[name]
         if ref is None:

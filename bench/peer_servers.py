@@ -12,7 +12,7 @@ Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback group
 
 ``single`` (default) spins rclpy's ``SingleThreadedExecutor`` (an ordinary rclpy server);
 ``multi`` a ``MultiThreadedExecutor(num_threads=3)`` (the quick services and the simulation
-echo in two mutually exclusive callback groups); ``lean`` rbd_ros's ``ServiceLoop``, which
+echo in two mutually exclusive callback groups); ``lean`` rbd_ros's ``LeanExecutor``, which
 ``dynamics_server`` spins. Prints ``peer_servers: ready``.
 """
 from __future__ import annotations
@@ -72,9 +72,9 @@ def main(argv: list[str]) -> int:
     if kind == "multi":
         executor = MultiThreadedExecutor(num_threads=3)
     elif kind == "lean":
-        from rbd_ros.nodes.service_loop import ServiceLoop
+        from rbd_ros.nodes.lean_executor import LeanExecutor
 
-        executor = ServiceLoop()
+        executor = LeanExecutor()
     else:
         executor = SingleThreadedExecutor()
     executor.add_node(node)

@@ -101,7 +101,7 @@ class DynamicsClient:
         may legitimately run long, only after ``timeout``) and the first answer wins.
 
         With its own node the client waits on the service client's handle directly (no
-        executor: 0.1-0.2 ms less per call, see ``nodes/service_loop.py`` for the server's
+        executor: 0.1-0.2 ms less per call, see ``nodes/lean_executor.py`` for the server's
         side) and drops answers to earlier, resent requests by sequence number; with a node of
         the caller's, which the caller may spin elsewhere, it goes through ``call_async``.
         One call at a time per ``DynamicsClient`` (a lock; share it across threads freely)."""

@@ -13,12 +13,12 @@ forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model.
 model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
 dies on a request.
 
-Executors: the quick services are served by ``ServiceLoop`` (``rbd_ros/nodes/service_loop.py``),
+Executors: the quick services are served by ``LeanExecutor`` (``rbd_ros/nodes/lean_executor.py``),
 a wait loop over the node's services that calls each callback directly; rclpy's
 ``SingleThreadedExecutor`` costs 0.1-0.15 ms more per call (it rebuilds its wait set and wraps
 every callback in a task), and a ``MultiThreadedExecutor`` another 0.2-0.3 ms (a worker thread
 per callback). ``forward_simulate`` lives on a companion node ``<name>_sim`` (no parameters of
-its own) served by a second ``ServiceLoop`` in its own thread, with its own workspace; its
+its own) served by a second ``LeanExecutor`` in its own thread, with its own workspace; its
 integration kernel releases the GIL, so a long simulation does not block the other services.
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ class DynamicsServer:
     def __init__(self, node) -> None:
         import rclpy
         from rbd_ros_interfaces import srv
-        from rbd_ros.nodes.service_loop import ServiceLoop
+        from rbd_ros.nodes.lean_executor import LeanExecutor
         from rbd_ros.robot import Robot
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
@@ -138,7 +138,7 @@ class DynamicsServer:
             owner = self.sim_node if name == "forward_simulate" else node
             self._services.append(owner.create_service(types[name], prefix + name, handler,
                                                        qos_profile=SERVICE_QOS()))
-        self._sim_executor = ServiceLoop(context=node.context)
+        self._sim_executor = LeanExecutor(context=node.context)
         self._sim_executor.add_node(self.sim_node)
         self._sim_thread = threading.Thread(target=self._spin_sim, name="forward_simulate",
                                             daemon=True)
@@ -245,9 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         # garbage collection takes ~90 ms; frozen, a collection only visits newer objects
         gc.freeze()
 
-    from rbd_ros.nodes.service_loop import ServiceLoop
+    from rbd_ros.nodes.lean_executor import LeanExecutor
 
-    return run_node("dynamics_server", body, argv, executor_factory=ServiceLoop, cleanup=cleanup)
+    return run_node("dynamics_server", body, argv, executor_factory=LeanExecutor, cleanup=cleanup)
 
 
 if __name__ == "__main__":

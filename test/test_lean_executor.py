@@ -1,12 +1,13 @@
-"""``ServiceLoop`` (the dynamics server's executor): serves every service of its nodes, the
-built-in parameter services included; hands nodes with other entities to rclpy's executor;
-stops on ``shutdown`` and on context shutdown.  Oracle: rclpy's own clients and parameter
+"""``LeanExecutor`` (the dynamics server's and the controller's executor): runs the timers,
+subscriptions and services of its nodes, the built-in parameter services included; hands nodes
+with other entities to rclpy's executor; stops on ``shutdown`` and on context shutdown.  Oracle: rclpy's own clients and parameter
 semantics, in this process, on contexts of the tests' own."""
 from __future__ import annotations
 
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from ros_helpers import call, ros_context, wait_for_service
@@ -35,7 +36,7 @@ def test_serves_services_and_parameter_services_then_stops():
     from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.service_loop import ServiceLoop
+    from rbd_ros.nodes.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         server = rclpy.create_node("loop_server", context=ctx)
@@ -44,7 +45,7 @@ def test_serves_services_and_parameter_services_then_stops():
         server.create_service(Trigger, "/loop/trigger",
                               lambda req, res: (calls.append(1), setattr(res, "message", "hi"),
                                                 res)[-1])
-        loop = ServiceLoop(context=ctx)
+        loop = LeanExecutor(context=ctx)
         loop.add_node(server)
         thread, outcome = _spin(loop)
 
@@ -78,12 +79,12 @@ def test_context_shutdown_ends_spin_like_rclpy_executors():
     from rclpy.executors import ExternalShutdownException
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.service_loop import ServiceLoop
+    from rbd_ros.nodes.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_ctx", context=ctx)
         node.create_service(Trigger, "/loop_ctx/trigger", lambda req, res: res)
-        loop = ServiceLoop(context=ctx)
+        loop = LeanExecutor(context=ctx)
         loop.add_node(node)
         thread, outcome = _spin(loop)
         time.sleep(0.2)
@@ -95,7 +96,7 @@ def test_context_shutdown_ends_spin_like_rclpy_executors():
 
 def test_subscriptions_are_served_and_use_sim_time_follows_clock():
     """A node with use_sim_time:=true (a /clock subscription) and a subscription of its own
-    stays on ServiceLoop; both subscriptions get their messages, the node's clock follows the
+    stays on LeanExecutor; both subscriptions get their messages, the node's clock follows the
     published /clock, and its services still answer."""
     import rclpy
     from rclpy.parameter import Parameter
@@ -103,7 +104,7 @@ def test_subscriptions_are_served_and_use_sim_time_follows_clock():
     from std_msgs.msg import Float64
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.service_loop import ServiceLoop
+    from rbd_ros.nodes.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_subs", context=ctx, parameter_overrides=[
@@ -111,7 +112,7 @@ def test_subscriptions_are_served_and_use_sim_time_follows_clock():
         got: list[float] = []
         node.create_subscription(Float64, "/loop_subs/x", lambda m: got.append(m.data), 10)
         node.create_service(Trigger, "/loop_subs/trigger", lambda req, res: res)
-        loop = ServiceLoop(context=ctx)
+        loop = LeanExecutor(context=ctx)
         loop.add_node(node)
         assert loop.unsupported() == []
         thread, outcome = _spin(loop)
@@ -137,32 +138,94 @@ def test_subscriptions_are_served_and_use_sim_time_follows_clock():
         assert not thread.is_alive() and outcome == ["returned"]
 
 
-def test_node_with_a_timer_is_spun_by_rclpys_executor():
-    """ServiceLoop does not wait on timers: a node with one gets a SingleThreadedExecutor, so
-    its timer and its services both work, and shutdown() still stops it."""
+def test_timers_wall_and_with_timer_info():
+    """A wall-clock timer and a ROS-clock timer whose callback takes ``TimerInfo`` both fire
+    at their periods (within a loose band) on the executor itself, beside a service."""
     import rclpy
+    from rclpy.clock import Clock, ClockType
+    from rclpy.timer import TimerInfo
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.service_loop import ServiceLoop
+    from rbd_ros.nodes.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_timer", context=ctx)
-        ticks: list[int] = []
-        node.create_timer(0.01, lambda: ticks.append(1))
-        node.create_service(Trigger, "/loop_timer/trigger", lambda req, res: res)
-        loop = ServiceLoop(context=ctx)
-        loop.add_node(node)
-        assert loop.unsupported() == ["loop_timer: 1 timers"]
-        thread, outcome = _spin(loop)
+        wall: list[float] = []
+        infos: list[TimerInfo] = []
 
+        def with_info(info: TimerInfo) -> None:
+            infos.append(info)
+
+        node.create_timer(0.01, lambda: wall.append(time.monotonic()),
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        node.create_timer(0.02, with_info)
+        node.create_service(Trigger, "/loop_timer/trigger", lambda req, res: res)
+        loop = LeanExecutor(context=ctx)
+        loop.add_node(node)
+        assert loop.unsupported() == []
+        thread, outcome = _spin(loop)
         other = rclpy.create_node("loop_caller2", context=ctx)
         trig = other.create_client(Trigger, "/loop_timer/trigger")
         wait_for_service(trig)
         assert call(other, trig, Trigger.Request()) is not None
+        time.sleep(1.0)
+        assert loop.shutdown(timeout_sec=5.0)
+        thread.join(5.0)
+        assert not thread.is_alive() and outcome == ["returned"]
+    period = np.diff(wall)
+    assert len(wall) > 30 and 0.008 < np.median(period) < 0.015, (len(wall), np.median(period))
+    assert len(infos) > 15 and all(isinstance(i, TimerInfo) for i in infos)
+    expected = [i.expected_call_time.nanoseconds for i in infos]
+    assert np.all(np.diff(expected) > 0)
+
+
+def test_node_with_a_client_is_spun_by_rclpys_executor():
+    """LeanExecutor does not wait on clients: a node with one gets a SingleThreadedExecutor,
+    so a call made from inside one of its timers is answered, and shutdown() still stops it."""
+    import rclpy
+    from std_srvs.srv import Trigger
+
+    from rbd_ros.nodes.lean_executor import LeanExecutor
+
+    with ros_context() as ctx:
+        server = rclpy.create_node("loop_srv", context=ctx)
+        server.create_service(Trigger, "/loop_srv/trigger",
+                              lambda req, res: (setattr(res, "message", "pong"), res)[-1])
+        node = rclpy.create_node("loop_with_client", context=ctx)
+        client = node.create_client(Trigger, "/loop_srv/trigger")
+        answers: list[str] = []
+        pending: list = []
+
+        def tick() -> None:
+            if not pending and client.service_is_ready():
+                future = client.call_async(Trigger.Request())
+                future.add_done_callback(lambda f: answers.append(f.result().message))
+                pending.append(future)
+
+        node.create_timer(0.02, tick)
+        loop = LeanExecutor(context=ctx)
+        loop.add_node(server)
+        loop.add_node(node)
+        assert loop.unsupported() == ["loop_with_client: 1 clients"]
+        thread, outcome = _spin(loop)
         deadline = time.monotonic() + 10
-        while len(ticks) < 5 and time.monotonic() < deadline:
+        while not answers and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert len(ticks) >= 5
+        assert answers == ["pong"]
         loop.shutdown(timeout_sec=5.0)
         thread.join(5.0)
         assert not thread.is_alive() and outcome == ["returned"]
+
+
+def test_environment_switch_hands_every_node_to_rclpy(monkeypatch):
+    import rclpy
+
+    from rbd_ros.nodes.lean_executor import LeanExecutor
+
+    with ros_context() as ctx:
+        node = rclpy.create_node("loop_switch", context=ctx)
+        loop = LeanExecutor(context=ctx)
+        loop.add_node(node)
+        assert loop.unsupported() == []
+        monkeypatch.setenv("RBD_ROS_EXECUTOR", "rclpy")
+        assert loop.unsupported() == ["RBD_ROS_EXECUTOR=rclpy"]
