@@ -521,7 +521,10 @@ def main(argv: list[str] | None = None) -> int:
     def body(node: Any) -> None:
         holder["controller"] = Controller(node)
 
-    return run_node("controller", body, argv)
+    from rbd_ros.nodes.lean_executor import LeanExecutor
+
+    # ~0.1 ms less per control cycle than rclpy's SingleThreadedExecutor (lean_executor.py)
+    return run_node("controller", body, argv, executor_factory=LeanExecutor)
 
 
 if __name__ == "__main__":
