@@ -121,30 +121,19 @@ class DynamicsClient:
         return res
 
     def _call_direct(self, client: Any, request: Any, patience: float) -> Any:
-        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+        from rbd_ros.nodes.lean_executor import wait_for_response
 
-        handle, response_type, context = client.handle, client.srv_type.Response, self._context
         deadline = time.monotonic() + self.timeout
-        with handle, context.handle:
-            wait_set = _rclpy.WaitSet(0, 0, 0, 1, 0, 0, context.handle)
-            sent = {handle.send_request(request)}
+        sent: set[int] = set()
+        while time.monotonic() < deadline:
+            with client.handle:
+                sent.add(client.handle.send_request(request))
             resend_at = min(deadline, time.monotonic() + patience)
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    return None
-                if now >= resend_at:
-                    sent.add(handle.send_request(request))
-                    patience *= 2
-                    resend_at = min(deadline, now + patience)
-                wait_set.clear_entities()
-                wait_set.add_client(handle)
-                wait_set.wait(int(1e9 * min(0.05, resend_at - now)))
-                if not context.ok():
-                    raise DynamicsError("rclpy was shut down while waiting for an answer")
-                header, response = handle.take_response(response_type)
-                if header is not None and header.request_id.sequence_number in sent:
-                    return response  # anything else answers an earlier call, already done
+            response = wait_for_response(client, sent, resend_at, self._context)
+            if response is not None:
+                return response
+            patience *= 2
+        return None
 
     def _call_executor(self, client: Any, request: Any, patience: float) -> Any:
         deadline = time.monotonic() + self.timeout

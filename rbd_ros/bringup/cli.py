@@ -116,6 +116,7 @@ class Bringup:
         from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
         from rbd_ros.nodes.common import recordable_qos
+        from rbd_ros.nodes.lean_executor import LeanExecutor
         from rbd_ros.robot import Robot
 
         record = Path(self.args.record) if self.args.record else None
@@ -179,8 +180,10 @@ class Bringup:
         traj_pub = node.create_publisher(JointTrajectory, "/controller/joint_trajectory",
                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
-        # topics at the lockstep rate (messages were lost on a loaded machine)
-        executor = rclpy.executors.SingleThreadedExecutor()
+        # topics at the lockstep rate (messages were lost on a loaded machine); and lean: rclpy's
+        # SingleThreadedExecutor spent ~0.1 ms per message here, CPU the bridge and controller
+        # need on two cores (lean_executor.py)
+        executor = LeanExecutor()
         executor.add_node(node)
         spin = threading.Thread(target=executor.spin, daemon=True)
         spin.start()
@@ -277,7 +280,7 @@ class Bringup:
             self.stop_controller_and_drain()
             return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
         finally:
-            executor.shutdown()
+            executor.shutdown(timeout_sec=2.0)
             node.destroy_node()
             rclpy.shutdown()
             self.stop_nodes()
@@ -286,18 +289,23 @@ class Bringup:
 
     @staticmethod
     def pause_bridge(node, timeout: float = 2.0) -> None:
-        """``/mujoco_bridge/pause``: no more steps, so the run ends at the horizon."""
+        """``/mujoco_bridge/pause``: no more steps, so the run ends at the horizon.  Called on a
+        helper node of its own that no executor spins, waiting on the client directly."""
+        import rclpy
         from std_srvs.srv import SetBool
 
-        client = node.create_client(SetBool, "/mujoco_bridge/pause")
+        from rbd_ros.nodes.lean_executor import wait_for_response
+
+        helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
+                                   start_parameter_services=False, enable_rosout=False)
         try:
+            client = helper.create_client(SetBool, "/mujoco_bridge/pause")
             if client.wait_for_service(timeout_sec=timeout):
-                future = client.call_async(SetBool.Request(data=True))
-                deadline = time.monotonic() + timeout
-                while not future.done() and time.monotonic() < deadline:
-                    time.sleep(0.01)
+                with client.handle:
+                    sent = {client.handle.send_request(SetBool.Request(data=True))}
+                wait_for_response(client, sent, time.monotonic() + timeout, node.context)
         finally:
-            node.destroy_client(client)
+            helper.destroy_node()
 
     def stop_controller_and_drain(self, quiet_for: float = 0.3, limit: float = 10.0) -> None:
         """End the run without losing what is still queued (on a busy machine one

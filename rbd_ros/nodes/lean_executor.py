@@ -181,3 +181,33 @@ def _timer_info_parameter(callback, timer_info_type) -> str | None:  # noqa: ANN
         if param.annotation is timer_info_type or param.annotation == "TimerInfo":
             return param.name
     return None
+
+
+def wait_for_response(client, sent: set[int], until: float, context):  # noqa: ANN001, ANN201
+    """The response to one of the requests ``sent`` (sequence numbers returned by
+    ``client.handle.send_request``), waited for on the client's handle itself until
+    ``time.monotonic()`` reaches ``until`` (then None); answers to other requests are dropped.
+    Only for clients that no executor spins, which could take the response first.  ~0.1-0.2
+    ms less per call than ``call_async`` with an executor.  Raises
+    ``ExternalShutdownException`` if ``context`` shuts down meanwhile."""
+    import time
+
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+    handle, response_type = client.handle, client.srv_type.Response
+    with handle, context.handle:
+        wait_set = _rclpy.WaitSet(0, 0, 0, 1, 0, 0, context.handle)
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                return None
+            wait_set.clear_entities()
+            wait_set.add_client(handle)
+            wait_set.wait(int(1e9 * min(0.05, left)))
+            if not context.ok():
+                raise ExternalShutdownException()
+            header, response = handle.take_response(response_type)
+            # with Fast DDS every response of the service wakes all its clients: not ours
+            if header is not None and header.request_id.sequence_number in sent:
+                return response
