@@ -277,7 +277,7 @@ class Bringup:
             while len(self.diagnostics) == seen and time.monotonic() < wait_until:
                 time.sleep(0.05)
             diag_end = self.diagnostics[-1] if self.diagnostics else None
-            self.stop_controller_and_drain()
+            self.stop_controller_and_drain(sim_end)
             return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
         finally:
             executor.shutdown(timeout_sec=2.0)
@@ -307,26 +307,34 @@ class Bringup:
         finally:
             helper.destroy_node()
 
-    def stop_controller_and_drain(self, quiet_for: float = 0.3, limit: float = 10.0) -> None:
+    def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
+                                  limit: float = 10.0) -> None:
         """End the run without losing what is still queued (on a busy machine one
-        subscription's queue lags another's): after ``pause_bridge``, wait until every recorded
-        state has its command and controller state, stop the controller, then wait until nothing has arrived for
+        subscription's queue lags another's): after ``pause_bridge``, wait until the controller
+        has answered (lockstep: every recorded state has its command and controller state;
+        realtime, where missed cycles never get one: a controller state at or past
+        ``sim_end`` arrived), stop the controller, then wait until nothing has arrived for
         ``quiet_for`` seconds."""
         def received() -> tuple[int, ...]:  # not /joint_states: a paused bridge repeats its state
             with self.lock:
                 counts = (len(self.controller_state),)
             return counts + tuple(self.recorder.counts.values() if self.recorder else ())
 
-        deadline = time.monotonic() + limit
-        if self.recorder is not None:
-            answered = time.monotonic() + 3.0  # realtime: missed cycles never get one
+        def answered() -> bool:
+            if self.args.mode == "realtime" or self.recorder is None:
+                with self.lock:
+                    return bool(self.controller_state) and self.controller_state[-1][0] >= sim_end
             counts = self.recorder.counts
-            # all delivered before the controller stops: samples still in its writer's history
-            # (not yet acknowledged by this process) would die with it
-            while ((counts["/effort_controller/commands"] < counts["/joint_states"]
-                    or counts["/controller/controller_state"] < counts["/effort_controller/commands"])
-                   and time.monotonic() < answered):
-                time.sleep(0.02)
+            return (counts["/effort_controller/commands"] >= counts["/joint_states"] and
+                    counts["/controller/controller_state"] >= counts["/effort_controller/commands"])
+
+        deadline = time.monotonic() + limit
+        # all delivered before the controller stops: samples still in its writer's history
+        # (not yet acknowledged by this process) would die with it. Generous: under load the
+        # last samples arrived more than 3 s late (cause not pinned down)
+        wait_until = time.monotonic() + 8.0
+        while not answered() and time.monotonic() < wait_until:
+            time.sleep(0.02)
         for spec, proc in zip(self.specs, self.procs):
             if spec.executable == "controller":
                 proc.stop()
