@@ -1,4 +1,4 @@
-"""A lean single-threaded executor for rbd_ros's nodes (dynamics server, controller).
+"""A lean single-threaded executor for rbd_ros's nodes (dynamics server, controller, bringup).
 
 rclpy's ``SingleThreadedExecutor`` rebuilds its wait set in Python on every wake-up: it walks
 every entity of every node, enters each handle, allocates an ``rcl`` wait set, then wraps the
@@ -19,8 +19,10 @@ services, the node's built-in parameter services and the ``/clock`` subscription
 ``use_sim_time:=true`` included.  A node that also has clients, guard conditions or waitables
 other than its QoS event handlers (which only log QoS incompatibilities and are not waited on)
 is handed to a ``SingleThreadedExecutor`` instead, with a log line saying so; so is every
-node when the environment has ``RBD_ROS_EXECUTOR=rclpy`` (for comparison, or if in doubt).  Entities created
-after ``spin`` started are not served, and a timer callback's signature is read once.
+node when the environment has ``RBD_ROS_EXECUTOR=rclpy`` (for comparison, or if in doubt).
+Entities created after ``spin`` started are not served, and a timer callback's signature is
+read once.  ``wait_for_response`` is the matching client side: a service call waited for on
+the client's handle, without an executor.
 ``spin`` and ``shutdown`` follow rclpy's executor contract, so
 ``run_node(..., executor_factory=LeanExecutor)`` works unchanged.
 """
