@@ -185,7 +185,15 @@ class Bringup:
         # need on two cores (lean_executor.py)
         executor = LeanExecutor()
         executor.add_node(node)
-        spin = threading.Thread(target=executor.spin, daemon=True)
+        def spin_until_shutdown() -> None:
+            from rclpy.executors import ExternalShutdownException
+
+            try:
+                executor.spin()
+            except ExternalShutdownException:  # Ctrl-C: the main thread reports and cleans up
+                pass
+
+        spin = threading.Thread(target=spin_until_shutdown, daemon=True)
         spin.start()
         try:
             self.start_nodes()
