@@ -116,7 +116,7 @@ class Bringup:
         from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
         from rbd_ros.nodes.common import recordable_qos
-        from rbd_ros.nodes.lean_executor import LeanExecutor
+        from rbd_ros.nodes.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.robot import Robot
 
         record = Path(self.args.record) if self.args.record else None
@@ -185,16 +185,7 @@ class Bringup:
         # need on two cores (lean_executor.py)
         executor = LeanExecutor()
         executor.add_node(node)
-        def spin_until_shutdown() -> None:
-            from rclpy.executors import ExternalShutdownException
-
-            try:
-                executor.spin()
-            except ExternalShutdownException:  # Ctrl-C: the main thread reports and cleans up
-                pass
-
-        spin = threading.Thread(target=spin_until_shutdown, daemon=True)
-        spin.start()
+        spin = spin_in_thread(executor, "bringup_ros")
         try:
             self.start_nodes()
             deadline = time.monotonic() + 60

@@ -26,7 +26,6 @@ from __future__ import annotations
 import array
 import gc
 import sys
-import threading
 import traceback
 
 import numpy as np
@@ -106,7 +105,7 @@ class DynamicsServer:
     def __init__(self, node) -> None:
         import rclpy
         from rbd_ros_interfaces import srv
-        from rbd_ros.nodes.lean_executor import LeanExecutor
+        from rbd_ros.nodes.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.robot import Robot
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
@@ -140,21 +139,11 @@ class DynamicsServer:
                                                        qos_profile=SERVICE_QOS()))
         self._sim_executor = LeanExecutor(context=node.context)
         self._sim_executor.add_node(self.sim_node)
-        self._sim_thread = threading.Thread(target=self._spin_sim, name="forward_simulate",
-                                            daemon=True)
-        self._sim_thread.start()
+        self._sim_thread = spin_in_thread(self._sim_executor, "forward_simulate")
         model = robot.model
         print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
-
-    def _spin_sim(self) -> None:
-        from rclpy.executors import ExternalShutdownException
-
-        try:
-            self._sim_executor.spin()
-        except (ExternalShutdownException, KeyboardInterrupt):
-            pass
 
     def close(self) -> None:
         """Stop the simulation thread and destroy the companion node (the main node is the

@@ -172,6 +172,23 @@ class LeanExecutor:
             self._done.set()
 
 
+def spin_in_thread(executor, name: str) -> threading.Thread:  # noqa: ANN001
+    """Start ``executor.spin()`` in a daemon thread that ends quietly when the context shuts
+    down (Ctrl-C: the main thread reports and cleans up); stop it with
+    ``executor.shutdown()``."""
+    def run() -> None:
+        from rclpy.executors import ExternalShutdownException
+
+        try:
+            executor.spin()
+        except (ExternalShutdownException, KeyboardInterrupt):
+            pass
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
 def _timer_info_parameter(callback, timer_info_type) -> str | None:  # noqa: ANN001
     """The name of the callback's parameter annotated ``TimerInfo`` (rclpy passes it the
     timer's call times), or None."""
