@@ -110,50 +110,55 @@ class DynamicsClient:
             raise DynamicsError(f"service {client.srv_name} not available")
         patience = self.timeout if name == "forward_simulate" else 1.0
         with self._lock:
-            if self._own:
-                res = self._call_direct(client, request, patience)
-            else:
-                res = self._call_executor(client, request, patience)
+            res = self._send_until_answered(client, request, patience)
         if res is None:
             raise DynamicsError(f"no answer from {client.srv_name} within {self.timeout} s")
         if not res.success:
             raise DynamicsError(f"{name}: {res.message}")
         return res
 
-    def _call_direct(self, client: Any, request: Any, patience: float) -> Any:
-        from rbd_ros.nodes.lean_executor import wait_for_response
+    def _send_until_answered(self, client: Any, request: Any, patience: float) -> Any:
+        """The resend rule of ``_call``: send, wait ``patience`` for an answer to any request
+        sent so far, double ``patience``, send again, until ``timeout`` (then None)."""
+        if self._own:  # nothing else spins this node: wait on the client handle itself
+            from rbd_ros.nodes.lean_executor import wait_for_response
 
-        deadline = time.monotonic() + self.timeout
-        sent: set[int] = set()
-        while time.monotonic() < deadline:
-            with client.handle:
-                sent.add(client.handle.send_request(request))
-            resend_at = min(deadline, time.monotonic() + patience)
-            response = wait_for_response(client, sent, resend_at, self._context)
-            if response is not None:
-                return response
-            patience *= 2
-        return None
+            sent: set[int] = set()
 
-    def _call_executor(self, client: Any, request: Any, patience: float) -> Any:
-        deadline = time.monotonic() + self.timeout
-        futures = [client.call_async(request)]
-        done = None
-        while done is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            resend_at = time.monotonic() + min(patience, left)
-            while done is None and time.monotonic() < resend_at:
-                self._executor.spin_once(timeout_sec=min(0.05, max(0.0, resend_at - time.monotonic())))
-                done = next((f for f in futures if f.done()), None)
-            if done is None and deadline - time.monotonic() > 0:
+            def send() -> None:
+                with client.handle:
+                    sent.add(client.handle.send_request(request))
+
+            def wait(until: float) -> Any:
+                return wait_for_response(client, sent, until, self._context)
+        else:
+            futures: list = []
+
+            def send() -> None:
                 futures.append(client.call_async(request))
+
+            def wait(until: float) -> Any:
+                while time.monotonic() < until:
+                    self._executor.spin_once(timeout_sec=min(0.05, max(0.0, until - time.monotonic())))
+                    done = next((f for f in futures if f.done()), None)
+                    if done is not None:
+                        return done.result()
+                return None
+
+        deadline = time.monotonic() + self.timeout
+        try:
+            while time.monotonic() < deadline:
+                send()
+                response = wait(min(deadline, time.monotonic() + patience))
+                if response is not None:
+                    return response
                 patience *= 2
-        for f in futures:
-            if f is not done:
-                client.remove_pending_request(f)
-        return None if done is None else done.result()
+            return None
+        finally:
+            if not self._own:  # unanswered requests: rclpy would keep their futures
+                for f in futures:
+                    if not f.done():
+                        client.remove_pending_request(f)
 
     @property
     def joint_names(self) -> list[str]:

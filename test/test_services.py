@@ -287,11 +287,13 @@ def test_joint_trajectory_conversion_round_trip(robot):
     np.testing.assert_array_equal(qdd2, qdd)
 
 
-def test_client_resends_and_ignores_the_late_answer_to_a_resent_request():
+@pytest.mark.parametrize("own_node", [True, False], ids=["own node", "caller's node"])
+def test_client_resends_and_ignores_the_late_answer_to_a_resent_request(own_node):
     """A server that takes 1.5 s for the first request: DynamicsClient sends it again after
     1 s, returns the first answer, and its next call returns its own answer, not the late
-    answer to the resent request (matched by sequence number). The server is in this
-    process, on its own context, numbering its answers."""
+    answer to the resent request (matched by sequence number on its own node, by future on a
+    caller's node). The server is in this process, on its own context, numbering its
+    answers."""
     import rclpy
 
     from rbd_ros_interfaces.srv import InverseDynamics
@@ -312,7 +314,8 @@ def test_client_resends_and_ignores_the_late_answer_to_a_resent_request():
         node = rclpy.create_node("slow_server", context=ctx)
         node.create_service(InverseDynamics, "/slow/inverse_dynamics", handler)
         executor = spin_in_background(node)
-        with DynamicsClient(namespace="slow", timeout=20) as c:
+        caller = None if own_node else rclpy.create_node("slow_caller", context=ctx)
+        with DynamicsClient(namespace="slow", node=caller, timeout=20) as c:
             names = ["a", "b"]
             first = c.inverse_dynamics([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], joint_names=names)
             second = c.inverse_dynamics([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], joint_names=names)
