@@ -79,9 +79,9 @@ class Bringup:
                               controller=args.controller, mode=args.mode)
         self.procs = []
         self.lock = threading.Lock()
-        # received messages kept serialized with their stamps (s): a callback only appends, so
+        # received messages kept serialized with their stamps (s): a callback only stores, so
         # the recorder keeps up with a lockstep loop at ~1.5 kHz even on a busy machine
-        self.states: list[tuple[float, bytes]] = []  # /joint_states
+        self.last_state: tuple[float, bytes] | None = None  # latest /joint_states
         self.controller_state: list[tuple[float, bytes]] = []  # /controller/controller_state
         self.joint_names: list[str] = []
         self.diagnostics: list[dict] = []  # the bridge's JSON diagnostics
@@ -145,7 +145,7 @@ class Bringup:
         def on_state(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
             with self.lock:
-                self.states.append((1e-9 * stamp, raw))
+                self.last_state = (1e-9 * stamp, raw)
             # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
             if self.recording and 1e-9 * stamp <= self.record_until and stamp > self.last_stamp:
                 self.last_stamp = stamp
@@ -161,7 +161,7 @@ class Bringup:
         def on_command(raw: bytes) -> None:
             if self.recording:
                 with self.lock:
-                    t = self.states[-1][0] if self.states else 0.0
+                    t = self.last_state[0] if self.last_state else 0.0
                 if t <= self.record_until:
                     self.recorder.write("/effort_controller/commands", int(t * 1e9), raw)
 
@@ -189,9 +189,9 @@ class Bringup:
         try:
             self.start_nodes()
             deadline = time.monotonic() + 60
-            while not self.states and time.monotonic() < deadline:
+            while self.last_state is None and time.monotonic() < deadline:
                 time.sleep(0.01)
-            if not self.states:
+            if self.last_state is None:
                 raise RuntimeError("no /joint_states from the bridge within 60 s")
             # the controller's subscription to the tour and its publishers matched here, so the
             # recording is complete from the first message (on a loaded machine discovery can
@@ -202,7 +202,7 @@ class Bringup:
                         or node.count_publishers("/controller/controller_state") == 0)):
                 time.sleep(0.01)
             with self.lock:
-                t_now, raw = self.states[-1]
+                t_now, raw = self.last_state
                 diag_start = self.diagnostics[-1] if self.diagnostics else None
             last = deserialize_message(raw, JointState)
             order = [list(last.name).index(name) for name in self.joint_names]
@@ -231,7 +231,7 @@ class Bringup:
             last_print = 0.0
             while True:
                 with self.lock:
-                    t_now = self.states[-1][0]
+                    t_now = self.last_state[0]
                 now = time.monotonic()
                 if not self.args.quiet and (now - last_print >= (0.2 if tty else 2.0)):
                     last_print = now
