@@ -30,6 +30,13 @@ def _spin(loop) -> tuple[threading.Thread, list]:  # noqa: ANN001
     return thread, outcome
 
 
+def _stop(loop, thread: threading.Thread, outcome: list) -> None:  # noqa: ANN001
+    """shutdown() from another thread: spin returns normally within 5 s."""
+    assert loop.shutdown(timeout_sec=5.0)
+    thread.join(5.0)
+    assert not thread.is_alive() and outcome == ["returned"]
+
+
 def test_serves_services_and_parameter_services_then_stops():
     import rclpy
     from rcl_interfaces.srv import GetParameters, SetParameters
@@ -68,9 +75,7 @@ def test_serves_services_and_parameter_services_then_stops():
         assert got.values[0].double_value == 2.5
 
         t0 = time.monotonic()
-        assert loop.shutdown(timeout_sec=5.0)
-        thread.join(5.0)
-        assert not thread.is_alive() and outcome == ["returned"]
+        _stop(loop, thread, outcome)
         assert time.monotonic() - t0 < 1.0
 
 
@@ -133,9 +138,7 @@ def test_subscriptions_are_served_and_use_sim_time_follows_clock():
             time.sleep(0.05)
         assert got and got[0] == 4.0
         assert node.get_clock().now().nanoseconds == 1_234_500_000_000
-        assert loop.shutdown(timeout_sec=5.0)
-        thread.join(5.0)
-        assert not thread.is_alive() and outcome == ["returned"]
+        _stop(loop, thread, outcome)
 
 
 def test_timers_wall_and_with_timer_info():
@@ -169,9 +172,7 @@ def test_timers_wall_and_with_timer_info():
         wait_for_service(trig)
         assert call(other, trig, Trigger.Request()) is not None
         time.sleep(1.0)
-        assert loop.shutdown(timeout_sec=5.0)
-        thread.join(5.0)
-        assert not thread.is_alive() and outcome == ["returned"]
+        _stop(loop, thread, outcome)
     period = np.diff(wall)
     assert len(wall) > 30 and 0.008 < np.median(period) < 0.015, (len(wall), np.median(period))
     assert len(infos) > 15 and all(isinstance(i, TimerInfo) for i in infos)
@@ -212,9 +213,7 @@ def test_node_with_a_client_is_spun_by_rclpys_executor():
         while not answers and time.monotonic() < deadline:
             time.sleep(0.02)
         assert answers == ["pong"]
-        loop.shutdown(timeout_sec=5.0)
-        thread.join(5.0)
-        assert not thread.is_alive() and outcome == ["returned"]
+        _stop(loop, thread, outcome)
 
 
 def test_environment_switch_hands_every_node_to_rclpy(monkeypatch):
