@@ -19,11 +19,11 @@ import numpy as np
 from rbd_ros.robot import Robot
 
 DEFAULT_MAX_POINTS = 1_000_000
+INTEGRATORS = ("rk4", "euler")
 
 
 def _f8(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
-INTEGRATORS = ("rk4", "euler")
 
 
 class RequestError(ValueError):

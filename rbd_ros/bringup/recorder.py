@@ -3,7 +3,6 @@ the standard rosbag2 tools: ``ros2 bag info``, ``ros2 bag play``)."""
 from __future__ import annotations
 
 import struct
-
 import threading
 from pathlib import Path
 
