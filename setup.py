@@ -26,9 +26,9 @@ setup(
     entry_points={
         "console_scripts": [
             "rbd-ros = rbd_ros.cli:main",
-            "dynamics_server = rbd_ros.nodes.dynamics_server:main",
-            "mujoco_bridge = rbd_ros.nodes.mujoco_bridge:main",
-            "controller = rbd_ros.nodes.controller:main",
+            "dynamics_server = rbd_ros.ros.nodes.dynamics_server:main",
+            "mujoco_bridge = rbd_ros.ros.nodes.mujoco_bridge:main",
+            "controller = rbd_ros.ros.nodes.controller:main",
         ],
     },
 )

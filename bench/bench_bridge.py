@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 WARMUP = 3.0  # s after the controller starts before the measured window
 sys.path.insert(0, str(REPO))
 
-from rbd_ros.bringup.processes import NodeProcess  # noqa: E402
+from rbd_ros.ros.bringup.processes import NodeProcess  # noqa: E402
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof  # noqa: E402
 
 

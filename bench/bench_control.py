@@ -73,7 +73,7 @@ def bench_callback(quick: bool) -> dict:
     from sensor_msgs.msg import JointState
 
     from rbd_ros.control.trajectory import quintic_point_to_point
-    from rbd_ros.nodes.controller import Controller
+    from rbd_ros.ros.nodes.controller import Controller
 
     number, repeat = (300, 3) if quick else (2000, 7)
     model = MdhModel.from_yaml(str(ROBOTS["arm7"]))

@@ -7,7 +7,7 @@ Prints a table and writes ``bench/results/services.json``.  Four server processe
 on a random ``ROS_DOMAIN_ID`` (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``):
 
 * ours: ``rbd-ros dynamics-server`` on ``urdf/arm7.urdf`` (7 DoF), ``/bench/*``, whose quick
-  services are served by ``rbd_ros.nodes.lean_executor.LeanExecutor``;
+  services are served by ``rbd_ros.ros.lean_executor.LeanExecutor``;
 * the peer, ``bench/peer_servers.py``: an ordinary rclpy server (rclpy's default
   ``SingleThreadedExecutor``, the same QoS) with an empty ``std_srvs/Trigger`` (the issue's
   reference) and echo servers of our own ``InverseDynamics`` (efforts = positions) and
@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from rbd_ros.bringup.processes import NodeProcess  # noqa: E402
+from rbd_ros.ros.bringup.processes import NodeProcess  # noqa: E402
 
 NS, PEER, PEER_MT, PEER_LEAN = "bench", "bench_peer", "bench_peer_mt", "bench_peer_lean"
 
@@ -141,7 +141,7 @@ class Caller:
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
 
-        from rbd_ros.nodes.dynamics_server import SERVICE_QOS
+        from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
 
         self.ctx = Context()
         rclpy.init(context=self.ctx)
@@ -230,7 +230,7 @@ def profile_server(quick: bool) -> dict:
     from rclpy.context import Context
     from rclpy.serialization import deserialize_message, serialize_message
 
-    from rbd_ros.nodes.dynamics_server import DynamicsServer, f64
+    from rbd_ros.ros.nodes.dynamics_server import DynamicsServer, f64
     from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
 
     ctx = Context()
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                          "large-data profile (config/fastdds_large_data.xml)")
     args = ap.parse_args(argv)
     # before any participant exists; the servers, the peers and this client all inherit it
-    from rbd_ros.dds import PROFILE_ENV, SWITCH_ENV, use_large_data_profile
+    from rbd_ros.ros.dds import PROFILE_ENV, SWITCH_ENV, use_large_data_profile
 
     if args.fastdds_default:
         os.environ[SWITCH_ENV] = "off"
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     t_start = time.monotonic()
 
-    from rbd_ros.client import DynamicsClient
+    from rbd_ros.ros.client import DynamicsClient
     from rbd_ros.robot import Robot
     from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
     from std_srvs.srv import Trigger

@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
                                  SingleThreadedExecutor)
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.dynamics_server import SERVICE_QOS, f64
+    from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS, f64
     from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
 
     ns = argv[0].strip("/") if argv else "bench_peer"
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
     if kind == "multi":
         executor = MultiThreadedExecutor(num_threads=3)
     elif kind == "lean":
-        from rbd_ros.nodes.lean_executor import LeanExecutor
+        from rbd_ros.ros.lean_executor import LeanExecutor
 
         executor = LeanExecutor()
     else:

@@ -2,14 +2,14 @@
     [tip_link:=...] [controller:=computed_torque] [mode:=realtime] [use_sim_time:=true]
 
 MuJoCo bridge + dynamics services + a controller. The nodes and their parameters come from
-``rbd_ros.bringup.description.describe`` -- the same description ``rbd-ros bringup`` starts.
+``rbd_ros.ros.bringup.description.describe`` -- the same description ``rbd-ros bringup`` starts.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from rbd_ros.bringup.description import ARGUMENTS, describe
+from rbd_ros.ros.bringup.description import ARGUMENTS, describe
 
 
 def _nodes(context, *args, **kwargs):

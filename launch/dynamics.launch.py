@@ -1,14 +1,14 @@
 """ros2 launch rbd_ros dynamics.launch.py [robot:=...|urdf:=...] [base_link:=...] [tip_link:=...]
 
 Only the dynamics services, e.g. beside a real arm. The node and its parameters come from
-``rbd_ros.bringup.description.describe(..., simulate=False, controller='none')``.
+``rbd_ros.ros.bringup.description.describe(..., simulate=False, controller='none')``.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from rbd_ros.bringup.description import ARGUMENTS, describe
+from rbd_ros.ros.bringup.description import ARGUMENTS, describe
 
 ARGS = ("robot", "urdf", "base_link", "tip_link", "use_sim_time")
 

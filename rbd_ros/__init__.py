@@ -1,7 +1,7 @@
 """rbd_ros: rigid-body dynamics of robot arms, fast and verified, usable from ROS 2.
 
 The core (model, algorithms, URDF conversion, simulation, control laws) imports no ROS;
-``rbd_ros.nodes`` holds the thin ROS 2 adapters.  ``rbd_ros.Robot`` (the jitted dynamics
+``rbd_ros.ros.nodes`` holds the thin ROS 2 adapters.  ``rbd_ros.Robot`` (the jitted dynamics
 core) is imported lazily, so ``import rbd_ros`` stays light for tools that only need the model.
 """
 from typing import Any

@@ -11,11 +11,11 @@ import sys
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "urdf2mdh": ("rbd_ros.urdf.cli", "convert a URDF/xacro to a modified-DH table and YAML model"),
-    "info": ("rbd_ros.nodes.info", "node: load a robot and print its joints"),
-    "dynamics-server": ("rbd_ros.nodes.dynamics_server", "node: dynamics services"),
-    "mujoco-bridge": ("rbd_ros.nodes.mujoco_bridge", "node: MuJoCo arm speaking ros2_control topics"),
-    "controller": ("rbd_ros.nodes.controller", "node: joint/task-space torque controllers"),
-    "bringup": ("rbd_ros.bringup.cli", "start bridge, services and a controller; report"),
+    "info": ("rbd_ros.ros.nodes.info", "node: load a robot and print its joints"),
+    "dynamics-server": ("rbd_ros.ros.nodes.dynamics_server", "node: dynamics services"),
+    "mujoco-bridge": ("rbd_ros.ros.nodes.mujoco_bridge", "node: MuJoCo arm speaking ros2_control topics"),
+    "controller": ("rbd_ros.ros.nodes.controller", "node: joint/task-space torque controllers"),
+    "bringup": ("rbd_ros.ros.bringup.cli", "start bridge, services and a controller; report"),
 }
 
 

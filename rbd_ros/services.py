@@ -4,7 +4,7 @@
 names and packed row-major ``float64[]`` arrays), checks them, maps the caller's joint order
 onto the model's, runs the core (``rbd_ros.Robot``) and returns arrays in the caller's order.
 Anything wrong raises ``RequestError`` with a message that says exactly what; the node turns
-that into ``success=false``. The ROS node (``rbd_ros.nodes.dynamics_server``) only converts
+that into ``success=false``. The ROS node (``rbd_ros.ros.nodes.dynamics_server``) only converts
 messages, so this logic is tested directly and reused by any other front end.
 """
 from __future__ import annotations

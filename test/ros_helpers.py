@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from rbd_ros.bringup.processes import REPO, NodeProcess  # noqa: F401  (re-exported for tests)
+from rbd_ros.ros.bringup.processes import REPO, NodeProcess  # noqa: F401  (re-exported for tests)
 
 
 @contextlib.contextmanager

@@ -317,7 +317,7 @@ def test_missing_model_file_and_inertia_fixups_are_reported(tmp_path, node_proce
 
 
 def test_main_without_arguments_is_callable() -> None:
-    from rbd_ros.nodes import mujoco_bridge
+    from rbd_ros.ros.nodes import mujoco_bridge
 
     assert callable(mujoco_bridge.main)
     assert math.isfinite(DT)

@@ -60,7 +60,7 @@ def test_plot_is_a_real_png(run):
 
 def test_bag_has_the_topics_and_counts(run):
     _, out = run
-    from rbd_ros.bringup.recorder import read_bag
+    from rbd_ros.ros.bringup.recorder import read_bag
 
     bag = read_bag(out / "bag")
     assert set(bag) == {"/joint_states", "/effort_controller/commands",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rbd_ros.bringup.description import (ARGUMENTS, CONTROLLER_TYPES, MODES, NodeSpec, describe,
+from rbd_ros.ros.bringup.description import (ARGUMENTS, CONTROLLER_TYPES, MODES, NodeSpec, describe,
                                          format_parameter)
 from rbd_ros.resources import bundled_robots, bundled_urdf
 

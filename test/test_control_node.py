@@ -318,7 +318,7 @@ def test_bad_parameters_exit_with_a_one_line_error() -> None:
 
 
 # ---- through the MuJoCo bridge --------------------------------------------------------------------
-@pytest.mark.skipif(importlib.util.find_spec("rbd_ros.nodes.mujoco_bridge") is None,
+@pytest.mark.skipif(importlib.util.find_spec("rbd_ros.ros.nodes.mujoco_bridge") is None,
                     reason="the MuJoCo bridge is not available")
 def test_computed_torque_through_the_mujoco_bridge_in_lockstep(node_process, peer) -> None:
     q0 = [0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3]

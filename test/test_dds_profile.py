@@ -1,4 +1,4 @@
-"""The Fast DDS large-data profile (rbd_ros.dds, config/fastdds_large_data.xml): when it applies,
+"""The Fast DDS large-data profile (rbd_ros.ros.dds, config/fastdds_large_data.xml): when it applies,
 that the file is a valid profile with shared memory large enough for our big messages, and that
 a real node process really runs with the larger segment (and without it when switched off)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rbd_ros.dds import LEGACY_ENV, PROFILE_ENV, SWITCH_ENV, profile_path, use_large_data_profile
+from rbd_ros.ros.dds import LEGACY_ENV, PROFILE_ENV, SWITCH_ENV, profile_path, use_large_data_profile
 
 NS = {"f": "http://www.eprosima.com"}
 # the largest message the services benchmark sends: a 10 s, 1 kHz, 7-joint ForwardSimulate

@@ -43,7 +43,7 @@ def test_serves_services_and_parameter_services_then_stops():
     from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         server = rclpy.create_node("loop_server", context=ctx)
@@ -84,7 +84,7 @@ def test_context_shutdown_ends_spin_like_rclpy_executors():
     from rclpy.executors import ExternalShutdownException
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_ctx", context=ctx)
@@ -109,7 +109,7 @@ def test_subscriptions_are_served_and_use_sim_time_follows_clock():
     from std_msgs.msg import Float64
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_subs", context=ctx, parameter_overrides=[
@@ -149,7 +149,7 @@ def test_timers_wall_and_with_timer_info():
     from rclpy.timer import TimerInfo
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_timer", context=ctx)
@@ -186,7 +186,7 @@ def test_node_with_a_client_is_spun_by_rclpys_executor():
     import rclpy
     from std_srvs.srv import Trigger
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         server = rclpy.create_node("loop_srv", context=ctx)
@@ -219,7 +219,7 @@ def test_node_with_a_client_is_spun_by_rclpys_executor():
 def test_environment_switch_hands_every_node_to_rclpy(monkeypatch):
     import rclpy
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     with ros_context() as ctx:
         node = rclpy.create_node("loop_switch", context=ctx)

@@ -16,7 +16,7 @@ from robots_data import BUNDLED_URDF
 from ros_helpers import ros_context
 
 pytest.importorskip("rbd_ros.robot")
-from rbd_ros.client import (DynamicsClient, DynamicsError, from_joint_trajectory,  # noqa: E402
+from rbd_ros.ros.client import (DynamicsClient, DynamicsError, from_joint_trajectory,  # noqa: E402
                             to_joint_trajectory)
 from rbd_ros.robot import Robot  # noqa: E402
 

@@ -4,7 +4,7 @@ trajectory, and a report.
     rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--record DIR]
 
-Starts the nodes of ``rbd_ros.bringup.description.describe`` as processes (the launch files
+Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
 start the same ones), sends a smooth quintic tour inside the joint limits to the controller,
 shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
 torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_ros.bringup.description import CONTROLLER_TYPES, MODES, describe
+from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 from rbd_ros.resources import DEFAULT_ROBOT
 
 TOPICS = {
@@ -92,7 +92,7 @@ class Bringup:
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
-        from rbd_ros.bringup.processes import NodeProcess
+        from rbd_ros.ros.bringup.processes import NodeProcess
 
         for spec in self.specs:
             self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()]))
@@ -112,11 +112,11 @@ class Bringup:
         from std_msgs.msg import Float64MultiArray, String
         from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.bringup.recorder import header_stamp_ns
+        from rbd_ros.ros.bringup.recorder import header_stamp_ns
         from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
-        from rbd_ros.nodes.common import recordable_qos
-        from rbd_ros.nodes.lean_executor import LeanExecutor, spin_in_thread
+        from rbd_ros.ros.common import recordable_qos
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.robot import Robot
 
         record = Path(self.args.record) if self.args.record else None
@@ -124,7 +124,7 @@ class Bringup:
             if (record / "bag").exists():
                 shutil.rmtree(record / "bag")
             record.mkdir(parents=True, exist_ok=True)
-            from rbd_ros.bringup.recorder import BagRecorder
+            from rbd_ros.ros.bringup.recorder import BagRecorder
 
             self.recorder = BagRecorder(record / "bag", TOPICS)
         params = self.specs[0].parameters
@@ -135,9 +135,9 @@ class Bringup:
                                     tip_link=self.args.tip_link or None).model
         self.joint_names = list(model.joint_names)
 
-        from rbd_ros.dds import use_large_data_profile
+        from rbd_ros.ros.dds import use_large_data_profile
 
-        use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.dds)
+        use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.ros.dds)
         rclpy.init()
         node = rclpy.create_node("rbd_bringup")
         qos = recordable_qos()  # nothing lost while this process lags the lockstep loop
@@ -293,7 +293,7 @@ class Bringup:
         import rclpy
         from std_srvs.srv import SetBool
 
-        from rbd_ros.nodes.lean_executor import wait_for_response
+        from rbd_ros.ros.lean_executor import wait_for_response
 
         helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)
@@ -348,7 +348,7 @@ class Bringup:
 
     def finish(self, record: Path | None, t_start: float, sim_end: float, rtf: float,
                diag_start: dict | None, diag_end: dict | None) -> int:
-        from rbd_ros.bringup.report import make_report, plot
+        from rbd_ros.ros.bringup.report import make_report, plot
 
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState

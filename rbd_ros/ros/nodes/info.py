@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from rbd_ros.nodes.common import load_description_xml, run_node
+from rbd_ros.ros.common import load_description_xml, run_node
 
 
 def describe(xml: str) -> list[str]:

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.nodes.common import (NodeConfigError, load_description_xml, recordable_qos,
+from rbd_ros.ros.common import (NodeConfigError, load_description_xml, recordable_qos,
                                   run_node)
 
 NAME = "mujoco_bridge"

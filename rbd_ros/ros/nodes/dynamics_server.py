@@ -13,7 +13,7 @@ forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model.
 model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
 dies on a request.
 
-Executors: the quick services are served by ``LeanExecutor`` (``rbd_ros/nodes/lean_executor.py``),
+Executors: the quick services are served by ``LeanExecutor`` (``rbd_ros/ros/lean_executor.py``),
 a wait loop over the node's services that calls each callback directly; rclpy's
 ``SingleThreadedExecutor`` costs 0.1-0.15 ms more per call (it rebuilds its wait set and wraps
 every callback in a task), and a ``MultiThreadedExecutor`` another 0.2-0.3 ms (a worker thread
@@ -30,7 +30,7 @@ import traceback
 
 import numpy as np
 
-from rbd_ros.nodes.common import NodeConfigError, load_description_xml, run_node
+from rbd_ros.ros.common import NodeConfigError, load_description_xml, run_node
 
 def SERVICE_QOS():
     """Reliable with a deep history: with the default depth of 10, a burst of requests from
@@ -105,7 +105,7 @@ class DynamicsServer:
     def __init__(self, node) -> None:
         import rclpy
         from rbd_ros_interfaces import srv
-        from rbd_ros.nodes.lean_executor import LeanExecutor, spin_in_thread
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.robot import Robot
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         # garbage collection takes ~90 ms; frozen, a collection only visits newer objects
         gc.freeze()
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     return run_node("dynamics_server", body, argv, executor_factory=LeanExecutor, cleanup=cleanup)
 

@@ -47,9 +47,9 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     from rclpy.executors import ExternalShutdownException
 
     args = list(sys.argv[1:] if argv is None else argv)
-    from rbd_ros.dds import use_large_data_profile
+    from rbd_ros.ros.dds import use_large_data_profile
 
-    use_large_data_profile()  # before the first participant; see rbd_ros.dds
+    use_large_data_profile()  # before the first participant; see rbd_ros.ros.dds
     rclpy.init(args=["rbd_ros", *args])
     node = None
     try:

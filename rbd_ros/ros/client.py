@@ -48,7 +48,7 @@ class DynamicsClient:
         self._lock = threading.Lock()
         if self._own:
             self._context = Context()
-            from rbd_ros.dds import use_large_data_profile
+            from rbd_ros.ros.dds import use_large_data_profile
 
             use_large_data_profile()  # effective if this is the process's first participant
             rclpy.init(context=self._context)
@@ -58,7 +58,7 @@ class DynamicsClient:
         self._executor = SingleThreadedExecutor(context=node.context)
         self._executor.add_node(node)
         prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
-        from rbd_ros.nodes.dynamics_server import SERVICE_QOS
+        from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
 
         self._clients = {
             name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
@@ -121,7 +121,7 @@ class DynamicsClient:
         """The resend rule of ``_call``: send, wait ``patience`` for an answer to any request
         sent so far, double ``patience``, send again, until ``timeout`` (then None)."""
         if self._own:  # nothing else spins this node: wait on the client handle itself
-            from rbd_ros.nodes.lean_executor import wait_for_response
+            from rbd_ros.ros.lean_executor import wait_for_response
 
             sent: set[int] = set()
 

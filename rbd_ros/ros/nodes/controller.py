@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.nodes.common import (NodeConfigError, load_description_xml, recordable_qos,
+from rbd_ros.ros.common import (NodeConfigError, load_description_xml, recordable_qos,
                                   run_node)
 
 TRIGGERS = ("joint_states", "timer")
@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     def body(node: Any) -> None:
         holder["controller"] = Controller(node)
 
-    from rbd_ros.nodes.lean_executor import LeanExecutor
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     # ~0.1 ms less per control cycle than rclpy's SingleThreadedExecutor (lean_executor.py)
     return run_node("controller", body, argv, executor_factory=LeanExecutor)
