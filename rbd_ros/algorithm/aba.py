@@ -34,13 +34,19 @@ def aba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.n
     """Forward dynamics by the articulated-body algorithm (module docstring)."""
     n = q.shape[0]
     forward_kinematics(mp, ws, q)
-    # ---- pass 1: velocities, bias accelerations, rigid-body inertias and bias forces
-    pw0 = 0.0
-    pw1 = 0.0
-    pw2 = 0.0
-    pv0 = 0.0
-    pv1 = 0.0
-    pv2 = 0.0
+    aba_velocities(mp, ws, qd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    aba_articulate(mp, ws, qd, tau, actuators, -1)
+    g = n + 2
+    aba_accelerations(mp, ws, n, 0.0, 0.0, 0.0, -mp[g, GRAV], -mp[g, GRAV + 1], -mp[g, GRAV + 2], qdd)
+
+
+@njit(cache=True, inline="always")
+def aba_velocities(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, pw0: float, pw1: float,
+                   pw2: float, pv0: float, pv1: float, pv2: float) -> None:
+    """Pass 1 from a root moving with spatial velocity ``[pw; pv]`` (zero: a fixed base):
+    velocities, bias accelerations, rigid-body inertias and bias forces.  Needs world
+    transforms."""
+    n = qd.shape[0]
     for i in range(n):
         link_world_inertia(mp, ws, i)
         qdi = qd[i]
@@ -115,7 +121,15 @@ def aba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.n
         pv0 = v0
         pv1 = v1
         pv2 = v2
-    # ---- pass 2: articulated inertias, backward (IA packed, see PACKED; scalarized)
+
+
+@njit(cache=True, inline="always")
+def aba_articulate(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, tau: np.ndarray,
+                   actuators: bool, root: int) -> None:
+    """Pass 2: articulated inertias, backward (IA packed, see PACKED; scalarized).  Link 0
+    hands its articulated inertia and bias force on to workspace row ``root`` (a floating
+    base, ``floating_base``) when ``root >= 0``, to nothing (a fixed base) otherwise."""
+    n = qd.shape[0]
     for i in range(n - 1, -1, -1):
         x0 = ws[i, WIA]
         x1 = ws[i, WIA + 1]
@@ -167,7 +181,7 @@ def aba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.n
         ws[i, WU + 5] = U5
         ws[i, WD] = D
         ws[i, WD + 1] = u
-        if i > 0:
+        if i > 0 or root >= 0:
             c0 = ws[i, WC]
             c1 = ws[i, WC + 1]
             c2 = ws[i, WC + 2]
@@ -176,7 +190,7 @@ def aba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.n
             c5 = ws[i, WC + 5]
             # pA_{i-1} += pA + (IA - U U^T/D) c + U u/D = pA + IA c + U (u - U.c)/D
             k = (u - (U0 * c0 + U1 * c1 + U2 * c2 + U3 * c3 + U4 * c4 + U5 * c5)) / D
-            p = i - 1
+            p = i - 1 if i > 0 else root
             ws[p, WPA] += (ws[i, WPA] + U0 * k + x0 * c0 + x1 * c1 + x2 * c2 + x3 * c3
                            + x4 * c4 + x5 * c5)
             ws[p, WPA + 1] += (ws[i, WPA + 1] + U1 * k + x1 * c0 + x6 * c1 + x7 * c2 + x8 * c3
@@ -218,14 +232,13 @@ def aba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.n
             ws[p, WIA + 18] += x18 - U4 * V4
             ws[p, WIA + 19] += x19 - U4 * V5
             ws[p, WIA + 20] += x20 - U5 * V5
-    # ---- pass 3: accelerations, forward
-    g = n + 2
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = -mp[g, GRAV]
-    a4 = -mp[g, GRAV + 1]
-    a5 = -mp[g, GRAV + 2]
+
+
+@njit(cache=True, inline="always")
+def aba_accelerations(mp: np.ndarray, ws: np.ndarray, n: int, a0: float, a1: float, a2: float,
+                      a3: float, a4: float, a5: float, qdd: np.ndarray) -> None:
+    """Pass 3, forward, from the root's spatial acceleration ``a`` minus gravity (a fixed
+    base: ``[0; -g]``): ``qdd`` and the link accelerations ``ws[i, WA]``."""
     for i in range(n):
         a0 += ws[i, WC]
         a1 += ws[i, WC + 1]

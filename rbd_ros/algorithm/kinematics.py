@@ -259,22 +259,22 @@ def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, q
     ``vd_0 = -g`` (003 §4.5 step 1, ERRATA) when ``gravity`` is true, else ``vd_0 = 0``.
     Writes ``ws[i, WW/WWD/WVD]``.
     """
-    n = qd.shape[0]
-    g = n + 2
-    wx = 0.0
-    wy = 0.0
-    wz = 0.0
-    ax = 0.0
-    ay = 0.0
-    az = 0.0
+    g = qd.shape[0] + 2
     if gravity:
-        vx = mp[g, A0]
-        vy = mp[g, A0 + 1]
-        vz = mp[g, A0 + 2]
+        velocity_acceleration_from(mp, ws, qd, qdd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                   mp[g, A0], mp[g, A0 + 1], mp[g, A0 + 2])
     else:
-        vx = 0.0
-        vy = 0.0
-        vz = 0.0
+        velocity_acceleration_from(mp, ws, qd, qdd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def velocity_acceleration_from(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                               wx: float, wy: float, wz: float, ax: float, ay: float, az: float,
+                               vx: float, vy: float, vz: float) -> None:
+    """The recursion of ``velocity_acceleration_pass`` from a moving frame 0: angular velocity
+    ``w``, angular acceleration ``a`` and origin acceleration ``v`` (gravity included as
+    ``-g``) of frame 0, in frame 0 (a floating base, ``floating_base.rnea_floating``)."""
+    n = qd.shape[0]
     for i in range(n):
         px = ws[i, WP]
         py = ws[i, WP + 1]
