@@ -38,13 +38,19 @@ def pose_of(q: np.ndarray, T: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _compose_quaternion(T: np.ndarray, E: np.ndarray, R: np.ndarray, out_q: np.ndarray) -> None:
-    """``out_q[:7]`` = position and quaternion of ``T E`` (``R`` 3x3 scratch)."""
+def _compose_quaternion(T: np.ndarray, E: np.ndarray, R: np.ndarray, q: np.ndarray,
+                        out_q: np.ndarray) -> None:
+    """``out_q[:7]`` = position and quaternion of ``T E`` (``R`` 3x3 scratch), the
+    quaternion's sign chosen on the side of ``q[3:7]`` (continuous trajectories, as
+    Pinocchio's ``integrate``)."""
     for r in range(3):
         out_q[r] = T[r, 0] * E[0, 3] + T[r, 1] * E[1, 3] + T[r, 2] * E[2, 3] + T[r, 3]
         for c in range(3):
             R[r, c] = T[r, 0] * E[0, c] + T[r, 1] * E[1, c] + T[r, 2] * E[2, c]
     _rotation_to_quaternion(R, out_q[3:7])
+    if out_q[3] * q[3] + out_q[4] * q[4] + out_q[5] * q[5] + out_q[6] * q[6] < 0.0:
+        for r in range(3, 7):
+            out_q[r] = -out_q[r]
 
 
 @njit(cache=True)
@@ -59,7 +65,7 @@ def integrate_config(q: np.ndarray, v: np.ndarray, dt: float, out: np.ndarray) -
     for r in range(6):
         phi[r] = dt * v[r]
     _exp(phi, E)
-    _compose_quaternion(T, E, R, out)
+    _compose_quaternion(T, E, R, q, out)
     for i in range(7, q.shape[0]):
         out[i] = q[i] + dt * v[i - 1]
 
@@ -96,7 +102,7 @@ def integrate_floating(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.nd
             for r in range(6):
                 phi[r] = dt * v[r]
             _exp(phi, E)
-            _compose_quaternion(T, E, R, Q[k + 1])
+            _compose_quaternion(T, E, R, q, Q[k + 1])
             for i in range(7, nq):
                 Q[k + 1, i] = q[i] + dt * v[i - 1]
             for i in range(nv):
@@ -113,7 +119,7 @@ def integrate_floating(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.nd
                     vs[i] = v[i]
             else:
                 _exp(phi, E)
-                _compose_quaternion(T, E, R, qs)
+                _compose_quaternion(T, E, R, q, qs)
                 for i in range(7, nq):
                     qs[i] = q[i] + h * K[s - 1, i - 1]
                 for i in range(nv):
@@ -127,7 +133,7 @@ def integrate_floating(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.nd
         for r in range(6):
             phi[r] = dt / 6.0 * (K[0, r] + 2.0 * K[1, r] + 2.0 * K[2, r] + K[3, r])
         _exp(phi, E)
-        _compose_quaternion(T, E, R, Q[k + 1])
+        _compose_quaternion(T, E, R, q, Q[k + 1])
         for i in range(7, nq):
             Q[k + 1, i] = q[i] + dt / 6.0 * (K[0, i - 1] + 2.0 * K[1, i - 1] + 2.0 * K[2, i - 1] + K[3, i - 1])
         for i in range(nv):
