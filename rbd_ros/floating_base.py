@@ -40,6 +40,15 @@ from rbd_ros.lie import so3
 from rbd_ros.robot import Robot, SimulationResult
 
 INTEGRATORS = {"rkmk4": fi.RKMK4, "lie_euler": fi.LIE_EULER}
+_f8 = np.dtype(np.float64)
+
+
+def _fast(*xs: Any) -> bool:
+    """All 1-D C-contiguous float64 arrays: the checked kernels validate the rest."""
+    for x in xs:
+        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype is not _f8 or not x.flags.c_contiguous:
+            return False
+    return True
 
 
 class FloatingKernels:
@@ -111,6 +120,10 @@ class FloatingBaseRobot(Robot):
         """``tau = [f_b; n_b; tau_joints] = M a + h`` (floating-base RNEA)."""
         if tool_wrench is not None:
             raise ValueError("tool_wrench is not supported with a floating base yet")
+        if not include_actuators and _fast(q, v, a):
+            tau = np.empty(self.nv)
+            if fb.rnea_floating_checked(self._mp, self._ws, q, v, a, tau) == 0:
+                return tau
         q, v, a = self._q(q), self._vec("v", v, self.nv), self._vec("a", a, self.nv)
         tau = np.empty(self.nv)
         fb.rnea_floating(self._mp, self._ws, q, v, a, tau)
@@ -120,6 +133,10 @@ class FloatingBaseRobot(Robot):
 
     def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False) -> np.ndarray:
         """``a = M^{-1}(tau - h)`` (floating-base ABA); ``tau[:6]`` a wrench on the base."""
+        if not include_actuators and _fast(q, v, tau):
+            a = np.empty(self.nv)
+            if fb.aba_floating_checked(self._mp, self._ws, q, v, tau, a) == 0:
+                return a
         q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nv)
         a = np.empty(self.nv)
         fb.aba_floating(self._mp, self._ws, q, v, tau, bool(include_actuators), a)
@@ -128,7 +145,8 @@ class FloatingBaseRobot(Robot):
     def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
         """``M(q)``, ``(nv, nv)`` (floating-base CRBA); independent of the base pose."""
         M = np.empty((self.nv, self.nv))
-        fb.crba_floating(self._mp, self._ws, self._q(q), M)
+        if not (_fast(q) and fb.crba_floating_checked(self._mp, self._ws, q, M) == 0):
+            fb.crba_floating(self._mp, self._ws, self._q(q), M)
         if include_actuators:
             M[6:, 6:] += np.diag(self.model.armature)
         return M

@@ -287,3 +287,51 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
     a[3] = y[0]
     a[4] = y[1]
     a[5] = y[2]
+
+
+# ---- validated entry points (FloatingBaseRobot's fast path; non-zero return = invalid) -----
+@njit(cache=True, inline="always")
+def _bad(x: np.ndarray, size: int) -> bool:
+    if x.shape[0] != size:
+        return True
+    for i in range(size):
+        if not np.isfinite(x[i]):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _bad_q(mp: np.ndarray, q: np.ndarray) -> bool:
+    """Not ``7 + n`` finite values with a unit quaternion (to 1e-6) in ``q[3:7]``."""
+    if _bad(q, mp.shape[0] + 4):
+        return True
+    s = q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]
+    return abs(s - 1.0) > 2e-6
+
+
+@njit(cache=True)
+def rnea_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray,
+                          a: np.ndarray, tau: np.ndarray) -> int:
+    nv = mp.shape[0] + 3
+    if _bad_q(mp, q) or _bad(v, nv) or _bad(a, nv) or tau.shape[0] != nv:
+        return 1
+    rnea_floating(mp, ws, q, v, a, tau)
+    return 0
+
+
+@njit(cache=True)
+def aba_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray,
+                         tau: np.ndarray, a: np.ndarray) -> int:
+    nv = mp.shape[0] + 3
+    if _bad_q(mp, q) or _bad(v, nv) or _bad(tau, nv) or a.shape[0] != nv:
+        return 1
+    aba_floating(mp, ws, q, v, tau, False, a)
+    return 0
+
+
+@njit(cache=True)
+def crba_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> int:
+    if _bad_q(mp, q):
+        return 1
+    crba_floating(mp, ws, q, M)
+    return 0
