@@ -35,12 +35,16 @@ import numpy as np
 from rbd_ros.algorithm import floating_base as fb
 from rbd_ros.algorithm import floating_integrators as fi
 from rbd_ros.algorithm import kinematics
+from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
 from rbd_ros.lie import so3
 from rbd_ros.robot import Robot, SimulationResult
 
 INTEGRATORS = {"rkmk4": fi.RKMK4, "lie_euler": fi.LIE_EULER}
 _f8 = np.dtype(np.float64)
+_rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
+_aba_checked = entry(fb.aba_floating_checked)
+_crba_checked = entry(fb.crba_floating_checked)
 
 
 def _fast(*xs: Any) -> bool:
@@ -122,7 +126,7 @@ class FloatingBaseRobot(Robot):
             raise ValueError("tool_wrench is not supported with a floating base yet")
         if not include_actuators and _fast(q, v, a):
             tau = np.empty(self.nv)
-            if fb.rnea_floating_checked(self._mp, self._ws, q, v, a, tau) == 0:
+            if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
                 return tau
         q, v, a = self._q(q), self._vec("v", v, self.nv), self._vec("a", a, self.nv)
         tau = np.empty(self.nv)
@@ -135,7 +139,7 @@ class FloatingBaseRobot(Robot):
         """``a = M^{-1}(tau - h)`` (floating-base ABA); ``tau[:6]`` a wrench on the base."""
         if not include_actuators and _fast(q, v, tau):
             a = np.empty(self.nv)
-            if fb.aba_floating_checked(self._mp, self._ws, q, v, tau, a) == 0:
+            if _aba_checked(self._mp, self._ws, q, v, tau, a) == 0:
                 return a
         q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nv)
         a = np.empty(self.nv)
@@ -145,7 +149,7 @@ class FloatingBaseRobot(Robot):
     def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
         """``M(q)``, ``(nv, nv)`` (floating-base CRBA); independent of the base pose."""
         M = np.empty((self.nv, self.nv))
-        if not (_fast(q) and fb.crba_floating_checked(self._mp, self._ws, q, M) == 0):
+        if not (_fast(q) and _crba_checked(self._mp, self._ws, q, M) == 0):
             fb.crba_floating(self._mp, self._ws, self._q(q), M)
         if include_actuators:
             M[6:, 6:] += np.diag(self.model.armature)

@@ -193,3 +193,23 @@ def test_model_round_trip_and_errors() -> None:
         robot.jacobian(robot.neutral())
     with pytest.raises(ValueError, match="unknown"):
         robot.simulate(robot.neutral(), np.zeros(robot.nv), np.zeros((3, robot.nv)), dt=1e-3, integrator="rk4")
+
+
+def test_fast_path_input_forms() -> None:
+    """The public calls go through compiled entry points when given float64 1-D contiguous
+    arrays: strided, integer, list and read-only inputs give the same numbers, and results
+    are fresh arrays."""
+    xml = with_base_inertial((BUNDLED_URDF / "arm7.urdf").read_text(), "base_link")
+    robot = Robot.from_urdf(xml, base="floating")
+    q, v, a, _ = random_state(np.random.default_rng(12), robot.dof)
+    ref = robot.inverse_dynamics(q, v, a)
+    wide = np.zeros((robot.nq, 2))
+    wide[:, 0] = q
+    ro = q.copy()
+    ro.setflags(write=False)
+    for qq in (wide[:, 0], ro, q.tolist()):
+        np.testing.assert_array_equal(robot.inverse_dynamics(qq, v, a), ref)
+    np.testing.assert_array_equal(robot.mass_matrix(wide[:, 0]), robot.mass_matrix(q))
+    assert robot.inverse_dynamics(q, v, a) is not robot.inverse_dynamics(q, v, a)
+    z = robot.neutral().astype(int)
+    np.testing.assert_allclose(robot.gravity(z), robot.gravity(robot.neutral()), rtol=0, atol=0)

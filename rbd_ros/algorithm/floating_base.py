@@ -290,9 +290,17 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
 
 
 # ---- validated entry points (FloatingBaseRobot's fast path; non-zero return = invalid) -----
+# Eagerly compiled without numba's runtime and called through their compiled entry point
+# (``checked.entry``), as ``algorithm.checked`` does for the fixed base: the caller checks
+# ``type``, ``ndim``, ``dtype`` and C-contiguity; lengths, alignment, finiteness and the unit
+# quaternion are checked here.
+_M = "float64[:, ::1]"
+_V = "float64[::1]"
+
+
 @njit(cache=True, inline="always")
 def _bad(x: np.ndarray, size: int) -> bool:
-    if x.shape[0] != size:
+    if x.shape[0] != size or x.ctypes.data & 7 != 0:
         return True
     for i in range(size):
         if not np.isfinite(x[i]):
@@ -302,16 +310,15 @@ def _bad(x: np.ndarray, size: int) -> bool:
 
 @njit(cache=True, inline="always")
 def _bad_q(mp: np.ndarray, q: np.ndarray) -> bool:
-    """Not ``7 + n`` finite values with a unit quaternion (to 1e-6) in ``q[3:7]``."""
+    """Not ``7 + n`` finite values with a unit quaternion (to ~1e-6) in ``q[3:7]``."""
     if _bad(q, mp.shape[0] + 4):
         return True
     s = q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]
     return abs(s - 1.0) > 2e-6
 
 
-@njit(cache=True)
-def rnea_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray,
-                          a: np.ndarray, tau: np.ndarray) -> int:
+@njit(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def rnea_floating_checked(mp, ws, q, v, a, tau):  # noqa: ANN001, ANN201 - typed by the signature
     nv = mp.shape[0] + 3
     if _bad_q(mp, q) or _bad(v, nv) or _bad(a, nv) or tau.shape[0] != nv:
         return 1
@@ -319,9 +326,8 @@ def rnea_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.n
     return 0
 
 
-@njit(cache=True)
-def aba_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray,
-                         tau: np.ndarray, a: np.ndarray) -> int:
+@njit(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def aba_floating_checked(mp, ws, q, v, tau, a):  # noqa: ANN001, ANN201
     nv = mp.shape[0] + 3
     if _bad_q(mp, q) or _bad(v, nv) or _bad(tau, nv) or a.shape[0] != nv:
         return 1
@@ -329,9 +335,10 @@ def aba_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.nd
     return 0
 
 
-@njit(cache=True)
-def crba_floating_checked(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> int:
-    if _bad_q(mp, q):
+@njit(f"int64({_M}, {_M}, {_V}, {_M})", cache=True, _nrt=False)
+def crba_floating_checked(mp, ws, q, M):  # noqa: ANN001, ANN201
+    nv = mp.shape[0] + 3
+    if _bad_q(mp, q) or M.shape[0] != nv or M.shape[1] != nv:
         return 1
     crba_floating(mp, ws, q, M)
     return 0
