@@ -34,13 +34,12 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.aba import aba_accelerations, aba_articulate, aba_velocities
-from rbd_ros.algorithm.crba import crba_from_transforms
-from rbd_ros.algorithm.kinematics import (angles, forward_kinematics, joint_angles, rot,
-                                          velocity_acceleration_from)
+from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
+from rbd_ros.algorithm.kinematics import (angles, forward_kinematics, joint_angles,
+                                          point_acceleration, rot, velocity_acceleration_from)
 from rbd_ros.algorithm.layout import (AP, AR, COM, GRAV, IC, MASS, MCOM, WA, WCH, WCI, WCM, WF,
-                                      WIA, WN, WP, WPA, WS)
-from rbd_ros.algorithm.rnea import backward_pass
-from rbd_ros.lie.so3 import _quaternion_to_rotation
+                                      WIA, WN, WP, WPA)
+from rbd_ros.algorithm.rnea import backward_pass, body_wrench
 
 #: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
 _OFF = (0, 6, 11, 15, 18, 20)
@@ -82,12 +81,7 @@ def rnea_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, 
     p0 = mp[b, AP]
     p1 = mp[b, AP + 1]
     p2 = mp[b, AP + 2]
-    cx = wy * p2 - wz * p1
-    cy = wz * p0 - wx * p2
-    cz = wx * p1 - wy * p0
-    ux = aox + (dwy * p2 - dwz * p1) + (wy * cz - wz * cy)
-    uy = aoy + (dwz * p0 - dwx * p2) + (wz * cx - wx * cz)
-    uz = aoz + (dwx * p1 - dwy * p0) + (wx * cy - wy * cx)
+    ux, uy, uz = point_acceleration(aox, aoy, aoz, dwx, dwy, dwz, wx, wy, wz, p0, p1, p2)
     r = mp[b, AR:AR + 9]
     joint_angles(mp, ws, q[7:])
     velocity_acceleration_from(  # R0^T x: into frame 0
@@ -110,32 +104,17 @@ def rnea_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, 
     Nx = r[0] * mx + r[1] * my + r[2] * mz + (oy * Fz - oz * Fy)
     Ny = r[3] * mx + r[4] * my + r[5] * mz + (oz * Fx - ox * Fz)
     Nz = r[6] * mx + r[7] * my + r[8] * mz + (ox * Fy - oy * Fx)
-    # the base body: F = m (a_o + wd x c + w x (w x c)), N = I_c wd + w x I_c w + c x F
-    m = mp[b, MASS]
+    # the base body (row b): F = m (a_o + wd x c + w x (w x c)), N = I_c wd + w x I_c w (+ c x F)
+    Bx, By, Bz, Cx, Cy, Cz = body_wrench(mp, b, wx, wy, wz, dwx, dwy, dwz, aox, aoy, aoz)
     sx = mp[b, COM]
     sy = mp[b, COM + 1]
     sz = mp[b, COM + 2]
-    tx = wy * sz - wz * sy
-    ty = wz * sx - wx * sz
-    tz = wx * sy - wy * sx
-    Bx = m * (aox + (dwy * sz - dwz * sy) + (wy * tz - wz * ty))
-    By = m * (aoy + (dwz * sx - dwx * sz) + (wz * tx - wx * tz))
-    Bz = m * (aoz + (dwx * sy - dwy * sx) + (wx * ty - wy * tx))
-    i0 = mp[b, IC]
-    i1 = mp[b, IC + 1]
-    i2 = mp[b, IC + 2]
-    i4 = mp[b, IC + 4]
-    i5 = mp[b, IC + 5]
-    i8 = mp[b, IC + 8]
-    lx = i0 * wx + i1 * wy + i2 * wz
-    ly = i1 * wx + i4 * wy + i5 * wz
-    lz = i2 * wx + i5 * wy + i8 * wz
     tau[0] = Fx + Bx
     tau[1] = Fy + By
     tau[2] = Fz + Bz
-    tau[3] = Nx + i0 * dwx + i1 * dwy + i2 * dwz + (wy * lz - wz * ly) + (sy * Bz - sz * By)
-    tau[4] = Ny + i1 * dwx + i4 * dwy + i5 * dwz + (wz * lx - wx * lz) + (sz * Bx - sx * Bz)
-    tau[5] = Nz + i2 * dwx + i5 * dwy + i8 * dwz + (wx * ly - wy * lx) + (sx * By - sy * Bx)
+    tau[3] = Nx + Cx + (sy * Bz - sz * By)
+    tau[4] = Ny + Cy + (sz * Bx - sx * Bz)
+    tau[5] = Nz + Cz + (sx * By - sy * Bx)
 
 
 @njit(cache=True, inline="always")
@@ -186,26 +165,14 @@ def crba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) 
     M[4, 5] = M[5, 4] = I12 + ws[0, WCI + 5]
     M[5, 5] = I22 + ws[0, WCI + 8]
     for j in range(n):  # F_j = I^C_j S_j = [n; f] about the base origin -> rows [f; n]
-        w0 = ws[j, WS]
-        w1 = ws[j, WS + 1]
-        w2 = ws[j, WS + 2]
-        v0 = ws[j, WS + 3]
-        v1 = ws[j, WS + 4]
-        v2 = ws[j, WS + 5]
-        mj = ws[j, WCM]
-        g0 = ws[j, WCH]
-        g1 = ws[j, WCH + 1]
-        g2 = ws[j, WCH + 2]
+        n0, n1, n2, f0, f1, f2 = composite_times_motion(ws, j)
         col = 6 + j
-        M[0, col] = M[col, 0] = mj * v0 - (g1 * w2 - g2 * w1)
-        M[1, col] = M[col, 1] = mj * v1 - (g2 * w0 - g0 * w2)
-        M[2, col] = M[col, 2] = mj * v2 - (g0 * w1 - g1 * w0)
-        M[3, col] = M[col, 3] = (ws[j, WCI] * w0 + ws[j, WCI + 1] * w1 + ws[j, WCI + 2] * w2
-                                 + (g1 * v2 - g2 * v1))
-        M[4, col] = M[col, 4] = (ws[j, WCI + 3] * w0 + ws[j, WCI + 4] * w1 + ws[j, WCI + 5] * w2
-                                 + (g2 * v0 - g0 * v2))
-        M[5, col] = M[col, 5] = (ws[j, WCI + 6] * w0 + ws[j, WCI + 7] * w1 + ws[j, WCI + 8] * w2
-                                 + (g0 * v1 - g1 * v0))
+        M[0, col] = M[col, 0] = f0
+        M[1, col] = M[col, 1] = f1
+        M[2, col] = M[col, 2] = f2
+        M[3, col] = M[col, 3] = n0
+        M[4, col] = M[col, 4] = n1
+        M[5, col] = M[col, 5] = n2
 
 
 @njit(cache=True)

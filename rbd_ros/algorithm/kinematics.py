@@ -245,6 +245,19 @@ def com_velocity(ws: np.ndarray, k: int) -> tuple[float, float, float]:
             ws[k, WV + 5] + (w0 * c1 - w1 * c0))
 
 
+@njit(cache=True, inline="always")
+def point_acceleration(vx: float, vy: float, vz: float, ax: float, ay: float, az: float,
+                       wx: float, wy: float, wz: float, px: float, py: float,
+                       pz: float) -> tuple[float, float, float]:
+    """Acceleration of the body point ``p``: ``vd + wd x p + w x (w x p)`` (003 (4.33), before
+    the rotation into the next frame), ``v`` the origin's acceleration, ``a`` = ``wd``."""
+    cx = wy * pz - wz * py
+    cy = wz * px - wx * pz
+    cz = wx * py - wy * px
+    return (vx + (ay * pz - az * py) + (wy * cz - wz * cy), vy + (az * px - ax * pz) + (wz * cx - wx * cz),
+            vz + (ax * py - ay * px) + (wx * cy - wy * cx))
+
+
 @njit(cache=True)
 def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                                gravity: bool) -> None:
@@ -280,12 +293,7 @@ def velocity_acceleration_from(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, q
         py = ws[i, WP + 1]
         pz = ws[i, WP + 2]
         # vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p), frame i-1
-        cx = wy * pz - wz * py
-        cy = wz * px - wx * pz
-        cz = wx * py - wy * px
-        ux = vx + (ay * pz - az * py) + (wy * cz - wz * cy)
-        uy = vy + (az * px - ax * pz) + (wz * cx - wx * cz)
-        uz = vz + (ax * py - ay * px) + (wx * cy - wy * cx)
+        ux, uy, uz = point_acceleration(vx, vy, vz, ax, ay, az, wx, wy, wz, px, py, pz)
         # rotate into frame i: x_i = R^T x_{i-1} = Rz(-theta) Rx(-alpha) x_{i-1}
         c, s, ca, sa = angles(mp, ws, i)
         nwx, nwy, nwz = rot_t(c, s, ca, sa, wx, wy, wz)
