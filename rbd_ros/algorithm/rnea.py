@@ -94,12 +94,7 @@ def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float
             cnx = rmx + (py * cfz - pz * cfy)
             cny = rmy + (pz * cfx - px * cfz)
             cnz = rmz + (px * cfy - py * cfx)
-        wx = ws[i, WW]
-        wy = ws[i, WW + 1]
-        wz = ws[i, WW + 2]
-        ax = ws[i, WWD]
-        ay = ws[i, WWD + 1]
-        az = ws[i, WWD + 2]
+        # (4.35) corrected and Euler's equation: F = m sdd, N = I wd + w x (I w)
         Fx, Fy, Fz, Nx, Ny, Nz = body_wrench(mp, i, ws[i, WW], ws[i, WW + 1], ws[i, WW + 2],
                                              ws[i, WWD], ws[i, WWD + 1], ws[i, WWD + 2],
                                              ws[i, WVD], ws[i, WVD + 1], ws[i, WVD + 2])
