@@ -48,10 +48,13 @@ _crba_checked = entry(fb.crba_floating_checked)
 
 
 def _fast(*xs: Any) -> bool:
-    """All 1-D C-contiguous float64 arrays: the checked kernels validate the rest."""
-    for x in xs:
-        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype is not _f8 or not x.flags.c_contiguous:
-            return False
+    """All 1-D float64 ndarrays: the checked kernels validate the rest (``algorithm.checked``)."""
+    try:
+        for x in xs:
+            if x.ndim != 1 or x.dtype is not _f8:
+                return False
+    except AttributeError:
+        return False
     return True
 
 

@@ -259,15 +259,15 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
 # ---- validated entry points (FloatingBaseRobot's fast path; non-zero return = invalid) -----
 # Eagerly compiled without numba's runtime and called through their compiled entry point
 # (``checked.entry``), as ``algorithm.checked`` does for the fixed base: the caller checks
-# ``type``, ``ndim``, ``dtype`` and C-contiguity; lengths, alignment, finiteness and the unit
-# quaternion are checked here.
+# ``ndim`` and ``dtype``; lengths, stride, alignment, finiteness and the unit quaternion are
+# checked here.
 _M = "float64[:, ::1]"
 _V = "float64[::1]"
 
 
 @njit(cache=True, inline="always")
 def _bad(x: np.ndarray, size: int) -> bool:
-    if x.shape[0] != size or x.ctypes.data & 7 != 0:
+    if x.shape[0] != size or x.strides[0] != 8 or x.ctypes.data & 7 != 0:
         return True
     for i in range(size):
         if not np.isfinite(x[i]):
