@@ -9,6 +9,8 @@
 * ``coriolis``: C(q, qd) with M-dot - 2C skew;  ``energy``: kinetic and potential energy
 * ``integrators``: RK4 and semi-implicit Euler over a whole horizon
 * ``checked``: validated single-state entry points for ``rbd_ros.Robot``
+* ``floating_base``: RNEA, CRBA, ABA with a free-flyer root (the fixed-base passes in base
+  coordinates plus the root);  ``floating_integrators``: Lie-Euler and RKMK4 on SE(3) x R^n
 
 Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function
 itself, not on the modules it calls: after editing a kernel, delete the ``*.nbi``/``*.nbc``

@@ -13,6 +13,10 @@ transforms between links are needed); a spatial motion is ``[w; v_O]``, a force 
 
 Actuators (003 (6.17)): ``D += G^2 Jm``, ``u -= B qd + Tc sign(qd)``.
 
+The three passes are separate (inlined) functions so a moving root reuses them
+(``floating_base.aba_floating``): pass 1 from the root's velocity, pass 2 handing link 1's
+articulated inertia to the root, pass 3 from the root's acceleration.
+
 PACKED: ``IA`` is symmetric and stored as its upper triangle, row by row, in
 ``ws[i, WIA:WIA + 21]`` (index of (r, c), r <= c: ``(0, 6, 11, 15, 18, 20)[r] + c - r``);
 pass 2 is written out on scalars (21 + 12 loads per link instead of 6 x 6 loops).
