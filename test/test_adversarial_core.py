@@ -22,7 +22,7 @@ from rbd_ros.services import DynamicsService, RequestError
 @pytest.fixture(scope="module")
 def robot() -> Robot:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", InertiaWarning)
+        warnings.simplefilter("error", InertiaWarning)  # the bundled PUMA is physical
         return Robot(bundled("puma560"))
 
 
@@ -115,13 +115,20 @@ def test_item5_bridge_simulates_the_core_model() -> None:
                                    np.linalg.eigvalsh(model.inertia[i]), rtol=1e-12)
 
 
-def test_item5_puma_link1_fix_changes_no_joint_torque() -> None:
+def test_item5_puma_link1_fix_changes_no_joint_torque(tmp_path) -> None:  # noqa: ANN001
+    """Armstrong et al. give PUMA link 1 only Izz = 0.35 (principal moments [0, 0, 0.35]);
+    the fixed tensor (the bundled one) must give Pinocchio's torques of the original."""
     pin = pytest.importorskip("pinocchio")
     from robots_data import BUNDLED_URDF
 
-    with pytest.warns(InertiaWarning, match="link 'link1'"):
-        robot = Robot.from_urdf(str(BUNDLED_URDF / "puma560.urdf"))
-    pm = pin.buildModelFromUrdf(str(BUNDLED_URDF / "puma560.urdf"))  # unfixed inertias
+    text = (BUNDLED_URDF / "puma560.urdf").read_text()
+    fixed = '<inertia ixx="0.175" ixy="0.0" ixz="0.0" iyy="0.175" iyz="0.0" izz="0.35"/>'
+    assert fixed in text  # the bundled PUMA is physical
+    original = tmp_path / "puma560_akb.urdf"
+    original.write_text(text.replace(fixed, fixed.replace("0.175", "0.0")))
+    with pytest.warns(InertiaWarning, match=r"link 'link1'.*\[0\.175, 0\.175, 0\.35\]"):
+        robot = Robot.from_urdf(str(original))
+    pm = pin.buildModelFromUrdf(str(original))  # unfixed inertias
     pm.gravity.linear = np.array([0.0, 0.0, -9.81])
     pd = pm.createData()
     rng = np.random.default_rng(3)

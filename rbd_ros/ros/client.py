@@ -188,7 +188,10 @@ class DynamicsClient:
             joint_names=names, positions=pq, velocities=self._packed(qd)[0],
             accelerations=self._packed(qdd)[0], include_actuators=include_actuators)
         if tool_wrench is not None:
-            w = np.asarray(tool_wrench, dtype=float)
+            w = np.asarray(tool_wrench, dtype=float).reshape(-1)
+            if w.shape != (6,):
+                raise ValueError(f"tool_wrench must be 6 numbers [fx, fy, fz, mx, my, mz], "
+                                 f"got {w.size}")
             req.tool_wrench = Wrench(force=Vector3(x=w[0], y=w[1], z=w[2]),
                                      torque=Vector3(x=w[3], y=w[4], z=w[5]))
         tau = np.asarray(self._call("inverse_dynamics", req).efforts).reshape(-1, len(names))
