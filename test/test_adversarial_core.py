@@ -213,3 +213,38 @@ def test_unclear_subnormal_dt_and_integrator_names_in_the_service(robot: Robot) 
                                    integrator="semi_implicit_euler")
     ref = robot.simulate(np.zeros(6), np.zeros(6), np.zeros((10, 6)), 1e-3, "euler")
     np.testing.assert_array_equal(out.positions, ref.q)
+
+
+# ---- item 7: references between the points ------------------------------------------------------
+def test_item7_spline_overshooting_a_limit_between_points_is_found() -> None:
+    from rbd_ros.control.trajectory import JointSpline
+
+    lower, upper, vmax = np.array([-1.0]), np.array([1.0]), np.array([np.inf])
+    # a clamped cubic spline through points close to the upper limit overshoots it
+    P = np.array([[0.99], [0.2], [0.99], [0.99]])
+    traj = JointSpline.from_points(0.0, [0.5, 1.0, 1.5, 2.0], P, start=(np.array([0.9]),) + (np.zeros(1),) * 2)
+    q, qd, _ = traj.sample(np.linspace(0, 2, 20001))  # oracle: dense sampling
+    assert q.max() > 1.0 + 1e-3
+    why = traj.limit_violation(["j"], lower, upper, vmax)
+    assert why is not None and "position of j reaches" in why and "outside its limits [-1, 1]" in why
+    peak = float(why.split("reaches ")[1].split(" ")[0])  # the worst of the first bad segment
+    t = np.linspace(0, 2, 20001)
+    first_bad = traj.knots[np.searchsorted(traj.knots, t[np.argmax(q[:, 0] > 1.0)]) - 1]
+    seg = (t >= first_bad) & (t <= traj.knots[np.searchsorted(traj.knots, first_bad) + 1])
+    assert abs(peak - q[seg, 0].max()) < 1e-5
+    # the same points with more room stay inside: nothing to say
+    inside = JointSpline.from_points(0.0, [1.0, 2.0], np.array([[0.5], [0.0]]),
+                                     start=(np.zeros(1),) * 3)
+    assert inside.sample(np.linspace(0, 2, 2001))[0].max() < 1.0
+    assert inside.limit_violation(["j"], lower, upper, vmax) is None
+
+
+def test_item7_a_1ns_segment_breaks_the_velocity_limit() -> None:
+    from rbd_ros.control.trajectory import JointSpline
+
+    traj = JointSpline.from_points(0.0, [1e-9], np.array([[1.5]]), start=(np.zeros(1),) * 3)
+    why = traj.limit_violation(["j"], np.array([-3.0]), np.array([3.0]), np.array([2.0]))
+    assert why is not None and "velocity of j" in why
+    # a start already past a limit may come back (the arm sagged), not go further
+    back = JointSpline.from_points(0.0, [2.0], np.array([[2.5]]), start=(np.array([3.2]), np.zeros(1), np.zeros(1)))
+    assert back.limit_violation(["j"], np.array([-3.0]), np.array([3.0]), np.array([2.0])) is None

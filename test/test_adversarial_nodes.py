@@ -12,6 +12,7 @@ import yaml
 
 from robots_data import BUNDLED_URDF
 from ros_helpers import REPO
+from test_control_node import peer  # noqa: F401 - the fixture: this test's ROS side
 
 pytest.importorskip("rclpy")
 
@@ -115,3 +116,34 @@ def test_item4_info_uses_its_argument(tmp_path) -> None:  # noqa: ANN001
     broken.write_text("<robot name='x'><link")
     out = _cli("info", str(broken))
     assert out.returncode == 2 and "not a valid URDF" in _one_line_error(out, "rbd_info")
+
+
+# ---- item 7 and unclear messages: the controller ------------------------------------------------
+def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: ANN001
+    from test_control_node import READY, _trajectory
+
+    proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
+                         "type:=pd_gravity"], ready=READY)
+    peer.wait_subscribed(peer.joint_pub)
+    peer.send_command_and_wait(["joint1", "joint2"], [0.0, 0.0], t=1.0)
+    peer.wait_subscribed(peer.traj_pub)
+    # 1 ns to a point 1.5 rad away: planar2's velocity limit is 10 rad/s
+    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [1e-9], [[1.5, 0.0]]))
+    line = proc.wait_for("trajectory refused", 10)
+    assert "the reference velocity of joint1 reaches" in line and "[-10, 10]" in line
+    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [2.0], [[1.5, 0.0]]))
+    proc.wait_for("trajectory accepted", 10)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["-p", "state_timeout:=-1.0"], "state_timeout must be >= 0 s (0 = never), got -1.0"),
+    (["-p", "kp:=[true, true]"], "kp must be a number or a list of numbers"),
+    (["-p", "gains_file:={bad}"], "is not valid YAML"),
+])
+def test_unclear_controller_parameters_refused_at_start_up(tmp_path, extra, message) -> None:  # noqa: ANN001
+    bad = tmp_path / "gains.yaml"
+    bad.write_text("defaults: {pd_gravity: [kp: 1\n")
+    extra = [e.replace("{bad}", str(bad)) for e in extra]
+    out = _cli("controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p", "type:=pd_gravity",
+               *extra)
+    assert out.returncode == 2 and message in _one_line_error(out, "controller"), out.stderr
