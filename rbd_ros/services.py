@@ -208,9 +208,10 @@ class DynamicsService:
         horizon = duration if duration > 0 else len(tau) * torque_period
         ratio = horizon / dt  # inf for a subnormal dt: refused below, never int(inf)
         if ratio > self.max_points:
-            raise RequestError(f"{ratio:.4g} integration steps requested (horizon {horizon} s / "
-                               f"dt {dt} s); this server accepts at most {self.max_points} "
-                               f"(parameter max_points)")
+            count = round(ratio) if math.isfinite(ratio) else "infinitely many"
+            raise RequestError(f"{count} integration steps requested; this server accepts at "
+                               f"most {self.max_points} (parameter max_points): horizon "
+                               f"{horizon} s / dt {dt} s")
         steps = int(round(ratio))
         if steps < 1:
             raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
