@@ -2,6 +2,8 @@
 server answering at random, never a traceback.  The nodes run as real processes."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +78,12 @@ def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_proc
         # unclear messages: a 3-vector wrench is refused by the client in one line
         with pytest.raises(ValueError, match="tool_wrench must be 6 numbers"):
             client.inverse_dynamics(np.zeros(2), np.zeros(2), np.zeros(2), tool_wrench=[1, 2, 3])
+    # a killed server stays in the DDS graph until its lease expires: it does not block a restart
+    os.killpg(first.proc.pid, signal.SIGKILL)
+    first.proc.wait(10)
+    node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={PLANAR}",
+                  "-p", "service_namespace:=adv19", "-r", "__node:=restarted"],
+                 ready="dynamics_server: ready", timeout=120)
 
 
 # ---- item 10: one-line errors from the nodes ----------------------------------------------------

@@ -122,20 +122,48 @@ DISCOVERY_WAIT = 1.0
 
 
 def refuse_if_served(node, prefix: str, started: float) -> None:
-    """``NodeConfigError`` when another node already offers ``<prefix>get_model``: two servers
-    in one namespace would answer a client at random.  Discovery runs while the robot loads;
-    this waits for what is left of ``DISCOVERY_WAIT`` since ``started``."""
+    """``NodeConfigError`` when another server already answers ``<prefix>get_model``: two
+    servers in one namespace would answer a client at random.  Discovery runs while the robot
+    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started``.  A server seen
+    in the graph is asked for its model, so the stale entry of a killed one (kept until its
+    DDS lease expires) does not block a restart."""
     name = prefix + "get_model"
-    while True:
-        if node.count_services(name) > 0:
-            others = _servers_of(node, name)
-            who = f" ({', '.join(others)})" if others else ""
-            raise NodeConfigError(f"the services {prefix}* are already offered by another "
-                                  f"dynamics_server{who}; stop it, choose another "
-                                  f"service_namespace, or set allow_shared_namespace:=true")
+    while node.count_services(name) == 0:
         if time.monotonic() - started >= DISCOVERY_WAIT:
             return
         time.sleep(0.05)
+    if not _answers(node, name):
+        node.get_logger().warning(f"{name} is in the ROS graph but does not answer (a server "
+                                  f"that was killed?): starting anyway")
+        return
+    others = _servers_of(node, name)
+    who = f" ({', '.join(others)})" if others else ""
+    raise NodeConfigError(f"the services {prefix}* are already offered by another "
+                          f"dynamics_server{who}; stop it, choose another service_namespace, "
+                          f"or set allow_shared_namespace:=true")
+
+
+def _answers(node, name: str, timeout: float = 3.0) -> bool:
+    """Whether a ``GetModel`` request to ``name`` gets a response within ``timeout`` s (on a
+    helper node no executor spins)."""
+    import rclpy
+    from rbd_ros_interfaces.srv import GetModel
+
+    from rbd_ros.ros.lean_executor import wait_for_response
+
+    helper = rclpy.create_node(f"{node.get_name()}_probe", namespace=node.get_namespace(),
+                               context=node.context, use_global_arguments=False,
+                               start_parameter_services=False, enable_rosout=False)
+    try:
+        client = helper.create_client(GetModel, name, qos_profile=SERVICE_QOS())
+        until = time.monotonic() + timeout
+        if not client.wait_for_service(timeout_sec=timeout):
+            return False
+        with client.handle:
+            sent = {client.handle.send_request(GetModel.Request())}
+        return wait_for_response(client, sent, until, node.context) is not None
+    finally:
+        helper.destroy_node()
 
 
 def _servers_of(node, service: str) -> list[str]:
