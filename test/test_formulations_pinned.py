@@ -252,8 +252,7 @@ def test_remark_41_corrected(arm) -> None:  # noqa: ANN001
     assert np.abs(A - lhs).max() < 1e-7 * max(1.0, np.abs(Md).max())
     assert np.abs(A + A.T).max() < 1e-12
     n = robot.dof
-    J, Jd, Fr = np.empty((n, 6, n)), np.empty((n, 6, n)), np.empty((n + 1, 12))
-    gauss.gauss_jacobians(F.dp, q, qd, J, Jd, Fr)
+    J, _, _ = gauss.jacobians(F.dp, q, qd)
     P, Sb = np.empty((6, 6)), np.empty((6, 6))
     printed = np.zeros((n, n))
     for i in range(n):

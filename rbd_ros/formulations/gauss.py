@@ -88,6 +88,17 @@ def gauss_jacobians(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray
 
 
 @njit(cache=True)
+def jacobians(dp: np.ndarray, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``gauss_jacobians`` into fresh arrays ``(J, J-dot, F)``."""
+    n = q.shape[0]
+    J = np.empty((n, 6, n))
+    Jd = np.empty((n, 6, n))
+    F = np.empty((n + 1, 12))
+    gauss_jacobians(dp, q, qd, J, Jd, F)
+    return J, Jd, F
+
+
+@njit(cache=True)
 def body_matrices(dp: np.ndarray, i: int, J: np.ndarray, qd: np.ndarray, P: np.ndarray,
                   Sb: np.ndarray) -> None:
     """``Psi_i`` (31) and ``S_bar_i`` (44) at the body angular velocity ``w_i = J_w qd``."""
@@ -131,10 +142,7 @@ def gauss(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, wrench: np.ndarray, use
     """001 (46)-(50): ``M_GP``, ``C_GP``, ``g_GP``; the tool wrench's ``J_n^T sigma`` (48) into
     ``fe`` (zero if unused)."""
     n = q.shape[0]
-    J = np.empty((n, 6, n))
-    Jd = np.empty((n, 6, n))
-    F = np.empty((n + 1, 12))
-    gauss_jacobians(dp, q, qd, J, Jd, F)
+    J, Jd, F = jacobians(dp, q, qd)
     P = np.empty((6, 6))
     Sb = np.empty((6, 6))
     PJ = np.empty((6, n))
@@ -179,10 +187,7 @@ def remark41_matrix(dp: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray
     """Remark 4.1's matrix, corrected (ERRATA "001"): ``A = sum [(J-dot^T Psi J - J^T Psi
     J-dot)/2 - J^T S_bar J]``, which equals ``(1/2) M-dot_GP - C_GP`` and is skew."""
     n = q.shape[0]
-    J = np.empty((n, 6, n))
-    Jd = np.empty((n, 6, n))
-    F = np.empty((n + 1, 12))
-    gauss_jacobians(dp, q, qd, J, Jd, F)
+    J, Jd, _ = jacobians(dp, q, qd)
     P = np.empty((6, 6))
     Sb = np.empty((6, 6))
     A = np.zeros((n, n))

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.formulations.chain import KC, KG, KI, KM, KS, KX, joint_transform
+from rbd_ros.formulations.chain import KC, KG, KI, KM, KS, KX, joint_transform, mm4
 
 
 @njit(cache=True)
@@ -58,14 +58,8 @@ def silver(pk: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrenc
     oz = 0.0
     for j in range(n):
         joint_transform(pk, j, q[j], A)
-        for r in range(3):  # T <- T A
-            t0 = T[r, 0]
-            t1 = T[r, 1]
-            t2 = T[r, 2]
-            t3 = T[r, 3]
-            for c in range(4):
-                R[r, c] = t0 * A[0, c] + t1 * A[1, c] + t2 * A[2, c] + t3 * A[3, c]
-        T[:3, :] = R[:3, :]
+        mm4(T, A, R)  # T <- T A
+        T[:] = R
         # world axis z, screw translation u, CoM c
         zx = T[0, 0] * pk[j, KS] + T[0, 1] * pk[j, KS + 1] + T[0, 2] * pk[j, KS + 2]
         zy = T[1, 0] * pk[j, KS] + T[1, 1] * pk[j, KS + 1] + T[1, 2] * pk[j, KS + 2]
