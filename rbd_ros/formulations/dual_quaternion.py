@@ -18,7 +18,8 @@ Forward, i = 1..n (``xi_0 = xi-dot_0 = 0``):
 
 (``D(xi-dot)`` is not the classical CoM acceleration, (23); ERRATA "001").  Joint twists of
 001 Table 1 are ``S_i qd_i`` with ``S = l`` (revolute), ``eps l`` (prismatic), ``(1 + eps h) l``
-(helical); their derivatives ``S_i qdd_i`` (after (21)).  Gravity in the CoM frame is carried
+(helical); their derivatives ``S_i qdd_i`` (after (21), where the axis is joint i's own,
+``l_{j_{i-1}}``, not the printed ``l_{j_i}``: sheet §3.6).  Gravity in the CoM frame is carried
 down the chain, ``g^{c_i} = Ad(r_{c_{i-1}}^{c_i}) g^{c_{i-1}}`` (= ``Ad(r_0^{c_i}) g``).
 
 Backward, i = n..1 (``zeta_{n+1}``: the wrench the end effector exerts on the environment, in

@@ -9,7 +9,10 @@ origin 003 (3.15)
 
 (002 (2.11): ``J = (1/2) tr(I) E - I``).  Misprints corrected (formulations sheet §1.6):
 003 (3.30) never defines ``Q_j`` (it is ``S_j^``, placed *after* ``^{j-1}T_j`` in modified DH);
-003 (3.9) is garbled (use (3.15)); 002 §2.4's W-form force has ``W-ddot`` (ERRATA "002").
+003 (3.9) is garbled (use (3.15)); 002 §2.4's W-form force has ``W-ddot`` (ERRATA "002");
+the gravity term has the sign of (3.26), ``P = -sum m_k g^T s_k`` with g pointing down (the
+``P_i = m_i g^T s_i`` of (3.39)/(3.41) has the wrong sign), and ``s_k`` is the CoM in frame k,
+taken to the world by the full ``T_k`` (3.31 omits the origin).
 
 Direct, 003 (3.28)-(3.30), every trace evaluated as written (``N_tr(n) = n(n+1)(2n+1)/6 +
 (n(n+1)/2)^2``: 130 at n = 4, 532 at n = 6):
