@@ -102,7 +102,7 @@ def test_item5_triangle_inequality_fix_is_minimal_and_physical_ones_are_untouche
 
 
 def test_item5_bridge_simulates_the_core_model() -> None:
-    mujoco = pytest.importorskip("mujoco")
+    pytest.importorskip("mujoco")
     from rbd_ros.sim.mujoco_model import build_mujoco_model
 
     base = random_model(3, seed=7, actuators=False)
@@ -223,7 +223,7 @@ def test_item7_spline_overshooting_a_limit_between_points_is_found() -> None:
     # a clamped cubic spline through points close to the upper limit overshoots it
     P = np.array([[0.99], [0.2], [0.99], [0.99]])
     traj = JointSpline.from_points(0.0, [0.5, 1.0, 1.5, 2.0], P, start=(np.array([0.9]),) + (np.zeros(1),) * 2)
-    q, qd, _ = traj.sample(np.linspace(0, 2, 20001))  # oracle: dense sampling
+    q, _, _ = traj.sample(np.linspace(0, 2, 20001))  # oracle: dense sampling
     assert q.max() > 1.0 + 1e-3
     why = traj.limit_violation(["j"], lower, upper, vmax)
     assert why is not None and "position of j reaches" in why and "outside its limits [-1, 1]" in why

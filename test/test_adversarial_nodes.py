@@ -127,7 +127,7 @@ def test_item4_info_uses_its_argument(tmp_path) -> None:  # noqa: ANN001
 
 
 # ---- item 7 and unclear messages: the controller ------------------------------------------------
-def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: ANN001
+def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: ANN001, F811
     from test_control_node import READY, _trajectory
 
     proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
