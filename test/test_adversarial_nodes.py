@@ -78,6 +78,8 @@ def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_proc
         # unclear messages: a 3-vector wrench is refused by the client in one line
         with pytest.raises(ValueError, match="tool_wrench must be 6 numbers"):
             client.inverse_dynamics(np.zeros(2), np.zeros(2), np.zeros(2), tool_wrench=[1, 2, 3])
+        with pytest.raises(ValueError, match="real numbers, got complex"):  # not cut silently
+            client.gravity(np.zeros(2) + 1j)
     # a killed server stays in the DDS graph until its lease expires: it does not block a restart
     os.killpg(first.proc.pid, signal.SIGKILL)
     first.proc.wait(10)

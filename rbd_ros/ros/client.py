@@ -173,6 +173,8 @@ class DynamicsClient:
     def _packed(x: Any) -> tuple[array.array, bool]:
         """Row-major ``array.array('d')`` for a ``float64[]`` field (the generated setter copies
         one with a memcpy but iterates a numpy array value by value), and whether x was 1-D."""
+        if np.iscomplexobj(x):
+            raise ValueError("joint values must be real numbers, got complex values")
         a = np.ascontiguousarray(x, dtype=np.float64)
         return array.array("d", a.tobytes()), a.ndim == 1
 
