@@ -94,3 +94,12 @@ def test_item9_a_signal_stops_every_node_and_keeps_the_bag(tmp_path: Path, sig: 
         bag = read_bag(out / "bag")
         assert len(bag["/controller/joint_trajectory"]) == 1
         assert len(bag["/joint_states"]) > 100 and len(bag["/effort_controller/commands"]) > 100
+
+
+def test_item8_a_tour_the_controller_refuses_is_an_error_not_a_report() -> None:
+    # 0.5 rad in 10 ms breaks arm7's velocity limits (2.2-2.6 rad/s): the controller refuses
+    out = _bringup("--robot", "arm7", "--controller", "pd_gravity", "--segment-time", "0.01",
+                   timeout=400)
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "rbd-ros bringup: error: the controller refused the tour: the reference velocity" in out.stderr
+    assert "rms error" not in out.stdout and "Traceback" not in out.stderr
