@@ -103,3 +103,28 @@ def test_item8_a_tour_the_controller_refuses_is_an_error_not_a_report() -> None:
     assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
     assert "rbd-ros bringup: error: the controller refused the tour: the reference velocity" in out.stderr
     assert "rms error" not in out.stdout and "Traceback" not in out.stderr
+
+
+def test_item9_even_sigkill_leaves_no_node_and_the_committed_messages(tmp_path: Path) -> None:
+    import sqlite3
+
+    out = tmp_path / "run"
+    proc = NodeProcess(["bringup", "--robot", "planar2", "--controller", "pd_gravity",
+                        "--duration", "60", "--record", str(out)])
+    try:
+        proc.wait_for("[bringup] t =", timeout=300)
+        nodes = _children(proc.proc.pid)
+        assert len(nodes) == 3, nodes
+        time.sleep(2.0)  # a few commits of the bag (COMMIT_PERIOD 0.5 s)
+        os.kill(proc.proc.pid, signal.SIGKILL)  # nothing can be cleaned up by the process itself
+        proc.proc.wait(30)
+        deadline = time.monotonic() + 30
+        while any(_running(p) for p in nodes) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in nodes if _running(p)], "orphaned node processes"
+    finally:
+        proc.stop()
+    db = out / "bag" / "bag.db3"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        (count,) = conn.execute("SELECT COUNT(*) FROM messages").fetchone()
+    assert count > 100  # what was committed survives (``ros2 bag reindex`` rebuilds metadata)

@@ -120,10 +120,13 @@ class Bringup:
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
-        from rbd_ros.ros.bringup.processes import NodeProcess
+        import os
 
+        from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
+
+        env = {STOP_WITH_PARENT: str(os.getpid())}  # even a SIGKILL of this process stops them
         for spec in self.specs:
-            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()]))
+            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()], env=env))
         for spec, proc in zip(self.specs, self.procs):
             proc.wait_for(f"{spec.executable}: ready", timeout=180)
 
