@@ -65,25 +65,33 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
-def test_item9_a_signal_stops_every_node_and_keeps_the_bag(tmp_path: Path, sig: int) -> None:
-    out = tmp_path / "run"
-    record = ["--record", str(out)] if sig == signal.SIGHUP else []
+def _signal_a_running_bringup(sig: int, record: list[str], settle: float = 1.0,
+                              gone_within: float = 5.0) -> NodeProcess:
+    """Start a bringup of planar2, wait for its tour, send ``sig`` to it alone (as a closing
+    terminal does) and check that none of its three nodes outlives it."""
     proc = NodeProcess(["bringup", "--robot", "planar2", "--controller", "pd_gravity",
                         "--duration", "60", *record])
     try:
         proc.wait_for("[bringup] t =", timeout=300)  # the tour runs (and is being recorded)
         nodes = _children(proc.proc.pid)
         assert len(nodes) == 3, nodes  # bridge, server, controller
-        time.sleep(1.0)
-        os.kill(proc.proc.pid, sig)  # the terminal closes (SIGHUP) or Ctrl-C
-        assert proc.proc.wait(60) == 128 + sig
-        deadline = time.monotonic() + 5
+        time.sleep(settle)
+        os.kill(proc.proc.pid, sig)
+        proc.proc.wait(60)
+        deadline = time.monotonic() + gone_within
         while any(_running(p) for p in nodes) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [p for p in nodes if _running(p)], "orphaned node processes"
     finally:
         proc.stop()
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
+def test_item9_a_signal_stops_every_node_and_keeps_the_bag(tmp_path: Path, sig: int) -> None:
+    out = tmp_path / "run"
+    proc = _signal_a_running_bringup(sig, ["--record", str(out)] if sig == signal.SIGHUP else [])
+    assert proc.proc.returncode == 128 + sig
     text = proc.output
     assert f"rbd-ros bringup: interrupted ({signal.Signals(sig).name})" in text, text[-2000:]
     assert "Traceback" not in text
@@ -96,6 +104,19 @@ def test_item9_a_signal_stops_every_node_and_keeps_the_bag(tmp_path: Path, sig: 
         assert len(bag["/joint_states"]) > 100 and len(bag["/effort_controller/commands"]) > 100
 
 
+def test_item9_even_sigkill_leaves_no_node_and_the_committed_messages(tmp_path: Path) -> None:
+    import sqlite3
+
+    out = tmp_path / "run"
+    # settle: a few commits of the bag (COMMIT_PERIOD 0.5 s); SIGKILL: nothing can be cleaned
+    # up by the process itself, the nodes stop on their own (PR_SET_PDEATHSIG)
+    _signal_a_running_bringup(signal.SIGKILL, ["--record", str(out)], settle=2.0, gone_within=30)
+    db = out / "bag" / "bag.db3"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        (count,) = conn.execute("SELECT COUNT(*) FROM messages").fetchone()
+    assert count > 100  # what was committed survives (``ros2 bag reindex`` rebuilds metadata)
+
+
 def test_item8_a_tour_the_controller_refuses_is_an_error_not_a_report() -> None:
     # 0.5 rad in 10 ms breaks arm7's velocity limits (2.2-2.6 rad/s): the controller refuses
     out = _bringup("--robot", "arm7", "--controller", "pd_gravity", "--segment-time", "0.01",
@@ -103,28 +124,3 @@ def test_item8_a_tour_the_controller_refuses_is_an_error_not_a_report() -> None:
     assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
     assert "rbd-ros bringup: error: the controller refused the tour: the reference velocity" in out.stderr
     assert "rms error" not in out.stdout and "Traceback" not in out.stderr
-
-
-def test_item9_even_sigkill_leaves_no_node_and_the_committed_messages(tmp_path: Path) -> None:
-    import sqlite3
-
-    out = tmp_path / "run"
-    proc = NodeProcess(["bringup", "--robot", "planar2", "--controller", "pd_gravity",
-                        "--duration", "60", "--record", str(out)])
-    try:
-        proc.wait_for("[bringup] t =", timeout=300)
-        nodes = _children(proc.proc.pid)
-        assert len(nodes) == 3, nodes
-        time.sleep(2.0)  # a few commits of the bag (COMMIT_PERIOD 0.5 s)
-        os.kill(proc.proc.pid, signal.SIGKILL)  # nothing can be cleaned up by the process itself
-        proc.proc.wait(30)
-        deadline = time.monotonic() + 30
-        while any(_running(p) for p in nodes) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [p for p in nodes if _running(p)], "orphaned node processes"
-    finally:
-        proc.stop()
-    db = out / "bag" / "bag.db3"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        (count,) = conn.execute("SELECT COUNT(*) FROM messages").fetchone()
-    assert count > 100  # what was committed survives (``ros2 bag reindex`` rebuilds metadata)
