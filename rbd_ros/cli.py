@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "mujoco-bridge": ("rbd_ros.ros.nodes.mujoco_bridge", "node: MuJoCo arm speaking ros2_control topics"),
     "controller": ("rbd_ros.ros.nodes.controller", "node: joint/task-space torque controllers"),
     "bringup": ("rbd_ros.ros.bringup.cli", "start bridge, services and a controller; report"),
+    "formulations": ("rbd_ros.formulations.cli", "every dynamics formulation vs RNEA: differences, times"),
 }
 
 
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     name, rest = argv[0], argv[1:]
+    from rbd_ros.ros.bringup.processes import stop_with_parent
+
+    stop_with_parent()  # a node of `rbd-ros bringup`: stop when it dies, however it dies
     if name not in SUBCOMMANDS:
         print(f"rbd-ros: unknown subcommand '{name}'\n\n{_usage()}", file=sys.stderr)
         return 2

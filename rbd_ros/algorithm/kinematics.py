@@ -15,6 +15,7 @@ from numba import njit
 
 from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS,
                                       WV, WVD, WW, WWD, vrow)
+from rbd_ros.lie.so3 import euler_zyz
 
 
 @njit(cache=True)
@@ -360,21 +361,6 @@ def jacobian_dot_times_qd(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.
         g2 = ws[k, WGR + 3 * r + 2]
         out[r] = g0 * lx + g1 * ly + g2 * lz
         out[3 + r] = g0 * ax + g1 * ay + g2 * az
-
-
-@njit(cache=True)
-def euler_zyz(R: np.ndarray, out: np.ndarray) -> None:
-    """Z-Y-Z Euler angles (phi, theta, psi) of 003 §1.13, ``R = Rz(phi) Ry(theta) Rz(psi)``,
-    with theta in [0, pi]; at theta = 0 or pi (Omega singular) psi = 0."""
-    s = np.sqrt(R[0, 2] * R[0, 2] + R[1, 2] * R[1, 2])
-    th = np.arctan2(s, R[2, 2])
-    if s > 1e-12:
-        out[0] = np.arctan2(R[1, 2], R[0, 2])
-        out[2] = np.arctan2(R[2, 1], -R[2, 0])
-    else:
-        out[0] = np.arctan2(R[1, 0], R[0, 0]) if R[2, 2] > 0 else np.arctan2(-R[1, 0], -R[0, 0])
-        out[2] = 0.0
-    out[1] = th
 
 
 @njit(cache=True)

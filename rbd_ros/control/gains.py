@@ -68,7 +68,9 @@ def validate_gain(law: str, name: str, value: Any, dof: int) -> np.ndarray:
         raise ValueError(f"'{name}' is not a gain of {law}; its gains are {', '.join(kinds)}")
     size = dof if kinds[name] == JOINT else 6
     what = "joint" if kinds[name] == JOINT else "task-space axis (x y z rx ry rz)"
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, (bool, np.bool_, str)) for v in items) or (
+            isinstance(value, np.ndarray) and value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a number or a list of numbers, got {value!r}")
     try:
         arr = np.array(value, dtype=float).reshape(-1)
@@ -123,7 +125,10 @@ def load_gains(law: str, robot_names: list[str] | tuple[str, ...] = (), path: st
     p = Path(path) if path else default_gains_file()
     if not p.is_file():
         raise FileNotFoundError(f"gains file '{p}' does not exist")
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"gains file '{p}' is not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise ValueError(f"gains file '{p}': expected a mapping with 'defaults' and 'robots'")
     out: dict[str, Any] = dict((data.get("defaults") or {}).get(law) or {})

@@ -16,7 +16,8 @@ The same three-term forms serve every algebra whose ``ad`` satisfies ``ad^3 = -t
 Conversions: quaternions are scalar-last ``(x, y, z, w)`` (``geometry_msgs``, Pinocchio's
 ``coeffs()``); roll-pitch-yaw is URDF's ``R = Rz(yaw) Ry(pitch) Rx(roll)``.  At gimbal lock
 (``|pitch| = pi/2``) :func:`to_rpy` puts the whole remaining rotation into roll and returns
-yaw = 0 (tf2's ``getRPY`` convention).  The ``_``-prefixed kernels are numba-jitted for hot
+yaw = 0 (tf2's ``getRPY`` convention).  :func:`euler_zyz` gives 003 §1.13's Z-Y-Z angles
+(the analytic Jacobian's).  The ``_``-prefixed kernels are numba-jitted for hot
 loops (floating-base dynamics, Lie-group integrators).
 """
 from __future__ import annotations
@@ -242,3 +243,19 @@ def to_rpy(R: np.ndarray) -> np.ndarray:
     if cp < 1e-12:  # gimbal lock: R = Ry(+-pi/2) Rx(roll') with yaw folded into roll'
         return np.array([np.arctan2(-R[1, 2], R[1, 1]), pitch, 0.0])
     return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
+# ---- Z-Y-Z Euler angles (003 §1.13; the analytic Jacobian, algorithm.kinematics) ----------
+@njit(cache=True)
+def euler_zyz(R: np.ndarray, out: np.ndarray) -> None:
+    """Z-Y-Z Euler angles (phi, theta, psi) of 003 §1.13, ``R = Rz(phi) Ry(theta) Rz(psi)``,
+    with theta in [0, pi]; at theta = 0 or pi (Omega singular) psi = 0."""
+    s = np.sqrt(R[0, 2] * R[0, 2] + R[1, 2] * R[1, 2])
+    th = np.arctan2(s, R[2, 2])
+    if s > 1e-12:
+        out[0] = np.arctan2(R[1, 2], R[0, 2])
+        out[2] = np.arctan2(R[2, 1], -R[2, 0])
+    else:
+        out[0] = np.arctan2(R[1, 0], R[0, 0]) if R[2, 2] > 0 else np.arctan2(-R[1, 0], -R[0, 0])
+        out[2] = 0.0
+    out[1] = th

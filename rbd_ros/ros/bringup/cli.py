@@ -34,6 +34,33 @@ TOPICS = {
 }
 
 
+def _positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero (so no node starts for a
+    run that cannot be done)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def check_record_dir(path: Path) -> None:
+    """Fail before any node starts when ``--record DIR`` cannot be written: ``DIR`` is a
+    file, or cannot be created, or refuses a file (``OSError`` with the reason)."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"--record {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise OSError(f"--record {path}: cannot write there ({exc.strerror or exc})") from None
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="rbd-ros bringup", description=__doc__.split("\n\n")[0])
     src = p.add_mutually_exclusive_group()
@@ -43,13 +70,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--tip-link", default="")
     p.add_argument("--controller", default="computed_torque",
                    choices=[c for c in CONTROLLER_TYPES if c != "none"])
-    p.add_argument("--duration", type=float, default=0.0,
+    p.add_argument("--duration", type=_positive_seconds, default=None,
                    help="simulated seconds to run (default: the tour plus 0.5 s)")
     p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
                    help="lockstep (default: every control cycle gets its step, deterministic) "
                         "or realtime (wall-clock paced)")
     p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
-    p.add_argument("--segment-time", type=float, default=2.0, help="seconds per tour segment")
+    p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
+                   help="seconds per tour segment")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     return p.parse_args(argv)
 
@@ -92,10 +120,13 @@ class Bringup:
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
-        from rbd_ros.ros.bringup.processes import NodeProcess
+        import os
 
+        from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
+
+        env = {STOP_WITH_PARENT: str(os.getpid())}  # even a SIGKILL of this process stops them
         for spec in self.specs:
-            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()]))
+            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()], env=env))
         for spec, proc in zip(self.specs, self.procs):
             proc.wait_for(f"{spec.executable}: ready", timeout=180)
 
@@ -108,6 +139,7 @@ class Bringup:
         import rclpy
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rclpy.serialization import deserialize_message
+        from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, String
         from trajectory_msgs.msg import JointTrajectory
@@ -138,7 +170,9 @@ class Bringup:
         from rbd_ros.ros.dds import use_large_data_profile
 
         use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.ros.dds)
-        rclpy.init()
+        # signals are this process's (main): rclpy's own handler would stop the executor and
+        # leave the run to fail with an executor message instead of stopping cleanly
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
         node = rclpy.create_node("rbd_bringup")
         qos = recordable_qos()  # nothing lost while this process lags the lockstep loop
 
@@ -224,6 +258,8 @@ class Bringup:
                 self.recorder.write_message("/controller/joint_trajectory", int(t_now * 1e9),
                                             traj)
             horizon = self.args.duration or float(times[-1] + 0.5)
+            controller = next(p for spec, p in zip(self.specs, self.procs)
+                              if spec.executable == "controller")
             wall0 = time.monotonic()
             sim0 = t_now  # simulated time when the tour was sent (0.3 s before it starts)
             sim_end = t_start + horizon
@@ -243,6 +279,10 @@ class Bringup:
                     print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
                 if not spin.is_alive():
                     raise RuntimeError("the bringup's ROS executor stopped")
+                refused = [line for line in controller.lines if "trajectory refused" in line]
+                if refused:
+                    reason = refused[0].split("trajectory refused:", 1)[-1].strip()
+                    raise RuntimeError(f"the controller refused the tour: {reason}")
                 if t_now >= sim_end:
                     break
                 if any(not p.alive() for p in self.procs):
@@ -386,15 +426,50 @@ class Bringup:
         return int(last["steps_without_new_command"]) - int(first)
 
 
+class Interrupted(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP, SIGQUIT) raised in the main thread, so the run
+    unwinds like Ctrl-C: the nodes stopped, the bag closed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signals() -> None:
+    """Every termination signal (Ctrl-C included) becomes an exception in the main thread;
+    once one arrived, later ones are ignored so the clean-up (stopping every node, closing
+    the bag) runs to its end.  The nodes run in sessions of their own, so closing the
+    terminal (SIGHUP) reaches only this process: it must stop them."""
+    import signal
+
+    def handler(signum: int, _frame) -> None:  # noqa: ANN001
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt if signum == signal.SIGINT else Interrupted(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    if threading.current_thread() is threading.main_thread():
+        _on_signals()
     try:
+        if args.record:
+            check_record_dir(Path(args.record))
         return Bringup(args).run()
-    except (ValueError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+    except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...
         print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        kept = f"; the bag in {args.record}/bag keeps what was recorded" if args.record else ""
+        print(f"\nrbd-ros bringup: interrupted ({signal.Signals(signum).name}): every node "
+              f"stopped{kept}", file=sys.stderr, flush=True)
+        return 128 + signum
 
 
 if __name__ == "__main__":

@@ -124,6 +124,8 @@ class Controller:
             raise NodeConfigError(f"rate must be positive, got {rate}")
         model_actuators = bool(p("model_actuators", True, ro).value)
         self.state_timeout = float(p("state_timeout", 0.5).value)
+        if not (math.isfinite(self.state_timeout) and self.state_timeout >= 0):  # as at runtime
+            raise NodeConfigError(f"state_timeout must be >= 0 s (0 = never), got {self.state_timeout}")
         self.interpolation = p("interpolation", "auto").value
         if self.interpolation not in INTERPOLATIONS:
             raise NodeConfigError(f"interpolation must be one of {INTERPOLATIONS}")
@@ -415,6 +417,9 @@ class Controller:
             previous = self.reference if t0 > now else None
             traj = JointSpline.from_points(t0, tfs, P, V, A, start=start,
                                            interpolation=self.interpolation, previous=previous)
+            why = traj.limit_violation(self.model.joint_names, lo, hi, self.model.velocity_limit)
+            if why is not None:  # between the points (issue 19): refused, never clamped silently
+                raise ValueError(why)
         except ValueError as exc:
             self.log.error(f"trajectory refused: {exc}")
             return
