@@ -245,9 +245,11 @@ def lm_step(S: np.ndarray, e: np.ndarray, q: np.ndarray, lim: np.ndarray, rows: 
 
 @njit(cache=True)
 def dls_attempt(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, lim: np.ndarray,
-                rows: int, tol_p: float, tol_o: float, max_iter: int) -> tuple[bool, int, float, float, float]:
+                rows: int, tol_p: float, tol_o: float, max_iter: int,
+                stall: bool) -> tuple[bool, int, float, float, float]:
     """One Levenberg-Marquardt run from ``q = S[V + QC]`` (updated in place); returns
-    ``(converged, iterations, |e|^2, position error, orientation error)``."""
+    ``(converged, iterations, |e|^2, position error, orientation error)``.  With ``stall``
+    the run also stops when progress is slow (``STALL_EVERY``, ``STALL_RATIO``)."""
     n = lim.shape[1]
     V = 6 + n
     q = S[V + QC, :n]
@@ -267,7 +269,7 @@ def dls_attempt(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, li
     check = err
     while it < max_iter and not _converged(pe, oe, tol_p, tol_o):
         it += 1
-        if it % STALL_EVERY == 0:  # too little progress: give up (a restart follows)
+        if stall and it % STALL_EVERY == 0:  # too little progress: give up (a restart follows)
             if err > STALL_RATIO * check:
                 break
             check = err
@@ -305,7 +307,8 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
               max_attempts: int, seed: np.uint64, q_out: np.ndarray, info: np.ndarray) -> None:
     """Damped least squares with random restarts (module docstring): attempt 1 from ``q0``
     (clamped into the limits) when ``use_q0``, the others from ``random_config``; stops at
-    the first converged attempt or after ``max_attempts``.  ``q_out`` = the best q (least
+    the first converged attempt or after ``max_attempts``; if none converged, the best pose
+    is polished by one more run without the early stop.  ``q_out`` = the best q (least
     ``|e|^2``), ``info`` = (success, position error, orientation error, iterations, attempts)."""
     n = lim.shape[1]
     V = 6 + n
@@ -325,10 +328,19 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
         else:
             state = random_config(lim, state, q)
         a += 1
-        ok, it, err, pe, oe = dls_attempt(mp, ws, S, T, lim, rows, tol_p, tol_o, max_iter)
+        ok, it, err, pe, oe = dls_attempt(mp, ws, S, T, lim, rows, tol_p, tol_o, max_iter, True)
         iters += it
         if ok or err < best:
             best, bpe, boe = err, pe, oe
+            for i in range(n):
+                qb[i] = q[i]
+    if not ok:  # polish the best pose: one more run, without the early stop
+        for i in range(n):
+            q[i] = qb[i]
+        ok, it, err, pe, oe = dls_attempt(mp, ws, S, T, lim, rows, tol_p, tol_o, max_iter, False)
+        iters += it
+        if ok or err < best:
+            bpe, boe = pe, oe
             for i in range(n):
                 qb[i] = q[i]
     for i in range(n):
