@@ -504,11 +504,9 @@ class Robot:
             raise ValueError("target contains NaN or Inf")
         T = np.ascontiguousarray(t.reshape(-1, 4, 4))
         if not position_only:
-            R = T[:, :3, :3]
-            bad = (np.abs(R @ R.transpose(0, 2, 1) - np.eye(3)).max(axis=(1, 2)) > 1e-6) | \
-                  (np.linalg.det(R) < 0) | (np.abs(T[:, 3] - [0, 0, 0, 1]).max(axis=1) > 0)
-            if bad.any():
-                raise ValueError(f"target {int(np.flatnonzero(bad)[0])} is not a rigid transform "
+            bad = ikmod.first_bad_pose(T)
+            if bad >= 0:
+                raise ValueError(f"target {bad} is not a rigid transform "
                                  "(rotation orthonormal with det +1, last row 0 0 0 1)")
         return T
 
@@ -536,12 +534,17 @@ class Robot:
             raise ValueError(f"method must be 'dls' or 'newton', got {method!r}")
         for name, v in (("position_tolerance", position_tolerance),
                         ("orientation_tolerance", orientation_tolerance), ("gain", gain)):
-            if not (np.isfinite(v) and v > 0):
+            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a positive number, got {v}")
         if int(max_iterations) < 1 or int(max_restarts) < 0:
             raise ValueError("max_iterations must be >= 1 and max_restarts >= 0")
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be positive or None, got {timeout}")
+        if method == "dls" and timeout is None and not position_only:
+            res = self._ik_one(target, q0, float(position_tolerance), float(orientation_tolerance),
+                               int(max_iterations), int(max_restarts) + 1, int(seed))
+            if res is not None:
+                return res
         single = np.ndim(target) == (1 if position_only and np.shape(target)[-1:] == (3,) else 2)
         T = self._ik_targets(target, position_only)
         N, n = T.shape[0], self.dof
@@ -569,6 +572,34 @@ class Robot:
         res = IKResult(q, info[:, 0] > 0.5, info[:, 1].copy(), info[:, 2].copy(),
                        info[:, 3].astype(np.int64), info[:, 4].astype(np.int64))
         return res.first() if single else res
+
+    def _ik_one(self, target: Any, q0: Any, tol_p: float, tol_o: float, max_iter: int,
+                attempts: int, seed: int) -> "IKResult | None":
+        """The common call (one 4x4 float64 pose, q0 None or (n,) float64, no time limit) in
+        one kernel call; None when anything differs or is wrong (the general path then runs
+        and its checks produce the message)."""
+        try:
+            if target.shape != (4, 4) or target.dtype is not _f8:
+                return None
+            use_q0 = q0 is not None
+            if use_q0 and (q0.shape != (self.dof,) or q0.dtype is not _f8):
+                return None
+        except AttributeError:
+            return None
+        T = np.ascontiguousarray(target)
+        if ikmod.first_bad_pose(T[None]) >= 0:
+            return None
+        if use_q0:
+            q0 = np.ascontiguousarray(q0)
+            if not np.isfinite(q0).all():
+                return None
+        else:
+            q0 = self._ik_buffers()[0][0]  # unused
+        lim, S, _ = self._ik_buffers()
+        q, info = np.empty(self.dof), np.empty(ikmod.NINFO)
+        ikmod.dls_solve(self._mp, self._ws, S, T, q0, use_q0, lim, 6, tol_p, tol_o, max_iter,
+                        attempts, np.uint64(seed * 1_000_003 % (1 << 63)), q, info)
+        return IKResult(q, bool(info[0] > 0.5), float(info[1]), float(info[2]), int(info[3]), int(info[4]))
 
     def _ik_dls(self, T: np.ndarray, q0: np.ndarray, use_q0: bool, rows: int, tol_p: float,
                 tol_o: float, max_iter: int, attempts: int, timeout: float | None, seed: int,

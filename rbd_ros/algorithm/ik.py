@@ -441,6 +441,30 @@ def newton_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q
     info[I_ATTEMPTS] = 1
 
 
+@njit(cache=True)
+def first_bad_pose(T: np.ndarray) -> int:
+    """Index of the first ``T[k]`` (N x 4 x 4) that is not a finite rigid transform
+    (``R R^T = I`` within 1e-6, ``det R > 0``, last row ``0 0 0 1``), or -1."""
+    for k in range(T.shape[0]):
+        for r in range(4):
+            for c in range(4):
+                if not math.isfinite(T[k, r, c]):
+                    return k
+        if T[k, 3, 0] != 0.0 or T[k, 3, 1] != 0.0 or T[k, 3, 2] != 0.0 or T[k, 3, 3] != 1.0:
+            return k
+        for a in range(3):
+            for b in range(3):
+                s = T[k, a, 0] * T[k, b, 0] + T[k, a, 1] * T[k, b, 1] + T[k, a, 2] * T[k, b, 2]
+                if abs(s - (1.0 if a == b else 0.0)) > 1e-6:
+                    return k
+        det = (T[k, 0, 0] * (T[k, 1, 1] * T[k, 2, 2] - T[k, 1, 2] * T[k, 2, 1])
+               - T[k, 0, 1] * (T[k, 1, 0] * T[k, 2, 2] - T[k, 1, 2] * T[k, 2, 0])
+               + T[k, 0, 2] * (T[k, 1, 0] * T[k, 2, 1] - T[k, 1, 1] * T[k, 2, 0]))
+        if det <= 0.0:
+            return k
+    return -1
+
+
 def sampling_box(lower: np.ndarray, upper: np.ndarray, prismatic: np.ndarray) -> np.ndarray:
     """``lim`` (4, n): lower and upper limits (clamping), and the box random restarts sample
     from: the limits where finite, else ``[-pi, pi]`` (revolute) or ``[-1, 1]`` m
