@@ -13,6 +13,8 @@ Pinocchio in the tests), with the solution inside the joint limits.
 
 * ours, single: ``robot.ik(T, q0=q0)`` from Python, one target per call (defaults);
 * ours, batch: ``robot.ik(all T, q0=all q0)``, one jitted call, ``prange`` over targets;
+  also its CPU time on one thread (the machine is shared: wall times depend on the load,
+  which the JSON records);
 * rtb ``ikine_LM``: ``DHRobot`` of the same MDH table (``RevoluteMDH``), defaults
   (Chan's damping, 30 iterations x 100 searches, joint limits on), ``tol`` = 5e-13
   (its ``E = e^T e / 2``, so ``|e| <= 1e-6``); also rtb's C++ ``ik_LM`` with the same settings;
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import platform
 import sys
 import time
@@ -96,20 +98,36 @@ def score(r: Robot, T: np.ndarray, q: np.ndarray, times: np.ndarray) -> dict:
 
 
 def ours(r: Robot, T: np.ndarray, Q0: np.ndarray) -> tuple[dict, dict]:
+    """Single calls (wall and CPU time per call), then the batch on all threads (wall) and on
+    one thread (CPU time: what the batch costs when the machine is not shared)."""
     r.ik(T[0], q0=Q0[0])  # compile / warm
     N = len(T)
     q = np.empty((N, r.dof))
     t = np.empty(N)
+    c = np.empty(N)
     for k in range(N):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         q[k] = r.ik(T[k], q0=Q0[k]).q
         t[k] = time.perf_counter() - t0
+        c[k] = time.process_time() - c0
     single = score(r, T, q, t)
+    single["cpu_median_ms"] = float(np.median(c) * 1e3)
+    single["cpu_mean_ms"] = float(np.mean(c) * 1e3)
     r.ik(T[:4], q0=Q0[:4])
     t0 = time.perf_counter()
     res = r.ik(T, q0=Q0)
     dt = time.perf_counter() - t0
     batch = score(r, T, res.q, np.full(N, dt / N))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    c0 = time.process_time()
+    one = r.ik(T, q0=Q0)
+    batch["cpu_1thread_ms"] = (time.process_time() - c0) / N * 1e3
+    numba.set_num_threads(threads)
+    assert np.array_equal(one.q, res.q), "batch result depends on the thread count"
+    batch["iterations_mean"] = float(res.iterations.mean())
+    batch["attempts_mean"] = float(res.attempts.mean())
     return single, batch
 
 
@@ -204,7 +222,7 @@ def main() -> None:
         rtb_version = None
     import pinocchio
 
-    results = {"n_targets": n, "tolerance": TOL, "threads": numba.get_num_threads(),
+    results = {"load_average_start": list(os.getloadavg()), "n_targets": n, "tolerance": TOL, "threads": numba.get_num_threads(),
                "machine": platform.processor() or platform.machine(),
                "python": platform.python_version(), "rtb": rtb_version,
                "pinocchio": pinocchio.__version__, "robots": {}}
@@ -226,7 +244,14 @@ def main() -> None:
         cells = [f"{row[c]['success'] * 100:6.1f}% {row[c]['median_ms']:7.3f}/{row[c]['mean_ms']:7.3f}"
                  if c in row else f"{'-':>24s}" for c in cols]
         print(f"{name:16s} {r.dof:3d}  " + "  ".join(f"{c:>24s}" for c in cells), flush=True)
-    print("cells: success, median/mean ms per target")
+    print("cells: success, median/mean ms per target (wall)")
+    results["load_average_end"] = list(os.getloadavg())
+    for name, row in results["robots"].items():
+        print(f"{name:16s} ours CPU ms: single median {row['ours']['cpu_median_ms']:.3f} mean "
+              f"{row['ours']['cpu_mean_ms']:.3f}; batch on 1 thread {row['ours_batch']['cpu_1thread_ms']:.3f}"
+              f" per target ({row['ours_batch']['iterations_mean']:.1f} steps, "
+              f"{row['ours_batch']['attempts_mean']:.2f} attempts)")
+    print(f"load average {results['load_average_start']} -> {results['load_average_end']}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
     print(f"wrote {args.out}")
