@@ -22,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.kinematics import forward_kinematics, velocity_acceleration_pass
-from rbd_ros.algorithm.layout import AP, ATYPE, VZERO, WF, WGP, WGR, WN, vrow
+from rbd_ros.algorithm.kinematics import (forward_kinematics, frame_jacobian,
+                                          velocity_acceleration_pass)
+from rbd_ros.algorithm.layout import AP, VZERO, WF, WGR, WN, vrow
 from rbd_ros.algorithm.rnea import backward_pass, gravity
 
 
@@ -46,27 +47,20 @@ def world_wrench(ws: np.ndarray, n: int, wrench: np.ndarray,
 @njit(cache=True)
 def static_torques(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, wrench: np.ndarray,
                    tool_frame: bool, with_gravity: bool, tau: np.ndarray) -> None:
-    """``tau = J^T m`` (003 (2.2)) [``+ g(q)``], column by column without forming J:
-    revolute ``tau_j = z_j . ((p - p_j) x f + n)``, prismatic ``tau_j = z_j . f``
-    (J's columns, 002 (3.15)-(3.16))."""
+    """``tau = J^T m`` (003 (2.2)) [``+ g(q)``], J the tool's geometric Jacobian
+    (``kinematics.frame_jacobian``, kept in workspace scratch rows 1..6)."""
     n = q.shape[0]
     if with_gravity:
         gravity(mp, ws, q, tau)  # g(q) = RNEA(q, 0, 0); forward kinematics below
     forward_kinematics(mp, ws, q)
-    fx, fy, fz, nx, ny, nz = world_wrench(ws, n, wrench, tool_frame)
+    v = vrow(n) + 1  # scratch rows (row VZERO stays zero)
+    J = ws[v:v + 6, :n]
+    frame_jacobian(mp, ws, n, n + 1, J)
+    m = world_wrench(ws, n, wrench, tool_frame)
     for j in range(n):
-        zx = ws[j, WGR + 2]
-        zy = ws[j, WGR + 5]
-        zz = ws[j, WGR + 8]
-        if mp[j, ATYPE] == 0.0:
-            # (p - p_j) x f + n: the moment about joint j's axis point
-            dx = ws[n, WGP] - ws[j, WGP]
-            dy = ws[n, WGP + 1] - ws[j, WGP + 1]
-            dz = ws[n, WGP + 2] - ws[j, WGP + 2]
-            t = (zx * (dy * fz - dz * fy + nx) + zy * (dz * fx - dx * fz + ny)
-                 + zz * (dx * fy - dy * fx + nz))
-        else:
-            t = zx * fx + zy * fy + zz * fz
+        t = 0.0
+        for r in range(6):
+            t += J[r, j] * m[r]
         tau[j] = tau[j] + t if with_gravity else t
 
 
