@@ -595,7 +595,7 @@ class Robot:
         rows = 3 if position_only else 6
         tol_p, tol_o = float(position_tolerance), float(orientation_tolerance)
         q, info = np.empty((N, n)), np.zeros((N, ikmod.NINFO))
-        lim, S, Ss = self._ik_buffers()
+        S = self._ik_buffers()[1]
         if method == "newton":
             for k in range(N):
                 ikmod.newton_solve(self._mp, self._ws, S, T[k], q0[k], rows, float(gain), tol_p,

@@ -36,7 +36,6 @@ from rbd_ros.algorithm.layout import WGP, WGR
 LAM0 = 1e-1  # initial damping (m^2)
 LAM_MIN = 1e-12
 LAM_MAX = 1e6
-import os
 STALL_EVERY = 5  # every this many steps, the attempt stops unless |e|^2 fell below
 STALL_RATIO = 0.5  # this fraction of its value STALL_EVERY steps earlier
 PIVOT_EPS = 1e-12  # Newton: |pivot| below this (relative to the largest entry) = singular J
