@@ -166,6 +166,29 @@ def test_position_only(arm7: Robot) -> None:
     np.testing.assert_allclose(arm7.fk(res.q)[:, :3, 3], p, atol=2e-6)
 
 
+def test_prismatic_joints_and_newton_batch() -> None:
+    """A 6-joint chain with two prismatic joints (limited and unbounded): DLS and, from a
+    nearby start, the Newton iteration (square J) both land on the pose."""
+    rng = np.random.default_rng(12)
+    n = 6
+    r = Robot.from_mdh(a=rng.uniform(-0.3, 0.3, n), alpha=rng.uniform(-2, 2, n),
+                       d=rng.uniform(-0.2, 0.2, n), theta=rng.uniform(-1, 1, n), mass=np.ones(n),
+                       com=np.zeros((n, 3)), inertia=np.array([np.eye(3) * 0.01] * n),
+                       joint_type=["revolute", "prismatic", "revolute", "prismatic", "revolute",
+                                   "revolute"],
+                       lower=[-2.5, -0.5, -2.5, -np.inf, -np.inf, -2.5],
+                       upper=[2.5, 0.5, 2.5, np.inf, np.inf, 2.5])
+    qs = rng.uniform(-0.4, 0.4, (6, n))
+    T = r.fk(qs)
+    res = r.ik(T)
+    assert res.success.all()
+    np.testing.assert_allclose(r.fk(res.q), T, atol=2e-6)
+    newton = r.ik(T, q0=qs + 0.02, method="newton", gain=1.0)
+    assert newton.success.all()
+    np.testing.assert_allclose(r.fk(newton.q), T, atol=2e-6)
+    np.testing.assert_allclose(newton.q, qs, atol=1e-3)  # the nearby solution, not another
+
+
 def test_unreachable_gives_best_pose(puma: Robot) -> None:
     """Far outside the workspace: no exception, no NaN, success False, q inside the limits,
     and the best pose points at the target (position error = distance - reach)."""
