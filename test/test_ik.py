@@ -204,6 +204,11 @@ def test_unreachable_gives_best_pose(puma: Robot) -> None:
     assert res.position_error == pytest.approx(3.0 - 1.7, abs=1e-6)  # stretched towards it
     batch = r.ik(np.array([[3.0, 0.0, 0.0], [1.0, 0.5, 0.0]]), position_only=True, max_restarts=2)
     assert batch.success.tolist() == [False, True] and np.isfinite(batch.q).all()
+    # with a time budget the restarts run in rounds of 8; the budget of attempts still holds
+    timed = r.ik(np.array([[3.0, 0.0, 0.0], [1.0, 0.5, 0.0]]), position_only=True,
+                 max_restarts=20, timeout=30.0)
+    assert timed.success.tolist() == [False, True] and timed.attempts[0] == 21
+    assert timed.position_error[0] == pytest.approx(1.3, abs=1e-6)
 
 
 def test_boundary_and_singular_targets(puma: Robot) -> None:
