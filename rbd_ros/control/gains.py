@@ -30,8 +30,10 @@ YAML nor as a parameter) is derived from the robot for a closed-loop ``bandwidth
 
 * joint laws, per joint ``i``: the inertia the joint sees ``m_i = M_ii(q0) + G_i^2 J_m,i``
   (003 (6.17): the armature is part of the diagonal), ``omega = 2 pi bandwidth`` and
-  ``kp = m_i omega^2``, ``kd = 2 zeta m_i omega`` (so ``m e'' + kd e' + kp e = 0`` has the
-  requested poles); ``pid`` adds ``ki = kp omega / 5`` (integral zero at a fifth of the
+  ``kp = m_i omega^2``, ``kd = 2 zeta m_i omega - D_i`` (so ``m e'' + (D + kd) e' + kp e = 0``
+  has the requested poles; ``D_i`` the drive's viscous friction of (6.16) already damps);
+  a joint whose ``D_i`` alone damps more than that (a light link with a damped drive) gets
+  ``kd = 0`` and ``kp = omega (D_i - m_i omega)``, its slow pole at ``omega``; ``pid`` adds ``ki = kp omega / 5`` (integral zero at a fifth of the
   bandwidth: Routh ``kd kp > m ki`` holds with margin 10 zeta) and ``i_clamp`` = half the
   effort limit;
 * ``computed_torque``: the error dynamics (6.46) are the robot-independent
@@ -58,7 +60,7 @@ Caps (each reported in the notes the node logs):
   ``omega dt <= 2 zeta`` (half of ``a/2 < b``).  Task stiffness is capped the same way on
   the stiffest joint-space mode ``w_mode = sqrt(max eig(M^-1 J^T K_p J))``, damped by the
   joint damping of bandwidth ``w_j``: ``w_mode^2 dt <= 2 zeta min(w_j)``.
-* **effort.**  A joint law's stiffness is capped so that an error of ``E_LINEAR`` (0.05 rad
+* **effort.**  A joint law's stiffness is capped so that an error of ``E_LINEAR`` (0.02 rad
   or m) needs no more than the effort left after holding gravity at ``q0``:
   ``kp <= (tau_max - |g_i(q0)|) / E_LINEAR`` (at least a tenth of ``tau_max``);
   ``kd`` follows the capped ``omega``.
@@ -145,10 +147,11 @@ def validate_gains(law: str, values: Mapping[str, Any], dof: int) -> dict[str, n
     return {k: validate_gain(law, k, v, dof) for k, v in values.items()}
 
 
-DEFAULT_BANDWIDTH = 5.0  # Hz, closed-loop bandwidth of the model-derived gains
+DEFAULT_BANDWIDTH = 10.0  # Hz, closed-loop bandwidth of the model-derived gains
 DEFAULT_DAMPING_RATIO = 1.0
 DEFAULT_RATE = 1000.0  # Hz, control rate assumed by the discrete-stability cap
-E_LINEAR = 0.05  # rad (m): error a joint law answers without running out of effort
+E_LINEAR = 0.02  # rad (m): error a joint law answers without running out of effort
+E_FRICTION = 0.005  # rad (m): Coulomb dead band c / kp the joint gains aim below
 _TASK_POSES = 8  # random poses (besides q0) that decide which task axes the arm can move
 
 
@@ -181,23 +184,30 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         kp, kd = omega**2, 2.0 * zeta * omega
         if law == "computed_torque":
             return {"kp": np.full(n, kp), "kd": np.full(n, kd)}, notes
-        free, _ = _free_axes(robot, q)
+        free, _ = free_task_axes(robot, q)
         return {"kp": np.where(free, 0.0, kp), "kd": np.where(free, 0.0, kd),
                 "k_null": np.full(n, kd), "kp_null": np.full(n, kp)}, notes
     M = robot.mass_matrix(q, include_actuators=True)
     m = np.diag(M).copy()
     m_min = 1.0 / np.diag(np.linalg.inv(M))
     w = np.minimum(omega, m_min / (2.0 * zeta * m * dt))  # kd dt / m_min <= 1
+    for i in np.flatnonzero(w < omega * (1 - 1e-9)):
+        notes.append(f"joint '{model.joint_names[i]}': bandwidth capped to "
+                     f"{w[i] / (2 * np.pi):.3g} Hz (discrete stability)")
+    kp_j, kd_j = _joint_pd(m, np.abs(np.asarray(model.viscous, dtype=float)),
+                           np.abs(np.asarray(model.coulomb, dtype=float)), omega, w, zeta, dt)
     lim = np.abs(np.asarray(model.effort_limit, dtype=float))
     g = np.abs(robot.gravity(q))
-    headroom = np.maximum(lim - g, 0.1 * lim)
-    w = np.where(np.isfinite(lim), np.minimum(w, np.sqrt(headroom / (E_LINEAR * m))), w)
-    for i in np.flatnonzero(w < omega * (1 - 1e-9)):
-        why = "effort" if np.isfinite(lim[i]) and w[i] >= np.sqrt(headroom[i] / (E_LINEAR * m[i])) \
-            * (1 - 1e-9) else "discrete stability"
-        notes.append(f"joint '{model.joint_names[i]}': bandwidth capped to "
-                     f"{w[i] / (2 * np.pi):.3g} Hz ({why})")
-    kp_j, kd_j = m * w**2, 2.0 * zeta * m * w
+    kp_max = np.where(np.isfinite(lim), np.maximum(lim - g, 0.1 * lim) / E_LINEAR, np.inf)
+    for i in np.flatnonzero(kp_j > kp_max):
+        notes.append(f"joint '{model.joint_names[i]}': kp capped from {kp_j[i]:.4g} to "
+                     f"{kp_max[i]:.4g} (an error of {E_LINEAR} must not need more than the "
+                     f"effort left after gravity)")
+        w_i = np.sqrt(kp_max[i] / m[i]) if kd_j[i] > 0 else w[i]
+        kp_j[i] = kp_max[i]
+        if kd_j[i] > 0:
+            kd_j[i] = max(2.0 * zeta * m[i] * w_i - model.viscous[i], 0.0)
+        w[i] = min(w[i], w_i)
     if law in ("pd", "pd_gravity"):
         return {"kp": kp_j, "kd": kd_j}, notes
     if law == "pid":
@@ -205,7 +215,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         return {"kp": kp_j, "kd": kd_j, "ki": kp_j * w / 5.0, "i_clamp": i_clamp}, notes
     # task_pd: K_p from the operational-space inertia, joint damping K_v as above
     J = robot.jacobian(q)
-    free, poses = _free_axes(robot, q)
+    free, poses = free_task_axes(robot, q)
     Minv = np.linalg.inv(M)
     lam_inv = np.median([np.diag(robot.jacobian(p) @ np.linalg.inv(
         robot.mass_matrix(p, include_actuators=True)) @ robot.jacobian(p).T) for p in poses], axis=0)
@@ -222,7 +232,29 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     return {"kp": kp_t, "kd": kd_j}, notes
 
 
-def _free_axes(robot: Any, q0: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+def _joint_pd(m: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float, w: np.ndarray,
+              zeta: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(kp, kd)`` placing the poles of ``m s^2 + (b + kd) s + kp`` (``b`` the drive's own
+    viscous friction, 003 (6.16)) for the bandwidth ``w`` (``omega`` before the discrete cap):
+    ``kd = 2 zeta m w - b``, ``kp = m w^2`` while that is positive.  A joint whose friction
+    alone damps more (``b >= 2 zeta m w``: a light link behind a damped drive) is a first-order
+    plant: ``kd = 0`` and its slow pole at ``omega``, ``kp = omega (b - m omega)``, capped at
+    ``b / dt`` (the loop ``e_{k+1} = (1 - kp dt / b) e_k`` keeps a margin of 2).  Coulomb
+    friction ``c`` (003 (6.16)) leaves a dead band ``c / kp``: ``kp`` is raised toward
+    ``c / E_FRICTION`` within the same caps (``w`` up to the discrete bound for the
+    second-order case)."""
+    kd = 2.0 * zeta * m * w - b
+    over = kd <= 0.0
+    kp_f = c / E_FRICTION
+    kp_over = np.minimum(np.maximum(np.maximum(omega * (b - m * omega), m * omega**2), kp_f),
+                         np.maximum(b / dt, m * w**2))
+    w2 = np.maximum(w, np.minimum(np.sqrt(kp_f / m), w))  # the discrete cap still holds
+    kp = np.where(over, kp_over, m * w2**2)
+    kd = np.where(over, 0.0, np.maximum(2.0 * zeta * m * w2 - b, 0.0))
+    return kp, kd
+
+
+def free_task_axes(robot: Any, q0: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """Task axes (x y z rx ry rz) no joint can move -- the row of ``J`` is zero at ``q0`` and at
     ``_TASK_POSES`` random poses inside the limits (fixed seed) -- and those poses."""
     m = robot.model

@@ -14,11 +14,16 @@ runs, and changed until it fits:
   crossing, ``2 A``) is scaled to ``15/8 * 2 A / T <= margin * v_max``;
 * **amplitude**: ``amplitude`` rad for a revolute joint (0.3 of its range at most),
   ``prismatic_amplitude`` m for a prismatic one, then the limits above;
+* **away from singularities**: the tool Jacobian (rows of the axes the arm can move,
+  positions divided by the arm's length) keeps ``sigma_min / sigma_max >= KAPPA_MIN`` along
+  the tour, or the start is moved uphill in that number (random search) -- a tour
+  through a singular pose (a stretched arm at q = 0) makes the task-space laws switch
+  between inverse-kinematics branches;
 * **effort**: the torques the tour needs, ``tau = M q_d'' + h(q_d, q_d') + g(q_d)`` with the
   drives' armature and friction (003 (6.16)-(6.17), RNEA), sampled along it, must stay below
   ``margin`` times the effort limits (the rest is the feedback's).  If gravity alone at the
-  start needs more, the start is **moved**: it slides down the potential energy
-  (``dq ~ -M^-1 g``, inside the limits) until holding it fits; then the amplitude is
+  start needs more, the start is **moved**: projected descent on ``sum (g_i / tau_max,i)^2``
+  (inside the limits) until holding it needs half of that; then the amplitude is
   **shrunk** (by 0.7 per try) until the whole tour fits.  No fit -> ``ValueError`` naming the
   joint and the torques.
 
@@ -33,6 +38,7 @@ import numpy as np
 from rbd_ros.model import PRISMATIC, MdhModel
 
 SAMPLES_PER_SEGMENT = 60
+KAPPA_MIN = 0.05  # smallest conditioning sigma_min / sigma_max of the tool Jacobian wanted
 PEAK_SPEED = 15.0 / 8.0  # peak / mean speed of a rest-to-rest quintic
 
 
@@ -90,24 +96,94 @@ def _required_torque(robot, tour: Tour) -> np.ndarray:
     return np.abs(robot.inverse_dynamics(q, qd, qdd, include_actuators=True))
 
 
+def _conditioning(robot, tour: Tour, rows: np.ndarray, scale: np.ndarray) -> float:
+    """Mean of the lowest tenth of ``sigma_min / sigma_max`` of the scaled tool Jacobian over
+    the sampled tour (a smooth stand-in for the minimum)."""
+    t = np.linspace(0.0, tour.duration, 8 * len(tour.waypoints) + 1)
+    q, _, _ = tour.spline().sample(t)
+    kappa = np.empty(len(q))
+    for k, qk in enumerate(q):
+        sv = np.linalg.svd((robot.jacobian(qk) * scale[:, None])[rows], compute_uv=False)
+        kappa[k] = sv[-1] / sv[0] if sv[0] > 0 else 0.0
+    kappa.sort()
+    return float(kappa[: max(1, len(kappa) // 10)].mean())
+
+
 def _move_start(robot, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: np.ndarray,
-                step: float = 0.02, iterations: int = 400) -> np.ndarray | None:
-    """Slide ``q`` down the potential energy (``dq ~ -M^-1 g``, max ``step`` per iteration,
-    inside ``[lo, hi]``) until ``|g(q)| <= cap``; None if it never fits."""
-    q = q.copy()
+                step: float = 0.05, iterations: int = 400) -> np.ndarray | None:
+    """The nearest pose downhill from ``q`` where holding it against gravity fits:
+    projected descent (inside ``[lo, hi]``, at most ``step`` rad or m per joint per
+    iteration, halved when it does not help) on ``f(q) = sum_i (g_i(q) / cap_i)^2`` until
+    ``|g(q)| <= cap``; None if it never fits."""
+    w = np.where(np.isfinite(cap) & (cap > 0), 1.0 / np.where(np.isfinite(cap), cap, 1.0), 0.0)
+
+    def f(x: np.ndarray) -> float:
+        return float(np.sum((robot.gravity(x) * w) ** 2))
+
+    q = np.clip(q, lo, hi)
+    fq, h = f(q), 1e-6
     for _ in range(iterations):
-        g = robot.gravity(q)
-        if np.all(np.abs(g) <= cap):
+        if np.all(np.abs(robot.gravity(q)) <= cap):
             return q
-        dq = -np.linalg.solve(robot.mass_matrix(q, include_actuators=True), g)
-        size = np.abs(dq).max()
-        if size < 1e-12:
+        grad = np.array([(f(q + h * e) - fq) / h for e in np.eye(len(q))])
+        size = np.abs(grad).max()
+        if size < 1e-15 or step < 1e-4:
             return None
-        q_new = np.clip(q + dq * (step / size), lo, hi)
-        if np.abs(q_new - q).max() < 1e-9:
-            return None
-        q = q_new
+        q_new = np.clip(q - grad * (step / size), lo, hi)
+        f_new = f(q_new)
+        if f_new < fq:
+            q, fq = q_new, f_new
+        else:
+            step *= 0.5
     return None
+
+
+def _well_conditioned_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float,
+                            lo: np.ndarray, hi: np.ndarray, cap: np.ndarray, notes: list[str],
+                            step: float = 0.25, iterations: int = 40) -> np.ndarray:
+    """``start``, moved uphill in ``_conditioning`` (staying inside ``[lo, hi]`` and with
+    ``|g| <= cap``) until the tour from it has ``KAPPA_MIN``; says so in ``notes``.  A random
+    search (fixed seed, ``2 n`` directions of ``step`` per iteration, the step halved when
+    none helps): at a doubly singular pose (UR elbow and wrist both straight) every
+    single-joint derivative is zero."""
+    from rbd_ros.control.gains import free_task_axes
+
+    model = robot.model
+    free, _ = free_task_axes(robot, start)
+    rows = np.flatnonzero(~free)
+    if rows.size == 0 or model.dof < rows.size:
+        return start
+    poses = robot.link_poses(start)
+    length = float(np.sum(np.linalg.norm(np.diff(poses[:, :3, 3], axis=0), axis=1)))
+    scale = np.r_[np.full(3, 1.0 / max(length, 1e-3)), np.ones(3)]
+
+    def kappa(x: np.ndarray) -> float:
+        w = _waypoints(x, amp, np.minimum(lo, x), np.maximum(hi, x))
+        return _conditioning(robot, Tour(x, w, segment_time, amp, np.zeros(len(x))), rows, scale)
+
+    k0 = k = kappa(start)
+    q = start.copy()
+    rng = np.random.default_rng(0)
+    for _ in range(iterations):
+        if k >= KAPPA_MIN or step < 1e-3:
+            break
+        best, k_best = None, k
+        for d in rng.standard_normal((2 * len(q), len(q))):
+            x = np.clip(q + d * (step / np.abs(d).max()), lo, hi)
+            if np.any(np.abs(robot.gravity(x)) > cap):
+                continue
+            kx = kappa(x)
+            if kx > k_best:
+                best, k_best = x, kx
+        if best is None:
+            step *= 0.5
+        else:
+            q, k = best, k_best
+    if k0 < KAPPA_MIN:
+        notes.append(f"start moved by up to {np.abs(q - start).max():.2f} rad away from a "
+                     f"singular pose (tool Jacobian conditioning {k0:.3f} -> {k:.3f} along the "
+                     "tour)")
+    return q
 
 
 def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: float = 2.0,
@@ -133,12 +209,11 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
     g0 = np.abs(robot.gravity(start))
     if np.any(g0 > cap):
         i = int(np.argmax(g0 / cap))
-        moved = _move_start(robot, start, model.lower, model.upper, cap)
+        moved = _move_start(robot, start, model.lower, model.upper, 0.5 * cap)
         if moved is None:
             raise ValueError(f"no tour fits: holding joint '{model.joint_names[i]}' against "
                              f"gravity needs {g0[i]:.1f} N m, more than {effort_margin:.0%} of its "
-                             f"effort limit {lim[i]:g}, and no pose downhill from the start does "
-                             "better")
+                             f"effort limit {lim[i]:g}, and no pose near the start needs half of that")
         notes.append(f"start moved by up to {np.abs(moved - start).max():.2f} rad: holding "
                      f"'{model.joint_names[i]}' at the start needs {g0[i]:.1f} N m > "
                      f"{effort_margin:.0%} of its limit {lim[i]:g}")
@@ -153,6 +228,8 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
         slow = [model.joint_names[i] for i in np.flatnonzero(amp > v_amp)]
         notes.append(f"amplitude of {slow} reduced for their velocity limits")
         amp = np.minimum(amp, v_amp)
+    start = _well_conditioned_start(robot, start, amp, float(segment_time), lo_in, hi_in,
+                                    cap, notes)
     first = amp.copy()
     for attempt in range(tries):
         tour = Tour(start, _waypoints(start, amp, np.minimum(lo_in, start), np.maximum(hi_in, start)),
