@@ -171,8 +171,8 @@ def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, 
 @njit(cache=True)
 def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
                             qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray,
-                            kd: np.ndarray, actuators: bool, wrench: np.ndarray, lim: np.ndarray,
-                            e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
+                            kd: np.ndarray, actuators: bool, vref: np.ndarray, wrench: np.ndarray,
+                            lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
                             sat: np.ndarray) -> int:  # pragma: no cover
     """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
@@ -181,9 +181,9 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
         e[i] = qr[i] - q[i]
         qdd_star[i] = qddr[i] + kd[i] * (qdr[i] - qd[i]) + kp[i] * e[i]
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators:  # Coulomb and viscous terms at the reference velocity, not the measured one
+    if actuators:  # Coulomb (and stiff viscous, vref = 1) terms at the reference velocity
         for i in range(q.shape[0]):
-            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i])) + mp[i, VISC] * (qdr[i] - qd[i])
+            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i])) + vref[i] * mp[i, VISC] * (qdr[i] - qd[i])
     return _finish(tau, lim, sat, OK)
 
 
@@ -262,7 +262,7 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                                   J: np.ndarray, e: np.ndarray, vr: np.ndarray, ar: np.ndarray,
                                   kp: np.ndarray, kd: np.ndarray, knull: np.ndarray, kpnull: np.ndarray,
                                   posture: bool, qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, lam2: float,
-                                  actuators: bool, wrench: np.ndarray, A: np.ndarray,
+                                  actuators: bool, vref: np.ndarray, wrench: np.ndarray, A: np.ndarray,
                                   y: np.ndarray, jdqd: np.ndarray, z: np.ndarray,
                                   qdd_star: np.ndarray, lim: np.ndarray, tau: np.ndarray,
                                   sat: np.ndarray) -> int:  # pragma: no cover - jitted
@@ -305,7 +305,7 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
     if actuators and posture:  # friction at the reference velocity, as in computed torque
         for i in range(n):
-            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i])) + mp[i, VISC] * (qdr[i] - qd[i])
+            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i])) + vref[i] * mp[i, VISC] * (qdr[i] - qd[i])
     return _finish(tau, lim, sat, OK)
 
 
@@ -471,23 +471,26 @@ class ComputedTorque(ControlLaw):
     the *reference* velocity ``q_d'``: ``sign`` of a measured velocity near zero flips from
     cycle to cycle and the full friction torque chatters (on the PUMA 560, whose joint 1 has
     26 N m of Coulomb friction, that raises the RMS tracking error of a 4 s quintic from
-    2e-5 to 7e-4 rad).  The viscous term ``D q_d'`` likewise uses the reference velocity: on
-    a light link with a damped drive (xArm 7 joint 7: ``D = 2`` N m s/rad on 1.4e-4 kg m^2)
-    the velocity relaxes to ``tau / D`` within 0.07 ms, far inside one 1 ms control period,
-    so the measured-velocity form and the acceleration feedback ``M qdd*`` both act ~15x too
-    weakly under a held torque (0.5 rad RMS error); ``D q_d'`` drives the joint at the
-    reference velocity (the error then obeys ``M (e'' + K_v e' + K_p e) + D e' = 0``)."""
+    2e-5 to 7e-4 rad).  On a joint whose drive damping is *stiff* at the control rate
+    (``stiff_damping``: ``D dt / m_min > 1``) the viscous term uses the reference velocity
+    too, ``D q_d'``: on a light link behind a damped drive (xArm 7 joint 7: ``D = 2``
+    N m s/rad on 1.4e-4 kg m^2) the velocity relaxes to ``tau / D`` within 0.07 ms, far inside
+    one 1 ms control period, so the measured-velocity form and the acceleration feedback
+    ``M qdd*`` both act ~15x too weakly under a held torque (0.5 rad RMS error); ``D q_d'``
+    drives the joint at the reference velocity (its error then obeys
+    ``M (e'' + K_v e' + K_p e) + D e' = 0``).  Elsewhere (6.46) holds as printed."""
 
     name = "computed_torque"
 
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(robot, gains, **kw)
         self.qdd_star = np.zeros(self.dof)
+        self._vref = stiff_damping(self.model, kw.get("q0"), self._design[2])
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         g = self.gains
         return _computed_torque_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
-                                       self.model_actuators, self._wrench, self.limit, self.error,
+                                       self.model_actuators, self._vref, self._wrench, self.limit, self.error,
                                        self.qdd_star, self.tau, self.saturated)
 
 
@@ -597,6 +600,7 @@ class ResolvedAcceleration(_TaskLaw):
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(robot, gains, **kw)
         self.qdd_star = np.zeros(self.dof)
+        self._vref = stiff_damping(self.model, kw.get("q0"), self._design[2])
         self._A = np.zeros((6, 6))
         self._y = np.zeros(6)
         self._z = np.zeros(self.dof)
@@ -607,8 +611,22 @@ class ResolvedAcceleration(_TaskLaw):
         g = self.gains
         return _resolved_acceleration_kernel(
             self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
-            g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2, self.model_actuators, self._wrench, self._A, self._y,
+            g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2,
+            self.model_actuators, self._vref, self._wrench, self._A, self._y,
             self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
+
+
+def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.ndarray:
+    """1.0 for the joints whose drive damping ``D`` is stiff at the control ``rate``
+    (``D dt / m_min > 1``, ``m_min = 1 / (M^-1)_ii`` with the armature at ``q0``: within one
+    held-torque period the joint's velocity forgets its start), else 0.0."""
+    from rbd_ros.robot import Robot
+
+    q = np.clip(np.zeros(model.dof), model.lower, model.upper) if q0 is None else \
+        np.asarray(q0, dtype=float)
+    M = Robot(model).mass_matrix(q, include_actuators=True)
+    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    return (np.abs(model.viscous) / float(rate) / m_min > 1.0).astype(float)
 
 
 LAW_CLASSES: dict[str, type[ControlLaw]] = {

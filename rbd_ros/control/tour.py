@@ -151,7 +151,7 @@ def _well_conditioned_start(robot, start: np.ndarray, amp: np.ndarray, segment_t
     model = robot.model
     free, _ = free_task_axes(robot, start)
     rows = np.flatnonzero(~free)
-    if rows.size == 0 or model.dof < rows.size:
+    if rows.size == 0:
         return start
     poses = robot.link_poses(start)
     length = float(np.sum(np.linalg.norm(np.diff(poses[:, :3, 3], axis=0), axis=1)))
