@@ -15,7 +15,7 @@ runs, and changed until it fits:
 * **amplitude**: ``amplitude`` rad for a revolute joint (0.3 of its range at most),
   ``prismatic_amplitude`` m for a prismatic one, then the limits above;
 * **away from singularities**: the tool Jacobian (rows of the axes the arm can move,
-  positions divided by the arm's length) keeps ``sigma_min / sigma_max >= KAPPA_MIN`` along
+  positions divided by the arm's length; also its position rows alone) keeps ``sigma_min / sigma_max >= KAPPA_MIN`` along
   the tour, or the start is moved uphill in that number (random search) -- a tour
   through a singular pose (a stretched arm at q = 0) makes the task-space laws switch
   between inverse-kinematics branches;
@@ -96,15 +96,23 @@ def _required_torque(robot, tour: Tour) -> np.ndarray:
     return np.abs(robot.inverse_dynamics(q, qd, qdd, include_actuators=True))
 
 
+def _ratio(J: np.ndarray) -> float:
+    sv = np.linalg.svd(J, compute_uv=False)
+    return float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
+
+
 def _conditioning(robot, tour: Tour, rows: np.ndarray, scale: np.ndarray) -> float:
     """Mean of the lowest tenth of ``sigma_min / sigma_max`` of the scaled tool Jacobian over
-    the sampled tour (a smooth stand-in for the minimum)."""
+    the sampled tour (a smooth stand-in for the minimum); of the whole Jacobian or of its
+    position rows, whichever is worse (a planar arm tracking x and z only is singular with
+    its elbow straight even though its rotation row keeps the whole Jacobian's rank)."""
     t = np.linspace(0.0, tour.duration, 8 * len(tour.waypoints) + 1)
     q, _, _ = tour.spline().sample(t)
     kappa = np.empty(len(q))
+    pos = rows[rows < 3]
     for k, qk in enumerate(q):
-        sv = np.linalg.svd((robot.jacobian(qk) * scale[:, None])[rows], compute_uv=False)
-        kappa[k] = sv[-1] / sv[0] if sv[0] > 0 else 0.0
+        J = robot.jacobian(qk) * scale[:, None]
+        kappa[k] = min(_ratio(J[rows]), _ratio(J[pos]) if pos.size else 1.0)
     kappa.sort()
     return float(kappa[: max(1, len(kappa) // 10)].mean())
 
