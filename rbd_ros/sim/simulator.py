@@ -27,7 +27,8 @@ RK4 unstable, then ``implicitfast``, which treats damping implicitly.  The crite
 integrates the joint damping ``b`` explicitly; on a joint of inertia ``m`` it is the decay
 ``qd' = -(b/m) qd``, whose RK4 step is stable while ``b dt / m < 2.785`` (the real-axis limit
 of RK4's stability region).  ``m`` is the smallest inertia the joint can see,
-``1 / (M^-1)_ii`` (armature included) at the initial pose; ``auto`` keeps a margin
+``1 / (M^-1)_ii`` (armature included), the least of it at the initial pose and at 64 poses
+inside the limits (fixed seed: it changes with the pose); ``auto`` keeps a margin
 (``b dt / m <= 1``).  Euler in MuJoCo already integrates damping implicitly.  An explicitly
 chosen RK4 that fails the criterion is kept, with a warning naming the joint, the ratio and
 the timestep that would be stable.
