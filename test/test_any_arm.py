@@ -148,6 +148,48 @@ def test_planar_arm_leaves_the_axes_it_cannot_move_free(models) -> None:
     np.testing.assert_array_equal(g["kp"] == 0, [False, True, False, True, False, True])
 
 
+def _get_parameters(node, names: list[str], timeout: float = 10.0) -> list:
+    import time
+
+    from rcl_interfaces.srv import GetParameters
+    from rclpy.parameter import parameter_value_to_python
+
+    client = node.create_client(GetParameters, "/controller/get_parameters")
+    assert client.wait_for_service(timeout_sec=timeout)
+    future = client.call_async(GetParameters.Request(names=names))
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, "no answer from get_parameters"
+        time.sleep(0.01)
+    return [parameter_value_to_python(v) for v in future.result().values]
+
+
+def test_controller_node_derives_logs_and_shows_its_gains(node_process, models) -> None:
+    """No gains given for a UR10: the node derives them at the first measured pose for its
+    ``bandwidth``, logs them with their source, and a parameter read returns them; a gain
+    given as a parameter wins."""
+    from ros_helpers import ros_context
+    from test_control_node import READY, Peer
+
+    model = model_of(models, "ur10")
+    proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={example_robot_urdf(REAL['ur10'][0])}",
+                         "-p", "type:=pd_gravity", "-p", "bandwidth:=5.0", "-p", "kd:=3.0"], ready=READY)
+    q = np.array([0.1, -1.0, 1.2, -0.5, 0.8, 0.3])
+    with ros_context() as ctx:
+        peer = Peer(ctx)
+        try:
+            peer.wait_subscribed(peer.joint_pub)
+            peer.send_command_and_wait(list(model.joint_names), q, t=1.0)
+            line = proc.wait_for("gains from the model at the start pose", 10)
+            assert "(model)" in line and "(given)" in line
+            kp, kd, bw = _get_parameters(peer.node, ["kp", "kd", "bandwidth"])
+        finally:
+            peer.close()
+    want, _ = model_gains("pd_gravity", model, q, bandwidth=5.0)
+    np.testing.assert_allclose(kp, want["kp"], rtol=1e-12)
+    assert kd == 3.0 and bw == 5.0
+
+
 # ---- the tour -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["baxter_left", "tiago", "ur10"])
 def test_tour_starts_at_its_start_and_fits_every_limit(models, name: str) -> None:
