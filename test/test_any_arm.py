@@ -274,7 +274,7 @@ def test_initial_positions_outside_the_limits_are_clamped_and_said(models) -> No
     model = model_of(models, "panda")
     log: list[tuple[str, str]] = []
     q0 = [0.0, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0]  # joint 4's range is [-3.07, -0.07]
-    sim = Simulator(model, BridgeConfig(initial_positions=q0), log=lambda l, m: log.append((l, m)))
+    sim = Simulator(model, BridgeConfig(initial_positions=q0), log=lambda lvl, msg: log.append((lvl, msg)))
     assert sim.q[3] == pytest.approx(model.upper[3])
     assert any(lvl == "warn" and "panda_joint4" in msg and "clamped" in msg for lvl, msg in log)
 

@@ -33,7 +33,9 @@ YAML nor as a parameter) is derived from the robot for a closed-loop ``bandwidth
   ``kp = m_i omega^2``, ``kd = 2 zeta m_i omega - D_i`` (so ``m e'' + (D + kd) e' + kp e = 0``
   has the requested poles; ``D_i`` the drive's viscous friction of (6.16) already damps);
   a joint whose ``D_i`` alone damps more than that (a light link with a damped drive) gets
-  ``kd = 0`` and ``kp = omega (D_i - m_i omega)``, its slow pole at ``omega``; ``pid`` adds ``ki = kp omega / 5`` (integral zero at a fifth of the
+  ``kd = 0`` and ``kp = omega (D_i - m_i omega)``, its slow pole at ``omega``; ``kp`` is
+  raised toward ``Coulomb / E_FRICTION`` (a dead band of 5 mrad); ``pid`` adds
+  ``ki = kp omega / 5`` (integral zero at a fifth of the
   bandwidth: Routh ``kd kp > m ki`` holds with margin 10 zeta) and ``i_clamp`` = half the
   effort limit;
 * ``computed_torque``: the error dynamics (6.46) are the robot-independent
@@ -190,12 +192,14 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     M = robot.mass_matrix(q, include_actuators=True)
     m = np.diag(M).copy()
     m_min = 1.0 / np.diag(np.linalg.inv(M))
-    w = np.minimum(omega, m_min / (2.0 * zeta * m * dt))  # kd dt / m_min <= 1
+    w_cap_j = np.minimum(m_min / (2.0 * zeta * m * dt), w_cap)  # kd dt / m_min <= 1
+    w = np.minimum(omega, w_cap_j)
     for i in np.flatnonzero(w < omega * (1 - 1e-9)):
         notes.append(f"joint '{model.joint_names[i]}': bandwidth capped to "
                      f"{w[i] / (2 * np.pi):.3g} Hz (discrete stability)")
     kp_j, kd_j = _joint_pd(m, np.abs(np.asarray(model.viscous, dtype=float)),
-                           np.abs(np.asarray(model.coulomb, dtype=float)), omega, w, zeta, dt)
+                           np.abs(np.asarray(model.coulomb, dtype=float)), omega, w, w_cap_j,
+                           zeta, dt)
     lim = np.abs(np.asarray(model.effort_limit, dtype=float))
     g = np.abs(robot.gravity(q))
     kp_max = np.where(np.isfinite(lim), np.maximum(lim - g, 0.1 * lim) / E_LINEAR, np.inf)
@@ -233,7 +237,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
 
 
 def _joint_pd(m: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float, w: np.ndarray,
-              zeta: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
+              w_cap: np.ndarray, zeta: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """``(kp, kd)`` placing the poles of ``m s^2 + (b + kd) s + kp`` (``b`` the drive's own
     viscous friction, 003 (6.16)) for the bandwidth ``w`` (``omega`` before the discrete cap):
     ``kd = 2 zeta m w - b``, ``kp = m w^2`` while that is positive.  A joint whose friction
@@ -241,14 +245,14 @@ def _joint_pd(m: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float, w: np.n
     plant: ``kd = 0`` and its slow pole at ``omega``, ``kp = omega (b - m omega)``, capped at
     ``b / dt`` (the loop ``e_{k+1} = (1 - kp dt / b) e_k`` keeps a margin of 2).  Coulomb
     friction ``c`` (003 (6.16)) leaves a dead band ``c / kp``: ``kp`` is raised toward
-    ``c / E_FRICTION`` within the same caps (``w`` up to the discrete bound for the
+    ``c / E_FRICTION`` within the same caps (``w`` up to the discrete bound ``w_cap`` for the
     second-order case)."""
     kd = 2.0 * zeta * m * w - b
     over = kd <= 0.0
     kp_f = c / E_FRICTION
     kp_over = np.minimum(np.maximum(np.maximum(omega * (b - m * omega), m * omega**2), kp_f),
                          np.maximum(b / dt, m * w**2))
-    w2 = np.maximum(w, np.minimum(np.sqrt(kp_f / m), w))  # the discrete cap still holds
+    w2 = np.maximum(w, np.minimum(np.sqrt(kp_f / m), w_cap))  # the discrete cap still holds
     kp = np.where(over, kp_over, m * w2**2)
     kd = np.where(over, 0.0, np.maximum(2.0 * zeta * m * w2 - b, 0.0))
     return kp, kd

@@ -317,7 +317,8 @@ class ControlLaw:
     (``rbd_ros.control.gains``) to scalars or per-axis lists; missing ones come from
     ``config/controllers.yaml`` for this robot, and the rest from the model
     (``gains.model_gains`` at ``q0`` for ``bandwidth`` Hz, ``damping_ratio`` and the control
-    ``rate`` Hz; ``gain_source`` and ``gain_notes`` tell what was chosen and why).  ``effort_limit`` (n, optional) tightens the
+    ``rate`` Hz; ``gain_source`` and ``gain_notes`` tell what was chosen and why).
+    ``effort_limit`` (n, optional) tightens the
     model's limits.  Outputs after ``compute``: ``tau``, ``error`` (joint laws: ``q_d - q``;
     task laws: ``[p_d - p; orientation error]``), ``saturated``, ``fault``, ``status``.
     """

@@ -15,7 +15,8 @@ runs, and changed until it fits:
 * **amplitude**: ``amplitude`` rad for a revolute joint (0.3 of its range at most),
   ``prismatic_amplitude`` m for a prismatic one, then the limits above;
 * **away from singularities**: the tool Jacobian (rows of the axes the arm can move,
-  positions divided by the arm's length; also its position rows alone) keeps ``sigma_min / sigma_max >= KAPPA_MIN`` along
+  positions divided by the arm's length; also its position rows alone) keeps
+  ``sigma_min / sigma_max >= KAPPA_MIN`` along
   the tour, or the start is moved uphill in that number (random search) -- a tour
   through a singular pose (a stretched arm at q = 0) makes the task-space laws switch
   between inverse-kinematics branches;
@@ -156,7 +157,6 @@ def _well_conditioned_start(robot, start: np.ndarray, amp: np.ndarray, segment_t
     single-joint derivative is zero."""
     from rbd_ros.control.gains import free_task_axes
 
-    model = robot.model
     free, _ = free_task_axes(robot, start)
     rows = np.flatnonzero(~free)
     if rows.size == 0:

@@ -55,7 +55,7 @@ def tool_errors(model: MdhModel, reference: np.ndarray, measured: np.ndarray
     robot = Robot(model)
     Td, T = robot.fk(np.asarray(reference, float)), robot.fk(np.asarray(measured, float))
     pos = np.linalg.norm(Td[:, :3, 3] - T[:, :3, 3], axis=1)
-    ang = np.array([np.linalg.norm(orientation_error(a[:3, :3], b[:3, :3])) for a, b in zip(Td, T)])
+    ang = np.array([np.linalg.norm(orientation_error(a[:3, :3], b[:3, :3])) for a, b in zip(Td, T, strict=True)])
     return pos, ang
 
 
