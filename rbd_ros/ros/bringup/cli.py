@@ -153,8 +153,8 @@ class Bringup:
             amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
             print(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
                   f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}]", flush=True)
-            for note in self.tour.notes:
-                print(f"[bringup] tour: {note}", flush=True)
+        for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
+            print(f"[bringup] tour: {note}", flush=True)
 
         from rbd_ros.ros.dds import use_large_data_profile
 
