@@ -264,5 +264,7 @@ def test_bad_arguments(arm7: Robot) -> None:
         arm7.ik(T, method="ccd")
     with pytest.raises(ValueError, match="position_tolerance"):
         arm7.ik(T, position_tolerance=0)
+    with pytest.raises(ValueError, match="target must be real numbers"):
+        arm7.ik(np.eye(4) * (1 + 1j))
     with pytest.raises(ValueError, match="q0 has 2 rows"):
         arm7.ik(np.stack([T] * 3), q0=np.zeros((2, arm7.dof)))

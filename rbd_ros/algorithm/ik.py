@@ -367,6 +367,28 @@ def dls_solve_batch(mp: np.ndarray, wss: np.ndarray, Ss: np.ndarray, chunks: int
                       max_attempts, s, q_out[k], info[k])
 
 
+@njit(cache=True, inline="always")
+def _jt_times(S: np.ndarray, rows: int, n: int, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = J^T x`` for ``J = S[0:rows, :n]``."""
+    for i in range(n):
+        s = 0.0
+        for r in range(rows):
+            s += S[r, i] * x[r]
+        out[i] = s
+
+
+@njit(cache=True, inline="always")
+def _gram(S: np.ndarray, rows: int, n: int, jtj: bool, A: np.ndarray) -> None:
+    """``A = J^T J`` (n x n) if ``jtj``, else ``J J^T`` (rows x rows), ``J = S[0:rows, :n]``."""
+    m, inner = (n, rows) if jtj else (rows, n)
+    for r in range(m):
+        for c in range(m):
+            s = 0.0
+            for k in range(inner):
+                s += S[k, r] * S[k, c] if jtj else S[r, k] * S[c, k]
+            A[r, c] = s
+
+
 @njit(cache=True)
 def newton_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: np.ndarray,
                  rows: int, gain: float, tol_p: float, tol_o: float, max_iter: int,
@@ -396,31 +418,14 @@ def newton_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q
                     A[r, c] = S[r, c]
             ok = _gauss_solve(A, e, dq, n)
         elif n < rows:  # (J^T J) dq = J^T e
-            for r in range(n):
-                s = 0.0
-                for k in range(rows):
-                    s += S[k, r] * e[k]
-                b[r] = s
-                for c in range(n):
-                    s = 0.0
-                    for k in range(rows):
-                        s += S[k, r] * S[k, c]
-                    A[r, c] = s
+            _gram(S, rows, n, True, A)
+            _jt_times(S, rows, n, e, b)
             ok = _gauss_solve(A, b, dq, n)
         else:  # (J J^T) y = e, dq = J^T y
-            for r in range(rows):
-                for c in range(rows):
-                    s = 0.0
-                    for k in range(n):
-                        s += S[r, k] * S[c, k]
-                    A[r, c] = s
+            _gram(S, rows, n, False, A)
             ok = _gauss_solve(A, e, b, rows)
             if ok:
-                for i in range(n):
-                    s = 0.0
-                    for r in range(rows):
-                        s += S[r, i] * b[r]
-                    dq[i] = s
+                _jt_times(S, rows, n, b, dq)
         if not ok:
             break
         finite = True
