@@ -280,7 +280,7 @@ def test_realtime_timeout_brake_pause_and_diagnostics(tmp_path, node_process, cl
         time.sleep(0.05)
     diag = client.diagnostics[-1]
     for key in ("rate_hz", "rtf", "step_time_p99_us", "missed_steps", "commands_received",
-                "commands_rejected", "steps_without_new_command", "stale_steps"):
+                "commands_rejected", "steps_without_new_command", "stale_steps", "unstable_steps"):
         assert key in diag
     assert diag["commands_received"] > 50 and diag["mode"] == "realtime"
     assert "Traceback" not in proc.output

@@ -22,6 +22,7 @@ loops (floating-base dynamics, Lie-group integrators).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -95,23 +96,50 @@ def axis_rotation(axis: Sequence[float], angle: float) -> np.ndarray:
     return exp(np.asarray(axis, dtype=float) * float(angle))
 
 
+@njit(cache=True)
+def _log(r00: float, r01: float, r02: float, r10: float, r11: float, r12: float, r20: float,
+         r21: float, r22: float) -> tuple[float, float, float, float]:
+    """Rotation vector and angle ``(x, y, z, th)`` of the rotation matrix with entries ``rij``
+    (jitted, scalar; :func:`log`, the IK's orientation error)."""
+    # log: angle th = atan2(|v|/2, (tr - 1)/2), v = vee(R_e - R_e^T) = 2 sin(th) a
+    vx = r21 - r12
+    vy = r02 - r20
+    vz = r10 - r01
+    s = 0.5 * math.sqrt(vx * vx + vy * vy + vz * vz)
+    c = 0.5 * (r00 + r11 + r22 - 1.0)
+    th = math.atan2(s, c)
+    if s > 1e-7 or c > 0.0:
+        k = th / (2.0 * s) if s > 1e-12 else 0.5  # th / (2 sin th) -> 1/2 as th -> 0
+        ex = k * vx
+        ey = k * vy
+        ez = k * vz
+    else:
+        # th ~ pi: (R_e + R_e^T)/2 = I + 2 (a a^T - I) sin^2(th/2)... ~ 2 a a^T - I
+        if r00 >= r11 and r00 >= r22:
+            ax = math.sqrt(max(0.5 * (r00 + 1.0), 0.0))
+            ay = 0.25 * (r01 + r10) / ax
+            az = 0.25 * (r02 + r20) / ax
+        elif r11 >= r22:
+            ay = math.sqrt(max(0.5 * (r11 + 1.0), 0.0))
+            ax = 0.25 * (r01 + r10) / ay
+            az = 0.25 * (r12 + r21) / ay
+        else:
+            az = math.sqrt(max(0.5 * (r22 + 1.0), 0.0))
+            ax = 0.25 * (r02 + r20) / az
+            ay = 0.25 * (r12 + r21) / az
+        if ax * vx + ay * vy + az * vz < 0.0:
+            ax, ay, az = -ax, -ay, -az
+        ex = th * ax
+        ey = th * ay
+        ez = th * az
+    return ex, ey, ez, th
+
+
 def log(R: np.ndarray) -> np.ndarray:
     """Rotation vector (axis * angle, angle in [0, pi]) of a rotation matrix: ``exp(log R) = R``."""
     R = np.asarray(R, dtype=float)
-    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    v = vee(R)  # = sin(angle) axis
-    s = np.linalg.norm(v)
-    angle = np.arctan2(s, c)
-    if c > -0.99:  # well away from pi: angle / sin(angle) is well conditioned
-        return v * (1.0 / series_coefficients(angle)[0])
-    # near pi: axis from the symmetric part, R + R^T = 2 c E + 2 (1 - c) a a^T
-    B = (R + R.T) / 2.0 - c * np.eye(3)
-    k = int(np.argmax(np.diag(B)))
-    axis = B[k] / np.sqrt(B[k, k])
-    axis /= np.linalg.norm(axis)
-    if axis @ v < 0:
-        axis = -axis
-    return angle * axis
+    x, y, z, _ = _log(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2])
+    return np.array([x, y, z])
 
 
 def orientation_error(R_desired: np.ndarray, R: np.ndarray) -> np.ndarray:

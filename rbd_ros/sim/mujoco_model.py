@@ -30,7 +30,8 @@ Actuators (003 §6.1): one ``motor`` actuator per joint (gear 1: ``ctrl`` is the
 ``tau`` of (6.10)/(6.16)); the reflected rotor inertia ``Gamma^T J_M Gamma`` of (6.17) is the
 joint ``armature``, the viscous coefficient ``D`` of (6.16) the joint ``damping`` and Coulomb
 friction the joint ``frictionloss`` (MuJoCo's soft dry-friction constraint with a time
-constant of two timesteps: exact while slipping, a slow creep while sticking).
+constant of two timesteps and impedance 0.9999: exact while slipping, a slow creep while
+sticking).
 
 Joint limits (where both are finite) are MuJoCo's limit constraints, stiffened to a time
 constant of two timesteps.  Contacts are off by default (the MDH model carries no geometry);
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 INTEGRATORS = {"euler": "mjINT_EULER", "rk4": "mjINT_RK4", "implicit": "mjINT_IMPLICIT",
                "implicitfast": "mjINT_IMPLICITFAST"}
 DEFAULT_MIN_MASS = 1e-6  # kg
+FRICTION_IMPEDANCE = 0.9999  # solimp of the dry-friction constraint (MuJoCo default 0.9-0.95)
 DEFAULT_MIN_INERTIA = 1e-9  # kg m^2
 
 
@@ -192,6 +194,11 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                 # joint creeps at a speed proportional to the time constant; use the stiffest
                 # stable one (2 timesteps) instead of the default 0.02 s
                 joint.solref_friction = [2.0 * float(timestep), 1.0]
+                # and nearly no regularisation: with the default impedance (0.9-0.95) the
+                # constraint gives only part of the friction torque where the joint is light
+                # (xArm 7 joint 7, 1.4e-4 kg m^2 behind a damped drive: 0.41 of its 1 N m
+                # while slipping, so a controller compensating 1 N m overshot by 0.25 rad)
+                joint.solimp_friction = [FRICTION_IMPEDANCE, FRICTION_IMPEDANCE, 0.001, 0.5, 2.0]
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
         parent = body
