@@ -98,6 +98,11 @@ class FloatingBaseRobot(Robot):
         self._zv = np.zeros(self.nv)
         self.kernels = FloatingKernels(self._mp, self._ws, self.nv)
 
+    #: names of the base coordinates in ``q`` and in ``v`` (also ``a`` and ``tau``), the order
+    #: of the layout above; the ROS services use them as named entries beside the joints
+    base_position_names = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+    base_velocity_names = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+
     def __repr__(self) -> str:
         return f"FloatingBaseRobot({self.model.name!r}, nq={self.nq}, nv={self.nv}, joints={list(self.joint_names)})"
 
@@ -124,9 +129,13 @@ class FloatingBaseRobot(Robot):
     # ---- dynamics ----------------------------------------------------------------------------
     def inverse_dynamics(self, q: Any, v: Any, a: Any, tool_wrench: Any = None,
                          include_actuators: bool = False) -> np.ndarray:
-        """``tau = [f_b; n_b; tau_joints] = M a + h`` (floating-base RNEA)."""
+        """``tau = [f_b; n_b; tau_joints] = M a + h - J^T w`` (floating-base RNEA; ``w`` the
+        ``tool_wrench`` [force; moment] the environment applies at the tool origin, world axes,
+        ``J`` the tool's ``jacobian``)."""
         if tool_wrench is not None:
-            raise ValueError("tool_wrench is not supported with a floating base yet")
+            w = self._wrench(tool_wrench)
+            tau = self.inverse_dynamics(q, v, a, include_actuators=include_actuators)
+            return tau - self.jacobian(q).T @ w
         if not include_actuators and _fast(q, v, a):
             tau = np.empty(self.nv)
             if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
@@ -207,11 +216,39 @@ class FloatingBaseRobot(Robot):
         kinematics.tool_pose(self._mp, self._ws, np.ascontiguousarray(q[7:]), T)
         return self.base_pose(q) @ T
 
+    def link_poses(self, q: Any) -> np.ndarray:
+        """World poses of frames 0 .. n, ``(n + 1, 4, 4)``: ``T_base T_i`` (frame 0 is
+        ``base_link -> frame 0`` carried by the base)."""
+        q = self._q(q)
+        return self.base_pose(q) @ super().link_poses(np.ascontiguousarray(q[7:]))
+
+    def jacobian(self, q: Any, link: int | str | None = None) -> np.ndarray:
+        """Geometric Jacobian ``(6, nv)`` [linear; angular] in world axes of the tool origin (or
+        a link frame origin) with respect to ``v``: with ``R`` the base orientation and ``r``
+        the point's offset from the base origin in world axes, the base columns are
+        ``[[R, -r^ R], [0, R]]`` (``p' = p_b' + w x r``, ``v_b, w_b`` in the base frame) and
+        the joint columns ``diag(R, R) J_fixed`` (the fixed-base Jacobian in base_link axes)."""
+        q = self._q(q)
+        qj = np.ascontiguousarray(q[7:])
+        frame = self._frame(link)
+        R = so3.quaternion_to_rotation(q[3:7])
+        T = super().fk(qj) if frame == self.dof + 1 else super().link_poses(qj)[frame]
+        r = R @ T[:3, 3]  # point - base origin, world axes
+        J = np.zeros((6, self.nv))
+        J[:3, :3] = R
+        J[:3, 3:6] = -so3.hat(r) @ R
+        J[3:, 3:6] = R
+        Jf = super().jacobian(qj, frame)
+        J[:3, 6:] = R @ Jf[:3]
+        J[3:, 6:] = R @ Jf[3:]
+        return J
+
     def _unsupported(self, *_: Any, **__: Any) -> Any:
         raise NotImplementedError("not available with a floating base yet: use inverse_dynamics, "
-                                  "forward_dynamics, mass_matrix, bias, gravity, simulate, integrate, fk")
+                                  "forward_dynamics, mass_matrix, bias, gravity, simulate, integrate, "
+                                  "fk, link_poses, jacobian")
 
-    coriolis_matrix = potential_energy = link_poses = jacobian = _unsupported
+    coriolis_matrix = potential_energy = _unsupported
     jacobian_dot_times_qd = analytic_jacobian = _unsupported
 
     # ---- simulation --------------------------------------------------------------------------

@@ -142,6 +142,11 @@ class Robot:
             return super().__new__(FloatingBaseRobot)
         return super().__new__(cls)
 
+    #: base coordinates ahead of the joints in ``q`` and ``qd`` (none: the base is fixed;
+    #: ``FloatingBaseRobot`` and later mobile bases name theirs)
+    base_position_names: tuple[str, ...] = ()
+    base_velocity_names: tuple[str, ...] = ()
+
     def __init__(self, model: MdhModel) -> None:
         if not isinstance(model, MdhModel):
             raise TypeError(f"Robot(model) needs an MdhModel, got {type(model).__name__}")

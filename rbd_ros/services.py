@@ -6,6 +6,13 @@ onto the model's, runs the core (``rbd_ros.Robot``) and returns arrays in the ca
 Anything wrong raises ``RequestError`` with a message that says exactly what; the node turns
 that into ``success=false``. The ROS node (``rbd_ros.ros.nodes.dynamics_server``) only converts
 messages, so this logic is tested directly and reused by any other front end.
+
+A moving base (``FloatingBaseRobot``) is packed like the joints: its coordinates are named
+entries of ``joint_names`` (``robot.base_position_names``: base_x .. base_qw, used by positions;
+``robot.base_velocity_names``: base_vx .. base_wz, used by velocities, accelerations, efforts
+and mass-matrix rows), in any order with the joints.  Each array takes the names of its space in
+the caller's order, so positions have 7 + n values per state and the others 6 + n.  Other base
+kinds (planar, differential drive) only name other coordinates.
 """
 from __future__ import annotations
 
@@ -16,11 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbd_ros.floating_base import INTEGRATORS as FLOATING_INTEGRATORS
 from rbd_ros.robot import INTEGRATORS as ROBOT_INTEGRATORS
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
 DEFAULT_MAX_POINTS = 1_000_000
 INTEGRATORS = tuple(ROBOT_INTEGRATORS)  # the names Robot.simulate takes
+FLOATING = tuple(FLOATING_INTEGRATORS)  # ... and FloatingBaseRobot.simulate (default first)
 
 
 def _f8(x) -> np.ndarray:
@@ -59,6 +68,18 @@ class DynamicsService:
         self.max_points = int(max_points)
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
         self._identity = tuple(robot.joint_names)
+        # a moving base: its coordinates are named entries beside the joints (module docstring)
+        self._bq, self._bv = tuple(robot.base_position_names), tuple(robot.base_velocity_names)
+        self.floating = bool(self._bq)
+        if self.floating:
+            clash = sorted(set(self._identity) & set(self._bq + self._bv))
+            if clash:
+                raise ValueError(f"joint names {clash} clash with the base coordinate names "
+                                 f"{list(self._bq + self._bv)}; rename those joints")
+            self._qnames = self._bq + self._identity
+            self._vnames = self._bv + self._identity
+            self._qindex = {nm: i for i, nm in enumerate(self._qnames)}
+            self._vindex = {nm: i for i, nm in enumerate(self._vnames)}
 
     # ---- checking ------------------------------------------------------------------------
     def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
@@ -79,16 +100,69 @@ class DynamicsService:
                                f"joints of the model in any order")
         return np.array([self._index[n] for n in names], dtype=np.intp)
 
+    def spaces(self, joint_names: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Position and velocity permutations for a request's ``joint_names``: the model index
+        (in ``q`` resp. ``v``) of each name of that space, in the caller's order; None where the
+        order is the model's own.  Fixed base: both are ``permutation``.  Floating base:
+        ``joint_names`` holds the joints and the base coordinates ``base_position_names``
+        (positions only) and ``base_velocity_names`` (velocities, accelerations, efforts)."""
+        if not self.floating:
+            perm = self.permutation(joint_names)
+            return perm, perm
+        names = tuple(joint_names)
+        every = self._bq + self._bv + self._identity
+        unknown = [nm for nm in names if nm not in self._qindex and nm not in self._vindex]
+        if unknown:
+            raise RequestError(f"unknown joint names {unknown}; this floating-base robot takes "
+                               f"{list(every)} (any order)")
+        if len(set(names)) != len(names):
+            dup = sorted({nm for nm in names if names.count(nm) > 1})
+            raise RequestError(f"joint names repeated: {dup}")
+        missing = [nm for nm in every if nm not in names]
+        if missing:
+            if set(missing) >= set(self._bq + self._bv):
+                raise RequestError(
+                    f"this robot has a floating base: joint_names must also list its base "
+                    f"coordinates, positions {list(self._bq)} and velocities {list(self._bv)} "
+                    f"(GetModel base_position_names, base_velocity_names), in any order with the "
+                    f"joints; positions then have {len(self._qnames)} values per state, "
+                    f"velocities, accelerations and efforts {len(self._vnames)}")
+            raise RequestError(f"joint_names lacks {missing}; give all of {list(every)} in any order")
+        out = []
+        for index in (self._qindex, self._vindex):
+            perm = np.array([index[nm] for nm in names if nm in index], dtype=np.intp)
+            out.append(None if (perm == np.arange(perm.size)).all() else perm)
+        return out[0], out[1]
+
+    def widths(self, joint_names: Sequence[str]) -> tuple[int, int]:
+        """Values per state of positions and of velocities for these ``joint_names``."""
+        if not self.floating:
+            return len(joint_names), len(joint_names)
+        return len(self._qnames), len(self._vnames)
+
+    def _base_quaternions(self, name: str, q: np.ndarray) -> None:
+        """Every state's base quaternion (model order ``q[:, 3:7]``) must be a unit one."""
+        if not self.floating:
+            return
+        norms = np.linalg.norm(q[:, 3:7], axis=1)
+        bad = np.flatnonzero(np.abs(norms - 1.0) > 1e-6)
+        if bad.size:
+            k = int(bad[0])
+            raise RequestError(f"{name} state {k}: {list(self._bq[3:7])} must be a unit "
+                               f"quaternion (x, y, z, w), its norm is {norms[k]:.6g}")
+
     def states(self, name: str, data: Sequence[float], n: int, rows: int | None = None) -> np.ndarray:
         """Packed row-major ``data`` as an (N, n) array; checks length, N and finiteness."""
         arr = np.asarray(data, dtype=float)
         if arr.ndim != 1:
             arr = arr.reshape(-1)
+        unit = "joints" if not self.floating else ("position coordinates" if n == len(
+            self._qnames) else "velocity coordinates")
         if arr.size == 0:
             raise RequestError(f"{name} is empty; expected N x {n} values (N >= 1)")
         if arr.size % n:
             raise RequestError(f"{name} has {arr.size} values, not a multiple of "
-                               f"{n} joints (N x {n}, row-major)")
+                               f"{n} {unit} (N x {n}, row-major)")
         k = arr.size // n
         if rows is not None and k != rows:
             raise RequestError(f"{name} has {k} states ({arr.size} values); expected {rows} "
@@ -119,19 +193,37 @@ class DynamicsService:
         a ``prange`` batch kernel, whose parallel launch costs ~20 us (ms on a loaded machine)."""
         return x[0] if x.shape[0] == 1 else x
 
+    def _call(self, fn, *xs: np.ndarray, **kw) -> np.ndarray:
+        """``fn`` on N model-order states: one batch call for a fixed base (``_one``: a
+        single state unbatched), state by state for a floating base."""
+        if not self.floating:
+            return np.asarray(fn(*(self._one(x) for x in xs), **kw))
+        return np.stack([fn(*(x[k] for x in xs), **kw) for k in range(len(xs[0]))])
+
+    def _positions(self, name: str, data, perm, nq: int, rows: int | None = None) -> np.ndarray:
+        """Checked positions in model order (N, nq), unit base quaternions."""
+        q = self._to_model(perm, self.states(name, data, nq, rows))
+        self._base_quaternions(name, q)
+        return q
+
+    def _fixed_only(self, service: str) -> None:
+        if self.floating:
+            raise RequestError(f"{service} is not available for a floating-base robot yet")
+
     # ---- services ------------------------------------------------------------------------
     def inverse_dynamics(self, joint_names: Sequence[str], positions, velocities, accelerations,
                          tool_wrench: Sequence[float] | None = None,
                          include_actuators: bool = False) -> np.ndarray:
-        """Efforts (N, n) in the caller's joint order (003 §4.5 via ``Robot``)."""
-        if tool_wrench is None and not include_actuators:
+        """Efforts (N, n) in the caller's joint order (003 §4.5 via ``Robot``); floating base:
+        (N, 6 + n), the base wrench entries named like the base velocities."""
+        if tool_wrench is None and not include_actuators and not self.floating:
             tau = self._one_state_id(joint_names, positions, velocities, accelerations)
             if tau is not None:
                 return tau
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q = self.states("positions", positions, n)
-        qd = self.states("velocities", velocities, n, len(q))
-        qdd = self.states("accelerations", accelerations, n, len(q))
+        (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq)
+        qd = self.states("velocities", velocities, nv, len(q))
+        qdd = self.states("accelerations", accelerations, nv, len(q))
         w = None
         if tool_wrench is not None:
             w = np.asarray(tool_wrench, dtype=float)
@@ -139,11 +231,9 @@ class DynamicsService:
                 raise RequestError("tool_wrench must be 6 finite numbers [force; torque]")
             if not w.any():
                 w = None
-        tau = self.robot.inverse_dynamics(self._one(self._to_model(perm, q)),
-                                          self._one(self._to_model(perm, qd)),
-                                          self._one(self._to_model(perm, qdd)), tool_wrench=w,
-                                          include_actuators=include_actuators)
-        return self._to_caller(perm, np.asarray(tau).reshape(len(q), n))
+        tau = self._call(self.robot.inverse_dynamics, q, self._to_model(pv, qd),
+                         self._to_model(pv, qdd), tool_wrench=w, include_actuators=include_actuators)
+        return self._to_caller(pv, tau.reshape(len(q), nv))
 
     def _one_state_id(self, joint_names, positions, velocities, accelerations) -> np.ndarray | None:
         """The common single call (one state, the model's joint order, no wrench) without the
@@ -161,53 +251,60 @@ class DynamicsService:
             return None
 
     def mass_matrix(self, joint_names, positions, include_actuators: bool = False) -> np.ndarray:
-        """(N, n, n) with rows and columns in the caller's joint order."""
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q = self.states("positions", positions, n)
-        M = np.asarray(self.robot.mass_matrix(self._one(self._to_model(perm, q)), include_actuators))
-        M = M.reshape(len(q), n, n)
-        if perm is not None:
-            M = M[:, perm][:, :, perm]
+        """(N, n, n) with rows and columns in the caller's joint order (floating base: the
+        velocity names, (N, 6 + n, 6 + n))."""
+        (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq)
+        M = self._call(self.robot.mass_matrix, q, include_actuators=include_actuators)
+        M = M.reshape(len(q), nv, nv)
+        if pv is not None:
+            M = M[:, pv][:, :, pv]
         return M
 
     def gravity(self, joint_names, positions) -> np.ndarray:
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q = self.states("positions", positions, n)
-        g = np.asarray(self.robot.gravity(self._one(self._to_model(perm, q)))).reshape(len(q), n)
-        return self._to_caller(perm, g)
+        """g(q) (N, n); floating base (N, 6 + n), the base entries the wrench holding the base."""
+        (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq)
+        g = self._call(self.robot.gravity, q).reshape(len(q), nv)
+        return self._to_caller(pv, g)
 
     def forward_kinematics(self, joint_names, positions) -> tuple[np.ndarray, np.ndarray]:
         """(tool pose 4x4, link frames (n+1, 4, 4)) for one state."""
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q = self._to_model(perm, self.states("positions", positions, n, 1))[0]
+        (pq, _), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq, 1)[0]
         return np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
 
     def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
-        """(6, n) [linear; angular], columns in the caller's joint order."""
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q = self._to_model(perm, self.states("positions", positions, n, 1))[0]
+        """(6, n) [linear; angular], columns in the caller's joint order (floating base: the
+        velocity names, 6 + n columns)."""
+        (pq, pv), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq, 1)[0]
         try:
             J = np.asarray(self.robot.jacobian(q, link=link or None))
         except ValueError as exc:  # unknown link: the core's message names the valid ones
             raise RequestError(str(exc)) from None
-        return self._to_caller(perm, J)
+        return self._to_caller(pv, J)
 
     def forward_simulate(self, joint_names, initial_positions, initial_velocities, torques,
-                         torque_period: float, dt: float, integrator: str = "rk4",
+                         torque_period: float, dt: float, integrator: str = "",
                          duration: float = 0.0, output_period: float = 0.0,
                          include_actuators: bool = False) -> SimulationResult:
-        """Integrate under zero-order-hold torques (003 (5.3)-(5.4) for RK4).
+        """Integrate under zero-order-hold torques (003 (5.3)-(5.4) for RK4; a floating base
+        on SE(3) by RKMK4 or Lie-Euler, ``algorithm.floating_integrators``).
 
         Step k (time k dt) uses torque row floor(k dt / torque_period), the last row held
         when ``duration`` runs past the torques. Output: the initial state and then every
         ``output_period`` (rounded to whole steps; 0 = every step)."""
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q0 = self._to_model(perm, self.states("initial_positions", initial_positions, n, 1))[0]
-        qd0 = self._to_model(perm, self.states("initial_velocities", initial_velocities, n, 1))[0]
-        tau = self._to_model(perm, self.states("torques", torques, n))
-        integrator = (integrator or "rk4").lower()
-        if integrator not in INTEGRATORS:
-            raise RequestError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
+        q0 = self._positions("initial_positions", initial_positions, pq, nq, 1)[0]
+        qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1))[0]
+        tau = self._to_model(pv, self.states("torques", torques, nv))
+        names = FLOATING if self.floating else INTEGRATORS
+        integrator = (integrator or names[0]).lower()
+        if integrator not in names:
+            kind = "floating" if self.floating else "fixed"
+            raise RequestError(f"integrator '{integrator}' unknown; use one of {list(names)} "
+                               f"(a {kind}-base robot)")
         for name, value in (("dt", dt), ("torque_period", torque_period)):
             if not (math.isfinite(value) and value > 0):
                 raise RequestError(f"{name} must be a positive number, got {value}")
@@ -234,17 +331,21 @@ class DynamicsService:
                                              include_actuators=include_actuators)
         except (SimulationError, SingularMassMatrixError) as exc:  # "diverged at t = ..."
             raise RequestError(str(exc)) from None
+        if self.floating and not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            bad = int(np.flatnonzero(~np.isfinite(qd).all(axis=1) | ~np.isfinite(q).all(axis=1))[0])
+            raise RequestError(f"the simulation diverged at t = {bad * dt:g} s")
         compute_time = time.perf_counter() - t0
         stride = max(1, int(round(output_period / dt))) if output_period > 0 else 1
         keep = np.arange(0, steps + 1, stride)
         times = keep * dt
-        return SimulationResult(times, self._to_caller(perm, q[keep]), self._to_caller(perm, qd[keep]),
-                                self._to_caller(perm, qdd[keep]), compute_time)
+        return SimulationResult(times, self._to_caller(pq, q[keep]), self._to_caller(pv, qd[keep]),
+                                self._to_caller(pv, qdd[keep]), compute_time)
 
     # ---- statics and inverse kinematics --------------------------------------------------
     def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
                        include_gravity: bool = False) -> np.ndarray:
         """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``)."""
+        self._fixed_only("static_torques")
         perm, n = self.permutation(joint_names), len(joint_names)
         q = self._to_model(perm, self.states("positions", positions, n))
         w = np.asarray(wrench, dtype=float)
@@ -263,6 +364,7 @@ class DynamicsService:
         """``Robot.ik`` for N packed targets (N x 16 row-major poses, or N x 3 positions with
         ``position_only``); empty ``joint_names`` means the model's order, empty ``seeds``
         random starts.  Unreachable targets are answers (solved false), not errors."""
+        self._fixed_only("inverse_kinematics")
         names = tuple(joint_names) or self._identity
         perm, n = self.permutation(names), len(names)
         t = np.asarray(targets, dtype=float).reshape(-1)

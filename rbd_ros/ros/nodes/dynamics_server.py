@@ -6,6 +6,10 @@ Parameters
   robot_description  URDF XML (wins over urdf_path)      urdf_path   .urdf/.xacro file
   model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``), instead of a URDF
   base_link, tip_link  chain ends ('' = inferred)        gravity     [0, 0, -9.81] (base frame)
+  base               'fixed' or 'floating' (base_link a free body on SE(3), which then needs an
+                     inertial); '' = the model file's (a URDF: fixed). A floating robot's
+                     requests name the base coordinates beside the joints (GetModel
+                     base_position_names, base_velocity_names; ``rbd_ros.services``)
   service_namespace  'rbd'                              max_points  1000000 states per request
   allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
                      the services under this namespace (clients would get answers from either)
@@ -91,15 +95,17 @@ def load_robot(node):
     gravity = np.asarray(node.get_parameter("gravity").value, dtype=float)
     if gravity.shape != (3,) or not np.isfinite(gravity).all():
         raise NodeConfigError(f"gravity must be 3 finite numbers, got {list(gravity)}")
+    base_type = node.get_parameter("base").value or None  # '' = the file's (URDF: fixed)
     model_yaml = node.get_parameter("model_yaml").value
     if model_yaml:
-        robot = Robot.from_yaml(model_yaml)
+        robot = Robot.from_yaml(model_yaml, base=base_type)
         return Robot(robot.model.replace(gravity=gravity)), model_yaml
     xml, source = load_description_xml(node.get_parameter("robot_description").value,
                                        node.get_parameter("urdf_path").value)
     base = node.get_parameter("base_link").value or None
     tip = node.get_parameter("tip_link").value or None
-    return Robot.from_urdf(xml, base_link=base, tip_link=tip, gravity=gravity), source
+    return Robot.from_urdf(xml, base_link=base, tip_link=tip, gravity=gravity,
+                           base=base_type or "fixed"), source
 
 
 def service_prefix(namespace: str) -> str:
@@ -194,7 +200,7 @@ class DynamicsServer:
         self.node = node
         started = time.monotonic()
         for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
-                              ("base_link", ""), ("tip_link", ""),
+                              ("base_link", ""), ("tip_link", ""), ("base", ""),
                               ("gravity", [0.0, 0.0, -9.81]), ("service_namespace", "rbd"),
                               ("max_points", DEFAULT_MAX_POINTS),
                               ("allow_shared_namespace", False)):
@@ -228,6 +234,7 @@ class DynamicsServer:
         self._sim_thread = spin_in_thread(self._sim_executor, "forward_simulate")
         model = robot.model
         print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
+              f"{model.base_type} base, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
 
@@ -305,6 +312,9 @@ class DynamicsServer:
         g = model.gravity
         res.gravity = Vector3(x=float(g[0]), y=float(g[1]), z=float(g[2]))
         res.model_yaml = model.to_yaml()
+        res.base_type = model.base_type
+        res.base_position_names = list(self.service.robot.base_position_names)
+        res.base_velocity_names = list(self.service.robot.base_velocity_names)
 
     def _static_torques(self, req, res) -> None:
         f, t = req.wrench.force, req.wrench.torque
