@@ -190,7 +190,7 @@ def test_model_round_trip_and_errors() -> None:
     with pytest.raises(ValueError, match=r"nv = 6 \+ n"):
         robot.forward_dynamics(robot.neutral(), np.zeros(robot.dof), np.zeros(robot.nv))
     with pytest.raises(NotImplementedError):
-        robot.jacobian(robot.neutral())
+        robot.coriolis_matrix(robot.neutral(), np.zeros(robot.nv))
     with pytest.raises(ValueError, match="unknown"):
         robot.simulate(robot.neutral(), np.zeros(robot.nv), np.zeros((3, robot.nv)), dt=1e-3, integrator="rk4")
 

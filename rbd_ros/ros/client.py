@@ -178,19 +178,24 @@ class DynamicsClient:
         if self._model_names is None:
             m = self.get_model()
             bq, bv = list(getattr(m, "base_position_names", [])), list(getattr(m, "base_velocity_names", []))
-            self._base_names = (set(bq), set(bv))
             self._model_names = bq + bv + list(m.joint_names)
         return self._model_names
 
     def _names(self, joint_names: list[str] | None) -> list[str]:
         return list(joint_names) if joint_names is not None else self.joint_names
 
-    def _widths(self, names: list[str]) -> tuple[int, int]:
-        """Values per state of positions and of velocities/efforts for ``names``: a floating
-        base's position names count only in the first, its velocity names only in the second."""
-        self.joint_names  # noqa: B018 - loads the base names once
-        bq, bv = self._base_names
-        return sum(nm not in bv for nm in names), sum(nm not in bq for nm in names)
+    @staticmethod
+    def _rows(values: Any, states: int) -> np.ndarray:
+        """A packed answer as ``states`` rows: the width follows from the answer, so a
+        floating base's wider rows (positions 7 + n, velocities and efforts 6 + n) need no
+        knowledge of its coordinate names here."""
+        a = np.asarray(values)
+        return a.reshape(states, -1) if states else a.reshape(0, 0)
+
+    @staticmethod
+    def _states(x: Any) -> int:
+        a = np.asarray(x)
+        return 1 if a.ndim == 1 else a.shape[0]
 
     @staticmethod
     def _packed(x: Any) -> tuple[array.array, bool]:
@@ -219,7 +224,7 @@ class DynamicsClient:
                                  f"got {w.size}")
             req.tool_wrench = Wrench(force=Vector3(x=w[0], y=w[1], z=w[2]),
                                      torque=Vector3(x=w[3], y=w[4], z=w[5]))
-        tau = np.asarray(self._call("inverse_dynamics", req).efforts).reshape(-1, self._widths(names)[1])
+        tau = self._rows(self._call("inverse_dynamics", req).efforts, self._states(q))
         return tau[0] if single else tau
 
     def mass_matrix(self, q, include_actuators: bool = False,
@@ -228,15 +233,16 @@ class DynamicsClient:
         pq, single = self._packed(q)
         res = self._call("mass_matrix", self._srv.MassMatrix.Request(
             joint_names=names, positions=pq, include_actuators=include_actuators))
-        n = self._widths(names)[1]
-        M = np.asarray(res.mass_matrix).reshape(-1, n, n)
+        N = self._states(q)
+        n = int(round((len(res.mass_matrix) // max(N, 1)) ** 0.5))
+        M = np.asarray(res.mass_matrix).reshape(N, n, n)
         return M[0] if single else M
 
     def gravity(self, q, joint_names: list[str] | None = None) -> np.ndarray:
         names = self._names(joint_names)
         pq, single = self._packed(q)
         res = self._call("gravity", self._srv.Gravity.Request(joint_names=names, positions=pq))
-        g = np.asarray(res.efforts).reshape(-1, self._widths(names)[1])
+        g = self._rows(res.efforts, self._states(q))
         return g[0] if single else g
 
     def forward_kinematics(self, q, joint_names: list[str] | None = None):
@@ -249,7 +255,7 @@ class DynamicsClient:
         names = self._names(joint_names)
         res = self._call("jacobian", self._srv.Jacobian.Request(
             joint_names=names, positions=self._packed(q)[0], link=link))
-        return np.asarray(res.jacobian).reshape(6, self._widths(names)[1])
+        return np.asarray(res.jacobian).reshape(6, -1)
 
     def forward_simulate(self, q0, qd0, torques, torque_period: float, dt: float,
                          integrator: str = "", duration: float = 0.0,
@@ -257,16 +263,16 @@ class DynamicsClient:
                          joint_names: list[str] | None = None) -> Simulation:
         """``integrator`` '' is the server's default (rk4; rkmk4 for a floating base)."""
         names = self._names(joint_names)
-        nq, n = self._widths(names)
         res = self._call("forward_simulate", self._srv.ForwardSimulate.Request(
             joint_names=names, initial_positions=self._packed(q0)[0],
             initial_velocities=self._packed(qd0)[0], torques=self._packed(torques)[0],
             torque_period=float(torque_period), dt=float(dt), integrator=integrator,
             duration=float(duration), output_period=float(output_period),
             include_actuators=include_actuators))
-        return Simulation(np.asarray(res.times), np.asarray(res.positions).reshape(-1, nq),
-                          np.asarray(res.velocities).reshape(-1, n),
-                          np.asarray(res.accelerations).reshape(-1, n), res.compute_time)
+        K = len(res.times)
+        return Simulation(np.asarray(res.times), self._rows(res.positions, K),
+                          self._rows(res.velocities, K), self._rows(res.accelerations, K),
+                          res.compute_time)
 
     def get_model(self):
         """The ``GetModel`` response; ``MdhModel.from_yaml(res.model_yaml)`` rebuilds the model."""
