@@ -126,20 +126,31 @@ class FloatingBaseRobot(Robot):
             raise ValueError(f"{name}[3:7] must be a unit quaternion (x, y, z, w), its norm is {nrm:.6g}")
         return q
 
+    def _each(self, fn: Any, *xs: Any, **kw: Any) -> np.ndarray:
+        """A batch: ``fn`` on each row of the 2-D ``xs`` (same number of states N), stacked."""
+        arrs = [np.asarray(x, dtype=float) for x in xs]
+        if any(x.ndim != 2 for x in arrs) or len({x.shape[0] for x in arrs}) != 1:
+            raise ValueError(f"a batch needs every argument as (N, nq) or (N, nv) rows with the "
+                             f"same N, got shapes {[x.shape for x in arrs]}")
+        return np.stack([fn(*(x[k] for x in arrs), **kw) for k in range(arrs[0].shape[0])])
+
     # ---- dynamics ----------------------------------------------------------------------------
     def inverse_dynamics(self, q: Any, v: Any, a: Any, tool_wrench: Any = None,
                          include_actuators: bool = False) -> np.ndarray:
         """``tau = [f_b; n_b; tau_joints] = M a + h - J^T w`` (floating-base RNEA; ``w`` the
         ``tool_wrench`` [force; moment] the environment applies at the tool origin, world axes,
-        ``J`` the tool's ``jacobian``)."""
+        ``J`` the tool's ``jacobian``).  A batch: ``q (N, nq)``, ``v, a (N, nv)`` -> ``(N, nv)``."""
+        if tool_wrench is None and not include_actuators and _fast(q, v, a):
+            tau = np.empty(self.nv)
+            if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
+                return tau
+        if np.ndim(q) == 2:
+            return self._each(self.inverse_dynamics, q, v, a, tool_wrench=tool_wrench,
+                              include_actuators=include_actuators)
         if tool_wrench is not None:
             w = self._wrench(tool_wrench)
             tau = self.inverse_dynamics(q, v, a, include_actuators=include_actuators)
             return tau - self.jacobian(q).T @ w
-        if not include_actuators and _fast(q, v, a):
-            tau = np.empty(self.nv)
-            if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
-                return tau
         q, v, a = self._q(q), self._vec("v", v, self.nv), self._vec("a", a, self.nv)
         tau = np.empty(self.nv)
         fb.rnea_floating(self._mp, self._ws, q, v, a, tau)
@@ -153,6 +164,8 @@ class FloatingBaseRobot(Robot):
             a = np.empty(self.nv)
             if _aba_checked(self._mp, self._ws, q, v, tau, a) == 0:
                 return a
+        if np.ndim(q) == 2:
+            return self._each(self.forward_dynamics, q, v, tau, include_actuators=include_actuators)
         q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nv)
         a = np.empty(self.nv)
         fb.aba_floating(self._mp, self._ws, q, v, tau, bool(include_actuators), a)
@@ -160,6 +173,8 @@ class FloatingBaseRobot(Robot):
 
     def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
         """``M(q)``, ``(nv, nv)`` (floating-base CRBA); independent of the base pose."""
+        if np.ndim(q) == 2:
+            return self._each(self.mass_matrix, q, include_actuators=include_actuators)
         M = np.empty((self.nv, self.nv))
         if not (_fast(q) and _crba_checked(self._mp, self._ws, q, M) == 0):
             fb.crba_floating(self._mp, self._ws, self._q(q), M)
@@ -169,12 +184,16 @@ class FloatingBaseRobot(Robot):
 
     def bias(self, q: Any, v: Any) -> np.ndarray:
         """``h(q, v)`` = RNEA at ``a = 0``."""
+        if np.ndim(q) == 2:
+            return self._each(self.bias, q, v)
         return self.inverse_dynamics(q, v, self._zv)
 
     nonlinear_effects = bias
 
     def gravity(self, q: Any) -> np.ndarray:
         """``g(q)`` = RNEA at ``v = a = 0`` (depends on the base orientation)."""
+        if np.ndim(q) == 2:
+            return self._each(self.gravity, q)
         return self.inverse_dynamics(q, self._zv, self._zv)
 
     def kinetic_energy(self, q: Any, v: Any) -> float:
@@ -210,7 +229,9 @@ class FloatingBaseRobot(Robot):
         return q
 
     def fk(self, q: Any) -> np.ndarray:
-        """World pose (4x4) of the tool."""
+        """World pose (4x4) of the tool; ``(N, 4, 4)`` for ``q (N, nq)``."""
+        if np.ndim(q) == 2:
+            return self._each(self.fk, q)
         q = self._q(q)
         T = np.empty((4, 4))
         kinematics.tool_pose(self._mp, self._ws, np.ascontiguousarray(q[7:]), T)
@@ -227,7 +248,10 @@ class FloatingBaseRobot(Robot):
         a link frame origin) with respect to ``v``: with ``R`` the base orientation and ``r``
         the point's offset from the base origin in world axes, the base columns are
         ``[[R, -r^ R], [0, R]]`` (``p' = p_b' + w x r``, ``v_b, w_b`` in the base frame) and
-        the joint columns ``diag(R, R) J_fixed`` (the fixed-base Jacobian in base_link axes)."""
+        the joint columns ``diag(R, R) J_fixed`` (the fixed-base Jacobian in base_link axes).
+        ``(N, 6, nv)`` for ``q (N, nq)``."""
+        if np.ndim(q) == 2:
+            return self._each(self.jacobian, q, link=link)
         q = self._q(q)
         qj = np.ascontiguousarray(q[7:])
         frame = self._frame(link)

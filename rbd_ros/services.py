@@ -194,11 +194,8 @@ class DynamicsService:
         return x[0] if x.shape[0] == 1 else x
 
     def _call(self, fn, *xs: np.ndarray, **kw) -> np.ndarray:
-        """``fn`` on N model-order states: one batch call for a fixed base (``_one``: a
-        single state unbatched), state by state for a floating base."""
-        if not self.floating:
-            return np.asarray(fn(*(self._one(x) for x in xs), **kw))
-        return np.stack([fn(*(x[k] for x in xs), **kw) for k in range(len(xs[0]))])
+        """``fn`` on N model-order states (``_one``: a single state unbatched)."""
+        return np.asarray(fn(*(self._one(x) for x in xs), **kw))
 
     def _positions(self, name: str, data, perm, nq: int, rows: int | None = None) -> np.ndarray:
         """Checked positions in model order (N, nq), unit base quaternions."""

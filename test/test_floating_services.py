@@ -80,6 +80,9 @@ def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:  # noqa: A
     g = service.gravity(names, qc.ravel())
     assert tau.shape == (N, robot.nv) and M.shape == (N, robot.nv, robot.nv)
     w = np.array([3.0, -2.0, 5.0, 0.4, -0.3, 0.2])
+    tw = service.inverse_dynamics(names, qc.ravel(), vc.ravel(), ac.ravel(), tool_wrench=w)
+    Jb, Tb = robot.jacobian(Q), robot.fk(Q)  # the core's batch calls
+    assert Jb.shape == (N, 6, robot.nv) and Tb.shape == (N, 4, 4)
     for k in range(N):
         qp, vp, ap = to_pin(Q[k], order, 7), to_pin(V[k], order, 6), to_pin(A[k], order, 6)
         back = to_pin(np.arange(robot.nv), order, 6)  # our v index -> pinocchio's
@@ -96,11 +99,11 @@ def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:  # noqa: A
         pin.framesForwardKinematics(pm, pd, qp)
         J_ref = pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL_WORLD_ALIGNED)[:, back]
         J = service.jacobian(names, qc[k])
-        assert np.abs(J - J_ref[:, vcols]).max() < TOL
+        assert np.abs(J - J_ref[:, vcols]).max() < TOL and np.abs(Jb[k] - J_ref).max() < TOL
+        assert np.abs(Tb[k] - pd.oMf[fid].homogeneous).max() < TOL
         T, links = service.forward_kinematics(names, qc[k])
         assert np.abs(T - pd.oMf[fid].homogeneous).max() < TOL and links.shape == (robot.dof + 1, 4, 4)
-        tw = service.inverse_dynamics(names, qc[k], vc[k], ac[k], tool_wrench=w)[0]
-        assert np.abs(tw - (ref_tau - J_ref.T @ w)[vcols]).max() / scale < TOL
+        assert np.abs(tw[k] - (ref_tau - J_ref.T @ w)[vcols]).max() / scale < TOL
 
 
 def test_forward_simulate_base_pose_and_twist(setup) -> None:  # noqa: ANN001
@@ -211,3 +214,19 @@ def test_ros_server_floating(xml: str, setup, tmp_path) -> None:  # noqa: ANN001
                 c.gravity(np.zeros(robot.dof), joint_names=list(robot.joint_names))
     finally:
         proc.stop()
+
+
+def test_core_batch_forward_dynamics(setup) -> None:  # noqa: ANN001
+    """The core's batch form (the services use it) against ``pin.aba`` state by state; rows of
+    different counts are refused."""
+    robot, _, pm, pd, order = setup
+    rng = np.random.default_rng(8)
+    states = [random_state(rng, robot.dof) for _ in range(4)]
+    Q, V, T = (np.array([s[i] for s in states]) for i in (0, 1, 3))
+    A = robot.forward_dynamics(Q, V, T)
+    back = to_pin(np.arange(robot.nv), order, 6)
+    for k in range(4):
+        ref = pin.aba(pm, pd, to_pin(Q[k], order, 7), to_pin(V[k], order, 6), to_pin(T[k], order, 6))
+        assert np.abs(A[k] - ref[back]).max() < TOL * max(1.0, np.abs(ref).max())
+    with pytest.raises(ValueError, match="same N"):
+        robot.forward_dynamics(Q, V[:3], T)
