@@ -172,15 +172,16 @@ class FrameRenderer:
 
 
 def stamp(image: np.ndarray, corner: str, caption: str = "") -> np.ndarray:
-    """``corner`` written bottom-left and ``caption`` top-left on a copy of ``image``."""
+    """``corner`` written top-right and ``caption`` top-left on a copy of ``image`` (the
+    bottom stays free for a video player's controls)."""
     from PIL import Image, ImageDraw, ImageFont
 
     pil = Image.fromarray(image)
     draw = ImageDraw.Draw(pil)
     size = max(12, image.shape[0] // 26)
     font = ImageFont.load_default(size=size)
-    h = image.shape[0]
-    for text, xy in ((corner, (10, h - size - 14)), (caption, (10, 8))):
+    right = image.shape[1] - 10 - draw.textlength(corner, font=font)
+    for text, xy in ((corner, (right, 8)), (caption, (10, 8))):
         if text:
             box = draw.textbbox(xy, text, font=font)
             draw.rectangle((box[0] - 5, box[1] - 4, box[2] + 5, box[3] + 4), fill=(0, 0, 0))
@@ -245,15 +246,17 @@ def render_recording(directory: str | Path, caption: str = "", timeout: float = 
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return RenderResult(False, f"no video: rendering took longer than {timeout:.0f} s")
-        last = (done.stderr.strip().splitlines() or [""])[-1][:160]
+        last = (done.stderr.strip().splitlines() or [""])[-1][:100]
         if done.returncode == 0:
             return RenderResult(True, done.stdout.strip().splitlines()[-1], backend)
         if done.returncode != NO_GL_EXIT:
             return RenderResult(False, f"no video: rendering failed (MUJOCO_GL={backend}, exit "
                                        f"{done.returncode}): {last}", backend)
         tried.append(f"{backend}: {last}")
+    hint = (f"unset MUJOCO_GL (or set it to osmesa) after `{INSTALL_HINT}`"
+            if env_gl and env_gl not in BACKENDS else f"install one with `{INSTALL_HINT}`")
     return RenderResult(False, f"no video: no offscreen OpenGL backend works ({'; '.join(tried)});"
-                               f" install one with `{INSTALL_HINT}` or pass --no-video")
+                               f" {hint}, or pass --no-video")
 
 
 def main(argv: list[str] | None = None) -> int:

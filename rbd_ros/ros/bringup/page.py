@@ -27,6 +27,8 @@ body { font-family: sans-serif; margin: 1.5em auto; max-width: 960px; color: #22
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.5em; }
 table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border: 1px solid #bbb; padding: 0.25em 0.7em; text-align: right; }
+th { background: #dde6f0; }
+table.parameters td { text-align: left; font-family: monospace; }
 th:first-child, td:first-child { text-align: left; }
 img, video { max-width: 100%; border: 1px solid #ddd; }
 .note { color: #a40; } code { background: #f3f3f3; }
