@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -189,3 +190,91 @@ def test_view_without_a_display_says_so_in_one_line() -> None:
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0 and "no display" in proc.stderr
 
+
+
+def _stl_vertices(path) -> np.ndarray:
+    """The vertices of a binary STL file (80-byte header, count, 50 bytes per triangle)."""
+    data = path.read_bytes()
+    n = int(np.frombuffer(data[80:84], np.uint32)[0])
+    tri = np.frombuffer(data[84:84 + 50 * n], dtype=np.dtype([("normal", "<f4", 3),
+                                                               ("v", "<f4", (3, 3)),
+                                                               ("attr", "<u2")]))
+    return tri["v"].reshape(-1, 3).astype(float)
+
+
+def test_urdf_meshes_sit_where_pinocchio_puts_them() -> None:
+    """UR5 (example-robot-data): COLLADA visuals MuJoCo cannot read, so its STL collision
+    meshes; every mesh's world bounding box equals Pinocchio's placement of the same file."""
+    import pinocchio as pin
+
+    from rbd_ros.sim.urdf_visuals import urdf_visuals
+    from robots_data import UR5, example_robot_urdf
+
+    path = example_robot_urdf(UR5)
+    shapes, notes = urdf_visuals(path)
+    meshes = [s for s in shapes if s.kind == "mesh"]
+    assert notes == [] and all(s.file.endswith(".stl") for s in meshes)
+    assert len(meshes) == 7 and shapes[-1].body == -1  # one per moving link, the base (world)
+    model = Robot.from_urdf(str(path)).model
+    m, _ = build_mujoco_model(model, shapes=shapes)
+    assert m.nmesh == 7
+    pm, pc, _ = pin.buildModelsFromUrdf(str(path), [str(path.parents[4])])
+    pd, gd = pm.createData(), pin.GeometryData(pc)
+    q = np.random.default_rng(3).uniform(-2.0, 2.0, model.dof)
+    pin.updateGeometryPlacements(pm, pd, pc, gd, q)  # UR5: the same joint order and values
+    base = pd.oMf[pm.getFrameId(model.base_link)]
+    d = mujoco.MjData(m)
+    d.qpos[:] = q
+    mujoco.mj_kinematics(m, d)
+    by_file = {Path(g.meshPath).stem: k for k, g in enumerate(pc.geometryObjects)
+               if g.meshPath.endswith(".stl")}
+    checked = 0
+    for g in range(m.ngeom):
+        if m.geom_type[g] != mujoco.mjtGeom.mjGEOM_MESH:
+            continue
+        mesh = m.geom_dataid[g]
+        stem = m.mesh(mesh).name.rsplit("_", 1)[0]
+        k = by_file[stem]
+        start, count = m.mesh_vertadr[mesh], m.mesh_vertnum[mesh]
+        ours = m.mesh_vert[start:start + count] @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g]
+        M = (base.inverse() * gd.oMg[k]).homogeneous
+        local = _stl_vertices(Path(pc.geometryObjects[k].meshPath)) * pc.geometryObjects[k].meshScale
+        theirs = local @ M[:3, :3].T + M[:3, 3]
+        np.testing.assert_allclose(ours.min(axis=0), theirs.min(axis=0), atol=1e-5, err_msg=stem)
+        np.testing.assert_allclose(ours.max(axis=0), theirs.max(axis=0), atol=1e-5, err_msg=stem)
+        checked += 1
+    assert checked == 7
+
+
+def test_urdf_shapes_fall_back_to_capsules_where_mujoco_cannot_load_them(tmp_path) -> None:
+    """A COLLADA-only link keeps its capsules (one note); a box is placed on its body."""
+    from rbd_ros.sim.urdf_visuals import urdf_visuals
+
+    inertial = ("<inertial><mass value='1'/><inertia ixx='0.01' iyy='0.01' izz='0.01' ixy='0' "
+                "ixz='0' iyz='0'/></inertial>")
+    limit = "<limit lower='-1' upper='1' effort='1' velocity='1'/>"
+    urdf = tmp_path / "two.urdf"
+    urdf.write_text(
+        f"<robot name='two'><link name='base'/>"
+        f"<link name='l1'>{inertial}<visual><geometry><mesh filename='meshes/l1.dae'/>"
+        f"</geometry></visual></link>"
+        f"<link name='l2'>{inertial}<visual><origin xyz='0.2 0 0'/><geometry>"
+        f"<box size='0.4 0.1 0.1'/></geometry></visual></link>"
+        f"<joint name='j1' type='revolute'><parent link='base'/><child link='l1'/>"
+        f"<axis xyz='0 0 1'/>{limit}</joint>"
+        f"<joint name='j2' type='revolute'><parent link='l1'/><child link='l2'/>"
+        f"<origin xyz='0.5 0 0'/><axis xyz='0 0 1'/>{limit}</joint></robot>")
+    shapes, notes = urdf_visuals(urdf)
+    assert len(notes) == 1 and "'l1'" in notes[0]
+    assert [(s.body, s.kind) for s in shapes] == [(1, "box")]
+    np.testing.assert_allclose(shapes[0].size, [0.2, 0.05, 0.05])
+    model = Robot.from_urdf(str(urdf)).model
+    m, _ = build_mujoco_model(model, shapes=shapes)
+    d = mujoco.MjData(m)
+    d.qpos[:] = [0.5, -0.3]
+    mujoco.mj_kinematics(m, d)
+    box = next(g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX)
+    # the box centre: 0.5 m along link 1 at 0.5 rad, then 0.2 m along link 2 at 0.2 rad
+    expected = [0.5 * np.cos(0.5) + 0.2 * np.cos(0.2), 0.5 * np.sin(0.5) + 0.2 * np.sin(0.2)]
+    np.testing.assert_allclose(d.geom_xpos[box][:2], expected, atol=1e-12)
+    assert m.body_geomnum[m.body(model.link_names[0]).id] >= 2  # l1: housing + capsule(s)

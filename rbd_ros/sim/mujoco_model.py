@@ -40,10 +40,13 @@ Looks (``visuals=True``, the default; they never touch the dynamics: every visua
 masses and inertias are those above): per link a capsule along the common normal
 ``a_i x_i`` and one along the next joint axis ``d_{i+1} z_{i+1}`` (both fixed in frame i),
 a housing cylinder on each joint axis, a tool sphere, a pedestal from the floor to the base,
-a checkered floor below everything the arm can reach (:func:`workspace`), and lights.
+a checkered floor below everything the arm can reach (:func:`workspace`), and lights.  A
+URDF's own shapes (``shapes``: ``urdf_visuals.urdf_visuals``, meshes where MuJoCo can load
+them) replace a body's capsules and housing.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,7 +142,8 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                        min_mass: float = DEFAULT_MIN_MASS,
                        min_inertia: float = DEFAULT_MIN_INERTIA,
                        capsule_radius: float = 0.03,
-                       visuals: bool = True) -> tuple["mujoco.MjModel", list[str]]:
+                       visuals: bool = True, shapes: Sequence = ()
+                       ) -> tuple["mujoco.MjModel", list[str]]:
     """The MuJoCo model of ``model`` (see the module docstring) and the fix-up warnings.
 
     ``actuators``: a torque (``motor``) actuator per joint, and the actuator model of 003
@@ -147,7 +151,7 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     as joint damping) and ``coulomb`` (joint frictionloss), each switchable.  Joint ranges are
     set where both limits are finite; joints are named as in the model, bodies after
     ``model.link_names``, actuators after the joints.  ``visuals``: the looks of the module
-    docstring (no effect on the dynamics)."""
+    docstring (no effect on the dynamics), with the URDF's ``shapes`` where given."""
     import mujoco
 
     if not (np.isfinite(timestep) and timestep > 0):
@@ -163,7 +167,7 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     if not contacts:
         spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     warnings: list[str] = []
-    looks = _Looks(spec, model) if visuals else None
+    looks = _Looks(spec, model, shapes) if visuals else None
     parent = spec.worldbody
     for i in range(model.dof):
         T = np.asarray(mdh_transform(float(model.a[i]), float(model.alpha[i]), float(model.d[i]),
@@ -298,10 +302,13 @@ class _Looks:
     JOINT = [0.25, 0.27, 0.30, 1.0]  # dark grey
     TOOL = [0.85, 0.15, 0.15, 1.0]
 
-    def __init__(self, spec, model: MdhModel) -> None:
+    def __init__(self, spec, model: MdhModel, shapes: Sequence = ()) -> None:
         import mujoco
 
-        self.mujoco, self.model = mujoco, model
+        self.mujoco, self.model, self.spec = mujoco, model, spec
+        self.shapes: dict[int, list] = {}
+        for shape in shapes:  # urdf_visuals.Visual, by body (-1: the world)
+            self.shapes.setdefault(int(shape.body), []).append(shape)
         ws = workspace(model)
         self.radius = float(np.clip(0.035 * ws.reach, 0.008, 0.06))
         world = spec.worldbody
@@ -343,9 +350,13 @@ class _Looks:
 
     def link(self, body, i: int) -> None:
         """Body i: its joint housing, and capsules to the next joint (or the tool); ``i = -1``:
-        the world body from the base frame to joint 1."""
+        the world body from the base frame to joint 1.  The URDF's shapes instead if given."""
         mjg = self.mujoco.mjtGeom
         m, r = self.model, self.radius
+        if self.shapes.get(i):
+            for shape in self.shapes[i]:
+                self._shape(body, shape)
+            return
         if i >= 0:
             self._geom(body, type=mjg.mjGEOM_CYLINDER, size=[1.5 * r, 1.3 * r, 0.0],
                        rgba=self.JOINT, name=f"{m.link_names[i]}_joint")
@@ -366,6 +377,23 @@ class _Looks:
             if np.linalg.norm(p1 - p0) > 1e-6:
                 self._geom(body, type=mjg.mjGEOM_CAPSULE, size=[r, 0.0, 0.0],
                            fromto=[*p0.tolist(), *p1.tolist()], rgba=self.LINK)
+
+
+    def _shape(self, body, shape) -> None:
+        """One ``urdf_visuals.Visual`` (its pose is in the body frame; the world: base_link,
+        so ``model.base``-independent)."""
+        mjg = self.mujoco.mjtGeom
+        kind = {"mesh": mjg.mjGEOM_MESH, "box": mjg.mjGEOM_BOX,
+                "cylinder": mjg.mjGEOM_CYLINDER, "sphere": mjg.mjGEOM_SPHERE}[shape.kind]
+        extra: dict = {}
+        if shape.kind == "mesh":
+            name = f"{Path(shape.file).stem}_{len(self.spec.meshes)}"  # unique, and says which
+            self.spec.add_mesh(name=name, file=shape.file, scale=list(shape.scale))
+            extra["meshname"] = name
+        else:
+            extra["size"] = list(shape.size) + [0.0] * (3 - len(shape.size))
+        self._geom(body, type=kind, pos=shape.pose[:3, 3].tolist(),
+                   quat=_quat(shape.pose[:3, :3]).tolist(), rgba=list(shape.rgba), **extra)
 
 
 def _rotation_onto(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ positions ``q``, the reference ``q_ref``; :class:`Recording`) and ``DIR/model.ya
 * ``DIR/preview.gif``: every third frame at half size, 10 frames per second.
 
 A frame: the bridge's MuJoCo model (``mujoco_model.build_mujoco_model``: link capsules, floor,
-lights), the reference as a translucent blue ghost arm and its tool path as a thin line, the
+lights; with ``--urdf``, the URDF's own meshes where MuJoCo can load them), the reference as a translucent blue ghost arm and its tool path as a thin line, the
 simulated time in the bottom-left corner, and a free camera that frames the whole workspace
 (:func:`camera_pose`, from ``mujoco_model.workspace``: the reach sphere and the floor).
 
@@ -108,13 +108,13 @@ class FrameRenderer:
     Needs a working ``MUJOCO_GL`` backend (it opens the OpenGL context)."""
 
     def __init__(self, model: MdhModel, width: int = WIDTH, height: int = HEIGHT,
-                 path: np.ndarray | None = None) -> None:
+                 path: np.ndarray | None = None, shapes: tuple = ()) -> None:
         import mujoco
 
         from rbd_ros.sim.mujoco_model import build_mujoco_model
 
         self.mujoco = mujoco
-        self.m, _ = build_mujoco_model(model, actuators=False)
+        self.m, _ = build_mujoco_model(model, actuators=False, shapes=shapes)
         self.m.vis.global_.offwidth = max(width, self.m.vis.global_.offwidth)
         self.m.vis.global_.offheight = max(height, self.m.vis.global_.offheight)
         # software OpenGL: multisampling and shadows cost 2-6x per frame (llvmpipe: ~0.07 s
@@ -190,7 +190,8 @@ def stamp(image: np.ndarray, corner: str, caption: str = "") -> np.ndarray:
 
 
 def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: float = FPS,
-                 caption: str = "", width: int = WIDTH, height: int = HEIGHT) -> int:
+                 caption: str = "", width: int = WIDTH, height: int = HEIGHT,
+                 shapes: tuple = ()) -> int:
     """Write ``video.mp4`` and ``preview.gif`` of ``rec`` into ``directory`` (this process's
     OpenGL backend); returns the number of video frames."""
     import imageio_ffmpeg
@@ -199,7 +200,7 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
     directory = Path(directory)
     times = rec.frame_times(fps)
     q, q_ref = rec.at(times)
-    renderer = FrameRenderer(model, width, height)
+    renderer = FrameRenderer(model, width, height, shapes=shapes)
     try:
         if q_ref is not None:
             renderer.path = np.array([renderer.tool_point(x) for x in q_ref[::2]])
@@ -230,10 +231,12 @@ class RenderResult:
     backend: str = ""
 
 
-def render_recording(directory: str | Path, caption: str = "", timeout: float = 900.0
-                     ) -> RenderResult:
+def render_recording(directory: str | Path, caption: str = "", timeout: float = 900.0,
+                     urdf: str = "", base_link: str = "", tip_link: str = "") -> RenderResult:
     """Render ``directory``'s recording (module docstring) in a child process per OpenGL
-    backend until one works; never raises for a missing backend."""
+    backend until one works; never raises for a missing backend.  ``urdf`` (the chain
+    ``base_link`` -> ``tip_link`` of the recorded model): draw its own shapes
+    (``urdf_visuals``)."""
     directory = Path(directory)
     env_gl = os.environ.get("MUJOCO_GL", "").strip()
     tried: list[str] = []
@@ -241,7 +244,8 @@ def render_recording(directory: str | Path, caption: str = "", timeout: float = 
         env = dict(os.environ, MUJOCO_GL=backend)
         if backend in ("osmesa", "egl"):
             env["PYOPENGL_PLATFORM"] = backend
-        cmd = [sys.executable, "-m", "rbd_ros.sim.render", str(directory), "--caption", caption]
+        cmd = [sys.executable, "-m", "rbd_ros.sim.render", str(directory), "--caption", caption,
+               "--urdf", urdf, "--base-link", base_link, "--tip-link", tip_link]
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -267,17 +271,28 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m rbd_ros.sim.render")
     p.add_argument("directory")
     p.add_argument("--caption", default="")
+    p.add_argument("--urdf", default="", help="draw this URDF's own shapes (urdf_visuals)")
+    p.add_argument("--base-link", default="")
+    p.add_argument("--tip-link", default="")
     args = p.parse_args(argv)
     directory = Path(args.directory)
     model = MdhModel.from_yaml(str(directory / "model.yaml"))
     rec = Recording.load(directory / "recording.npz")
+    shapes: list = []
+    if args.urdf:
+        from rbd_ros.sim.urdf_visuals import urdf_visuals
+
+        shapes, notes = urdf_visuals(args.urdf, args.base_link or None, args.tip_link or None)
+        if notes and shapes:
+            print(f"URDF shapes: {len(notes)} link(s) drawn as capsules ({notes[0]})",
+                  file=sys.stderr, flush=True)
     try:
         FrameRenderer(model, 16, 16).close()  # the OpenGL context starts, or we say why not
     except Exception as exc:  # noqa: BLE001 - ImportError, RuntimeError, mujoco.FatalError ...
         print(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
               file=sys.stderr, flush=True)
         return NO_GL_EXIT
-    n = render_files(model, rec, directory, caption=args.caption)
+    n = render_files(model, rec, directory, caption=args.caption, shapes=tuple(shapes))
     print(f"rendered {directory}/video.mp4 ({n} frames, {n / FPS:.2f} s at {FPS} fps) and "
           f"{directory}/preview.gif", flush=True)
     return 0

@@ -383,7 +383,8 @@ class Bringup:
 
             params = {"bringup": vars(self.args), **{s.name: s.parameters for s in self.specs}}
             for line in video_and_page(record, self.model, t, meas, ref, report, params, title,
-                                       video=not self.args.no_video):
+                                       video=not self.args.no_video,
+                                       robot=self.specs[0].parameters):
                 print(line, flush=True)
         return 0
 

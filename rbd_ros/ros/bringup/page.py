@@ -37,8 +37,10 @@ img, video { max-width: 100%; border: 1px solid #ddd; }
 
 def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np.ndarray,
                    reference: np.ndarray, report, parameters: dict[str, Any],
-                   title: str = "", video: bool = True) -> list[str]:
-    """Save the states, render the video (``video``) and write ``index.html``; returns the
+                   title: str = "", video: bool = True,
+                   robot: dict[str, Any] | None = None) -> list[str]:
+    """Save the states, render the video (``video``; ``robot``: the nodes' robot parameters,
+    whose ``urdf_path`` lends the video its meshes) and write ``index.html``; returns the
     lines to print (one per product or problem)."""
     from rbd_ros.sim.render import Recording, render_recording
 
@@ -49,7 +51,10 @@ def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np
     if video:
         model.to_yaml(str(directory / "model.yaml"))
         Recording(times, measured, reference).save(directory / "recording.npz")
-        result = render_recording(directory, caption=title)
+        robot = robot or {}
+        result = render_recording(directory, caption=title, urdf=robot.get("urdf_path", ""),
+                                  base_link=robot.get("base_link", ""),
+                                  tip_link=robot.get("tip_link", ""))
         note = result.message if result.ok else f"rbd-ros bringup: {result.message}"
         lines.append(note)
     else:
