@@ -11,7 +11,7 @@ positions ``q``, the reference ``q_ref``; :class:`Recording`) and ``DIR/model.ya
 * ``DIR/preview.gif``: every third frame at half size, 10 frames per second.
 
 A frame: the bridge's MuJoCo model (``mujoco_model.build_mujoco_model``: link capsules, floor,
-lights; with ``--urdf``, the URDF's own meshes where MuJoCo can load them), the reference as a translucent blue ghost arm and its tool path as a thin line, the
+lights; the recording's URDF's own shapes where MuJoCo can load them), the reference as a translucent blue ghost arm and its tool path as a thin line, the
 simulated time in the bottom-left corner, and a free camera that frames the whole workspace
 (:func:`camera_pose`, from ``mujoco_model.workspace``: the reach sphere and the floor).
 
@@ -46,11 +46,15 @@ PATH_RGBA = (0.1, 0.35, 0.9, 0.8)
 @dataclass
 class Recording:
     """A run's states: ``t`` (k,) simulated seconds, ``q`` (k, n) measured joint positions,
-    ``q_ref`` (k, n) the reference (or None)."""
+    ``q_ref`` (k, n) the reference (or None); ``urdf``, ``base_link``, ``tip_link``: where
+    the model came from ('' if not a URDF file), for its own shapes (``urdf_visuals``)."""
 
     t: np.ndarray
     q: np.ndarray
     q_ref: np.ndarray | None = None
+    urdf: str = ""
+    base_link: str = ""
+    tip_link: str = ""
 
     def __post_init__(self) -> None:
         self.t = np.asarray(self.t, dtype=float).reshape(-1)
@@ -68,12 +72,22 @@ class Recording:
 
     def save(self, path: str | Path) -> None:
         extra = {} if self.q_ref is None else {"q_ref": self.q_ref}
-        np.savez_compressed(path, t=self.t, q=self.q, **extra)
+        np.savez_compressed(path, t=self.t, q=self.q, urdf=self.urdf, base_link=self.base_link,
+                            tip_link=self.tip_link, **extra)
 
     @classmethod
     def load(cls, path: str | Path) -> "Recording":
         with np.load(path) as f:
-            return cls(f["t"], f["q"], f["q_ref"] if "q_ref" in f.files else None)
+            text = {k: str(f[k]) for k in ("urdf", "base_link", "tip_link") if k in f.files}
+            return cls(f["t"], f["q"], f["q_ref"] if "q_ref" in f.files else None, **text)
+
+    def shapes(self) -> list:
+        """The URDF's own shapes (``urdf_visuals``), or none without a URDF file."""
+        if not (self.urdf and Path(self.urdf).is_file()):
+            return []
+        from rbd_ros.sim.urdf_visuals import urdf_visuals
+
+        return urdf_visuals(self.urdf, self.base_link or None, self.tip_link or None)[0]
 
     def frame_times(self, fps: float = FPS) -> np.ndarray:
         """``t_0 + k / fps`` for ``k = 0 .. floor((t_end - t_0) fps)`` (real time)."""
@@ -231,12 +245,10 @@ class RenderResult:
     backend: str = ""
 
 
-def render_recording(directory: str | Path, caption: str = "", timeout: float = 900.0,
-                     urdf: str = "", base_link: str = "", tip_link: str = "") -> RenderResult:
+def render_recording(directory: str | Path, caption: str = "", timeout: float = 900.0
+                     ) -> RenderResult:
     """Render ``directory``'s recording (module docstring) in a child process per OpenGL
-    backend until one works; never raises for a missing backend.  ``urdf`` (the chain
-    ``base_link`` -> ``tip_link`` of the recorded model): draw its own shapes
-    (``urdf_visuals``)."""
+    backend until one works; never raises for a missing backend."""
     directory = Path(directory)
     env_gl = os.environ.get("MUJOCO_GL", "").strip()
     tried: list[str] = []
@@ -244,8 +256,7 @@ def render_recording(directory: str | Path, caption: str = "", timeout: float = 
         env = dict(os.environ, MUJOCO_GL=backend)
         if backend in ("osmesa", "egl"):
             env["PYOPENGL_PLATFORM"] = backend
-        cmd = [sys.executable, "-m", "rbd_ros.sim.render", str(directory), "--caption", caption,
-               "--urdf", urdf, "--base-link", base_link, "--tip-link", tip_link]
+        cmd = [sys.executable, "-m", "rbd_ros.sim.render", str(directory), "--caption", caption]
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -271,21 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m rbd_ros.sim.render")
     p.add_argument("directory")
     p.add_argument("--caption", default="")
-    p.add_argument("--urdf", default="", help="draw this URDF's own shapes (urdf_visuals)")
-    p.add_argument("--base-link", default="")
-    p.add_argument("--tip-link", default="")
     args = p.parse_args(argv)
     directory = Path(args.directory)
     model = MdhModel.from_yaml(str(directory / "model.yaml"))
     rec = Recording.load(directory / "recording.npz")
-    shapes: list = []
-    if args.urdf:
-        from rbd_ros.sim.urdf_visuals import urdf_visuals
-
-        shapes, notes = urdf_visuals(args.urdf, args.base_link or None, args.tip_link or None)
-        if notes and shapes:
-            print(f"URDF shapes: {len(notes)} link(s) drawn as capsules ({notes[0]})",
-                  file=sys.stderr, flush=True)
+    shapes = rec.shapes()
     try:
         FrameRenderer(model, 16, 16).close()  # the OpenGL context starts, or we say why not
     except Exception as exc:  # noqa: BLE001 - ImportError, RuntimeError, mujoco.FatalError ...

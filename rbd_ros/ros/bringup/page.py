@@ -49,12 +49,12 @@ def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np
     for stale in ("video.mp4", "preview.gif"):  # never show an older run's video
         (directory / stale).unlink(missing_ok=True)
     if video:
-        model.to_yaml(str(directory / "model.yaml"))
-        Recording(times, measured, reference).save(directory / "recording.npz")
         robot = robot or {}
-        result = render_recording(directory, caption=title, urdf=robot.get("urdf_path", ""),
-                                  base_link=robot.get("base_link", ""),
-                                  tip_link=robot.get("tip_link", ""))
+        model.to_yaml(str(directory / "model.yaml"))
+        Recording(times, measured, reference, urdf=str(robot.get("urdf_path", "")),
+                  base_link=str(robot.get("base_link", "")),
+                  tip_link=str(robot.get("tip_link", ""))).save(directory / "recording.npz")
+        result = render_recording(directory, caption=title)
         note = result.message if result.ok else f"rbd-ros bringup: {result.message}"
         lines.append(note)
     else:

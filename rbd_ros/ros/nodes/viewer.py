@@ -5,8 +5,8 @@
 
 Live: node ``rbd_viewer`` shows the bridge's MuJoCo model (same robot parameters as the
 bridge: ``robot_description``, ``urdf_path``, ``model_yaml``, ``base_link``, ``tip_link``;
-none: the bundled default robot) at the joint positions of ``/joint_states``, matched by
-joint name.  Replay: ``DIR`` of ``rbd-ros bringup --record DIR`` (``recording.npz`` and
+none: the bundled default robot; with ``urdf_path``, the URDF's own shapes) at the joint
+positions of ``/joint_states``, matched by joint name.  Replay: ``DIR`` of ``rbd-ros bringup --record DIR`` (``recording.npz`` and
 ``model.yaml``) in real time, looping.  The bridge can also open the viewer on its own
 simulation (``-p viewer:=true``).  Without a display: one line saying so, exit status 1.
 """
@@ -36,6 +36,7 @@ def attach(node, m, d, lock: threading.Lock, title: str = ""):
                 viewer.sync()
 
     node.create_timer(1.0 / 30.0, tick)
+    node.context.on_shutdown(viewer.close)  # its window thread would keep the process alive
     return viewer
 
 
@@ -48,7 +49,8 @@ def replay_dir(directory: Path) -> int:
     from rbd_ros.sim.viewer import Viewer, replay
 
     rec = Recording.load(directory / "recording.npz")
-    m, _ = build_mujoco_model(MdhModel.from_yaml(str(directory / "model.yaml")), actuators=False)
+    m, _ = build_mujoco_model(MdhModel.from_yaml(str(directory / "model.yaml")), actuators=False,
+                              shapes=rec.shapes())
     d = mujoco.MjData(m)
     viewer = Viewer(m, d, title=f"replay of {directory}")
     try:
@@ -73,7 +75,14 @@ def live(argv: list[str]) -> int:
         from rbd_ros.sim.viewer import Viewer
 
         model, source = load_model(node)
-        m, _ = build_mujoco_model(model, actuators=False)
+        shapes: list = []
+        urdf = node.get_parameter("urdf_path").value
+        if urdf and not node.get_parameter("model_yaml").value:
+            from rbd_ros.sim.urdf_visuals import urdf_visuals
+
+            shapes, _ = urdf_visuals(urdf, node.get_parameter("base_link").value or None,
+                                     node.get_parameter("tip_link").value or None)
+        m, _ = build_mujoco_model(model, actuators=False, shapes=shapes)
         d = mujoco.MjData(m)
         index = {name: k for k, name in enumerate(model.joint_names)}
         lock = threading.Lock()
