@@ -238,7 +238,8 @@ def test_urdf_meshes_sit_where_pinocchio_puts_them() -> None:
         start, count = m.mesh_vertadr[mesh], m.mesh_vertnum[mesh]
         ours = m.mesh_vert[start:start + count] @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g]
         M = (base.inverse() * gd.oMg[k]).homogeneous
-        local = _stl_vertices(Path(pc.geometryObjects[k].meshPath)) * pc.geometryObjects[k].meshScale
+        geometry = pc.geometryObjects[k]
+        local = _stl_vertices(Path(geometry.meshPath)) * geometry.meshScale
         theirs = local @ M[:3, :3].T + M[:3, 3]
         np.testing.assert_allclose(ours.min(axis=0), theirs.min(axis=0), atol=1e-5, err_msg=stem)
         np.testing.assert_allclose(ours.max(axis=0), theirs.max(axis=0), atol=1e-5, err_msg=stem)

@@ -10,10 +10,11 @@ positions ``q``, the reference ``q_ref``; :class:`Recording`) and ``DIR/model.ya
   seconds of H.264 (``imageio-ffmpeg``, which ships its own ffmpeg);
 * ``DIR/preview.gif``: every third frame at half size, 10 frames per second.
 
-A frame: the bridge's MuJoCo model (``mujoco_model.build_mujoco_model``: link capsules, floor,
-lights; the recording's URDF's own shapes where MuJoCo can load them), the reference as a translucent blue ghost arm and its tool path as a thin line, the
-simulated time in the bottom-left corner, and a free camera that frames the whole workspace
-(:func:`camera_pose`, from ``mujoco_model.workspace``: the reach sphere and the floor).
+A frame: the bridge's MuJoCo model (``mujoco_model.build_mujoco_model``: link capsules,
+floor, lights; the recording's URDF's own shapes where MuJoCo can load them), the reference
+as a translucent blue ghost arm and its tool path as a thin line, the simulated time in the
+top-right corner, and a free camera that frames the whole workspace (:func:`camera_pose`,
+from ``mujoco_model.workspace``: floor to top, the reach sphere wide).
 
 OpenGL: MuJoCo picks its backend from ``MUJOCO_GL`` once, when it is imported, so the
 frames are drawn in a child process (``python -m rbd_ros.sim.render DIR``) per backend tried:

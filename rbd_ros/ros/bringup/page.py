@@ -77,9 +77,9 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
         for k, name in enumerate(rep["joint_names"]))
     summary = (f"simulated {rep['duration']:.3f} s in {rep['samples']} samples; real-time "
                f"factor {rep['rtf']:.3f}; missed cycles {rep['missed_cycles']}")
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title or 'rbd_ros run')}"
-             f"</title><style>{STYLE}</style></head><body>",
-             f"<h1>{esc(title or 'rbd_ros run')}</h1>",
+    heading = esc(title or "rbd_ros run")
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{heading}</title>"
+             f"<style>{STYLE}</style></head><body>", f"<h1>{heading}</h1>",
              "<h2>Tracking</h2><table id='report'><tr><th>joint</th><th>rms error</th>"
              f"<th>max error</th><th>peak torque</th></tr>{rows}</table>",
              f"<p id='summary'>{esc(summary)}</p>"]

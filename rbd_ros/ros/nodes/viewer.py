@@ -6,8 +6,8 @@
 Live: node ``rbd_viewer`` shows the bridge's MuJoCo model (same robot parameters as the
 bridge: ``robot_description``, ``urdf_path``, ``model_yaml``, ``base_link``, ``tip_link``;
 none: the bundled default robot; with ``urdf_path``, the URDF's own shapes) at the joint
-positions of ``/joint_states``, matched by joint name.  Replay: ``DIR`` of ``rbd-ros bringup --record DIR`` (``recording.npz`` and
-``model.yaml``) in real time, looping.  The bridge can also open the viewer on its own
+positions of ``/joint_states``, matched by joint name.  Replay: ``DIR`` of ``rbd-ros
+bringup --record DIR`` (``recording.npz`` and ``model.yaml``) in real time, looping.  The bridge can also open the viewer on its own
 simulation (``-p viewer:=true``).  Without a display: one line saying so, exit status 1.
 """
 from __future__ import annotations
