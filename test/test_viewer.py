@@ -16,18 +16,20 @@ from rbd_ros.robot import Robot
 from rbd_ros.sim.render import Recording
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def display():
+    """A fresh virtual display per test (no window left over from another)."""
     if shutil.which("Xvfb") is None:
         if os.environ.get("CI") == "true":
             pytest.fail("Xvfb is missing in CI (.ci/run installs xvfb)")
         pytest.skip("Xvfb is not installed here (Debian package xvfb; CI installs it)")
-    number = 90 + os.getpid() % 9
-    name = f":{number}"
-    server = subprocess.Popen(["Xvfb", name, "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    assert server.poll() is None, f"Xvfb {name} did not start"
+    # -displayfd: Xvfb picks a free display number and writes it to stdout once serving
+    server = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1024x768x24",
+                               "-nolisten", "tcp"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    line = server.stdout.readline().strip()
+    assert line.isdigit(), f"Xvfb did not start (said {line!r})"
+    name = f":{line}"
     yield name
     server.terminate()
     server.wait(10)
@@ -80,7 +82,7 @@ def test_view_live_and_replay_show_the_arm(display, node_process, tmp_path) -> N
     bridge = node_process(["mujoco-bridge", "--ros-args", "-p", "mode:=lockstep"],
                           ready="mujoco_bridge: ready")
     time.sleep(1.0)
-    assert _orange_pixels(display) == 0  # the bridge alone opens no window
+    assert _orange_pixels(display) == 0, "the bridge alone opens no window"
     view = node_process(["view"], ready="rbd_viewer: ready", env=env)
     assert _wait_for_arm(display) > 500, view.output[-2000:]
     view.stop()
