@@ -40,7 +40,8 @@ GIF_EVERY, GIF_SCALE = 3, 2  # every third frame, half size: 10 fps
 BACKENDS = ("osmesa", "egl")
 INSTALL_HINT = "sudo apt-get install libosmesa6"
 NO_GL_EXIT = 3  # the child's exit status when its OpenGL backend does not start
-GHOST_RGBA = (0.25, 0.55, 1.0, 0.3)
+GHOST_RGBA = (0.25, 0.55, 1.0, 0.35)
+GHOST_SCALE = 0.8  # a slimmer arm: hidden inside the real one where they coincide
 PATH_RGBA = (0.1, 0.35, 0.9, 0.8)
 
 
@@ -169,6 +170,7 @@ class FrameRenderer:
                             int(mj.mjtCatBit.mjCAT_DYNAMIC), scene)
             for k in range(first, scene.ngeom):
                 scene.geoms[k].rgba[:] = GHOST_RGBA
+                scene.geoms[k].size[:] *= GHOST_SCALE
                 scene.geoms[k].segid = -1
         if self.path is not None:
             for p0, p1 in zip(self.path, self.path[1:]):
@@ -230,7 +232,8 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
                                    caption)
             video.send(np.ascontiguousarray(image))
             if k % GIF_EVERY == 0:
-                gif.append(Image.fromarray(image).reduce(GIF_SCALE).quantize(64))
+                gif.append(Image.fromarray(image).reduce(GIF_SCALE)
+                           .quantize(64, method=Image.Quantize.FASTOCTREE))  # keeps the orange
         video.close()
         gif[0].save(directory / "preview.gif", save_all=True, append_images=gif[1:],
                     duration=int(round(1000 * GIF_EVERY / fps)), loop=0, optimize=True)
