@@ -42,6 +42,7 @@ INSTALL_HINT = "sudo apt-get install libosmesa6"
 NO_GL_EXIT = 3  # the child's exit status when its OpenGL backend does not start
 GHOST_RGBA = (0.25, 0.55, 1.0, 0.35)
 GHOST_SCALE = 0.8  # a slimmer arm: hidden inside the real one where they coincide
+GHOST_MIN = 0.01  # rad (or m): closer to the arm than this, no ghost (a mesh cannot be slimmed)
 PATH_RGBA = (0.1, 0.35, 0.9, 0.8)
 
 
@@ -162,7 +163,8 @@ class FrameRenderer:
         mj.mj_kinematics(self.m, self.d)
         self.renderer.update_scene(self.d, camera=self.camera)
         scene = self.renderer.scene
-        if q_ref is not None:  # the ghost: the arm's moving geoms again, at the reference
+        if q_ref is not None and np.max(np.abs(np.asarray(q_ref) - q)) >= GHOST_MIN:
+            # the ghost: the arm's moving geoms again, at the reference
             self.ghost.qpos[:] = q_ref
             mj.mj_kinematics(self.m, self.ghost)
             first = scene.ngeom
