@@ -194,7 +194,8 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
              tau_wheels: np.ndarray, tau_arm: np.ndarray, dt: float, steps: int,
              method: str = "kane", stabilise: str | None = None,
              gamma: float = 10.0) -> dict[str, np.ndarray]:
-    """RK4 under constant inputs; returns ``q``, ``v`` (base rates, ``steps + 1`` rows),
+    """RK4 under constant wheel torques and arm torques ``tau_arm`` (an array, or a callable
+    ``(q, v) -> torques`` such as a PD hold); returns ``q``, ``v`` (base rates, ``steps + 1`` rows),
     ``v_y`` (the lateral speed at B, world-rate state mapped to the base frame), ``E`` (energy)
     and ``W`` (input work ``int f . qd dt``, integrated alongside).
 
@@ -210,7 +211,7 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
     if stabilise not in (None, "baumgarte", "projection"):
         raise ValueError(f"simulate: stabilise must be None, baumgarte or projection, got {stabilise!r}")
     n = F.n
-    f = generalized_force(wheels, tau_wheels, tau_arm)
+    arm_law = tau_arm if callable(tau_arm) else (lambda q, v, t=np.asarray(tau_arm, float): t)
     q = np.asarray(q0, dtype=float).copy()
     v0 = np.asarray(v0, dtype=float)
     _check_rolling(v0, "v0")
@@ -221,12 +222,13 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
 
     def rates(q: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """(q-dot, s-dot, power) for state s (u or world qd)."""
+        v = base_velocity(s) if method == "kane" else base_rates(q, s)
+        f = generalized_force(wheels, tau_wheels, arm_law(q, v))
         if method == "kane":
-            v = base_velocity(s)
             vd, _ = constrained_dynamics(F, q, v, f, "kane")
             qd = world_rates(q, v)
             return qd, speeds(vd), float(f @ v)
-        gauss.gauss(F.dp, q, s, F._zero6, False, M, Cm, g, fe)
+        gauss.gauss(F.dp, q, s, F._zero6, False, M, Cm, g, fe)  # 001 (46)-(50)
         A, b = constraint(q, s)
         if stabilise == "baumgarte":
             b = b - gamma * (A @ s)

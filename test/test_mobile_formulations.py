@@ -1,0 +1,299 @@
+"""Mobile-manipulator formulations (``rbd_ros.formulations.planar_base``, ``diff_drive``,
+``udwadia_kalaba``): arm7 on a planar (holonomic) base against Pinocchio with a planar root
+joint (``pin.JointModelPlanar``: configuration (x, y, cos, sin), base-frame velocity), the
+differential-drive routes against a KKT solve with Pinocchio's M and h, pinned numbers #16-#17
+of the formulations sheet, and a simulation keeping the rolling constraint and the energy
+balance.  Tolerance 1e-9 relative (``rel_err``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core_oracles import REPO, rel_err
+from rbd_ros.formulations import Formulations
+from rbd_ros.formulations import diff_drive as dd
+from rbd_ros.formulations import planar_base as pb
+from rbd_ros.formulations.chain import Chain
+from rbd_ros.formulations.udwadia_kalaba import kkt, udwadia_kalaba
+from rbd_ros.robot import Robot
+
+pin = pytest.importorskip("pinocchio")
+
+TOL = 1e-9
+URDF = str(REPO / "urdf" / "arm7.urdf")
+WORLD_METHODS = ("silver", "lagrange", "lagrange_recursive", "kane", "gauss", "dual_quaternion")
+
+
+def _mount() -> np.ndarray:
+    T = np.eye(4)
+    c, s = np.cos(0.4), np.sin(0.4)
+    T[:3, :3] = [[c, -s, 0], [s, c, 0], [0, 0, 1]]
+    T[:3, 3] = [0.22, -0.06, 0.35]
+    return T
+
+
+@pytest.fixture(scope="module")
+def mobile():  # noqa: ANN201
+    """arm7 on a 40 kg base (CoM off the base point), and the same in Pinocchio."""
+    arm = Chain.from_model(Robot.from_urdf(URDF).model)
+    base = pb.PlanarBase(40.0, np.array([-0.08, 0.03, 0.18]),
+                         np.array([[1.2, 0.05, 0.02], [0.05, 1.6, -0.03], [0.02, -0.03, 2.1]]), _mount())
+    F = Formulations(pb.whole_body_chain(base, arm))
+    pm = pin.buildModelFromUrdf(URDF, pin.JointModelPlanar())
+    pm.inertias[1] = pin.Inertia(base.mass, base.com, base.inertia)
+    pm.jointPlacements[2] = pin.SE3(base.mount) * pm.jointPlacements[2]
+    pm.gravity.linear[:] = arm.gravity
+    assert (pm.nq, pm.nv, F.n) == (11, 10, 10)
+    return base, arm, F, pm, pm.createData()
+
+
+def pin_q(q: np.ndarray) -> np.ndarray:
+    return np.concatenate([q[:2], [np.cos(q[2]), np.sin(q[2])], q[3:]])
+
+
+def states(n: int, seed: int, k: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.5, 1.5, (k, 3, n))
+    X[:, 0, :2] *= 3.0  # base far from the world origin
+    return X
+
+
+# ---- holonomic base -------------------------------------------------------------------------
+def test_velocity_maps_by_finite_differences() -> None:
+    """``world_accelerations`` is the time derivative of ``world_rates`` along a path."""
+    rng = np.random.default_rng(3)
+    q, v, vd = rng.normal(size=(3, 5))
+    h = 1e-6
+    qd = pb.world_rates(q, v)
+    qdd = (pb.world_rates(q + h * qd, v + h * vd) - pb.world_rates(q - h * qd, v - h * vd)) / (2 * h)
+    assert rel_err(pb.world_accelerations(q, v, vd), qdd) < 1e-8
+    assert rel_err(pb.base_accelerations(q, qd, pb.world_accelerations(q, v, vd)), vd) < 1e-14
+    assert rel_err(pb.base_rates(q, qd), v) < 1e-15
+    assert abs(v[0] - qd[0]) > 1e-3  # the map is not the identity
+
+
+@pytest.mark.parametrize("method", WORLD_METHODS + ("dqne_planar",))
+def test_planar_base_inverse_dynamics_vs_pinocchio(mobile, method: str) -> None:  # noqa: ANN001
+    """Base-frame force/moment and joint torques equal ``pin.rnea`` on the planar-root model."""
+    base, arm, F, pm, pd = mobile
+    dp, ws = pb.pack_arm(base, arm), pb.dqne_workspace(arm.dof)
+    for q, v, vd in states(F.n, 11):
+        qd, qdd = pb.world_rates(q, v), pb.world_accelerations(q, v, vd)
+        if method == "dqne_planar":
+            tau = np.empty(F.n)
+            pb.dqne_planar(base.packed(), dp, arm.gravity, q, qd, qdd, F._zero6, False, ws, tau)
+        else:
+            tau = F.inverse_dynamics(method, q, qd, qdd)
+        ref = pin.rnea(pm, pd, pin_q(q), v, vd)
+        assert rel_err(pb.base_rates(q, tau), ref) < TOL
+        assert rel_err(tau, ref) > 1e-3  # world and base frame differ
+
+
+def test_dqne_planar_yaw_force_needs_the_errata(mobile) -> None:  # noqa: ANN001
+    """001 §3.2.2 literally (``tau_phi = D(<zeta_1, k>)``, moment about the world origin) is
+    wrong away from the origin; the corrected ``- (p_B x f)_z`` matches Pinocchio."""
+    base, arm, F, pm, pd = mobile
+    q, v, vd = states(F.n, 12, 1)[0]
+    q[:2] = (2.0, -1.5)
+    qd, qdd = pb.world_rates(q, v), pb.world_accelerations(q, v, vd)
+    tau = np.empty(F.n)
+    pb.dqne_planar(base.packed(), pb.pack_arm(base, arm), arm.gravity, q, qd, qdd, F._zero6, False,
+                   pb.dqne_workspace(arm.dof), tau)
+    literal = tau[2] + q[0] * tau[1] - q[1] * tau[0]
+    ref = pin.rnea(pm, pd, pin_q(q), v, vd)
+    assert abs(tau[2] - ref[2]) < TOL * max(1.0, np.abs(ref).max())
+    assert abs(literal - ref[2]) > 1.0
+
+
+def test_dqne_planar_tool_wrench(mobile) -> None:  # noqa: ANN001
+    """With a tool wrench, equal to Silver's NE on the whole-body chain (same convention)."""
+    base, arm, F, _, _ = mobile
+    rng = np.random.default_rng(13)
+    for q, qd, qdd in states(F.n, 13, 2):
+        w = rng.normal(size=6) * 10.0
+        tau = np.empty(F.n)
+        pb.dqne_planar(base.packed(), pb.pack_arm(base, arm), arm.gravity, q, qd, qdd, w, True,
+                       pb.dqne_workspace(arm.dof), tau)
+        ref = F.inverse_dynamics("silver", q, qd, qdd, w)
+        assert rel_err(tau, ref) < TOL
+        assert rel_err(ref, F.inverse_dynamics("silver", q, qd, qdd)) > 1e-6
+
+
+@pytest.mark.parametrize("method", ("lagrange", "kane", "gauss"))
+def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) -> None:  # noqa: ANN001
+    base, arm, F, pm, pd = mobile
+    for q, v, tau in states(F.n, 14):
+        qd = pb.world_rates(q, v)
+        M = F.mass_matrix(method, q)
+        h = F.inverse_dynamics(method, q, qd, np.zeros(F.n))  # h + g
+        Mb, hb = pb.to_base_frame(q, v, M, h)
+        Mp = pin.crba(pm, pd, pin_q(q))
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        assert rel_err(Mb, Mp) < TOL
+        assert rel_err(hb, pin.rnea(pm, pd, pin_q(q), v, np.zeros(F.n))) < TOL
+        assert rel_err(np.linalg.solve(Mb, tau - hb), pin.aba(pm, pd, pin_q(q), v, tau)) < TOL
+
+
+@pytest.mark.parametrize("method", ("kane", "gauss"))
+def test_whole_body_mdot_minus_2c_is_skew(mobile, method: str) -> None:  # noqa: ANN001
+    """000 (36) / 001 (47): ``M-dot - 2C`` skew with the base joints (finite-difference M-dot)."""
+    _, _, F, _, _ = mobile
+    for q, qd, _ in states(F.n, 15, 2):
+        h = 1e-6
+        Md = (F.mass_matrix(method, q + h * qd) - F.mass_matrix(method, q - h * qd)) / (2 * h)
+        S = Md - 2.0 * F.coriolis_matrix(method, q, qd)
+        assert np.abs(S + S.T).max() < 1e-7 * max(1.0, np.abs(S).max())
+        assert np.abs(S).max() > 1e-3
+
+
+# ---- differential drive ---------------------------------------------------------------------
+def pin_kkt(pm, pd, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, float]:  # noqa: ANN001
+    """KKT with Pinocchio's M and h (base rates) and the constraint ``v_y-dot = 0``."""
+    M = pin.crba(pm, pd, pin_q(q))
+    M = np.triu(M) + np.triu(M, 1).T
+    h = pin.rnea(pm, pd, pin_q(q), v, np.zeros(len(v)))
+    n = len(v)
+    K = np.zeros((n + 1, n + 1))
+    K[:n, :n], K[:n, n], K[n, 1] = M, -np.eye(n)[1], 1.0
+    x = np.linalg.solve(K, np.concatenate([f - h, [0.0]]))
+    return x[:n], x[n]
+
+
+def test_diff_drive_routes_agree_with_pinocchio_kkt(mobile) -> None:  # noqa: ANN001
+    base, arm, F, pm, pd = mobile
+    wheels = dd.Wheels(radius=0.08, separation=0.45)
+    rng = np.random.default_rng(21)
+    for q, v, _ in states(F.n, 21):
+        v[1] = 0.0
+        tw, ta = rng.normal(size=2) * 5.0, rng.normal(size=arm.dof) * 5.0
+        ref, lam_ref = pin_kkt(pm, pd, q, v, dd.generalized_force(wheels, tw, ta))
+        assert abs(ref[1]) < 1e-12 and abs(lam_ref) > 1e-2
+        for method in dd.METHODS:
+            vd, lam = dd.forward_dynamics(F, wheels, q, v, tw, ta, method)
+            assert rel_err(vd, ref) < TOL, method
+            assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)), method
+        # A qdd = b of 001 (64) in world rates
+        qd = pb.world_rates(q, v)
+        A, b = dd.constraint(q, qd)
+        assert abs(A @ pb.world_accelerations(q, v, ref) - b)[0] < 1e-9
+        assert abs(A @ qd)[0] < 1e-15
+
+
+def test_diff_drive_inverse_dynamics_round_trip(mobile) -> None:  # noqa: ANN001
+    """Wheel torques, arm torques and the lateral force that realise Pinocchio's constrained
+    accelerations are the inputs that produced them (and are zero-sum checked on a base
+    force with a pure forward push)."""
+    base, arm, F, pm, pd = mobile
+    wheels = dd.Wheels(radius=0.1, separation=0.5)
+    rng = np.random.default_rng(22)
+    for method in ("silver", "dual_quaternion", "kane"):
+        q, v, _ = states(F.n, 22, 1)[0]
+        v[1] = 0.0
+        tw, ta = rng.normal(size=2) * 5.0, rng.normal(size=arm.dof)
+        vd, lam = pin_kkt(pm, pd, q, v, dd.generalized_force(wheels, tw, ta))
+        vd[1] = 0.0
+        tw2, ta2, lam2 = dd.inverse_dynamics(F, wheels, q, v, vd, method)
+        assert rel_err(tw2, tw) < TOL and rel_err(ta2, ta) < TOL, method
+        assert abs(lam2 - lam) < TOL * max(1.0, abs(lam)), method
+    # the ros2_control meanings: equal torques push, opposite torques turn (right wheel forward = +yaw)
+    assert np.allclose(wheels.base_force(np.array([1.0, 1.0])), (20.0, 0.0))
+    assert np.allclose(wheels.base_force(np.array([-1.0, 1.0])), (0.0, 5.0))
+
+
+@pytest.mark.parametrize("method", dd.METHODS)
+@pytest.mark.parametrize("a, expected", [(0.0, (0.0, 1.0, 0.0)), (0.3, (0.3, 1.0, -15.0 / 17.0))])
+def test_pinned_knife_edge(method: str, a: float, expected: tuple[float, float, float]) -> None:
+    """Sheet §7 #16 and #17: the base alone, m = 2, Iz = 0.5 about the CoM, CoM ``a`` ahead of
+    the axle point, phi = 0, (x-dot, y-dot, phi-dot) = (1, 0, 1), no forces."""
+    base = pb.PlanarBase(2.0, np.array([a, 0.0, 0.1]), np.diag([0.3, 0.4, 0.5]))
+    F = Formulations(pb.whole_body_chain(base, None, np.array([0.0, 0.0, -9.81])))
+    q, qd = np.zeros(3), np.array([1.0, 0.0, 1.0])
+    v = pb.base_rates(q, qd)
+    vd, lam = dd.constrained_dynamics(F, q, v, np.zeros(3), method)
+    assert np.abs(pb.world_accelerations(q, v, vd) - expected).max() < 1e-12
+    # Kane's closed form (sheet #17): v-dot = a w^2, w-dot = -m a v w / (Iz + m a^2)
+    assert abs(vd[0] - a) < 1e-12 and abs(vd[2] + 2 * a / (0.5 + 2 * a * a)) < 1e-12
+    # the lateral force: centripetal m v w plus the CoM's share
+    assert lam == pytest.approx(2.0 * (1.0 + a * vd[2]), abs=1e-12)
+
+
+def test_udwadia_kalaba_equals_kkt_and_its_force_does_no_work() -> None:
+    """001 (62) vs the multiplier form on a random SPD system; ``Q_c . qd = 0`` for every
+    admissible ``qd`` (``A qd = 0``)."""
+    rng = np.random.default_rng(31)
+    n, r = 7, 2
+    L = rng.normal(size=(n, n))
+    M = L @ L.T + n * np.eye(n)
+    Q, A, b = rng.normal(size=n), rng.normal(size=(r, n)), rng.normal(size=r)
+    q1, Qc, q2, lam = np.empty(n), np.empty(n), np.empty(n), np.empty(r)
+    udwadia_kalaba(M, Q, A, b, q1, Qc)
+    kkt(M, Q, A, b, q2, lam)
+    assert rel_err(q1, q2) < 1e-12 and rel_err(Qc, A.T @ lam) < 1e-12
+    assert rel_err(A @ q1, b) < 1e-12
+    qd = np.linalg.svd(A)[2][r:].T @ rng.normal(size=n - r)  # in the null space of A
+    assert abs(Qc @ qd) < 1e-12 * np.abs(Qc).max() * np.abs(qd).max()
+
+
+@pytest.fixture(scope="module")
+def runs(mobile):  # noqa: ANN001, ANN201
+    """10 s of arm7 on a diff-drive base, constant wheel and arm torques, each route."""
+    _, arm, F, _, _ = mobile
+    wheels = dd.Wheels(radius=0.08, separation=0.45)
+    q0 = np.zeros(F.n)
+    q0[3:] = [0.2, -0.4, 0.1, -1.6, 0.0, 1.2, 0.3]
+    v0 = np.zeros(F.n)
+    v0[0], v0[2] = 0.5, 0.3
+    tw = np.array([0.4, 0.9])
+
+    inertia = np.diag(F.mass_matrix("kane", q0))[3:]  # a PD hold of the arm at 3 rad/s, damped
+
+    def ta(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return inertia * (9.0 * (q0[3:] - q[3:]) - 6.0 * v[3:])
+    out = {}
+    for key, method, stab in [("kane", "kane", None), ("uk", "udwadia_kalaba", None),
+                              ("uk_baumgarte", "udwadia_kalaba", "baumgarte"),
+                              ("uk_projection", "udwadia_kalaba", "projection")]:
+        out[key] = dd.simulate(F, wheels, q0, v0, tw, ta, dt=0.01, steps=1000, method=method,
+                               stabilise=stab)
+    return out
+
+
+def test_simulation_keeps_the_rolling_constraint(runs) -> None:  # noqa: ANN001
+    """Integrating in the independent speeds (Kane) or projecting (UK) holds ``|v_y| < 1e-10``
+    over 10 s; unstabilised UK drifts (printed for the record)."""
+    drift = {k: float(np.abs(r["v_y"]).max()) for k, r in runs.items()}
+    print("max |v_y| over 10 s:", drift)
+    assert drift["kane"] < 1e-10
+    assert drift["uk_projection"] < 1e-10
+    assert drift["uk"] > 1e-12  # unstabilised world-rate integration does drift
+    assert drift["uk_baumgarte"] < 1e-6  # bounded (not round-off) by the velocity feedback
+    # the routes integrate the same motion
+    assert np.abs(runs["kane"]["q"][-1] - runs["uk_projection"]["q"][-1]).max() < 1e-6
+    assert np.abs(runs["kane"]["q"][-1, :3] - runs["kane"]["q"][0, :3]).max() > 0.5  # it moved
+
+
+def test_simulation_energy_balance(runs) -> None:  # noqa: ANN001
+    """``dE/dt = tau . qd``: the constraint force does no work, so ``E(t) - E(0)`` equals the
+    input work ``W(t)`` to the integration error."""
+    for key in ("kane", "uk_projection"):
+        r = runs[key]
+        scale = max(1.0, np.abs(r["E"] - r["E"][0]).max(), np.abs(r["W"]).max())
+        assert np.abs(r["E"] - r["E"][0] - r["W"]).max() < 1e-6 * scale, key
+        assert np.abs(r["W"]).max() > 1.0  # the wheels did work
+
+
+def test_bad_input_is_named(mobile) -> None:  # noqa: ANN001
+    _, arm, F, _, _ = mobile
+    wheels = dd.Wheels(0.1, 0.5)
+    q, v = np.zeros(F.n), np.zeros(F.n)
+    v[1] = 0.2
+    with pytest.raises(ValueError, match=r"v\[1\] \(lateral, v_y\) = 0.2 violates the rolling constraint"):
+        dd.forward_dynamics(F, wheels, q, v, np.zeros(2), np.zeros(arm.dof))
+    with pytest.raises(ValueError, match="unknown diff_drive method 'euler'; valid: kane, udwadia_kalaba, kkt"):
+        dd.forward_dynamics(F, wheels, q, np.zeros(F.n), np.zeros(2), np.zeros(arm.dof), "euler")
+    with pytest.raises(ValueError, match="wheel_radius must be positive"):
+        dd.Wheels(0.0, 0.5)
+    with pytest.raises(ValueError, match="mount must be a homogeneous transform"):
+        pb.PlanarBase(1.0, np.zeros(3), np.eye(3), 2.0 * np.eye(4))
+    with pytest.raises(ValueError, match="give gravity when there is no arm"):
+        pb.whole_body_chain(pb.PlanarBase(1.0, np.zeros(3), np.eye(3)))
