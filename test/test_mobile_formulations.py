@@ -51,6 +51,11 @@ def pin_q(q: np.ndarray) -> np.ndarray:
     return np.concatenate([q[:2], [np.cos(q[2]), np.sin(q[2])], q[3:]])
 
 
+def pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
+    M = pin.crba(pm, pd, pin_q(q))
+    return np.triu(M) + np.triu(M, 1).T
+
+
 def states(n: int, seed: int, k: int = 3) -> np.ndarray:
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1.5, 1.5, (k, 3, n))
@@ -127,8 +132,7 @@ def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) 
         M = F.mass_matrix(method, q)
         h = F.inverse_dynamics(method, q, qd, np.zeros(F.n))  # h + g
         Mb, hb = pb.to_base_frame(q, v, M, h)
-        Mp = pin.crba(pm, pd, pin_q(q))
-        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        Mp = pin_mass(pm, pd, q)
         assert rel_err(Mb, Mp) < TOL
         assert rel_err(hb, pin.rnea(pm, pd, pin_q(q), v, np.zeros(F.n))) < TOL
         assert rel_err(np.linalg.solve(Mb, tau - hb), pin.aba(pm, pd, pin_q(q), v, tau)) < TOL
@@ -149,8 +153,7 @@ def test_whole_body_mdot_minus_2c_is_skew(mobile, method: str) -> None:  # noqa:
 # ---- differential drive ---------------------------------------------------------------------
 def pin_kkt(pm, pd, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, float]:  # noqa: ANN001
     """KKT with Pinocchio's M and h (base rates) and the constraint ``v_y-dot = 0``."""
-    M = pin.crba(pm, pd, pin_q(q))
-    M = np.triu(M) + np.triu(M, 1).T
+    M = pin_mass(pm, pd, q)
     h = pin.rnea(pm, pd, pin_q(q), v, np.zeros(len(v)))
     n = len(v)
     K = np.zeros((n + 1, n + 1))
@@ -172,6 +175,12 @@ def test_diff_drive_routes_agree_with_pinocchio_kkt(mobile) -> None:  # noqa: AN
             vd, lam = dd.forward_dynamics(F, wheels, q, v, tw, ta, method)
             assert rel_err(vd, ref) < TOL, method
             assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)), method
+        # the same as a 2-DoF root joint S = [lin x, ang z] in base rates (bench/README.md)
+        M = pin_mass(pm, pd, q)
+        h = pin.rnea(pm, pd, pin_q(q), v, np.zeros(F.n))
+        keep = [0] + list(range(2, F.n))
+        fr = (dd.generalized_force(wheels, tw, ta) - h)[keep]
+        assert rel_err(np.linalg.solve(M[np.ix_(keep, keep)], fr), ref[keep]) < TOL
         # A qdd = b of 001 (64) in world rates
         qd = pb.world_rates(q, v)
         A, b = dd.constraint(q, qd)
