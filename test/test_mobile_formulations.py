@@ -306,3 +306,39 @@ def test_bad_input_is_named(mobile) -> None:  # noqa: ANN001
         pb.PlanarBase(1.0, np.zeros(3), np.eye(3), 2.0 * np.eye(4))
     with pytest.raises(ValueError, match="give gravity when there is no arm"):
         pb.whole_body_chain(pb.PlanarBase(1.0, np.zeros(3), np.eye(3)))
+
+
+# ---- bundled mobile manipulators (URDF only; YAML waits for the model's base section) -----------
+@pytest.mark.parametrize("name, wheels, radius, separation", [
+    ("mobile_arm7", ("left_wheel_joint", "right_wheel_joint"), 0.08, 0.45),
+    ("omni_arm7", ("front_left_wheel_joint", "front_right_wheel_joint"), 0.076, 0.56)])
+def test_bundled_mobile_urdf(name: str, wheels: tuple[str, str], radius: float, separation: float) -> None:
+    """The arm inside is arm7; Pinocchio (planar root, wheels locked and fused into the base)
+    agrees with the whole-body chain built from the URDF's base inertia and mount; the wheel
+    joints and cylinders give ros2_control's radius and separation."""
+    import xml.etree.ElementTree as ET
+
+    path = str(REPO / "urdf" / f"{name}.urdf")
+    root = ET.parse(path).getroot()
+    joints = {j.get("name"): j for j in root.iter("joint")}
+    left, right = (np.array(joints[w].find("origin").get("xyz").split(), float) for w in wheels)
+    assert np.linalg.norm(left - right) == pytest.approx(separation)
+    link = {lk.get("name"): lk for lk in root.iter("link")}[joints[wheels[0]].find("child").get("link")]
+    assert float(link.find("collision/geometry/cylinder").get("radius")) == pytest.approx(radius)
+    arm_model = Robot.from_urdf(path, base_link="arm_base_link", tip_link="tool0").model
+    ref_arm = Robot.from_urdf(URDF).model
+    assert np.allclose(arm_model.mass, ref_arm.mass) and np.allclose(arm_model.d, ref_arm.d)
+    full = pin.buildModelFromUrdf(path, pin.JointModelPlanar())
+    lock = [full.getJointId(j) for j in full.names[2:] if "wheel" in j]
+    pm = pin.buildReducedModel(full, lock, pin.neutral(full))
+    assert pm.nv == 10
+    pm.gravity.linear[:] = ref_arm.gravity
+    Y = pm.inertias[1]
+    mount = np.eye(4)
+    mount[:3, 3] = np.array(joints["arm_mount"].find("origin").get("xyz").split(), float)
+    base = pb.PlanarBase(Y.mass, Y.lever, Y.inertia, mount)
+    F = Formulations(pb.whole_body_chain(base, Chain.from_model(arm_model)))
+    pd = pm.createData()
+    for q, v, vd in states(F.n, 41, 2):
+        tau = F.inverse_dynamics("silver", q, pb.world_rates(q, v), pb.world_accelerations(q, v, vd))
+        assert rel_err(pb.base_rates(q, tau), pin.rnea(pm, pd, pin_q(q), v, vd)) < TOL
