@@ -126,7 +126,7 @@ def test_dqne_planar_tool_wrench(mobile) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("method", ("lagrange", "kane", "gauss"))
 def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) -> None:  # noqa: ANN001
-    base, arm, F, pm, pd = mobile
+    _, _, F, pm, pd = mobile
     for q, v, tau in states(F.n, 14):
         qd = pb.world_rates(q, v)
         M = F.mass_matrix(method, q)
@@ -136,6 +136,17 @@ def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) 
         assert rel_err(Mb, Mp) < TOL
         assert rel_err(hb, pin.rnea(pm, pd, pin_q(q), v, np.zeros(F.n))) < TOL
         assert rel_err(np.linalg.solve(Mb, tau - hb), pin.aba(pm, pd, pin_q(q), v, tau)) < TOL
+
+
+def test_planar_base_functional_interface_vs_pinocchio(mobile) -> None:  # noqa: ANN001
+    """``planar_base.inverse_dynamics / mass_matrix / bias / forward_dynamics`` in base rates."""
+    _, _, F, pm, pd = mobile
+    for q, v, vd in states(F.n, 16, 2):
+        qp = pin_q(q)
+        assert rel_err(pb.inverse_dynamics(F, q, v, vd, "dual_quaternion"), pin.rnea(pm, pd, qp, v, vd)) < TOL
+        assert rel_err(pb.mass_matrix(F, q, "gauss"), pin_mass(pm, pd, q)) < TOL
+        assert rel_err(pb.bias(F, q, v), pin.rnea(pm, pd, qp, v, 0 * v)) < TOL
+        assert rel_err(pb.forward_dynamics(F, q, v, 10 * vd), pin.aba(pm, pd, qp, v, 10 * vd)) < TOL
 
 
 @pytest.mark.parametrize("method", ("kane", "gauss"))
@@ -163,7 +174,7 @@ def pin_kkt(pm, pd, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> tuple[np.nda
 
 
 def test_diff_drive_routes_agree_with_pinocchio_kkt(mobile) -> None:  # noqa: ANN001
-    base, arm, F, pm, pd = mobile
+    _, arm, F, pm, pd = mobile
     wheels = dd.Wheels(radius=0.08, separation=0.45)
     rng = np.random.default_rng(21)
     for q, v, _ in states(F.n, 21):
@@ -192,7 +203,7 @@ def test_diff_drive_inverse_dynamics_round_trip(mobile) -> None:  # noqa: ANN001
     """Wheel torques, arm torques and the lateral force that realise Pinocchio's constrained
     accelerations are the inputs that produced them (and are zero-sum checked on a base
     force with a pure forward push)."""
-    base, arm, F, pm, pd = mobile
+    _, arm, F, pm, pd = mobile
     wheels = dd.Wheels(radius=0.1, separation=0.5)
     rng = np.random.default_rng(22)
     for method in ("silver", "dual_quaternion", "kane"):
@@ -239,14 +250,22 @@ def test_udwadia_kalaba_equals_kkt_and_its_force_does_no_work() -> None:
     kkt(M, Q, A, b, q2, lam)
     assert rel_err(q1, q2) < 1e-12 and rel_err(Qc, A.T @ lam) < 1e-12
     assert rel_err(A @ q1, b) < 1e-12
+    # (63): M qdd + Omega C qd - M^{1/2} D^+ b = Omega tau with Q = tau - C qd
+    C, qd0 = rng.normal(size=(n, n)), rng.normal(size=n)
+    tau = Q + C @ qd0
+    w, V = np.linalg.eigh(M)
+    Mh, Mih = (V * np.sqrt(w)) @ V.T, (V / np.sqrt(w)) @ V.T
+    MhDp = Mh @ np.linalg.pinv(A @ Mih)
+    Om = np.eye(n) - MhDp @ A @ np.linalg.inv(M)
+    assert rel_err(M @ q1 + Om @ C @ qd0 - MhDp @ b, Om @ tau) < 1e-12
     qd = np.linalg.svd(A)[2][r:].T @ rng.normal(size=n - r)  # in the null space of A
     assert abs(Qc @ qd) < 1e-12 * np.abs(Qc).max() * np.abs(qd).max()
 
 
 @pytest.fixture(scope="module")
 def runs(mobile):  # noqa: ANN001, ANN201
-    """10 s of arm7 on a diff-drive base, constant wheel and arm torques, each route."""
-    _, arm, F, _, _ = mobile
+    """10 s of arm7 on a diff-drive base: constant wheel torques, a PD hold of the arm, each route."""
+    _, _, F, _, _ = mobile
     wheels = dd.Wheels(radius=0.08, separation=0.45)
     q0 = np.zeros(F.n)
     q0[3:] = [0.2, -0.4, 0.1, -1.6, 0.0, 1.2, 0.3]

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbd_ros.formulations import Formulations, gauss, kane, lagrange
+from rbd_ros.formulations import Formulations, gauss, kane, lagrange, planar_base
 from rbd_ros.formulations.chain import KC, KG, KM, world_kinematics
 from rbd_ros.formulations.planar_base import (base_accelerations, base_rates, to_base_frame,
-                                              world_accelerations, world_rates)
+                                              world_rates)
 from rbd_ros.formulations.udwadia_kalaba import kkt, udwadia_kalaba
 
 METHODS = ("kane", "udwadia_kalaba", "kkt")
@@ -173,8 +173,7 @@ def inverse_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarr
     vd = np.asarray(vd, dtype=float)
     _check_rolling(v, "v")
     _check_rolling(vd, "vd")
-    tau = F.inverse_dynamics(method, q, world_rates(q, v), world_accelerations(q, v, vd))
-    fb = base_rates(q, tau)
+    fb = planar_base.inverse_dynamics(F, q, v, vd, method)
     return wheels.torques(fb[0], fb[2]), fb[3:], float(fb[1])
 
 
@@ -211,7 +210,8 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
     if stabilise not in (None, "baumgarte", "projection"):
         raise ValueError(f"simulate: stabilise must be None, baumgarte or projection, got {stabilise!r}")
     n = F.n
-    arm_law = tau_arm if callable(tau_arm) else (lambda q, v, t=np.asarray(tau_arm, float): t)
+    fixed_arm = None if callable(tau_arm) else np.asarray(tau_arm, dtype=float)
+    arm_law = tau_arm if fixed_arm is None else (lambda q, v: fixed_arm)
     q = np.asarray(q0, dtype=float).copy()
     v0 = np.asarray(v0, dtype=float)
     _check_rolling(v0, "v0")

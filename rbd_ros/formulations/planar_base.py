@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.formulations import dual_quaternion
-from rbd_ros.formulations.chain import PRISMATIC_J, REVOLUTE, Chain
+from rbd_ros.formulations.chain import Chain
 from rbd_ros.formulations.dq import ad_frame, ad_frame_inv, inner, rmul
 from rbd_ros.formulations.dual_quaternion import NWS
 
@@ -165,6 +165,33 @@ def to_base_frame(q: np.ndarray, v: np.ndarray, M: np.ndarray,
     T[:2, :2] = [[c, -s], [s, c]]
     Tdv = world_accelerations(q, v, np.zeros_like(v))
     return T.T @ M @ T, T.T @ (h + M @ Tdv)
+
+
+# ---- whole-body dynamics in base rates (what a Robot-level planar base calls) ----------------
+def inverse_dynamics(F, q: np.ndarray, v: np.ndarray, vd: np.ndarray,  # noqa: ANN001
+                     method: str = "silver", wrench: np.ndarray | None = None) -> np.ndarray:
+    """Base-frame ``[F_x, F_y, M_z, arm torques]`` (force and moment about B on the base) for
+    base rates ``v``, ``v-dot``; ``F``: ``Formulations(whole_body_chain(...))``, ``method``: any
+    of its inverse-dynamics methods (world rates inside)."""
+    tau = F.inverse_dynamics(method, q, world_rates(q, v), world_accelerations(q, v, vd), wrench)
+    return base_rates(q, tau)
+
+
+def mass_matrix(F, q: np.ndarray, method: str = "kane") -> np.ndarray:  # noqa: ANN001
+    """``M_base = T^T M T`` (``method``: lagrange, kane, gauss)."""
+    return to_base_frame(q, np.zeros(len(q)), F.mass_matrix(method, q), np.zeros(len(q)))[0]
+
+
+def bias(F, q: np.ndarray, v: np.ndarray, method: str = "silver") -> np.ndarray:  # noqa: ANN001
+    """``h_base`` with gravity: the inverse dynamics at ``v-dot = 0``."""
+    return inverse_dynamics(F, q, v, np.zeros(len(q)), method)
+
+
+def forward_dynamics(F, q: np.ndarray, v: np.ndarray, f: np.ndarray,  # noqa: ANN001
+                     method: str = "kane") -> np.ndarray:
+    """Base-rate ``v-dot = M_base^{-1} (f - h_base)`` for the base-frame generalized force
+    ``f`` (``method`` for M and h: lagrange, kane, gauss)."""
+    return np.linalg.solve(mass_matrix(F, q, method), f - bias(F, q, v, method))
 
 
 # ---- dqNE with the holonomic base, 001 §3.2.2 ------------------------------------------------
