@@ -20,6 +20,7 @@ from rbd_ros.robot import Robot
 pin = pytest.importorskip("pinocchio")
 
 TOL = 1e-9
+NO_WRENCH = np.zeros(6)
 URDF = str(REPO / "urdf" / "arm7.urdf")
 WORLD_METHODS = ("silver", "lagrange", "lagrange_recursive", "kane", "gauss", "dual_quaternion")
 
@@ -86,7 +87,7 @@ def test_planar_base_inverse_dynamics_vs_pinocchio(mobile, method: str) -> None:
         qd, qdd = pb.world_rates(q, v), pb.world_accelerations(q, v, vd)
         if method == "dqne_planar":
             tau = np.empty(F.n)
-            pb.dqne_planar(base.packed(), dp, arm.gravity, q, qd, qdd, F._zero6, False, ws, tau)
+            pb.dqne_planar(base.packed(), dp, arm.gravity, q, qd, qdd, NO_WRENCH, False, ws, tau)
         else:
             tau = F.inverse_dynamics(method, q, qd, qdd)
         ref = pin.rnea(pm, pd, pin_q(q), v, vd)
@@ -102,7 +103,7 @@ def test_dqne_planar_yaw_force_needs_the_errata(mobile) -> None:  # noqa: ANN001
     q[:2] = (2.0, -1.5)
     qd, qdd = pb.world_rates(q, v), pb.world_accelerations(q, v, vd)
     tau = np.empty(F.n)
-    pb.dqne_planar(base.packed(), pb.pack_arm(base, arm), arm.gravity, q, qd, qdd, F._zero6, False,
+    pb.dqne_planar(base.packed(), pb.pack_arm(base, arm), arm.gravity, q, qd, qdd, NO_WRENCH, False,
                    pb.dqne_workspace(arm.dof), tau)
     literal = tau[2] + q[0] * tau[1] - q[1] * tau[0]
     ref = pin.rnea(pm, pd, pin_q(q), v, vd)

@@ -43,6 +43,7 @@ from rbd_ros.formulations.planar_base import (base_accelerations, base_rates, to
 from rbd_ros.formulations.udwadia_kalaba import kkt, udwadia_kalaba
 
 METHODS = ("kane", "udwadia_kalaba", "kkt")
+NO_WRENCH = np.zeros(6)  # the kernels' unused tool-wrench argument
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
         u = speeds(v)
         B, Bdu = speeds_basis(q, u)
         M, C, h, fc, fe = (np.empty((n, n)), np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n))
-        kane.kane(F.pk, q, qd, F._zero6, False, M, C, h, fc, fe)
+        kane.kane(F.pk, q, qd, NO_WRENCH, False, M, C, h, fc, fe)
         app = fw + fc - h
         ud = np.linalg.solve(B.T @ M @ B, B.T @ (app - M @ Bdu))
         A, _ = constraint(q, qd)
@@ -135,7 +136,7 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
         return base_velocity(ud), float(A[0] @ (M @ (B @ ud + Bdu) - app))
     if method == "udwadia_kalaba":
         M, C, g, fe = np.empty((n, n)), np.empty((n, n)), np.empty(n), np.empty(n)
-        gauss.gauss(F.dp, q, qd, F._zero6, False, M, C, g, fe)
+        gauss.gauss(F.dp, q, qd, NO_WRENCH, False, M, C, g, fe)
         A, b = constraint(q, qd)
         qdd, Qc = np.empty(n), np.empty(n)
         udwadia_kalaba(M, fw - C @ qd - g, A, b, qdd, Qc)
@@ -144,7 +145,7 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
         return vd, float(A[0] @ Qc)  # |A| = 1
     if method == "kkt":
         M, h, g, wf = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
-        lagrange.lagrange_direct(F.pk, q, qd, True, F._zero6, False, M, h, g, wf)
+        lagrange.lagrange_direct(F.pk, q, qd, True, NO_WRENCH, False, M, h, g, wf)
         Mb, hb = to_base_frame(q, v, M, h + g)
         A = np.zeros((1, n))
         A[0, 1] = 1.0
@@ -228,7 +229,7 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
             vd, _ = constrained_dynamics(F, q, v, f, "kane")
             qd = world_rates(q, v)
             return qd, speeds(vd), float(f @ v)
-        gauss.gauss(F.dp, q, s, F._zero6, False, M, Cm, g, fe)  # 001 (46)-(50)
+        gauss.gauss(F.dp, q, s, NO_WRENCH, False, M, Cm, g, fe)  # 001 (46)-(50)
         A, b = constraint(q, s)
         if stabilise == "baumgarte":
             b = b - gamma * (A @ s)
