@@ -267,7 +267,7 @@ def test_udwadia_kalaba_equals_kkt_and_its_force_does_no_work() -> None:
 def runs(mobile):  # noqa: ANN001, ANN201
     """10 s of arm7 on a diff-drive base: constant wheel torques, a PD hold of the arm, each route."""
     _, _, F, _, _ = mobile
-    wheels = dd.Wheels(radius=0.08, separation=0.45)
+    wheels = dd.Wheels(radius=0.08, separation=0.45, spin_inertia=0.004)
     q0 = np.zeros(F.n)
     q0[3:] = [0.2, -0.4, 0.1, -1.6, 0.0, 1.2, 0.3]
     v0 = np.zeros(F.n)
@@ -362,3 +362,66 @@ def test_bundled_mobile_urdf(name: str, wheels: tuple[str, str], radius: float, 
     for q, v, vd in states(F.n, 41, 2):
         tau = F.inverse_dynamics("silver", q, pb.world_rates(q, v), pb.world_accelerations(q, v, vd))
         assert rel_err(pb.base_rates(q, tau), pin.rnea(pm, pd, pin_q(q), v, vd)) < TOL
+
+
+def test_spinning_wheels_vs_pinocchio_with_rolling_constraints() -> None:
+    """``mobile_arm7`` in Pinocchio with its wheel joints and three constraints (no side slip,
+    left and right rolling), solved by KKT, against ``diff_drive`` with the wheels' mass fused
+    into the base and their spin inertia as ``Wheels.spin_inertia``: every route, the lateral
+    force, and the inverse dynamics back to the wheel torques."""
+    path = str(REPO / "urdf" / "mobile_arm7.urdf")
+    full = pin.buildModelFromUrdf(path, pin.JointModelPlanar())
+    arm_model = Robot.from_urdf(path, base_link="arm_base_link", tip_link="tool0").model
+    full.gravity.linear[:] = arm_model.gravity
+    lw, rw = (full.getJointId(j) for j in ("left_wheel_joint", "right_wheel_joint"))
+    red = pin.buildReducedModel(full, [lw, rw], pin.neutral(full))
+    Y = red.inertias[1]
+    mount = np.eye(4)
+    mount[:3, 3] = (0.10, 0.0, 0.225)
+    F = Formulations(pb.whole_body_chain(pb.PlanarBase(Y.mass, Y.lever, Y.inertia, mount),
+                                         Chain.from_model(arm_model)))
+    r, s = 0.08, 0.45
+    wheels = dd.Wheels(r, s, spin_inertia=full.inertias[lw].inertia[1, 1])
+    assert wheels.spin_inertia > 1e-3
+    iv = {j: full.joints[full.getJointId(j)].idx_v for j in full.names[1:]}
+    iq = {j: full.joints[full.getJointId(j)].idx_q for j in full.names[1:]}
+    arm_v = [iv[j] for j in arm_model.joint_names]
+    arm_q = [iq[j] for j in arm_model.joint_names]
+    pd = full.createData()
+    rng = np.random.default_rng(51)
+    for q, v, _ in states(F.n, 51, 2):
+        v[1] = 0.0
+        tw, ta = rng.normal(size=2) * 3.0, rng.normal(size=arm_model.dof) * 3.0
+        qf = pin.neutral(full)
+        qf[:4] = pin_q(q)[:4]
+        for j, a in (("left_wheel_joint", 0.7), ("right_wheel_joint", -1.1)):
+            qf[iq[j]:iq[j] + 2] = np.cos(a), np.sin(a)
+        qf[arm_q] = q[3:]
+        vf = np.zeros(full.nv)
+        vf[:3] = v[:3]
+        vf[iv["left_wheel_joint"]] = (v[0] - 0.5 * s * v[2]) / r
+        vf[iv["right_wheel_joint"]] = (v[0] + 0.5 * s * v[2]) / r
+        vf[arm_v] = v[3:]
+        tau = np.zeros(full.nv)
+        tau[iv["left_wheel_joint"]], tau[iv["right_wheel_joint"]] = tw
+        tau[arm_v] = ta
+        A = np.zeros((3, full.nv))
+        A[0, 1] = 1.0  # v_y = 0
+        for k, (j, side) in enumerate((("left_wheel_joint", -1.0), ("right_wheel_joint", 1.0))):
+            A[1 + k, iv[j]], A[1 + k, 0], A[1 + k, 2] = r, -1.0, -side * 0.5 * s  # r th-dot = v_x +/- w s/2
+        assert np.abs(A @ vf).max() < 1e-14
+        M = pin.crba(full, pd, qf)
+        M = np.triu(M) + np.triu(M, 1).T
+        h = pin.rnea(full, pd, qf, vf, np.zeros(full.nv))
+        K = np.block([[M, -A.T], [A, np.zeros((3, 3))]])
+        x = np.linalg.solve(K, np.concatenate([tau - h, np.zeros(3)]))
+        ref = np.concatenate([x[:3], x[arm_v]])
+        for method in dd.METHODS:
+            vd, lam = dd.forward_dynamics(F, wheels, q, v, tw, ta, method)
+            assert rel_err(vd, ref) < TOL, method
+            assert abs(lam - x[full.nv]) < TOL * max(1.0, abs(x[full.nv])), method
+        tw2, ta2, lam2 = dd.inverse_dynamics(F, wheels, q, v, ref)
+        assert rel_err(tw2, tw) < TOL and rel_err(ta2, ta) < TOL
+        assert abs(lam2 - x[full.nv]) < TOL * max(1.0, abs(x[full.nv]))
+        vd0, _ = dd.forward_dynamics(F, dd.Wheels(r, s), q, v, tw, ta)
+        assert rel_err(vd0, ref) > 1e-4  # the spin inertia matters

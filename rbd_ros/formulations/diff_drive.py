@@ -25,10 +25,17 @@ on the base at B along its y axis (``A^T lam`` has no moment about B).
 
 Inputs: wheel torques (left, right) with ros2_control's ``diff_drive_controller`` meanings
 (``wheel_radius`` r, ``wheel_separation`` s = distance between the wheel contact points; the
-left wheel at ``+s/2`` on the base y axis), massless wheels: the ground's forward forces
-``tau/r`` at the contacts give the base-frame generalized force
+left wheel at ``+s/2`` on the base y axis, both axles along +y so positive torque drives
+forward), wheel mass lumped into the base body: the ground's forward forces ``tau/r`` at the
+contacts give the base-frame generalized force
 
     F_x = (tau_L + tau_R) / r,    M_z = (s/2) (tau_R - tau_L) / r,    F_y = 0 (+ lam)
+
+Wheel spin inertia ``I_a`` (about the axle, each wheel; default 0): rolling gives wheel rates
+``(v_x -/+ omega s/2) / r``, so the wheels add the kinetic energy ``(1/2) u^T M_w u`` with the
+constant ``M_w = (I_a / r^2) diag(2, s^2/2)`` on ``(v_x, omega)`` (no cross term, no velocity
+terms in Kane's equations: the wheels' gyroscopic moment is about the base x axis, carried by
+the ground's normal forces).  It adds to ``M`` on ``v_x, omega`` and leaves ``lam`` alone.
 """
 from __future__ import annotations
 
@@ -52,12 +59,20 @@ class Wheels:
 
     radius: float
     separation: float
+    spin_inertia: float = 0.0  # I_a of each wheel about its axle (kg m^2)
 
     def __post_init__(self) -> None:
         for name in ("radius", "separation"):
             x = getattr(self, name)
             if not (np.isfinite(x) and x > 0.0):
                 raise ValueError(f"Wheels: wheel_{name} must be positive and finite, got {x}")
+        if not (np.isfinite(self.spin_inertia) and self.spin_inertia >= 0.0):
+            raise ValueError(f"Wheels: spin_inertia must be >= 0 and finite, got {self.spin_inertia}")
+
+    def added_inertia(self) -> tuple[float, float]:
+        """``(m_v, I_omega) = (2 I_a / r^2, I_a s^2 / (2 r^2))``: ``M_w`` (module docstring)."""
+        k = self.spin_inertia / self.radius ** 2
+        return 2.0 * k, 0.5 * k * self.separation ** 2
 
     def base_force(self, tau_wheels: np.ndarray) -> tuple[float, float]:
         """``(F_x, M_z)`` on the base (module docstring) from ``(tau_L, tau_R)``."""
@@ -113,15 +128,17 @@ def _check_rolling(v: np.ndarray, what: str, tol: float = 1e-9) -> None:
 
 
 def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.ndarray,
-                         method: str = "kane") -> tuple[np.ndarray, float]:
+                         method: str = "kane", wheels: Wheels | None = None) -> tuple[np.ndarray, float]:
     """Constrained forward dynamics, **base rates** in and out: ``(v-dot, lam)`` with
     ``v-dot[1] = 0`` for the applied base-frame generalized force ``f`` (e.g.
     ``generalized_force``); ``F``: ``Formulations`` of ``planar_base.whole_body_chain``.
-    ``method``: ``kane`` (000 (46)), ``udwadia_kalaba`` (001 (62)), ``kkt``."""
+    ``method``: ``kane`` (000 (46)), ``udwadia_kalaba`` (001 (62)), ``kkt``; ``wheels``: adds
+    their spin inertia ``M_w`` (module docstring)."""
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
     _check_rolling(v, "v")
     n = len(q)
+    mv, Iw = (0.0, 0.0) if wheels is None else wheels.added_inertia()
     qd = world_rates(q, v)
     fw = world_rates(q, f)  # f_world = T f_base (T orthogonal)
     if method == "kane":
@@ -130,7 +147,10 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
         M, C, h, fc, fe = (np.empty((n, n)), np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n))
         kane.kane(F.pk, q, qd, NO_WRENCH, False, M, C, h, fc, fe)
         app = fw + fc - h
-        ud = np.linalg.solve(B.T @ M @ B, B.T @ (app - M @ Bdu))
+        Mu = B.T @ M @ B
+        Mu[0, 0] += mv  # M_w in u = (v_x, omega, ...)
+        Mu[1, 1] += Iw
+        ud = np.linalg.solve(Mu, B.T @ (app - M @ Bdu))
         A, _ = constraint(q, qd)
         # the constraint force A^T lam = M qdd - (f + f_c - h), |A| = 1
         return base_velocity(ud), float(A[0] @ (M @ (B @ ud + Bdu) - app))
@@ -138,8 +158,9 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
         M, C, g, fe = np.empty((n, n)), np.empty((n, n)), np.empty(n), np.empty(n)
         gauss.gauss(F.dp, q, qd, NO_WRENCH, False, M, C, g, fe)
         A, b = constraint(q, qd)
+        M, Q = _with_wheels(q, v, M, fw - C @ qd - g, mv, Iw)
         qdd, Qc = np.empty(n), np.empty(n)
-        udwadia_kalaba(M, fw - C @ qd - g, A, b, qdd, Qc)
+        udwadia_kalaba(M, Q, A, b, qdd, Qc)
         vd = base_accelerations(q, qd, qdd)
         vd[1] = 0.0  # exactly zero by (64); remove the round-off
         return vd, float(A[0] @ Qc)  # |A| = 1
@@ -147,6 +168,8 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
         M, h, g, wf = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
         lagrange.lagrange_direct(F.pk, q, qd, True, NO_WRENCH, False, M, h, g, wf)
         Mb, hb = to_base_frame(q, v, M, h + g)
+        Mb[0, 0] += mv  # M_w; its velocity terms vanish with v_y = 0 (see _with_wheels)
+        Mb[2, 2] += Iw
         A = np.zeros((1, n))
         A[0, 1] = 1.0
         vd, lam = np.empty(n), np.empty(1)
@@ -156,11 +179,28 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
     raise ValueError(f"unknown diff_drive method {method!r}; valid: {', '.join(METHODS)}")
 
 
+def _with_wheels(q: np.ndarray, v: np.ndarray, M: np.ndarray, Q: np.ndarray, mv: float,
+                 Iw: float) -> tuple[np.ndarray, np.ndarray]:
+    """World-rate ``M`` and ``Q`` with ``M_w``: its force ``-M_w v-dot_b`` with ``v-dot_b = T^T qdd
+    + (omega v_y, -omega v_x)`` gives ``M += T M_w T^T``, ``Q -= T M_w (omega v_y, -omega v_x)``
+    (``M_w`` on the base-frame ``v_x`` and ``omega``)."""
+    if mv == 0.0 and Iw == 0.0:
+        return M, Q
+    c, s = np.cos(q[2]), np.sin(q[2])
+    M = M.copy()
+    Q = Q.copy()
+    tx = np.array([c, s])  # base x axis in the world
+    M[:2, :2] += mv * np.outer(tx, tx)
+    M[2, 2] += Iw
+    Q[:2] -= mv * v[2] * v[1] * tx
+    return M, Q
+
+
 def forward_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarray,
                      tau_wheels: np.ndarray, tau_arm: np.ndarray,
                      method: str = "kane") -> tuple[np.ndarray, float]:
     """``(v-dot, lam)`` (base rates) from wheel torques ``(left, right)`` and arm torques."""
-    return constrained_dynamics(F, q, v, generalized_force(wheels, tau_wheels, tau_arm), method)
+    return constrained_dynamics(F, q, v, generalized_force(wheels, tau_wheels, tau_arm), method, wheels)
 
 
 def inverse_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarray,
@@ -175,19 +215,24 @@ def inverse_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarr
     _check_rolling(v, "v")
     _check_rolling(vd, "vd")
     fb = planar_base.inverse_dynamics(F, q, v, vd, method)
-    return wheels.torques(fb[0], fb[2]), fb[3:], float(fb[1])
+    mv, Iw = wheels.added_inertia()
+    return wheels.torques(fb[0] + mv * vd[0], fb[2] + Iw * vd[2]), fb[3:], float(fb[1])
 
 
 # ---- energy and simulation ------------------------------------------------------------------
-def energy(F: Formulations, q: np.ndarray, qd: np.ndarray) -> float:
-    """``E = (1/2) qd^T M qd - sum m_i g . c_i`` (world rates; M by 000 (35))."""
+def energy(F: Formulations, q: np.ndarray, qd: np.ndarray, wheels: Wheels | None = None) -> float:
+    """``E = (1/2) qd^T M qd - sum m_i g . c_i`` (+ the wheels' ``(1/2) u^T M_w u``) (world
+    rates; M by 000 (35))."""
     n = F.n
     T = np.empty((n + 1, 4, 4))
     Z, w, vo = np.empty((n, 6)), np.empty((n + 1, 3)), np.empty((n + 1, 3))
     world_kinematics(F.pk, q, qd, T, Z, w, vo)
     g = F.pk[n, KG:KG + 3]
     c = np.einsum("nij,nj->ni", T[:n, :3, :3], F.pk[:n, KC:KC + 3]) + T[:n, :3, 3]
-    return 0.5 * qd @ F.mass_matrix("kane", q) @ qd - float(F.pk[:n, KM] @ (c @ g))
+    mv, Iw = (0.0, 0.0) if wheels is None else wheels.added_inertia()
+    vx = np.cos(q[2]) * qd[0] + np.sin(q[2]) * qd[1]
+    wheel = 0.5 * (mv * vx * vx + Iw * qd[2] * qd[2])
+    return 0.5 * qd @ F.mass_matrix("kane", q) @ qd + wheel - float(F.pk[:n, KM] @ (c @ g))
 
 
 def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
@@ -226,7 +271,7 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
         v = base_velocity(s) if method == "kane" else base_rates(q, s)
         f = generalized_force(wheels, tau_wheels, arm_law(q, v))
         if method == "kane":
-            vd, _ = constrained_dynamics(F, q, v, f, "kane")
+            vd, _ = constrained_dynamics(F, q, v, f, "kane", wheels)
             qd = world_rates(q, v)
             return qd, speeds(vd), float(f @ v)
         gauss.gauss(F.dp, q, s, NO_WRENCH, False, M, Cm, g, fe)  # 001 (46)-(50)
@@ -235,7 +280,8 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
             b = b - gamma * (A @ s)
         qdd, Qc = np.empty(n), np.empty(n)
         fw = world_rates(q, f)
-        udwadia_kalaba(M, fw - Cm @ s - g, A, b, qdd, Qc)
+        Mw, Q = _with_wheels(q, v, M, fw - Cm @ s - g, *wheels.added_inertia())
+        udwadia_kalaba(Mw, Q, A, b, qdd, Qc)
         return s, qdd, float(fw @ s)
 
     s = speeds(v0) if method == "kane" else world_rates(q, v0)
@@ -246,7 +292,7 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
     def record(k: int) -> None:
         Q[k] = q
         V[k] = base_velocity(s) if method == "kane" else base_rates(q, s)
-        E[k] = energy(F, q, world_rates(q, V[k]) if method == "kane" else s)
+        E[k] = energy(F, q, world_rates(q, V[k]) if method == "kane" else s, wheels)
         W[k] = work
 
     record(0)
@@ -260,7 +306,7 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
         work += dt / 6.0 * (k1[2] + 2 * k2[2] + 2 * k3[2] + k4[2])
         if method == "udwadia_kalaba" and stabilise == "projection":
             A, _ = constraint(q, s)
-            Mq = F.mass_matrix("kane", q)
+            Mq = _with_wheels(q, base_rates(q, s), F.mass_matrix("kane", q), s, *wheels.added_inertia())[0]
             MiA = np.linalg.solve(Mq, A.T)
             s = s - MiA @ np.linalg.solve(A @ MiA, A @ s)
         record(k + 1)
