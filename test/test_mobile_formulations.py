@@ -48,8 +48,7 @@ def mobile():  # noqa: ANN201
     return base, arm, F, pm, pm.createData()
 
 
-def pin_q(q: np.ndarray) -> np.ndarray:
-    return np.concatenate([q[:2], [np.cos(q[2]), np.sin(q[2])], q[3:]])
+pin_q = pb.to_cos_sin
 
 
 def pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
@@ -148,6 +147,22 @@ def test_planar_base_functional_interface_vs_pinocchio(mobile) -> None:  # noqa:
         assert rel_err(pb.mass_matrix(F, q, "gauss"), pin_mass(pm, pd, q)) < TOL
         assert rel_err(pb.bias(F, q, v), pin.rnea(pm, pd, qp, v, 0 * v)) < TOL
         assert rel_err(pb.forward_dynamics(F, q, v, 10 * vd), pin.aba(pm, pd, qp, v, 10 * vd)) < TOL
+
+
+def test_model_base_body_and_layouts(mobile) -> None:  # noqa: ANN001
+    """``formulations(model)`` reads the model's base body (``MdhModel.base_*``, mount in
+    ``model.base``) and equals the hand-built whole body; the cos/sin layout round-trips."""
+    base, _, F, _, _ = mobile
+    mount = base.mount @ Robot.from_urdf(URDF).model.base
+    model = Robot.from_urdf(URDF).model.replace(base=mount, base_mass=base.mass, base_com=base.com,
+                                               base_inertia=base.inertia)
+    G = pb.formulations(model)
+    for q, qd, qdd in states(F.n, 17, 2):
+        assert rel_err(G.inverse_dynamics("silver", q, qd, qdd), F.inverse_dynamics("silver", q, qd, qdd)) < 1e-12
+        q[2] = 3.0
+        assert rel_err(pb.from_cos_sin(pb.to_cos_sin(q)), q) < 1e-15
+    with pytest.raises(ValueError, match="mass must be finite and >= 0"):
+        pb.PlanarBase(-1.0, np.zeros(3), np.eye(3))
 
 
 @pytest.mark.parametrize("method", ("kane", "gauss"))

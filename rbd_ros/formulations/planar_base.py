@@ -43,10 +43,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from rbd_ros.formulations import dual_quaternion
+from rbd_ros.formulations import Formulations, dual_quaternion
 from rbd_ros.formulations.chain import Chain
 from rbd_ros.formulations.dq import ad_frame, ad_frame_inv, inner, rmul
 from rbd_ros.formulations.dual_quaternion import NWS
+from rbd_ros.model import MdhModel
 
 NB = 3  # base coordinates x, y, phi
 # packed base row: mass, com (3), inertia about the CoM (9)
@@ -71,13 +72,20 @@ class PlanarBase:
             if arr.shape != shape:
                 raise ValueError(f"PlanarBase: {name} must have shape {shape}, got {arr.shape}")
             object.__setattr__(self, name, arr)
-        if not self.mass > 0.0 or not np.isfinite(self.mass):
-            raise ValueError(f"PlanarBase: mass must be positive and finite, got {self.mass}")
+        if not self.mass >= 0.0 or not np.isfinite(self.mass):
+            raise ValueError(f"PlanarBase: mass must be finite and >= 0, got {self.mass}")
         if np.linalg.eigvalsh(0.5 * (self.inertia + self.inertia.T)).min() < 0.0:
             raise ValueError("PlanarBase: inertia must be symmetric positive semi-definite")
         R = self.mount[:3, :3]
         if np.abs(R.T @ R - np.eye(3)).max() > 1e-9 or np.abs(self.mount[3] - [0, 0, 0, 1]).max() > 0:
             raise ValueError("PlanarBase: mount must be a homogeneous transform (rotation, translation)")
+
+    @classmethod
+    def from_model(cls, model: MdhModel) -> "PlanarBase":
+        """The base body of an ``MdhModel`` (``base_mass``, ``base_com``, ``base_inertia`` in
+        ``base_link`` axes); ``mount`` is the identity because ``model.base`` (base_link -> MDH
+        frame 0) is already the arm chain's ``X[0]`` (``Chain.from_model``)."""
+        return cls(model.base_mass, model.base_com, model.base_inertia)
 
     def packed(self) -> np.ndarray:
         """The base row (``NBASE``) ``dqne_planar`` reads."""
@@ -123,7 +131,26 @@ def pack_arm(base: PlanarBase, arm: Chain) -> np.ndarray:
     return dual_quaternion.pack(Chain(arm.screw, X, arm.mass, arm.com, arm.inertia, arm.gravity))
 
 
-# ---- the two velocity conventions ------------------------------------------------------------
+def formulations(model: MdhModel) -> Formulations:
+    """``Formulations`` of the whole body of an ``MdhModel`` on a planar root (its base body
+    and chain): what the functions below and ``diff_drive`` take as ``F``."""
+    return Formulations(whole_body_chain(PlanarBase.from_model(model), Chain.from_model(model)))
+
+
+# ---- layouts and the two velocity conventions ------------------------------------------------
+def from_cos_sin(qc: np.ndarray) -> np.ndarray:
+    """Pinocchio's / ``floating_base``'s planar configuration ``[x, y, cos, sin, arm]`` to
+    ``q = [x, y, phi, arm]``."""
+    qc = np.asarray(qc, dtype=float)
+    return np.concatenate([qc[:2], [np.arctan2(qc[3], qc[2])], qc[4:]])
+
+
+def to_cos_sin(q: np.ndarray) -> np.ndarray:
+    """``q = [x, y, phi, arm]`` to ``[x, y, cos phi, sin phi, arm]``."""
+    q = np.asarray(q, dtype=float)
+    return np.concatenate([q[:2], [np.cos(q[2]), np.sin(q[2])], q[3:]])
+
+
 def world_rates(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``qd = T(phi) v``: base-frame ``(v_x, v_y, omega)`` to world ``(x-dot, y-dot, phi-dot)``."""
     c, s = np.cos(q[2]), np.sin(q[2])
@@ -168,7 +195,7 @@ def to_base_frame(q: np.ndarray, v: np.ndarray, M: np.ndarray,
 
 
 # ---- whole-body dynamics in base rates (what a Robot-level planar base calls) ----------------
-def inverse_dynamics(F, q: np.ndarray, v: np.ndarray, vd: np.ndarray,  # noqa: ANN001
+def inverse_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, vd: np.ndarray,
                      method: str = "silver", wrench: np.ndarray | None = None) -> np.ndarray:
     """Base-frame ``[F_x, F_y, M_z, arm torques]`` (force and moment about B on the base) for
     base rates ``v``, ``v-dot``; ``F``: ``Formulations(whole_body_chain(...))``, ``method``: any
@@ -177,17 +204,17 @@ def inverse_dynamics(F, q: np.ndarray, v: np.ndarray, vd: np.ndarray,  # noqa: A
     return base_rates(q, tau)
 
 
-def mass_matrix(F, q: np.ndarray, method: str = "kane") -> np.ndarray:  # noqa: ANN001
+def mass_matrix(F: Formulations, q: np.ndarray, method: str = "kane") -> np.ndarray:
     """``M_base = T^T M T`` (``method``: lagrange, kane, gauss)."""
     return to_base_frame(q, np.zeros(len(q)), F.mass_matrix(method, q), np.zeros(len(q)))[0]
 
 
-def bias(F, q: np.ndarray, v: np.ndarray, method: str = "silver") -> np.ndarray:  # noqa: ANN001
+def bias(F: Formulations, q: np.ndarray, v: np.ndarray, method: str = "silver") -> np.ndarray:
     """``h_base`` with gravity: the inverse dynamics at ``v-dot = 0``."""
     return inverse_dynamics(F, q, v, np.zeros(len(q)), method)
 
 
-def forward_dynamics(F, q: np.ndarray, v: np.ndarray, f: np.ndarray,  # noqa: ANN001
+def forward_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.ndarray,
                      method: str = "kane") -> np.ndarray:
     """Base-rate ``v-dot = M_base^{-1} (f - h_base)`` for the base-frame generalized force
     ``f`` (``method`` for M and h: lagrange, kane, gauss)."""
