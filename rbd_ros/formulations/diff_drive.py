@@ -12,11 +12,15 @@ In base rates ``v = [v_x, v_y, omega, ...]`` the same constraint is ``v_y = 0`` 
 acceleration level, ``v_y-dot = 0`` (constant ``A = e_2^T``, ``b = 0``).
 
 Generalized speeds (Kane, 000 (5)-(11)): ``u = [v_x, omega, arm rates]`` (forward speed, yaw
-rate), ``qd = B(q) u``, ``A B = 0`` (9), ``d = 0``, with ``B = [[cos, 0], [sin, 0], [0, 1]]
-(+) E``; ``B-dot u = [-sin phi omega v_x, cos phi omega v_x, 0, ...]``.  Projected equations
-(000 (44)-(46), rearranged as an ODE, sheet §2.2):
+rate; the diff-drive velocity block of ``rbd_ros.floating_base``'s layout), ``qd = B(q) u``,
+``A B = 0`` (9), ``d = 0``, with ``B = [[cos, 0], [sin, 0], [0, 1]] (+) E``;
+``B-dot u = [-sin phi omega v_x, cos phi omega v_x, 0, ...]``.  With the partial-velocity
+matrices ``T_i = J_i B`` (44), (46) is ``B^T`` times the body sum of 000 (35), so as an ODE
+(sheet §2.2):
 
     (B^T M B) u-dot = B^T (f + f_c - h - M B-dot u)           (M, h, f_c: 000 (35), (27))
+
+``speeds``/``base_velocity`` convert between ``u`` and base rates.
 
 Udwadia-Kalaba: ``udwadia_kalaba`` with 001's own ``M_GP``, ``Q = tau_GP - C_GP qd - g_GP``
 (001 (45)-(51)).  KKT: 003's ``M``, ``h + g`` (3.28) mapped to base rates, ``A = e_2^T``.  The
