@@ -40,6 +40,12 @@ class RequestError(ValueError):
     """A request the service refuses; the message is sent back to the caller."""
 
 
+def _no_repeats(names: tuple[str, ...]) -> None:
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise RequestError(f"joint names repeated: {dup}")
+
+
 @dataclass(frozen=True)
 class IKAnswer:
     positions: np.ndarray  # (N, n) caller's joint order
@@ -91,9 +97,7 @@ class DynamicsService:
         if unknown:
             raise RequestError(f"unknown joint names {unknown}; the model's joints are "
                                f"{list(self._identity)}")
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise RequestError(f"joint names repeated: {dup}")
+        _no_repeats(names)
         missing = [n for n in self._identity if n not in names]
         if missing:
             raise RequestError(f"joint_names lacks {missing}; give all {len(self._identity)} "
@@ -115,9 +119,7 @@ class DynamicsService:
         if unknown:
             raise RequestError(f"unknown joint names {unknown}; this floating-base robot takes "
                                f"{list(every)} (any order)")
-        if len(set(names)) != len(names):
-            dup = sorted({nm for nm in names if names.count(nm) > 1})
-            raise RequestError(f"joint names repeated: {dup}")
+        _no_repeats(names)
         missing = [nm for nm in every if nm not in names]
         if missing:
             if set(missing) >= set(self._bq + self._bv):

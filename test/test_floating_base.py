@@ -137,6 +137,24 @@ def test_space_robot_momentum_conservation(integrator: str) -> None:
         assert 1e-9 < drift < 1e-1, drift
 
 
+def pin_rk4_chart(pm, pd, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float,  # noqa: ANN001
+                  steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """RK4 in the chart with Pinocchio's ``aba`` and ``integrate`` (``pin.integrate(q, h K)``
+    for the stages), constant ``tau``, Pinocchio's joint order: the state after ``steps``."""
+    for _ in range(steps):
+        k1 = v
+        a1 = pin.aba(pm, pd, q, v, tau)
+        k2 = v + dt / 2 * a1
+        a2 = pin.aba(pm, pd, pin.integrate(pm, q, dt / 2 * k1), k2, tau)
+        k3 = v + dt / 2 * a2
+        a3 = pin.aba(pm, pd, pin.integrate(pm, q, dt / 2 * k2), k3, tau)
+        k4 = v + dt * a3
+        a4 = pin.aba(pm, pd, pin.integrate(pm, q, dt * k3), k4, tau)
+        q = pin.integrate(pm, q, dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+        v = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+    return q, v
+
+
 def test_simulate_matches_pinocchio_rk4_on_the_group() -> None:
     """Our RKMK4 against an RK4 in the chart written with Pinocchio's aba and integrate
     (pin.integrate(q, h K) for the stages): same scheme, independent dynamics and exp."""
@@ -148,18 +166,8 @@ def test_simulate_matches_pinocchio_rk4_on_the_group() -> None:
     q, v, _, _ = random_state(rng, robot.dof)
     steps, dt = 200, 1e-3
     res = robot.simulate(q, v, np.zeros((steps, robot.nv)), dt=dt)
-    tau = np.zeros(robot.nv)
-    for _ in range(steps):  # the chart's dexp correction is O(h^2 |V|^2)/2 per stage: compare loosely
-        k1 = v
-        a1 = pin.aba(pm, pd, q, v, tau)
-        k2 = v + dt / 2 * a1
-        a2 = pin.aba(pm, pd, pin.integrate(pm, q, dt / 2 * k1), k2, tau)
-        k3 = v + dt / 2 * a2
-        a3 = pin.aba(pm, pd, pin.integrate(pm, q, dt / 2 * k2), k3, tau)
-        k4 = v + dt * a3
-        a4 = pin.aba(pm, pd, pin.integrate(pm, q, dt * k3), k4, tau)
-        q = pin.integrate(pm, q, dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
-        v = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+    # the chart's dexp correction is O(h^2 |V|^2)/2 per stage: compare loosely
+    q, v = pin_rk4_chart(pm, pd, q, v, np.zeros(robot.nv), dt, steps)
     assert np.abs(res.q[-1] - q).max() < 1e-6
     assert np.abs(res.qd[-1] - v).max() < 1e-5
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from robots_data import BUNDLED_URDF
-from test_floating_base import pin_pair, random_state, with_base_inertial
+from test_floating_base import pin_pair, pin_rk4_chart, random_state, with_base_inertial
 
 pin = pytest.importorskip("pinocchio")
 from rbd_ros.robot import Robot  # noqa: E402
@@ -30,7 +30,7 @@ def xml() -> str:
 
 
 @pytest.fixture(scope="module")
-def setup(xml: str):  # noqa: ANN201
+def setup(xml: str):
     robot = Robot.from_urdf(xml, base="floating")
     pm, pd, order = pin_pair(xml, robot)
     return robot, DynamicsService(robot, max_points=500), pm, pd, order
@@ -57,7 +57,7 @@ def to_pin(x: np.ndarray, order: list[int], off: int) -> np.ndarray:
     return out
 
 
-def test_model_reports_base_names(setup) -> None:  # noqa: ANN001
+def test_model_reports_base_names(setup) -> None:
     robot, service, *_ = setup
     assert robot.base_position_names == tuple(BQ) and robot.base_velocity_names == tuple(BV)
     assert service.floating and service.widths(caller_names(robot)) == (7 + robot.dof, 6 + robot.dof)
@@ -65,7 +65,7 @@ def test_model_reports_base_names(setup) -> None:  # noqa: ANN001
     assert not fixed.floating and fixed.robot.base_position_names == ()
 
 
-def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:  # noqa: ANN001
+def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:
     robot, service, pm, pd, order = setup
     names = caller_names(robot, 1)
     rng = np.random.default_rng(2)
@@ -106,7 +106,7 @@ def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:  # noqa: A
         assert np.abs(tw[k] - (ref_tau - J_ref.T @ w)[vcols]).max() / scale < TOL
 
 
-def test_forward_simulate_base_pose_and_twist(setup) -> None:  # noqa: ANN001
+def test_forward_simulate_base_pose_and_twist(setup) -> None:
     """RKMK4 from the service against an RK4 in the chart with Pinocchio's aba and integrate
     (test_floating_base has the same oracle for the core); a constant base wrench and joint
     torques, so the base pose and twist both move."""
@@ -124,16 +124,7 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:  # noqa: ANN001
     assert out.positions.shape == (5, robot.nq) and out.velocities.shape == (5, robot.nv)
     assert np.allclose(out.times, [0, 0.05, 0.1, 0.15, 0.2])
     qp, vp, tp = to_pin(q, order, 7), to_pin(v, order, 6), to_pin(tau, order, 6)
-    for _ in range(steps):
-        k1, a1 = vp, pin.aba(pm, pd, qp, vp, tp)
-        k2 = vp + dt / 2 * a1
-        a2 = pin.aba(pm, pd, pin.integrate(pm, qp, dt / 2 * k1), k2, tp)
-        k3 = vp + dt / 2 * a2
-        a3 = pin.aba(pm, pd, pin.integrate(pm, qp, dt / 2 * k2), k3, tp)
-        k4 = vp + dt * a3
-        a4 = pin.aba(pm, pd, pin.integrate(pm, qp, dt * k3), k4, tp)
-        qp = pin.integrate(pm, qp, dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
-        vp = vp + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+    qp, vp = pin_rk4_chart(pm, pd, qp, vp, tp, dt, steps)
     back_q, back_v = to_pin(np.arange(robot.nq), order, 7), to_pin(np.arange(robot.nv), order, 6)
     qi = {nm: i for i, nm in enumerate(BQ + list(robot.joint_names))}
     pcols = [qi[nm] for nm in names if nm in qi]
@@ -156,7 +147,7 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:  # noqa: ANN001
     ("integrator", "integrator 'rk4' unknown; use one of ['rkmk4', 'lie_euler'] (a floating-base robot)"),
     ("static", "static_torques is not available for a floating-base robot"),
 ])
-def test_bad_requests_refused(setup, case: str, message: str) -> None:  # noqa: ANN001
+def test_bad_requests_refused(setup, case: str, message: str) -> None:
     robot, service, *_ = setup
     n, names = robot.dof, BQ + BV + list(robot.joint_names)
     q, v = robot.neutral(), np.zeros(robot.nv)
@@ -180,7 +171,7 @@ def test_bad_requests_refused(setup, case: str, message: str) -> None:  # noqa: 
     assert message in str(err.value)
 
 
-def test_ros_server_floating(xml: str, setup, tmp_path) -> None:  # noqa: ANN001
+def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
     """A real server with ``base:=floating``: get_model reports the base, inverse dynamics and
     forward_simulate answer in the caller's order, a joints-only request is refused."""
     from ros_helpers import NodeProcess
@@ -216,7 +207,7 @@ def test_ros_server_floating(xml: str, setup, tmp_path) -> None:  # noqa: ANN001
         proc.stop()
 
 
-def test_core_batch_forward_dynamics(setup) -> None:  # noqa: ANN001
+def test_core_batch_forward_dynamics(setup) -> None:
     """The core's batch form (the services use it) against ``pin.aba`` state by state; rows of
     different counts are refused."""
     robot, _, pm, pd, order = setup
