@@ -201,6 +201,10 @@ def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
             sim = c.forward_simulate(q, v * 0.1, np.zeros((1, robot.nv)), 0.01, 0.001)
             assert sim.positions.shape == (11, robot.nq) and sim.velocities.shape == (11, robot.nv)
             assert abs(np.linalg.norm(sim.positions[-1, 3:7]) - 1) < 1e-12
+            fk = c.forward_kinematics(qc, joint_names=names)
+            assert fk.frame_id == "world" and len(fk.link_poses) == robot.dof + 1
+            p = fk.tool_pose.position
+            assert np.abs([p.x, p.y, p.z] - robot.fk(q)[:3, 3]).max() < 1e-12
             with pytest.raises(DynamicsError, match="base_position_names"):
                 c.gravity(np.zeros(robot.dof), joint_names=list(robot.joint_names))
     finally:
