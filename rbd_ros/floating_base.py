@@ -267,10 +267,26 @@ class FloatingBaseRobot(Robot):
         J[3:, 6:] = R @ Jf[3:]
         return J
 
+    def static_torques(self, q: Any, wrench: Any, frame: str = "world",
+                       include_gravity: bool = False) -> np.ndarray:
+        """``tau = J^T m [+ g(q)]`` (003 (2.2)) with the floating ``jacobian``: the base wrench
+        and joint torques with which the system, holding still, makes the tool exert ``m`` on
+        the environment; ``frame="tool"``: ``m`` in tool axes (rotated to world axes first).
+        ``(nv,)``, or ``(N, nv)`` for ``q (N, nq)``."""
+        if np.ndim(q) == 2:
+            return self._each(self.static_torques, q, wrench=wrench, frame=frame,
+                              include_gravity=include_gravity)
+        w, tool = self._static_args(wrench, frame)
+        if tool:
+            R = self.fk(q)[:3, :3]
+            w = np.concatenate([R @ w[:3], R @ w[3:]])
+        tau = self.jacobian(q).T @ w
+        return tau + self.gravity(q) if include_gravity else tau
+
     def _unsupported(self, *_: Any, **__: Any) -> Any:
         raise NotImplementedError("not available with a floating base yet: use inverse_dynamics, "
                                   "forward_dynamics, mass_matrix, bias, gravity, simulate, integrate, "
-                                  "fk, link_poses, jacobian")
+                                  "fk, link_poses, jacobian, static_torques")
 
     coriolis_matrix = potential_energy = _unsupported
     jacobian_dot_times_qd = analytic_jacobian = _unsupported

@@ -344,9 +344,8 @@ class DynamicsService:
     def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
                        include_gravity: bool = False) -> np.ndarray:
         """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``)."""
-        self._fixed_only("static_torques")
-        perm, n = self.permutation(joint_names), len(joint_names)
-        q = self._to_model(perm, self.states("positions", positions, n))
+        (pq, perm), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq)
         w = np.asarray(wrench, dtype=float)
         if w.shape != (6,) or not np.isfinite(w).all():
             raise RequestError("wrench must be 6 finite numbers [force; torque]")

@@ -82,6 +82,8 @@ def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:
     w = np.array([3.0, -2.0, 5.0, 0.4, -0.3, 0.2])
     tw = service.inverse_dynamics(names, qc.ravel(), vc.ravel(), ac.ravel(), tool_wrench=w)
     Jb, Tb = robot.jacobian(Q), robot.fk(Q)  # the core's batch calls
+    st = service.static_torques(names, qc.ravel(), w, "world", include_gravity=True)
+    st_tool = service.static_torques(names, qc.ravel(), w, "tool")
     assert Jb.shape == (N, 6, robot.nv) and Tb.shape == (N, 4, 4)
     for k in range(N):
         qp, vp, ap = to_pin(Q[k], order, 7), to_pin(V[k], order, 6), to_pin(A[k], order, 6)
@@ -104,6 +106,9 @@ def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:
         T, links = service.forward_kinematics(names, qc[k])
         assert np.abs(T - pd.oMf[fid].homogeneous).max() < TOL and links.shape == (robot.dof + 1, 4, 4)
         assert np.abs(tw[k] - (ref_tau - J_ref.T @ w)[vcols]).max() / scale < TOL
+        assert np.abs(st[k] - (J_ref.T @ w + ref_g)[vcols]).max() < TOL * max(1.0, np.abs(ref_g).max())
+        R = pd.oMf[fid].rotation
+        assert np.abs(st_tool[k] - (J_ref.T @ np.r_[R @ w[:3], R @ w[3:]])[vcols]).max() < TOL * 10
 
 
 def test_forward_simulate_base_pose_and_twist(setup) -> None:
@@ -145,7 +150,7 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:
     ("width", "not a multiple of 13 velocity coordinates"),
     ("quaternion", "must be a unit quaternion"),
     ("integrator", "integrator 'rk4' unknown; use one of ['rkmk4', 'lie_euler'] (a floating-base robot)"),
-    ("static", "static_torques is not available for a floating-base robot"),
+    ("ik", "inverse_kinematics is not available for a floating-base robot"),
 ])
 def test_bad_requests_refused(setup, case: str, message: str) -> None:
     robot, service, *_ = setup
@@ -167,7 +172,7 @@ def test_bad_requests_refused(setup, case: str, message: str) -> None:
         elif case == "integrator":
             service.forward_simulate(names, q, v, v, 0.01, 0.001, integrator="rk4")
         else:
-            service.static_torques(names, q, np.zeros(6))
+            service.inverse_kinematics(names, np.eye(4).ravel())
     assert message in str(err.value)
 
 
