@@ -234,7 +234,7 @@ class DynamicsClient:
         res = self._call("mass_matrix", self._srv.MassMatrix.Request(
             joint_names=names, positions=pq, include_actuators=include_actuators))
         N = self._states(q)
-        n = int(round((len(res.mass_matrix) // max(N, 1)) ** 0.5))
+        n = round((len(res.mass_matrix) // max(N, 1)) ** 0.5)
         M = np.asarray(res.mass_matrix).reshape(N, n, n)
         return M[0] if single else M
 
