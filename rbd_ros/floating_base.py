@@ -38,6 +38,7 @@ from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
 from rbd_ros.lie import so3
+from rbd_ros.model import BASE_COORDINATES
 from rbd_ros.robot import Robot, SimulationResult
 
 INTEGRATORS = {"rkmk4": fi.RKMK4, "lie_euler": fi.LIE_EULER}
@@ -99,9 +100,8 @@ class FloatingBaseRobot(Robot):
         self.kernels = FloatingKernels(self._mp, self._ws, self.nv)
 
     #: names of the base coordinates in ``q`` and in ``v`` (also ``a`` and ``tau``), the order
-    #: of the layout above; the ROS services use them as named entries beside the joints
-    base_position_names = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-    base_velocity_names = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+    #: of the layout above (``model.BASE_COORDINATES``)
+    base_position_names, base_velocity_names = BASE_COORDINATES["floating"]
 
     def __repr__(self) -> str:
         return f"FloatingBaseRobot({self.model.name!r}, nq={self.nq}, nv={self.nv}, joints={list(self.joint_names)})"

@@ -45,6 +45,13 @@ JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
 JOINT_TYPE_CODES = {v: k for k, v in JOINT_TYPE_NAMES.items()}
 #: root joints ahead of the chain (module docstring); "planar"/"diff_drive" are to come
 BASE_TYPES = ("fixed", "floating")
+#: names of each base's coordinates in ``q`` and in ``v`` (also accelerations, efforts), in
+#: layout order; the ROS services take them as named entries beside the joints
+BASE_COORDINATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "fixed": ((), ()),
+    "floating": (("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw"),
+                 ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")),
+}
 
 #: per-joint float arrays, with their default value when absent
 _PER_JOINT_DEFAULTS: dict[str, float] = {

@@ -40,7 +40,7 @@ from rbd_ros.algorithm import checked, coriolis, crba, energy, forward_dynamics 
 from rbd_ros.algorithm import integrators, kinematics, rnea
 from rbd_ros.algorithm import ik as ikmod, statics
 from rbd_ros.data import Workspace, empty_workspace, pack_model
-from rbd_ros.model import MdhModel
+from rbd_ros.model import BASE_COORDINATES, MdhModel
 
 _empty = np.empty
 _f8 = np.dtype(np.float64)
@@ -144,8 +144,7 @@ class Robot:
 
     #: base coordinates ahead of the joints in ``q`` and ``qd`` (none: the base is fixed;
     #: ``FloatingBaseRobot`` and later mobile bases name theirs)
-    base_position_names: tuple[str, ...] = ()
-    base_velocity_names: tuple[str, ...] = ()
+    base_position_names, base_velocity_names = BASE_COORDINATES["fixed"]  # model.BASE_COORDINATES
 
     def __init__(self, model: MdhModel) -> None:
         if not isinstance(model, MdhModel):

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbd_ros.floating_base import INTEGRATORS as FLOATING_INTEGRATORS
+from rbd_ros.model import BASE_COORDINATES
 from rbd_ros.robot import INTEGRATORS as ROBOT_INTEGRATORS
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
 DEFAULT_MAX_POINTS = 1_000_000
 INTEGRATORS = tuple(ROBOT_INTEGRATORS)  # the names Robot.simulate takes
-FLOATING = tuple(FLOATING_INTEGRATORS)  # ... and FloatingBaseRobot.simulate (default first)
+BASE_NAMES = {nm for q, v in BASE_COORDINATES.values() for nm in q + v}  # of any base kind
 
 
 def _f8(x) -> np.ndarray:
@@ -77,6 +77,11 @@ class DynamicsService:
         # a moving base: its coordinates are named entries beside the joints (module docstring)
         self._bq, self._bv = tuple(robot.base_position_names), tuple(robot.base_velocity_names)
         self.floating = bool(self._bq)
+        self.integrators = INTEGRATORS  # the names robot.simulate takes, its default first
+        if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
+            from rbd_ros.floating_base import INTEGRATORS as FLOATING
+
+            self.integrators = tuple(FLOATING)
         if self.floating:
             clash = sorted(set(self._identity) & set(self._bq + self._bv))
             if clash:
@@ -95,8 +100,10 @@ class DynamicsService:
             return None
         unknown = [n for n in names if n not in self._index]
         if unknown:
+            hint = ("; base coordinates are for a floating base, this robot's base is fixed "
+                    "(GetModel base_type)" if set(unknown) & BASE_NAMES else "")
             raise RequestError(f"unknown joint names {unknown}; the model's joints are "
-                               f"{list(self._identity)}")
+                               f"{list(self._identity)}{hint}")
         _no_repeats(names)
         missing = [n for n in self._identity if n not in names]
         if missing:
@@ -298,7 +305,7 @@ class DynamicsService:
         q0 = self._positions("initial_positions", initial_positions, pq, nq, 1)[0]
         qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1))[0]
         tau = self._to_model(pv, self.states("torques", torques, nv))
-        names = FLOATING if self.floating else INTEGRATORS
+        names = self.integrators
         integrator = (integrator or names[0]).lower()
         if integrator not in names:
             kind = "floating" if self.floating else "fixed"

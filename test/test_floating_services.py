@@ -63,6 +63,8 @@ def test_model_reports_base_names(setup) -> None:
     assert service.floating and service.widths(caller_names(robot)) == (7 + robot.dof, 6 + robot.dof)
     fixed = DynamicsService(Robot.from_urdf(str(BUNDLED_URDF / "arm7.urdf")))
     assert not fixed.floating and fixed.robot.base_position_names == ()
+    with pytest.raises(RequestError, match="this robot's base is fixed"):
+        fixed.gravity(BQ + list(robot.joint_names), robot.neutral())
 
 
 def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:
