@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -15,23 +16,24 @@ from ros_helpers import REPO
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bringup") / "demo"
+    wall0 = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "puma560", "--controller",
          "computed_torque", "--mode", "lockstep", "--duration", "1.2", "--segment-time", "1.0",
          "--record", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600)
-    return proc, out
+    return proc, out, time.monotonic() - wall0  # wall time of the whole command
 
 
 def test_bringup_succeeds_and_prints_the_report(run):
-    proc, _ = run
+    proc, _, _ = run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "rms error" in proc.stdout and "real-time factor" in proc.stdout
     assert "[bringup] t =" in proc.stdout  # the progress line
 
 
 def test_report_numbers(run):
-    proc, out = run
+    proc, out, wall = run
     report = json.loads((out / "report.json").read_text())
     for key in ("rms_error", "max_error", "peak_torque"):
         assert len(report[key]) == 6, key
@@ -42,13 +44,16 @@ def test_report_numbers(run):
     assert all(0 <= r <= m for r, m in zip(report["rms_error"], report["max_error"]))
     # the arm is held against gravity: the shoulder needs tens of N m, within its limit
     assert 5.0 < report["peak_torque"][1] <= 186.4 + 1e-9
-    assert report["rtf"] > 0
+    # simulated over wall time of the reported window: that window took less wall time than
+    # the whole command (start-up of three nodes included), and a lockstep loop at ~1 ms of
+    # work per step cannot run 100 times faster than real time
+    assert report["duration"] / wall < report["rtf"] < 100.0
     assert report["missed_cycles"] == 0  # lockstep: every step had its command
     assert report["duration"] >= 1.1
 
 
 def test_plot_is_a_real_png(run):
-    _, out = run
+    _, out, _ = run
     data = (out / "plot.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     import matplotlib.image as mpimg
@@ -59,7 +64,7 @@ def test_plot_is_a_real_png(run):
 
 
 def test_bag_has_the_topics_and_counts(run):
-    _, out = run
+    _, out, _ = run
     from rbd_ros.ros.bringup.recorder import read_bag
 
     bag = read_bag(out / "bag")
@@ -82,3 +87,31 @@ def test_bad_arguments_exit_with_a_reason():
     assert proc.returncode == 1
     assert "unknown robot 'r2d2'; bundled robots: arm7, planar2, puma560" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_reference_moves_at_the_stamped_start(run):
+    """The tour's first segment, a quintic from rest, is followed from its header stamp on:
+    the recorded reference equals the closed form q0 + (q1 - q0)(10 s^3 - 15 s^4 + 6 s^5),
+    s = (t - t_start) / T, at every controller cycle, so a start late by one cycle fails."""
+    _, out, _ = run
+    from rbd_ros.ros.bringup.recorder import read_bag
+
+    bag = read_bag(out / "bag")
+    (_, traj), = bag["/controller/joint_trajectory"]
+    t_start = traj.header.stamp.sec + 1e-9 * traj.header.stamp.nanosec
+    p0, p1 = traj.points[0], traj.points[1]
+    seg = p1.time_from_start.sec + 1e-9 * p1.time_from_start.nanosec
+    q0, q1 = np.array(p0.positions), np.array(p1.positions)
+    assert np.abs(q1 - q0).max() > 0.1
+    order = [list(traj.joint_names).index(f"joint{i}") for i in range(1, 7)]
+    checked = 0
+    for stamp, cs in bag["/controller/controller_state"]:
+        t = 1e-9 * stamp
+        if not t_start - 0.05 <= t <= t_start + seg:
+            continue
+        s = min(max((t - t_start) / seg, 0.0), 1.0)
+        expected = q0 + (q1 - q0) * (10 * s**3 - 15 * s**4 + 6 * s**5)
+        np.testing.assert_allclose(np.array(cs.position), expected[order], atol=1e-9,
+                                   err_msg=f"reference at t - t_start = {t - t_start:.4f} s")
+        checked += 1
+    assert checked >= 900  # 1 ms cycles over the segment, and the standstill just before
