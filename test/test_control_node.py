@@ -3,7 +3,6 @@ the core model in lockstep), against this test posing as the arm, and through th
 bridge in lockstep."""
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -318,8 +317,6 @@ def test_bad_parameters_exit_with_a_one_line_error() -> None:
 
 
 # ---- through the MuJoCo bridge --------------------------------------------------------------------
-@pytest.mark.skipif(importlib.util.find_spec("rbd_ros.ros.nodes.mujoco_bridge") is None,
-                    reason="the MuJoCo bridge is not available")
 def test_computed_torque_through_the_mujoco_bridge_in_lockstep(node_process, peer) -> None:
     q0 = [0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3]
     node_process(["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "mode:=lockstep",

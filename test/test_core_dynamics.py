@@ -15,7 +15,7 @@ from rbd_ros.algorithm import aba as aba_mod
 from rbd_ros.algorithm import forward_dynamics as fd_mod
 from rbd_ros.robot import Robot
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 TOL = 1e-9
 
 CASES = {

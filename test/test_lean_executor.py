@@ -12,8 +12,6 @@ import pytest
 
 from ros_helpers import call, ros_context, wait_for_service
 
-pytest.importorskip("rclpy")
-
 
 def _spin(loop) -> tuple[threading.Thread, list]:  # noqa: ANN001
     outcome: list = []
