@@ -13,7 +13,7 @@ import pytest
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link
 from rbd_ros.sim.mujoco_model import build_mujoco_model
-from ros_helpers import ros_context, spin_in_background
+from ros_helpers import raise_callback_errors, ros_context, spin_in_background
 
 DT = 0.001
 
@@ -74,20 +74,22 @@ class Client:
                     if s[0] > after + 1e-12:
                         return next(x for x in self.states if x[0] > after + 1e-12)
                     break
+                raise_callback_errors(self.executor)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"no /joint_states after t={after}")
-                self.cv.wait(left)
+                self.cv.wait(min(left, 0.1))
 
     def wait_message(self, index: int, timeout: float = 10.0):
         """The ``index``-th state received (0-based)."""
         deadline = time.monotonic() + timeout
         with self.cv:
             while len(self.states) <= index:
+                raise_callback_errors(self.executor)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"fewer than {index + 1} /joint_states")
-                self.cv.wait(left)
+                self.cv.wait(min(left, 0.1))
             return self.states[index]
 
     def latest(self):

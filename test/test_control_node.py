@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background
+from ros_helpers import REPO, NodeProcess, raise_callback_errors, ros_context, spin_in_background
 
 ARM7 = str(REPO / "config" / "arm7.yaml")
 PLANAR2_URDF = str(REPO / "urdf" / "planar2.urdf")
@@ -95,6 +95,7 @@ class Peer:
         deadline = time.monotonic() + timeout
         with self.cv:
             while not predicate():
+                raise_callback_errors(self.executor)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"timed out waiting for {what}")
