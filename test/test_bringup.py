@@ -38,9 +38,10 @@ def test_report_numbers(run):
     for key in ("rms_error", "max_error", "peak_torque"):
         assert len(report[key]) == 6, key
         assert all(np.isfinite(report[key]))
-    # computed torque with the exact model in lockstep tracks the quintic tour closely
-    assert max(report["rms_error"]) < 1e-3
-    assert max(report["max_error"]) < 5e-3
+    # computed torque with the exact model in lockstep tracks the quintic tour to ~2e-5 rad
+    # RMS, 4e-5 max (measured): a bound near that, not 100 times looser
+    assert max(report["rms_error"]) < 1e-4
+    assert max(report["max_error"]) < 5e-4
     assert all(0 <= r <= m for r, m in zip(report["rms_error"], report["max_error"]))
     # the arm is held against gravity: the shoulder needs tens of N m, within its limit
     assert 5.0 < report["peak_torque"][1] <= 186.4 + 1e-9
@@ -115,3 +116,44 @@ def test_reference_moves_at_the_stamped_start(run):
                                    err_msg=f"reference at t - t_start = {t - t_start:.4f} s")
         checked += 1
     assert checked >= 900  # 1 ms cycles over the segment, and the standstill just before
+
+
+@pytest.fixture(scope="module")
+def realtime_urdf(tmp_path_factory):
+    """A URDF given by path (no model file: no actuators), wall-clock paced."""
+    out = tmp_path_factory.mktemp("bringup") / "rt"
+    wall0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", str(REPO / "urdf" / "puma560.urdf"),
+         "--controller", "computed_torque", "--mode", "realtime", "--duration", "1.0",
+         "--segment-time", "0.5", "--record", str(out), "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    return proc, out, time.monotonic() - wall0
+
+
+def test_realtime_mode_from_a_urdf(realtime_urdf):
+    proc, out, wall = realtime_urdf
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["joint_names"] == [f"joint{i}" for i in range(1, 7)]
+    # wall-clock paced: at most real time (a little over from rounding of the window's ends),
+    # and no slower than the whole command
+    assert report["duration"] / wall < report["rtf"] < 1.05
+    assert report["duration"] >= 0.95
+    # tracking in realtime depends on the machine's load (on a loaded 2-core machine the
+    # controller missed most cycles and the wrist lost the tour): only its sanity here; the
+    # lockstep run above checks the accuracy
+    for key in ("rms_error", "max_error", "peak_torque"):
+        assert len(report[key]) == 6 and all(np.isfinite(report[key])), key
+    assert 0 <= report["missed_cycles"] <= 1.0 / 0.001 + 1
+    assert report["samples"] > 0
+    from rbd_ros.ros.bringup.recorder import read_bag
+
+    bag = read_bag(out / "bag")
+    stamps = np.array([s for s, _ in bag["/joint_states"]]) * 1e-9
+    assert np.all(np.diff(stamps) > 0)
+    (_, traj), = bag["/controller/joint_trajectory"]
+    t_start = traj.header.stamp.sec + 1e-9 * traj.header.stamp.nanosec
+    # states recorded up to the end of the window only (realtime: cut at the horizon)
+    assert stamps[-1] <= t_start + 1.0 + 1e-9

@@ -235,6 +235,13 @@ class Bringup:
             wall0 = time.monotonic()
             sim0 = t_now  # simulated time when the bridge resumed
             sim_end = t_start + horizon
+            # realtime: the bridge steps on until paused, states and commands after the horizon
+            # stay out of the bag (set before the loop: this process sees the horizon late).
+            # Lockstep: commands carry no stamp and their queue may lag the states'
+            # differently, so the bag keeps every pair up to the pause (past the horizon by as
+            # much as this process lagged) rather than cut the two streams apart
+            if self.args.mode == "realtime":
+                self.record_until = sim_end
             tty = sys.stdout.isatty()
             last_print = 0.0
             while True:
@@ -261,12 +268,6 @@ class Bringup:
                 time.sleep(0.05)
             if not self.args.quiet and tty:
                 print(flush=True)
-            # realtime: the bridge steps on until paused, states and commands after the horizon
-            # stay out of the bag. Lockstep: commands carry no stamp and their queue may lag the
-            # states' differently, so the bag keeps every pair up to the pause (past the horizon
-            # by as much as this process lagged) rather than cut the two streams apart
-            if self.args.mode == "realtime":
-                self.record_until = sim_end
             diag_end = self.set_paused(node, True)  # its counters stopped at the pause
             with self.lock:
                 i0 = next(i for i, d in enumerate(self.diagnostics) if d is diag_start)
