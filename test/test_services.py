@@ -499,3 +499,36 @@ def test_model_yaml_start_up_and_actuator_option(yaml_client):
     np.testing.assert_allclose(sim.velocities, qds, atol=1e-12)
     bare = yaml_client.forward_simulate(q[0], qd[0], torques, torque_period=0.001, dt=0.001)
     assert np.abs(bare.velocities - sim.velocities).max() > 1e-4
+
+
+@pytest.mark.parametrize("own_node", [True, False], ids=["own node", "caller's node"])
+def test_client_timeout_path(own_node):
+    """No server: ``service ... not available``; a server slower than ``timeout``: ``no answer
+    from ... within`` (a DynamicsError, not a hang), in about ``timeout`` seconds."""
+    import rclpy
+
+    from rbd_ros_interfaces.srv import InverseDynamics
+    from ros_helpers import spin_in_background
+
+    def handler(req, res):  # noqa: ANN001, ANN202
+        time.sleep(2.0)
+        res.success, res.message = True, "ok"
+        return res
+
+    with ros_context() as ctx:
+        caller = None if own_node else rclpy.create_node("timeout_caller", context=ctx)
+        with DynamicsClient(namespace="nobody_here", node=caller, timeout=0.5) as c:
+            with pytest.raises(DynamicsError, match=r"service /nobody_here/\w+ not available"):
+                c.gravity([0.0, 0.0])
+        node = rclpy.create_node("silent_server", context=ctx)
+        node.create_service(InverseDynamics, "/silent/inverse_dynamics", handler)
+        executor = spin_in_background(node)
+        with DynamicsClient(namespace="silent", node=caller, timeout=1.0) as c:
+            c._clients["inverse_dynamics"].wait_for_service(timeout_sec=30)
+            t0 = time.monotonic()
+            with pytest.raises(DynamicsError,
+                               match="no answer from /silent/inverse_dynamics within 1.0 s"):
+                c.inverse_dynamics([0.0], [0.0], [0.0], joint_names=["a"])
+            assert time.monotonic() - t0 >= 1.0
+        executor.shutdown(timeout_sec=5.0)
+        node.destroy_node()
