@@ -6,6 +6,7 @@ specific message while the node keeps serving.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -37,19 +38,27 @@ def server():
         proc.stop()
 
 
+@contextlib.contextmanager
+def _served(ros_args: list[str], namespace: str):
+    """A dynamics server process (``--ros-args`` ``ros_args``) serving under ``namespace``, and
+    a client of it."""
+    from ros_helpers import NodeProcess
+
+    proc = NodeProcess(["dynamics-server", "--ros-args", *ros_args,
+                        "-p", f"service_namespace:={namespace}"])
+    try:
+        proc.wait_for("dynamics_server: ready", 120)
+        with DynamicsClient(namespace=namespace, timeout=60) as c:
+            yield proc, c
+    finally:
+        proc.stop()
+
+
 @pytest.fixture(scope="module")
 def small_client():
     """A second server that accepts at most 10 states per request."""
-    from ros_helpers import NodeProcess
-
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
-                        "-p", "max_points:=10", "-p", "service_namespace:=small"])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
-        with DynamicsClient(namespace="small", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+    with _served(["-p", f"urdf_path:={URDF}", "-p", "max_points:=10"], "small") as (_, c):
+        yield c
 
 
 @pytest.fixture(scope="module")
@@ -429,37 +438,19 @@ def wall_client(tmp_path_factory):
     launch file passes it) and a non-default ``gravity``."""
     import yaml
 
-    from ros_helpers import NodeProcess
-
     params = tmp_path_factory.mktemp("params") / "server.yaml"
     params.write_text(yaml.safe_dump({"wall": {"ros__parameters": {
-        "robot_description": URDF.read_text(), "gravity": WALL_GRAVITY,
-        "service_namespace": "wall"}}}))
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-r", "__node:=wall",
-                        "--params-file", str(params)])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
+        "robot_description": URDF.read_text(), "gravity": WALL_GRAVITY}}}))
+    with _served(["-r", "__node:=wall", "--params-file", str(params)], "wall") as (proc, c):
         assert "from robot_description" in proc.output
-        with DynamicsClient(namespace="wall", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+        yield c
 
 
 @pytest.fixture(scope="module")
 def yaml_client():
     """A server from the bundled model file, actuators (gear ratios, rotor inertias) included."""
-    from ros_helpers import NodeProcess
-
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p",
-                        f"model_yaml:={REPO / 'config' / 'puma560.yaml'}",
-                        "-p", "service_namespace:=fromyaml"])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
-        with DynamicsClient(namespace="fromyaml", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+    with _served(["-p", f"model_yaml:={REPO / 'config' / 'puma560.yaml'}"], "fromyaml") as (_, c):
+        yield c
 
 
 def test_gravity_parameter_and_robot_description(wall_client, robot):
