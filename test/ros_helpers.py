@@ -22,44 +22,57 @@ def ros_context() -> Iterator[object]:
             rclpy.shutdown(context=ctx)
 
 
-def spin_in_background(node):
-    """A single-threaded executor spinning ``node`` in a daemon thread (stop it with
-    ``executor.shutdown()``; the end of the test's context also ends it).
+class _BackgroundSpinner:
+    """A single-threaded executor spinning a node in a daemon thread.
+
+    ``shutdown()`` stops the loop and joins the thread *before* it shuts the executor down:
+    rclpy's ``Executor.shutdown`` called while another thread is inside ``spin()`` can leave
+    that thread looping hot in ``_wait_for_ready_callbacks`` (no nodes, no guard left), holding
+    the GIL so the test's main thread starves (seen here: a teardown stuck for 10 min on a loaded
+    machine, out of reach of pytest-timeout, whose handler needs the GIL too).
 
     An exception in one of the node's callbacks (a test peer's bug) is not swallowed: it is
-    kept in ``executor.errors`` and re-raised by ``raise_callback_errors(executor)`` (which
-    the peers' wait loops call) and by ``executor.shutdown()``, so the test fails with it
-    instead of timing out."""
-    import threading
+    kept in ``errors`` and re-raised by ``raise_callback_errors(spinner)`` (which the peers'
+    wait loops call) and by ``shutdown()``, so the test fails with it instead of timing out."""
 
-    from rclpy.executors import SingleThreadedExecutor
+    def __init__(self, node) -> None:
+        import threading
 
-    executor = SingleThreadedExecutor(context=node.context)
-    executor.add_node(node)
-    executor.errors = []
+        from rclpy.executors import SingleThreadedExecutor
 
-    def spin() -> None:
+        self._context = node.context
+        self._executor = SingleThreadedExecutor(context=node.context)
+        self._executor.add_node(node)
+        self.errors: list[BaseException] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
         try:
-            executor.spin()
+            while not self._stop.is_set() and self._context.ok():
+                self._executor.spin_once(timeout_sec=0.05)
         except Exception as exc:  # noqa: BLE001 - handed to the test thread
-            if node.context.ok() and not getattr(executor, "_is_shutdown", False):
-                executor.errors.append(exc)
+            if self._context.ok() and not self._stop.is_set():  # not the test's shutdown
+                self.errors.append(exc)
 
-    shutdown = executor.shutdown
-
-    def shutdown_and_report(timeout_sec=None):  # noqa: ANN001, ANN202
-        done = shutdown(timeout_sec=timeout_sec)
-        raise_callback_errors(executor)
+    def shutdown(self, timeout_sec: float = 5.0) -> bool:
+        self._stop.set()
+        self._thread.join(timeout_sec)
+        done = self._executor.shutdown(timeout_sec=timeout_sec)
+        raise_callback_errors(self)
         return done
 
-    executor.shutdown = shutdown_and_report
-    threading.Thread(target=spin, daemon=True).start()
-    return executor
+
+def spin_in_background(node) -> _BackgroundSpinner:
+    """Spin ``node`` in a daemon thread; stop it with ``.shutdown()`` (the end of the test's
+    context also ends it)."""
+    return _BackgroundSpinner(node)
 
 
-def raise_callback_errors(executor) -> None:
-    """Re-raise the first exception a callback of ``spin_in_background``'s executor raised."""
-    errors = getattr(executor, "errors", None)
+def raise_callback_errors(spinner) -> None:
+    """Re-raise the first exception a callback spun by ``spin_in_background`` raised."""
+    errors = getattr(spinner, "errors", None)
     if errors:
         raise RuntimeError("a test peer's ROS callback raised") from errors[0]
 
