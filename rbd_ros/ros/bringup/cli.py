@@ -206,6 +206,8 @@ class Bringup:
             # stamped just ahead of the paused clock, the bridge resumes; so the tour starts at
             # exactly its stamp however far the controller had stepped the simulation while
             # this process lagged, and the report's window [t_start, sim_end] is exact
+            while time.monotonic() < deadline and not self.controller_state:
+                time.sleep(0.01)  # the controller receives states and acts on them
             diag_start = self.set_paused(node, True)
             t_pause = diag_start["sim_time"]
             deadline = time.monotonic() + 60
@@ -326,7 +328,9 @@ class Bringup:
             for line in list(proc.lines):
                 if "trajectory refused" in line:
                     raise RuntimeError(f"the controller refused the tour: {line}")
-                if "trajectory accepted" in line:
+                # accepted, or kept for the first state after the pause (then it starts on
+                # its stamp too: that state is older than the stamp)
+                if "trajectory accepted" in line or "trajectory received before any" in line:
                     return
             if not proc.alive():
                 raise RuntimeError("the controller exited before accepting the tour")
