@@ -125,7 +125,8 @@ def table(run: dict, name: str) -> str:
         ("control loop through DDS, p50", f"{loop['computed_torque_arm7']['median_us'] / 1e3:.2f} ms",
          f"trivial echo node on rclpy's executor {loop['echo_floor']['median_us'] / 1e3:.2f} ms",
          f"{loop['ratio']['block_median']:.2f}", ""),
-        (f"bridge realtime {rt['duration_s']:.0f} s at 1 kHz (`rt_priority` {rt['rt_priority']})",
+        (f"bridge realtime {rt['duration_s']:.0f} s at 1 kHz (`rt_priority` {rt['rt_priority']}"
+         + (", refused here)" if rt.get("rt_priority_refused") else ")"),
          f"RTF {rt['rtf']:.3f}, {rt['missed_pct']:.2f} % missed", "", "", "RTF ≥ 0.99, < 1 %"),
         ("bridge lockstep with a controller in another process",
          f"{ls['steps_per_s']:.0f} steps/s", "", "", ""),
