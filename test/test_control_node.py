@@ -166,7 +166,7 @@ def _trajectory(names, times, positions):
 # ---- closed loop through processes ---------------------------------------------------------
 def test_computed_torque_node_tracks_a_trajectory_on_the_standin_arm(node_process, arm_process, peer) -> None:
     """Lockstep with the core model: hold the first measured position, then follow a 0.3 s
-    spline sent with the joint names in reverse order; error < 1e-3 rad at the end."""
+    spline sent with the joint names in reverse order; error < 3e-4 rad at the end."""
     from rbd_ros.robot import Robot
 
     robot = Robot.from_yaml(ARM7)
@@ -193,8 +193,9 @@ def test_computed_torque_node_tracks_a_trajectory_on_the_standin_arm(node_proces
         commands = np.array(peer.commands[-200:])
     t, ref, meas, tau = states[-1]
     np.testing.assert_allclose(ref, target, atol=1e-12)  # holds the last point
-    assert np.abs(ref - meas).max() < 1e-3
+    assert np.abs(ref - meas).max() < 3e-4
     moving = [s for s in states if s[0] > t_start]
+    # measured 2e-4 while moving, 7e-5 at the end: bounds near that
     assert max(np.abs(s[1] - s[2]).max() for s in moving) < 1e-3  # tracking while moving
     assert np.isfinite(commands).all() and (np.abs(commands) <= robot.model.effort_limit + 1e-9).all()
 
