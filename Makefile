@@ -27,6 +27,7 @@ bench: setup-test
 	$(PY) bench/bench_services.py
 	$(PY) bench/bench_control.py
 	-$(PY) bench/bench_bridge.py --rt-priority 50  # exit 1 = a target missed: still recorded
+	$(PY) bench/bench_any_arm.py
 	$(PY) bench/make_table.py --record
 
 clean:

@@ -1,6 +1,6 @@
 """The bringup's pure parts: the real-time factor (``rbd_ros.ros.bringup.report.real_time_factor``)
 on made-up bridge diagnostics (simulated over wall time across exactly the reported window),
-the demo tour's limits, and the missed-cycle count."""
+and the missed-cycle count (the tour's limits: test_any_arm)."""
 from __future__ import annotations
 
 import math
@@ -54,36 +54,6 @@ def test_order_and_rounding_of_samples():
     samples = [(2.0, 2.0), (0.0, 0.0), (1.0, 1.0), (1.5, 1.0 - 1e-15)]
     # reached 0.25 at wall 0.25, stood still from wall 1 to 1.5, reached 1.75 at wall 1.875
     assert real_time_factor(samples, 0.25, 1.75) == pytest.approx(1.5 / 1.625, rel=1e-9)
-
-
-# ---- the demo tour ----------------------------------------------------------------------------
-def test_tour_waypoints_stay_inside_the_limits():
-    """From any start inside the limits (also near them, with infinite or narrow ranges): the
-    tour starts and ends at q0, every waypoint lies inside the limits less 5 % of the range,
-    and no joint moves more than the amplitude from q0."""
-    from rbd_ros.ros.bringup.cli import tour_waypoints
-
-    rng = np.random.default_rng(30)
-    for trial in range(300):
-        n = int(rng.integers(1, 8))
-        lo = rng.uniform(-3.0, 0.0, n)
-        hi = lo + rng.uniform(0.01, 4.0, n)
-        lo[rng.random(n) < 0.15] = -np.inf  # continuous joints
-        hi[np.isinf(lo)] = np.inf
-        with np.errstate(invalid="ignore"):  # inf - inf on continuous joints, masked below
-            span = hi - lo
-            inner_lo = np.where(np.isfinite(span), lo + 0.05 * span, -np.inf)
-            inner_hi = np.where(np.isfinite(span), hi - 0.05 * span, np.inf)
-        finite = np.isfinite(span)
-        q0 = rng.uniform(np.where(finite, inner_lo, -5.0), np.where(finite, inner_hi, 5.0))
-        amplitude = float(rng.uniform(0.05, 1.0))
-        w = tour_waypoints(q0, lo, hi, amplitude)
-        assert w.shape[1] == n and len(w) >= 3, trial
-        np.testing.assert_array_equal(w[0], q0)
-        np.testing.assert_array_equal(w[-1], q0)
-        assert np.all(w >= inner_lo - 1e-12) and np.all(w <= inner_hi + 1e-12), trial
-        assert np.all(np.abs(w - q0) <= amplitude + 1e-12), trial
-        assert np.abs(w - q0).max() > 0, trial  # the tour moves
 
 
 # ---- missed cycles ----------------------------------------------------------------------------

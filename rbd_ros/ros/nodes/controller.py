@@ -16,9 +16,11 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   Before any trajectory the reference holds the first measured position; a trajectory (or
   target pose) received before the first ``/joint_states`` starts with it.  Task-space laws track
   the Cartesian motion of a joint trajectory (``r_d = fk(q_d)`` ...);
-* subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, task-space laws only; frame ''
-  or the model's base link): a minimum-jerk Cartesian move of ``pose_duration`` s from the
-  current reference pose (0 = a step);
+* subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, frame '' or the model's base
+  link): task-space laws make a minimum-jerk Cartesian move of ``pose_duration`` s from the
+  current reference pose (0 = a step); joint-space laws solve the pose by IK (``Robot.ik``
+  seeded with the current reference, inside the joint limits; an unreachable pose is refused
+  with a logged reason) and move there in joint space over ``pose_duration`` s;
 * publishes ``/effort_controller/commands`` (``std_msgs/Float64MultiArray``): joint torques
   (N m) in the order of the ``joints`` parameter (default: the model's order);
 * publishes ``~/controller_state`` (``sensor_msgs/JointState``) every cycle, same joint order:
@@ -39,10 +41,15 @@ per episode); ``/joint_states`` older than ``state_timeout`` s of wall time (0 =
 rather than silence alone, because ros2_control's forward_command_controller would otherwise
 keep applying the last torque with nobody watching the arm.
 
-Gains: ``config/controllers.yaml`` (or ``gains_file``), overridden by the parameters ``kp``,
-``kd``, ``ki``, ``i_clamp``, ``k_null``, ``kp_null``, ``effort_limit`` (those the law takes; scalars or
-arrays), which can be changed at runtime: a bad value (negative, wrong length, NaN) is refused
-with the reason in the ``set_parameters`` result.
+Gains: the parameters ``kp``, ``kd``, ``ki``, ``i_clamp``, ``k_null``, ``kp_null``,
+``effort_limit`` (those the law takes; scalars or arrays) win; then ``config/controllers.yaml``
+(or ``gains_file``); every gain given by neither is derived from the model
+(``rbd_ros.control.gains.model_gains``) for the read-only parameters ``bandwidth`` (Hz,
+default 10) and ``damping_ratio`` (1) at the control ``rate`` (Hz; in lockstep set it to
+1/timestep of the bridge), at the first measured pose.  The gains in use, and where each came
+from, are logged, and readable as the parameters above (``ros2 param get /controller kp``).
+They can be changed at runtime: a bad value (negative, wrong length, NaN) is refused with the
+reason in the ``set_parameters`` result.
 """
 from __future__ import annotations
 
@@ -98,7 +105,8 @@ class Controller:
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension
         from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.control.gains import LAWS, gain_names, load_gains
+        from rbd_ros.control.gains import (DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, LAWS,
+                                           gain_names, load_gains)
         from rbd_ros.control.laws import Reference, make_law
         from rbd_ros.control.trajectory import INTERPOLATIONS, HoldPosition
 
@@ -124,6 +132,8 @@ class Controller:
             raise NodeConfigError(f"rate must be positive, got {rate}")
         model_actuators = bool(p("model_actuators", True, ro).value)
         self.state_timeout = float(p("state_timeout", 0.5).value)
+        if not (math.isfinite(self.state_timeout) and self.state_timeout >= 0):  # as at runtime
+            raise NodeConfigError(f"state_timeout must be >= 0 s (0 = never), got {self.state_timeout}")
         self.interpolation = p("interpolation", "auto").value
         if self.interpolation not in INTERPOLATIONS:
             raise NodeConfigError(f"interpolation must be one of {INTERPOLATIONS}")
@@ -134,30 +144,25 @@ class Controller:
         model, source, stem = self._load_model(model_yaml, robot_description, urdf_path, base_link, tip_link)
         self.model = model
         n = self.dof = model.dof
+        bandwidth = float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value)
+        damping_ratio = float(p("damping_ratio", DEFAULT_DAMPING_RATIO, ro).value)
         try:
-            file_gains = load_gains(law_type, robot_names=[model.name, stem], path=gains_file or None)
+            load_gains(law_type, robot_names=[model.name, stem], path=gains_file or None)
         except FileNotFoundError as exc:
             raise NodeConfigError(str(exc)) from None
-        gains: dict[str, Any] = {}
+        given: dict[str, Any] = {}  # gain parameters set by the user (they win over the file)
         for name in gain_names(law_type):
-            default = file_gains.get(name)
-            if name == "i_clamp" and default is None:
-                lim = model.effort_limit
-                default = [float(x) if math.isfinite(x) else 1e3 for x in lim]
-            if name == "effort_limit" and default is None:
-                default = [float(x) if math.isfinite(x) else float("inf") for x in model.effort_limit]
-            if isinstance(default, list):
-                default = [float(x) for x in default]
-            elif default is not None:
-                default = float(default)
-            value = p(name, default, ParameterDescriptor(dynamic_typing=True)).value
+            value = p(name, None, ParameterDescriptor(dynamic_typing=True)).value
             if value is not None:
-                gains[name] = list(value) if isinstance(value, (list, tuple, array.array)) else value
+                given[name] = list(value) if isinstance(value, (list, tuple, array.array)) else value
         try:
-            self.law = make_law(law_type, model, gains, model_actuators=model_actuators,
-                                gains_file=gains_file or None)
+            self.law = make_law(law_type, model, given, model_actuators=model_actuators,
+                                gains_file=gains_file or None, bandwidth=bandwidth,
+                                damping_ratio=damping_ratio, rate=rate)
         except ValueError as exc:
             raise NodeConfigError(f"gains: {exc}") from None
+        self._publish_gain_parameters({k: v for k, v in self.law.gains.items()
+                                       if self.law.gain_source.get(k) != "given"})
         self.law_type = law_type
         self._warm_up()
         self._gain_names = set(gain_names(law_type))
@@ -209,7 +214,7 @@ class Controller:
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
-            node.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, qos)
+        node.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, qos)
         node.create_subscription(JointState, "/joint_states", self._on_joint_state, qos)
         node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, qos)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
@@ -220,8 +225,32 @@ class Controller:
         # anything spins: whoever waits for it may then send states and trajectories at once
         self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
         self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
-        self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; gains "
-                      + ", ".join(f"{k}={np.round(v, 4).tolist()}" for k, v in self.law.gains.items()))
+        self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; "
+                      + self._gains_text())
+
+    # ---- gains from the model ----------------------------------------------------------------
+    def _gains_text(self) -> str:
+        law = self.law
+        text = "gains " + ", ".join(f"{k}={np.round(v, 4).tolist()} ({law.gain_source.get(k, 'given')})"
+                                    for k, v in law.gains.items())
+        if law.gain_notes and any(src == "model" for src in law.gain_source.values()):
+            text += "; " + "; ".join(law.gain_notes)
+        return text
+
+    def _publish_gain_parameters(self, gains: dict[str, np.ndarray]) -> None:
+        """Make the gains in use readable as parameters (``ros2 param get``)."""
+        from rclpy.parameter import Parameter
+
+        self.node.set_parameters([Parameter(k, value=[float(x) for x in v])
+                                  for k, v in gains.items()])
+
+    def _derive_gains_at_start(self) -> None:
+        """The model's gains at the first measured pose (``ControlLaw.derive_gains``)."""
+        changed = self.law.derive_gains(self.q)
+        if changed:
+            self._publish_gain_parameters(changed)
+            self.log.info(f"gains from the model at the start pose {np.round(self.q, 4).tolist()}: "
+                          + self._gains_text())
 
     def _announce_ready(self) -> None:
         self._ready_timer.cancel()  # once (kept: the lean executor's wait set holds it)
@@ -348,6 +377,7 @@ class Controller:
             self.log.info("/joint_states fresh again: commanding")
         if not self.have_state:
             self.have_state = True
+            self._derive_gains_at_start()
             self.reference = self._HoldPosition(self.q)
             pending, self._pending = self._pending, []
             for handler, early in pending:
@@ -422,6 +452,9 @@ class Controller:
             previous = self.reference if t0 > now else None
             traj = JointSpline.from_points(t0, tfs, P, V, A, start=start,
                                            interpolation=self.interpolation, previous=previous)
+            why = traj.limit_violation(self.model.joint_names, lo, hi, self.model.velocity_limit)
+            if why is not None:  # between the points (issue 19): refused, never clamped silently
+                raise ValueError(why)
         except ValueError as exc:
             self.log.error(f"trajectory refused: {exc}")
             return
@@ -447,6 +480,11 @@ class Controller:
             if not np.isfinite(T1).all():
                 raise ValueError("pose contains NaN or Inf")
             now = self.t
+            if not self.law.task_space:
+                self.reference, q1 = self._ik_move(T1, now)
+                self.log.info(f"target pose accepted: IK q = {np.round(q1, 4).tolist()}, "
+                              f"{self.pose_duration:.3f} s")
+                return
             T0 = np.empty((4, 4))
             v, a = np.zeros(6), np.zeros(6)
             if self.cartesian is not None:
@@ -462,6 +500,25 @@ class Controller:
         self.cartesian = move
         self.log.info(f"target pose accepted: p = {np.round(T1[:3, 3], 4).tolist()}, "
                       f"{self.pose_duration:.3f} s")
+
+    def _ik_move(self, T1: np.ndarray, now: float) -> tuple[Any, np.ndarray]:
+        """Joint-space laws: ``T1`` by IK from the current reference, then a rest-to-rest joint
+        move of ``pose_duration`` s (a step if 0); ``ValueError`` if no solution inside the
+        limits.  Returns the reference and the IK solution."""
+        from rbd_ros.control.trajectory import JointSpline
+        from rbd_ros.robot import Robot
+
+        robot = self.__dict__.get("_ik_robot") or self.__dict__.setdefault("_ik_robot", Robot(self.model))
+        start = self._current_reference(now)
+        res = robot.ik(T1, q0=start[0], timeout=0.05)
+        if not res.success:
+            raise ValueError(f"no joint solution inside the limits (best pose {res.position_error:.3g} m, "
+                             f"{res.orientation_error:.3g} rad away)")
+        if self.pose_duration <= 0.0:  # a step
+            return self._HoldPosition(res.q), res.q
+        z = np.zeros((1, self.dof))
+        return JointSpline.from_points(now, [self.pose_duration], res.q[None], z, z,
+                                       start=start, interpolation=self.interpolation), res.q
 
     # ---- the cycle ----------------------------------------------------------------------------
     def cycle(self, t: float) -> None:
