@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from rbd_ros.ros.bringup.report import real_time_factor

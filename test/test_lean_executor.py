@@ -8,7 +8,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 
 from ros_helpers import call, ros_context, wait_for_service
 

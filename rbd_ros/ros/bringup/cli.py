@@ -162,7 +162,6 @@ class Bringup:
     def run(self) -> int:
         import rclpy
         from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rclpy.serialization import deserialize_message
         from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, String
