@@ -11,8 +11,10 @@ before anything starts (``rbd_ros.control.tour``: from where the arm is, inside 
 velocity and effort limits, moved or shrunk until it fits, or refused with the reason) --,
 shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
 torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
-``DIR/report.json``, ``DIR/plot.png`` and a rosbag2 recording ``DIR/bag/`` of
-``/joint_states``, the commands, the reference and the controller state.
+``DIR/report.json``, ``DIR/plot.png``, a rosbag2 recording ``DIR/bag/`` of
+``/joint_states``, the commands, the reference and the controller state, and (``page.py``)
+the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
+``--no-video``) and the page ``DIR/index.html``.
 """
 from __future__ import annotations
 
@@ -79,7 +81,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
                    help="lockstep (default: every control cycle gets its step, deterministic) "
                         "or realtime (wall-clock paced)")
-    p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
+    p.add_argument("--record", default="", metavar="DIR",
+                   help="write report.json, plot.png, bag/, video.mp4, index.html")
+    p.add_argument("--no-video", action="store_true", help="with --record: no video")
     p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
                    help="seconds per tour segment")
     p.add_argument("--integrator", default=None,
@@ -463,12 +467,19 @@ class Bringup:
         print(report.table(), flush=True)
         if record is not None:
             report.to_json(record / "report.json")
-            plot(record / "plot.png", self.joint_names, t, ref, meas, tau,
-                 title=f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
-                       f"{self.args.controller}, {self.args.mode}")
+            title = (f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
+                     f"{self.args.controller}, {self.args.mode}")
+            plot(record / "plot.png", self.joint_names, t, ref, meas, tau, title=title)
             counts = ", ".join(f"{k} {v}" for k, v in self.recorder.counts.items())
             print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})",
                   flush=True)
+            from rbd_ros.ros.bringup.page import video_and_page
+
+            params = {"bringup": vars(self.args), **{s.name: s.parameters for s in self.specs}}
+            for line in video_and_page(record, self.model, t, meas, ref, report, params, title,
+                                       video=not self.args.no_video,
+                                       robot=self.specs[0].parameters):
+                print(line, flush=True)
         return 0
 
     @staticmethod
