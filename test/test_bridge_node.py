@@ -364,7 +364,8 @@ def test_max_mode_steps_freely(tmp_path, node_process, client) -> None:
     """mode:=max: no pacing, a state every ``publish_every`` steps, stamps on the step grid,
     no missed steps; zero torque here so the arm falls as the core's RK4 says."""
     model = seven_dof(lower=[-np.inf] * 7, upper=[np.inf] * 7)
-    proc = node_process(bridge_args(model_file(tmp_path, model), mode="max", publish_every=10,
+    proc = node_process(bridge_args(model_file(tmp_path, model), mode="max", integrator="RK4",
+                                    publish_every=10,
                                     initial_positions=SEVEN_DOF_POSE, command_timeout=0.0,
                                     diagnostics_period=0.2),
                         ready="mujoco_bridge: ready (7 joints, mode=max")
