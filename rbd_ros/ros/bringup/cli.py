@@ -349,7 +349,7 @@ class Bringup:
             if self.recorder:
                 self.recorder.close()
 
-    def set_paused(self, node, paused: bool, timeout: float = 10.0) -> dict:
+    def set_paused(self, node, paused: bool, timeout: float = 30.0) -> dict:
         """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
         published at that moment (its ``sim_time`` and ``wall_time`` of the pause).  Called on
         a helper node of its own that no executor spins, waiting on the client directly."""
