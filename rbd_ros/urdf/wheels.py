@@ -69,22 +69,16 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
                 radius: float | None = None, separation: float | None = None) -> dict:
     """``MdhModel`` wheel fields (module docstring); given values win over the URDF's."""
     cands = _candidates(tree, chain)
-    if left is None or right is None:
-        side = {jn: chain.reference[tree.joints[jn].child][1, 3] for jn in cands}
-        lefts = [jn for jn in cands if side[jn] > 0]
-        rights = [jn for jn in cands if side[jn] < 0]
-        if left is None:
-            if len(lefts) != 1:
-                raise UrdfError(f"{tree.source}: cannot tell the left drive wheel of '{chain.base}' "
-                                f"(wheel joints with an axle along y at +y: {lefts or 'none'}); "
-                                f"name it with left_wheel=")
-            left = lefts[0]
-        if right is None:
-            if len(rights) != 1:
-                raise UrdfError(f"{tree.source}: cannot tell the right drive wheel of '{chain.base}' "
-                                f"(wheel joints with an axle along y at -y: {rights or 'none'}); "
-                                f"name it with right_wheel=")
-            right = rights[0]
+    given = {"left": left, "right": right}
+    for role, sign, where in (("left", 1.0, "+y"), ("right", -1.0, "-y")):
+        if given[role] is None:
+            found = [jn for jn in cands if sign * chain.reference[tree.joints[jn].child][1, 3] > 0]
+            if len(found) != 1:
+                raise UrdfError(f"{tree.source}: cannot tell the {role} drive wheel of '{chain.base}' "
+                                f"(wheel joints with an axle along y at {where}: {found or 'none'}); "
+                                f"name it with {role}_wheel=")
+            given[role] = found[0]
+    left, right = given["left"], given["right"]
     for role, jn in (("left_wheel", left), ("right_wheel", right)):
         if jn not in tree.joints:
             raise UrdfError(f"{tree.source}: {role} '{jn}' is not a joint of the URDF")
