@@ -25,11 +25,11 @@ import numpy as np
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
 from rbd_ros.urdf.chain import Chain, select_chain
+from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.geometry import AxisLine, MdhGeometry, mdh_geometry
 from rbd_ros.urdf.inertia import Body, link_body, merge
 from rbd_ros.urdf.parse import UrdfTree, load_tree
 from rbd_ros.urdf.transforms import inverse, joint_motion
-from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.wheels import find_wheels
 
 #: above this (metres / radians) the self-check warns that the MDH model deviates from the URDF
