@@ -253,3 +253,50 @@ def test_bad_input_is_refused_clearly(omni, diff) -> None:  # noqa: ANN001
         o.mass_matrix(np.full(o.nq, np.nan))
     with pytest.raises(NotImplementedError, match="planar base"):
         o.jacobian(q)
+
+
+def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:  # noqa: ANN001
+    """``mobile_arm7`` in Pinocchio with its wheel joints free and three constraints (no side
+    slip, left and right rolling with the URDF's r and s) solved by KKT, against the Robot read
+    from the same URDF (wheel radius, separation and spin inertia found by ``urdf.wheels``)."""
+    rob = diff[0]
+    r, s = rob.model.wheel_radius, rob.model.wheel_separation
+    full = pin.buildModelFromUrdf(DIFF, pin.JointModelPlanar())
+    full.gravity.linear[:] = rob.model.gravity
+    iv = {j: full.joints[full.getJointId(j)].idx_v for j in full.names[1:]}
+    iq = {j: full.joints[full.getJointId(j)].idx_q for j in full.names[1:]}
+    arm_v = [iv[j] for j in rob.joint_names]
+    arm_q = [iq[j] for j in rob.joint_names]
+    lw, rw = rob.model.wheel_joints
+    pd = full.createData()
+    rng = np.random.default_rng(52)
+    for q, v, _ in states(rob.nv, 52, rolling=True):
+        u = rng.normal(size=rob.nu) * 3.0
+        qf = pin.neutral(full)
+        qf[:4] = pin_q(q)[:4]
+        for j, ang in ((lw, 0.7), (rw, -1.1)):
+            qf[iq[j]:iq[j] + 2] = np.cos(ang), np.sin(ang)
+        qf[arm_q] = q[3:]
+        vf = np.zeros(full.nv)
+        vf[:3] = v[:3]
+        vf[iv[lw]], vf[iv[rw]] = (v[0] - 0.5 * s * v[2]) / r, (v[0] + 0.5 * s * v[2]) / r
+        vf[arm_v] = v[3:]
+        tau = np.zeros(full.nv)
+        tau[iv[lw]], tau[iv[rw]] = u[:2]
+        tau[arm_v] = u[2:]
+        A = np.zeros((3, full.nv))
+        A[0, 1] = 1.0  # v_y = 0
+        for k, (j, side) in enumerate(((lw, -1.0), (rw, 1.0))):
+            A[1 + k, iv[j]], A[1 + k, 0], A[1 + k, 2] = r, -1.0, -side * 0.5 * s  # r th-dot = v_x +/- w s/2
+        M = pin.crba(full, pd, qf)
+        M = np.triu(M) + np.triu(M, 1).T
+        h = pin.rnea(full, pd, qf, vf, np.zeros(full.nv))
+        x = np.linalg.solve(np.block([[M, -A.T], [A, np.zeros((3, 3))]]),
+                            np.concatenate([tau - h, np.zeros(3)]))
+        ref, lam_ref = np.concatenate([x[:3], x[arm_v]]), x[full.nv]
+        for method in ("kane", "udwadia_kalaba", "kkt"):
+            a, lam = rob.constrained_dynamics(q, v, u, method=method)
+            assert rel_err(a, ref) < TOL, method
+            assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)), method
+        eff = rob.inverse_dynamics(q, v, ref)
+        assert rel_err(np.concatenate([eff.wheels, eff.joints]), u) < TOL
