@@ -34,7 +34,7 @@ from rbd_ros.algorithm import kinematics
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
-from rbd_ros.robot import Robot, SimulationResult
+from rbd_ros.robot import Robot, SimulationError, SimulationResult
 
 ID_METHODS = ("silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
 M_METHODS = ("kane", "lagrange", "gauss")
@@ -201,16 +201,32 @@ class MobileBaseRobot(Robot):
         u = self._vec("tau", tau, self.nu)
         steps = int(steps)
         if self.wheels is not None:
-            out = dd.simulate(self._F, self.wheels, q0, v0, u[:2], u[2:], float(dt), steps, method, stabilise)
-            Q, V = out["q"], out["v"]
-            Vr = V.copy()
-            Vr[:, 1] = 0.0  # UK's drift (reported in v) is not fed back into the accelerations
-            A = np.array([dd.forward_dynamics(self._F, self.wheels, q, v, u[:2], u[2:])[0] for q, v in zip(Q, Vr)])
+            _pick(method, ("kane", "udwadia_kalaba"), "diff_drive simulate")
+            if stabilise not in (None, "baumgarte", "projection"):
+                raise ValueError(f"stabilise must be None, 'baumgarte' or 'projection', got {stabilise!r}")
         else:
-            _pick(method, M_METHODS, "forward_dynamics")
+            _pick(method, M_METHODS, "simulate")
             if stabilise is not None:
                 raise ValueError("stabilise is for a diff_drive base (a planar base has no constraint)")
-            Q, V, A = self._rk4_planar(q0, v0, u, float(dt), steps, method)
+        try:
+            with np.errstate(all="ignore"):
+                if self.wheels is not None:
+                    out = dd.simulate(self._F, self.wheels, q0, v0, u[:2], u[2:], float(dt), steps, method,
+                                      stabilise)
+                    Q, V = out["q"], out["v"]
+                    Vr = V.copy()
+                    Vr[:, 1] = 0.0  # UK's drift (reported in v) is not fed back into the accelerations
+                    A = np.array([dd.forward_dynamics(self._F, self.wheels, q, v, u[:2], u[2:])[0]
+                                  for q, v in zip(Q, Vr)])
+                else:
+                    Q, V, A = self._rk4_planar(q0, v0, u, float(dt), steps, method)
+        except (np.linalg.LinAlgError, ValueError) as exc:  # NaN met by a solver or a state check
+            raise SimulationError(f"simulation diverged (the state became NaN or Inf): {exc}; use a smaller "
+                                  f"dt (now {dt:g} s) or smaller inputs") from exc
+        if not (np.isfinite(Q).all() and np.isfinite(V).all() and np.isfinite(A).all()):
+            k = int(np.argmax(~(np.isfinite(Q).all(1) & np.isfinite(V).all(1) & np.isfinite(A).all(1))))
+            raise SimulationError(f"simulation diverged at t = {k * dt:.6g} s (step {k} of {steps}): the state "
+                                  f"became NaN or Inf; use a smaller dt (now {dt:g} s) or smaller inputs")
         return SimulationResult(Q, V, A, np.arange(steps + 1) * float(dt), np.tile(u, (steps, 1)))
 
     def _rk4_planar(self, q: np.ndarray, v: np.ndarray, u: np.ndarray, dt: float, steps: int,

@@ -300,3 +300,16 @@ def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:  # noqa: AN
             assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)), method
         eff = rob.inverse_dynamics(q, v, ref)
         assert rel_err(np.concatenate([eff.wheels, eff.joints]), u) < TOL
+
+
+def test_simulate_refuses_bad_options_and_reports_divergence(diff, omni) -> None:  # noqa: ANN001
+    from rbd_ros.robot import SimulationError
+
+    r, o = diff[0], omni[0]
+    q0, v0 = np.zeros(r.nq), np.zeros(r.nv)
+    with pytest.raises(ValueError, match="unknown diff_drive simulate method 'kkt'"):
+        r.simulate(q0, v0, np.zeros(r.nu), 0.01, 2, method="kkt")
+    with pytest.raises(ValueError, match="stabilise is for a diff_drive base"):
+        o.simulate(q0, v0, np.zeros(o.nu), 0.01, 2, stabilise="projection")
+    with pytest.raises(SimulationError, match="diverged"):  # 1e4 N m on a light wrist at dt = 0.5 s
+        r.simulate(q0, v0, np.full(r.nu, 1e4), 0.5, 20)
