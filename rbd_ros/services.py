@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbd_ros.model import BASE_COORDINATES
+from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
 from rbd_ros.robot import INTEGRATORS as ROBOT_INTEGRATORS
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
@@ -70,6 +70,9 @@ class DynamicsService:
     def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS) -> None:
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
+        if robot.model.base_type in MOBILE_BASES:  # MobileBaseRobot: not behind the services yet
+            raise ValueError(f"the dynamics services do not serve a '{robot.model.base_type}' base "
+                             f"yet; use base 'fixed' or 'floating'")
         self.robot = robot
         self.max_points = int(max_points)
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
