@@ -2,14 +2,17 @@
 trajectory, and a report.
 
     rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
-                    --controller TYPE [--duration S] [--mode lockstep|realtime] [--record DIR]
+                    --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
+                    [--record DIR] [--json FILE]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
 start the same ones), sends a smooth quintic tour inside the joint limits to the controller,
 shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
 torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
 ``DIR/report.json``, ``DIR/plot.png`` and a rosbag2 recording ``DIR/bag/`` of
-``/joint_states``, the commands, the reference and the controller state.
+``/joint_states``, the commands, the reference and the controller state.  ``--composed``
+runs the control law inside the MuJoCo bridge's loop (as ros2_control's controller_manager
+does) instead of a controller process; the report says which ran.
 """
 from __future__ import annotations
 
@@ -48,7 +51,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
                    help="lockstep (default: every control cycle gets its step, deterministic) "
                         "or realtime (wall-clock paced)")
+    p.add_argument("--composed", action="store_true",
+                   help="the control law inside the MuJoCo bridge's loop, no controller process "
+                        "(references and monitoring on the same topics)")
     p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
+    p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
     p.add_argument("--segment-time", type=float, default=2.0, help="seconds per tour segment")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     return p.parse_args(argv)
@@ -76,7 +83,8 @@ class Bringup:
         self.args = args
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
-                              controller=args.controller, mode=args.mode)
+                              controller=args.controller, mode=args.mode,
+                              composed=args.composed)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
@@ -210,7 +218,8 @@ class Bringup:
             # the tour starts at a stated simulated time shortly ahead (the header stamp, as
             # for ros2_control's joint_trajectory_controller), so the report's window is exact
             # however far the controller has stepped the simulation meanwhile
-            t_start = t_now + 0.3
+            # composed lockstep steps back to back, several times faster than the wall clock
+            t_start = t_now + (1.5 if self.args.composed and self.args.mode != "realtime" else 0.3)
             waypoints = tour_waypoints(q0, model.lower, model.upper)
             seg = self.args.segment_time
             times = np.arange(len(waypoints)) * seg
@@ -363,9 +372,17 @@ class Bringup:
         ref = np.array([c.position[:n] for c in cs])
         meas = np.array([c.velocity[:n] for c in cs])
         tau = np.array([c.effort[:n] for c in cs])
-        missed = self.missed_cycles(diag_start, diag_end)
+        missed = self.missed_cycles(diag_start, diag_end, self.args.composed)
         report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed)
+        report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
+        if diag_end:
+            keep = ("period_p50_us", "period_p99_us", "period_max_us", "jitter_p99_us",
+                    "jitter_max_us", "overruns", "missed_steps", "steps_without_new_command",
+                    "step_time_p99_us", "realtime", "composed")
+            report.timing = {k: diag_end[k] for k in keep if k in diag_end}
         print(report.table(), flush=True)
+        if self.args.json:
+            report.to_json(self.args.json)
         if record is not None:
             report.to_json(record / "report.json")
             plot(record / "plot.png", self.joint_names, t, ref, meas, tau,
@@ -377,13 +394,16 @@ class Bringup:
         return 0
 
     @staticmethod
-    def missed_cycles(diag_start: dict | None, last: dict | None) -> int:
+    def missed_cycles(diag_start: dict | None, last: dict | None, composed: bool = False) -> int:
         """Bridge steps taken without a fresh command from the controller between two
-        diagnostics messages (``steps_without_new_command``): from before the tour to its end."""
+        diagnostics messages (``steps_without_new_command``): from before the tour to its end.
+        Composed, where every step computes its command: the steps the loop started more than
+        one period late (``missed_steps``)."""
         if last is None:
             return 0
-        first = diag_start["steps_without_new_command"] if diag_start else 0
-        return int(last["steps_without_new_command"]) - int(first)
+        key = "missed_steps" if composed else "steps_without_new_command"
+        first = diag_start[key] if diag_start else 0
+        return int(last[key]) - int(first)
 
 
 def main(argv: list[str] | None = None) -> int:
