@@ -54,6 +54,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--composed", action="store_true",
                    help="the control law inside the MuJoCo bridge's loop, no controller process "
                         "(references and monitoring on the same topics)")
+    p.add_argument("--rt-priority", type=int, default=0, metavar="N",
+                   help="SCHED_FIFO priority of the bridge's stepping thread (0 = off; reported "
+                        "when refused)")
     p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
     p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
     p.add_argument("--segment-time", type=float, default=2.0, help="seconds per tour segment")
@@ -85,6 +88,10 @@ class Bringup:
                               base_link=args.base_link, tip_link=args.tip_link,
                               controller=args.controller, mode=args.mode,
                               composed=args.composed)
+        if args.rt_priority:
+            for spec in self.specs:
+                if spec.executable == "mujoco_bridge":
+                    spec.parameters["rt_priority"] = args.rt_priority
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
