@@ -6,7 +6,7 @@ simulated seconds (default 30), composed (``--composed``) and separate processes
 and 2 CPU-bound processes (``while True: pass``) beside them, without real-time priority, and
 with ``--rt-priority`` (SCHED_FIFO, reported when refused) under 2 busy processes.  Per run:
 missed cycles (composed: steps started more than a period late; separate: steps without a
-fresh command), their share of the run, RTF, step-period jitter p99 (the bridge's diagnostics
+fresh command), their share of the run's 1 kHz wall-clock slots, RTF, step-period jitter p99 (the bridge's diagnostics
 at the end: ``|period - 1 ms|`` over the last ~16 s), and the tracking error (largest per-joint
 RMS) divided by a composed lockstep run's (target: within 2x).
 
@@ -67,7 +67,8 @@ def row(report: dict, seconds: float, lockstep_rms: float) -> dict:
     tm = report.get("timing", {})
     missed = int(report["missed_cycles"])
     rms = max(report["rms_error"])
-    return {"missed": missed, "missed_pct": 100.0 * missed / (1000.0 * seconds),
+    slots = 1000.0 * seconds / max(report["rtf"], 1e-9)  # 1 kHz slots of the run's wall time
+    return {"missed": missed, "missed_pct": 100.0 * missed / slots,
             "rtf": report["rtf"], "jitter_p99_us": tm.get("jitter_p99_us", float("nan")),
             "period_p99_us": tm.get("period_p99_us", float("nan")),
             "period_max_us": tm.get("period_max_us", float("nan")),

@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.common import (NodeConfigError, load_description_xml, recordable_qos,
-                                  run_node)
+from rbd_ros.ros.common import (NodeConfigError, level_logger, load_description_xml,
+                                  recordable_qos, run_node)
 
 TRIGGERS = ("joint_states", "timer")  # and "composed": called by the MuJoCo bridge
 COMMAND_TOPIC = "/effort_controller/commands"
@@ -155,17 +155,7 @@ class Controller:
         node.add_on_set_parameters_callback(self._on_set_parameters)
 
         # ---- joint order, state, references: the ROS-free loop ---------------------------------
-        logger = self.log
-
-        def log(level: str, message: str) -> None:
-            # one call site per severity: rclpy refuses a call site that changes severity
-            if level == "error":
-                logger.error(message)
-            elif level == "warn":
-                logger.warning(message)
-            else:
-                logger.info(message)
-
+        log = level_logger(node)
         try:
             self.loop = ControlLoop(model, self.law, joints_param, log, state_timeout,
                                     interpolation, pose_duration)

@@ -72,6 +72,7 @@ missed_steps=N ...``) every ``stats_period`` s and at exit.  A bad parameter pri
 """
 from __future__ import annotations
 
+import array
 import json
 import math
 import sys
@@ -83,8 +84,8 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.common import (NodeConfigError, load_description_xml, recordable_qos,
-                                  run_node)
+from rbd_ros.ros.common import (NodeConfigError, level_logger, load_description_xml,
+                                  recordable_qos, run_node)
 from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden
 
 NAME = "mujoco_bridge"
@@ -267,8 +268,10 @@ class MujocoBridge:
         self._stop = threading.Event()
         self._hardened = threading.Event()
         self._thread: threading.Thread | None = None
-        self._JointState, self._Clock, self._String = JointState, Clock, String
+        self._String = String
+        self._state_msg, self._clock_msg = JointState(), Clock()
         self._names = list(sim.joint_names)
+        self._state_msg.name = self._names
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
         self.pub_state = node.create_publisher(JointState, "/joint_states", pub_qos)
@@ -306,12 +309,12 @@ class MujocoBridge:
         nsec = int(round((t - sec) * 1e9))
         if nsec >= 1_000_000_000:
             sec, nsec = sec + 1, nsec - 1_000_000_000
-        msg = self._JointState()
+        msg, clock = self._state_msg, self._clock_msg  # reused: publish() copies them out
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
-        msg.name = self._names
-        msg.position, msg.velocity, msg.effort = q.tolist(), qd.tolist(), effort.tolist()
+        msg.position = array.array("d", q.tobytes())  # buffer copies, not Python lists
+        msg.velocity = array.array("d", qd.tobytes())
+        msg.effort = array.array("d", effort.tobytes())
         self.pub_state.publish(msg)
-        clock = self._Clock()
         clock.clock.sec, clock.clock.nanosec = sec, nsec
         self.pub_clock.publish(clock)
 
@@ -556,17 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     from rbd_ros.sim.simulator import Simulator
 
     def body(node) -> None:
-        logger = node.get_logger()
-
-        def log(level: str, message: str) -> None:
-            # one call site per severity: rclpy refuses a call site that changes severity
-            if level == "error":
-                logger.error(message)
-            elif level == "warn":
-                logger.warning(message)
-            else:
-                logger.info(message)
-
+        log = level_logger(node)
         try:
             config, config_source = bridge_config(node)
             model, source = load_model(node)
