@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "realtime.json"))
     args = ap.parse_args()
     os.environ.setdefault("PYTHONPATH", str(REPO))
+    # a ROS domain of its own: no other bringup's tour or states on this machine cross in
+    os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     results: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                  "load_before": os.getloadavg()},
                      "seconds": args.seconds, "runs": []}
