@@ -104,6 +104,9 @@ class ControlLoop:
         self.ref_out = np.zeros(n)  # reference q_d, ``joints`` order (NaN for a Cartesian target)
         self.q_out = np.zeros(n)  # measured q, ``joints`` order
         self.cycles = 0
+        #: called with the first measured q (model order) before its reference is set: the
+        #: node derives the model's gains at that pose there (``ControlLaw.derive_gains``)
+        self.on_first_state: Callable[[np.ndarray], None] | None = None
         self.warm_up()
 
     # ---- set-up -------------------------------------------------------------------------------
@@ -159,6 +162,8 @@ class ControlLoop:
             self.log("info", "/joint_states fresh again: commanding")
         if not self.have_state:
             self.have_state = True
+            if self.on_first_state is not None:
+                self.on_first_state(self.q)
             self.reference = HoldPosition(self.q)
             pending, self._pending = self._pending, []
             for handler, early in pending:
@@ -231,6 +236,9 @@ class ControlLoop:
             previous = self.reference if t0 > now else None
             traj = JointSpline.from_points(t0, tfs, P, V, A, start=start,
                                            interpolation=self.interpolation, previous=previous)
+            why = traj.limit_violation(self.model.joint_names, lo, hi, self.model.velocity_limit)
+            if why is not None:  # between the points (issue 19): refused, never clamped silently
+                raise ValueError(why)
         except ValueError as exc:
             self.log("error", f"trajectory refused: {exc}")
             return False

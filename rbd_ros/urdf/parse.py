@@ -255,7 +255,7 @@ def _urdf_parser_py(text: str, label: str):
 def _floats(values, what: str, label: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if not np.isfinite(arr).all():
-        raise UrdfError(f"{label}: {what} is not finite: {list(arr)}")
+        raise UrdfError(f"{label}: {what} is not finite: {arr.reshape(-1).tolist()}")
     return arr
 
 

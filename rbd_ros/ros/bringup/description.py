@@ -95,11 +95,15 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
 def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", tip_link: str = "",
              controller: str = "computed_torque", mode: str = "realtime",
              use_sim_time: str | bool = True, services: bool = True,
-             simulate: bool = True, composed: str | bool = False) -> list[NodeSpec]:
+             simulate: bool = True, bridge: dict[str, Any] | None = None,
+             controller_parameters: dict[str, Any] | None = None,
+             composed: str | bool = False) -> list[NodeSpec]:
     """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
-    ``services``) and ``controller`` (unless ``controller == 'none'``).  ``composed``: the
-    controller runs inside the bridge (its parameter ``controller_type``), not as a node
-    process of its own."""
+    ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
+    ``controller_parameters``: extra parameters of those two nodes (e.g. the bridge's
+    ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``).
+    ``composed``: the controller runs inside the bridge (its parameter ``controller_type``,
+    the controller's parameters given to the bridge), not as a node process of its own."""
     if controller not in CONTROLLER_TYPES:
         raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
     if mode not in MODES:
@@ -112,12 +116,14 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
     nodes = []
     if simulate:
         nodes.append(NodeSpec("mujoco_bridge", "mujoco-bridge", "mujoco_bridge",
-                              {**common, "mode": mode}
-                              | ({"controller_type": controller} if composed else {})))
+                              {**common, "mode": mode, **(bridge or {})}
+                              | ({"controller_type": controller, **(controller_parameters or {})}
+                                 if composed else {})))
     if services:
         nodes.append(NodeSpec("dynamics_server", "dynamics-server", "dynamics_server",
                               {**common, "use_sim_time": sim_time}))
     if controller != "none" and not composed:
         nodes.append(NodeSpec("controller", "controller", "controller",
-                              {**common, "type": controller, "use_sim_time": sim_time}))
+                              {**common, "type": controller, "use_sim_time": sim_time,
+                               **(controller_parameters or {})}))
     return nodes

@@ -7,6 +7,8 @@ Parameters
   model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``), instead of a URDF
   base_link, tip_link  chain ends ('' = inferred)        gravity     [0, 0, -9.81] (base frame)
   service_namespace  'rbd'                              max_points  1000000 states per request
+  allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
+                     the services under this namespace (clients would get answers from either)
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
 forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model. A request the
@@ -26,6 +28,7 @@ from __future__ import annotations
 import array
 import gc
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -98,6 +101,84 @@ def load_robot(node):
     return Robot.from_urdf(xml, base_link=base, tip_link=tip, gravity=gravity), source
 
 
+def service_prefix(namespace: str) -> str:
+    """``/<namespace>/`` of the services, or ``NodeConfigError`` for an invalid name."""
+    from rclpy.exceptions import InvalidServiceNameException
+    from rclpy.validate_full_topic_name import validate_full_topic_name
+
+    ns = str(namespace).strip("/")
+    prefix = f"/{ns}/" if ns else "/"
+    try:
+        validate_full_topic_name(prefix + "get_model", is_service=True)
+    except InvalidServiceNameException as exc:
+        reason = str(exc).splitlines()[0]
+        raise NodeConfigError(f"service_namespace '{namespace}' is not a valid ROS name: "
+                              f"{reason}") from None
+    return prefix
+
+
+#: seconds after start-up within which another server's services must have been discovered
+DISCOVERY_WAIT = 1.0
+
+
+def refuse_if_served(node, prefix: str, started: float) -> None:
+    """``NodeConfigError`` when another server already answers ``<prefix>get_model``: two
+    servers in one namespace would answer a client at random.  Discovery runs while the robot
+    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started``.  A server seen
+    in the graph is asked for its model, so the stale entry of a killed one (kept until its
+    DDS lease expires) does not block a restart."""
+    name = prefix + "get_model"
+    while node.count_services(name) == 0:
+        if time.monotonic() - started >= DISCOVERY_WAIT:
+            return
+        time.sleep(0.05)
+    if not _answers(node, name):
+        node.get_logger().warning(f"{name} is in the ROS graph but does not answer (a server "
+                                  f"that was killed?): starting anyway")
+        return
+    others = _servers_of(node, name)
+    who = f" ({', '.join(others)})" if others else ""
+    raise NodeConfigError(f"the services {prefix}* are already offered by another "
+                          f"dynamics_server{who}; stop it, choose another service_namespace, "
+                          f"or set allow_shared_namespace:=true")
+
+
+def _answers(node, name: str, timeout: float = 3.0) -> bool:
+    """Whether a ``GetModel`` request to ``name`` gets a response within ``timeout`` s (on a
+    helper node no executor spins)."""
+    import rclpy
+    from rbd_ros_interfaces.srv import GetModel
+
+    from rbd_ros.ros.lean_executor import wait_for_response
+
+    helper = rclpy.create_node(f"{node.get_name()}_probe", namespace=node.get_namespace(),
+                               context=node.context, use_global_arguments=False,
+                               start_parameter_services=False, enable_rosout=False)
+    try:
+        client = helper.create_client(GetModel, name, qos_profile=SERVICE_QOS())
+        until = time.monotonic() + timeout
+        if not client.wait_for_service(timeout_sec=timeout):
+            return False
+        with client.handle:
+            sent = {client.handle.send_request(GetModel.Request())}
+        return wait_for_response(client, sent, until, node.context) is not None
+    finally:
+        helper.destroy_node()
+
+
+def _servers_of(node, service: str) -> list[str]:
+    """Full names of the other nodes offering ``service`` (as far as discovered)."""
+    out = []
+    for n, ns in node.get_node_names_and_namespaces():
+        try:
+            served = {s for s, _ in node.get_service_names_and_types_by_node(n, ns)}
+        except Exception:  # noqa: BLE001 - the node left meanwhile
+            continue
+        if service in served and n != node.get_name():
+            out.append(f"{ns.rstrip('/')}/{n}")
+    return out
+
+
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
     ``rbd_ros.services.DynamicsService``."""
@@ -110,18 +191,21 @@ class DynamicsServer:
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
         self.node = node
+        started = time.monotonic()
         for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
                               ("base_link", ""), ("tip_link", ""),
                               ("gravity", [0.0, 0.0, -9.81]), ("service_namespace", "rbd"),
-                              ("max_points", DEFAULT_MAX_POINTS)):
+                              ("max_points", DEFAULT_MAX_POINTS),
+                              ("allow_shared_namespace", False)):
             node.declare_parameter(name, default)
+        prefix = service_prefix(node.get_parameter("service_namespace").value)
         robot, source = load_robot(node)
+        if not node.get_parameter("allow_shared_namespace").value:
+            refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
         self.service = DynamicsService(robot, max_points)
         # the simulation gets its own workspace, so it can run beside the other services
         self.sim_service = DynamicsService(Robot(robot.model), max_points)
-        ns = node.get_parameter("service_namespace").value.strip("/")
-        prefix = f"/{ns}/" if ns else "/"
         types = {"inverse_dynamics": srv.InverseDynamics, "forward_simulate": srv.ForwardSimulate,
                  "mass_matrix": srv.MassMatrix, "gravity": srv.Gravity,
                  "forward_kinematics": srv.ForwardKinematics, "jacobian": srv.Jacobian,

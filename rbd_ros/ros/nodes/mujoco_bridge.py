@@ -58,10 +58,14 @@ Topics
       sim_time, steps, rate_hz and rtf (over the last period), step_time_p99_us /
       step_time_mean_us (step + publish, wall), missed_steps, commands_received,
       commands_rejected, steps_without_new_command, stale_steps, braking, saturated_steps,
-      inertia_fixups; the loop's timing over the last ~16 k steps: period_p50_us,
-      period_p99_us, period_max_us, jitter_p99_us / jitter_max_us (``|period - timestep|``),
-      overruns (steps whose work took longer than a timestep; since start); composed (the
-      law's type or ''), realtime (the hygiene report).
+      inertia_fixups, unstable_steps (steps undone because the state blew up: the arm is held
+      at its last positions, the clock keeps going; ``rbd_ros.sim.simulator``), integrator
+      (the one in use: ``auto`` picks RK4 or implicitfast); the loop's timing over the last
+      ~16 k steps: period_p50_us, period_p99_us, period_max_us, jitter_p99_us / jitter_max_us
+      (``|period - timestep|``), overruns (steps whose work took longer than a timestep; since
+      start); composed (the law's type or ''), realtime (the hygiene report).
+  MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
+  outside the joint limits are clamped onto them, with a warning.
 Services
   ~/reset (std_srvs/Trigger): initial positions/velocities, zero command; the clock runs on.
   ~/pause (std_srvs/SetBool): true pauses stepping, false resumes.
@@ -493,6 +497,7 @@ class MujocoBridge:
             "steps_without_new_command": st.steps_without_new_command,
             "stale_steps": st.stale_steps, "braking": self.sim.braking,
             "saturated_steps": st.saturated_steps, "inertia_fixups": len(self.sim.warnings),
+            "unstable_steps": st.unstable_steps, "integrator": self.sim.integrator,
             "composed": self.controller.law_type if self.controller is not None else "",
             "realtime": list(self.hygiene),
             "_now": (wall, sim_t, steps),
@@ -513,7 +518,7 @@ class MujocoBridge:
                 f"missed_steps={s['missed_steps']} commands={s['commands_received']} "
                 f"rejected={s['commands_rejected']} "
                 f"steps_without_new_command={s['steps_without_new_command']} "
-                f"stale_steps={s['stale_steps']}")
+                f"stale_steps={s['stale_steps']} unstable_steps={s['unstable_steps']}")
 
     def print_stats(self) -> None:
         print(self.stats_line(), flush=True)
@@ -536,8 +541,10 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
         raise NodeConfigError(f"controller_type '{law_type}' is not one of {', '.join(LAWS)}")
     # the parameters given to this process (command line, parameter files), not the global
     # '__node:=mujoco_bridge' rename, which would name this node too
-    given = [p for name, p in getattr(node, "_parameter_overrides", {}).items()
-             if name not in ("controller_type", "type")]
+    overrides = getattr(node, "_parameter_overrides", {})
+    given = [p for name, p in overrides.items() if name not in ("controller_type", "type")]
+    if "rate" not in overrides:  # the control rate is the stepping rate (model-derived gains)
+        given.append(Parameter("rate", Parameter.Type.DOUBLE, 1.0 / sim.config.timestep))
     cnode = rclpy.create_node(
         "controller", context=node.context, namespace=node.get_namespace(),
         cli_args=topic_remaps(argv, "controller"), use_global_arguments=False,
@@ -580,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         composed = (f"composed controller {controller.law_type}" if controller is not None
                     else "separate controller")
         print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, {composed}, "
-              f"integrator={config.integrator}, timestep={config.timestep:g} s, "
+              f"integrator={sim.integrator}, timestep={config.timestep:g} s, "
               f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
               f"settings from {config_source}; realtime: {'; '.join(bridge.hygiene) or 'none'})",
               flush=True)
