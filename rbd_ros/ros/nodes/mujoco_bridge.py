@@ -63,7 +63,8 @@ Topics
       (the one in use: ``auto`` picks RK4 or implicitfast); the loop's timing over the last
       ~16 k steps: period_p50_us, period_p99_us, period_max_us, jitter_p99_us / jitter_max_us
       (``|period - timestep|``), overruns (steps whose work took longer than a timestep; since
-      start); composed (the law's type or ''), realtime (the hygiene report).
+      start; in lockstep and max the period is just the stepping rate, unpaced); composed (the
+      law's type or ''), realtime (the hygiene report).
   MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
   outside the joint limits are clamped onto them, with a warning.
 Services
