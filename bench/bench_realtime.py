@@ -45,7 +45,7 @@ def bringup(robot: str, mode: str, composed: bool, seconds: float, rt_priority: 
             cmd.append("--composed")
         if rt_priority:
             cmd += ["--rt-priority", str(rt_priority)]
-        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False,
                               timeout=20 * seconds + 300)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")

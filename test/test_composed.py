@@ -15,7 +15,6 @@ import time
 
 import numpy as np
 import pytest
-
 from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background
 
 ARM7 = str(REPO / "config" / "arm7.yaml")
@@ -90,7 +89,7 @@ def test_composed_call_gives_the_node_commands() -> None:
         node = Controller(node_a)
         composed = Controller(node_b, composed=True)
         sent: list[np.ndarray] = []
-        node.cmd_pub.publish = lambda msg: sent.append(np.array(msg.data))  # noqa: ARG005
+        node.cmd_pub.publish = lambda msg: sent.append(np.array(msg.data))
         try:
             names = ["gripper", "joint2", "joint1"]
             states = [(1.0, [0.7, -0.2, 0.3], [0.0, 0.2, 0.1]),
