@@ -8,6 +8,8 @@
 * ``forward_dynamics``: qdd (ABA; Cholesky variant kept as a check)
 * ``coriolis``: C(q, qd) with M-dot - 2C skew;  ``energy``: kinetic and potential energy
 * ``integrators``: RK4 and semi-implicit Euler over a whole horizon
+* ``statics``: ``tau = J^T m`` and the static backward pass (003 ch.2);  ``ik``: inverse
+  kinematics (damped least squares in the limits, 003 (1.20)-(1.23), analytic 2-link (1.24))
 * ``checked``: validated single-state entry points for ``rbd_ros.Robot``
 
 Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function

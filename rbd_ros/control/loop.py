@@ -9,7 +9,8 @@ controller_manager calls ``update()`` in the loop that reads and writes the hard
 * ``joint_state(names, position, velocity, t)``: a measured state (any joint order, extra joints
   ignored; missing velocities -> finite differences ``qd = (q - q_prev) / dt``);
 * ``trajectory(msg)`` / ``target_pose(msg)``: references, from any object with the fields of a
-  ``trajectory_msgs/JointTrajectory`` / ``geometry_msgs/PoseStamped`` (no ROS import here);
+  ``trajectory_msgs/JointTrajectory`` / ``geometry_msgs/PoseStamped`` (no ROS import here;
+  a pose for a joint-space law goes through IK);
   interpolated like ros2_control's joint_trajectory_controller (``trajectory.JointSpline``),
   holding the last point; before any trajectory the reference holds the first measured
   position; references received before the first state start with it;
@@ -266,6 +267,11 @@ class ControlLoop:
             if not np.isfinite(T1).all():
                 raise ValueError("pose contains NaN or Inf")
             now = self.t
+            if not self.law.task_space:
+                self.reference, q1 = self._ik_move(T1, now)
+                self.log("info", f"target pose accepted: IK q = {np.round(q1, 4).tolist()}, "
+                                 f"{self.pose_duration:.3f} s")
+                return True
             T0 = np.empty((4, 4))
             v, a = np.zeros(6), np.zeros(6)
             if self.cartesian is not None:
@@ -282,6 +288,24 @@ class ControlLoop:
         self.log("info", f"target pose accepted: p = {np.round(T1[:3, 3], 4).tolist()}, "
                          f"{self.pose_duration:.3f} s")
         return True
+
+    def _ik_move(self, T1: np.ndarray, now: float) -> tuple[Any, np.ndarray]:
+        """Joint-space laws: ``T1`` by IK from the current reference, then a rest-to-rest joint
+        move of ``pose_duration`` s (a step if 0); ``ValueError`` if no solution inside the
+        limits.  Returns the reference and the IK solution."""
+        from rbd_ros.robot import Robot
+
+        robot = self.__dict__.get("_ik_robot") or self.__dict__.setdefault("_ik_robot", Robot(self.model))
+        start = self._current_reference(now)
+        res = robot.ik(T1, q0=start[0], timeout=0.05)
+        if not res.success:
+            raise ValueError(f"no joint solution inside the limits (best pose {res.position_error:.3g} m, "
+                             f"{res.orientation_error:.3g} rad away)")
+        if self.pose_duration <= 0.0:  # a step
+            return HoldPosition(res.q), res.q
+        z = np.zeros((1, self.dof))
+        return JointSpline.from_points(now, [self.pose_duration], res.q[None], z, z,
+                                       start=start, interpolation=self.interpolation), res.q
 
     # ---- the cycle ----------------------------------------------------------------------------
     def cycle(self, t: float) -> np.ndarray:

@@ -17,9 +17,11 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   Before any trajectory the reference holds the first measured position; a trajectory (or
   target pose) received before the first ``/joint_states`` starts with it.  Task-space laws track
   the Cartesian motion of a joint trajectory (``r_d = fk(q_d)`` ...);
-* subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, task-space laws only; frame ''
-  or the model's base link): a minimum-jerk Cartesian move of ``pose_duration`` s from the
-  current reference pose (0 = a step);
+* subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, frame '' or the model's base
+  link): task-space laws make a minimum-jerk Cartesian move of ``pose_duration`` s from the
+  current reference pose (0 = a step); joint-space laws solve the pose by IK (``Robot.ik``
+  seeded with the current reference, inside the joint limits; an unreachable pose is refused
+  with a logged reason) and move there in joint space over ``pose_duration`` s;
 * publishes ``/effort_controller/commands`` (``std_msgs/Float64MultiArray``): joint torques
   (N m) in the order of the ``joints`` parameter (default: the model's order);
 * publishes ``~/controller_state`` (``sensor_msgs/JointState``) every cycle, same joint order:
@@ -184,7 +186,7 @@ class Controller:
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
-            node.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, qos)
+        node.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, qos)
         node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, qos)
         if not composed:
             node.create_subscription(JointState, "/joint_states", self._on_joint_state, qos)

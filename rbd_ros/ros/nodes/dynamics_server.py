@@ -11,7 +11,8 @@ Parameters
                      the services under this namespace (clients would get answers from either)
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
-forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model. A request the
+forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model,
+inverse_kinematics, static_torques. A request the
 model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
 dies on a request.
 
@@ -52,7 +53,7 @@ def f64(x: np.ndarray) -> array.array:
 
 
 SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
-            "forward_kinematics", "jacobian", "get_model")
+            "forward_kinematics", "jacobian", "get_model", "inverse_kinematics", "static_torques")
 
 
 def matrix_to_pose(T: np.ndarray):
@@ -209,7 +210,8 @@ class DynamicsServer:
         types = {"inverse_dynamics": srv.InverseDynamics, "forward_simulate": srv.ForwardSimulate,
                  "mass_matrix": srv.MassMatrix, "gravity": srv.Gravity,
                  "forward_kinematics": srv.ForwardKinematics, "jacobian": srv.Jacobian,
-                 "get_model": srv.GetModel}
+                 "get_model": srv.GetModel, "inverse_kinematics": srv.InverseKinematics,
+                 "static_torques": srv.StaticTorques}
         # the companion node: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either
         self.sim_node = rclpy.create_node(f"{node.get_name()}_sim", namespace=node.get_namespace(),
@@ -303,6 +305,22 @@ class DynamicsServer:
         g = model.gravity
         res.gravity = Vector3(x=float(g[0]), y=float(g[1]), z=float(g[2]))
         res.model_yaml = model.to_yaml()
+
+    def _static_torques(self, req, res) -> None:
+        f, t = req.wrench.force, req.wrench.torque
+        res.efforts = f64(self.service.static_torques(
+            req.joint_names, req.positions, (f.x, f.y, f.z, t.x, t.y, t.z), req.frame,
+            req.include_gravity))
+
+    def _inverse_kinematics(self, req, res) -> None:
+        out = self.service.inverse_kinematics(
+            req.joint_names, req.targets, req.seeds, req.position_only, req.position_tolerance,
+            req.orientation_tolerance, req.max_iterations, req.max_restarts, req.timeout)
+        res.positions = f64(out.positions)
+        res.solved = out.solved.tolist()
+        res.position_errors = f64(out.position_errors)
+        res.orientation_errors = f64(out.orientation_errors)
+        res.iterations = array.array("i", np.asarray(out.iterations, dtype=np.int32).tobytes())
 
 
 def main(argv: list[str] | None = None) -> int:
