@@ -132,7 +132,15 @@ class Kernels:
 
 
 class Robot:
-    """Rigid-body dynamics of one serial arm (see the module docstring)."""
+    """Rigid-body dynamics of one serial arm (see the module docstring).  A model with
+    ``base_type="floating"`` gives a ``rbd_ros.floating_base.FloatingBaseRobot``."""
+
+    def __new__(cls, model: MdhModel) -> "Robot":
+        if cls is Robot and getattr(model, "base_type", "fixed") == "floating":
+            from rbd_ros.floating_base import FloatingBaseRobot
+
+            return super().__new__(FloatingBaseRobot)
+        return super().__new__(cls)
 
     def __init__(self, model: MdhModel) -> None:
         if not isinstance(model, MdhModel):
@@ -151,17 +159,20 @@ class Robot:
     # ---- construction ------------------------------------------------------------------------
     @classmethod
     def from_urdf(cls, path_or_xml: str, base_link: str | None = None,
-                  tip_link: str | None = None, **kw: Any) -> "Robot":
+                  tip_link: str | None = None, base: str = "fixed", **kw: Any) -> "Robot":
         """From an URDF file or XML string via ``rbd_ros.urdf.load_model`` (the converter);
-        ``kw`` are passed on (e.g. ``gravity``)."""
+        ``base``: ``"fixed"`` or ``"floating"`` (``base_link`` a free body); ``kw`` are passed
+        on (e.g. ``gravity``)."""
         from rbd_ros.urdf import load_model
 
-        return cls(load_model(path_or_xml, base_link=base_link, tip_link=tip_link, **kw))
+        return cls(load_model(path_or_xml, base_link=base_link, tip_link=tip_link, base_type=base, **kw))
 
     @classmethod
-    def from_yaml(cls, path_or_text: str) -> "Robot":
-        """From a YAML model (``MdhModel.to_yaml`` form, optionally under ``model:``)."""
-        return cls(MdhModel.from_yaml(path_or_text))
+    def from_yaml(cls, path_or_text: str, base: str | None = None) -> "Robot":
+        """From a YAML model (``MdhModel.to_yaml`` form, optionally under ``model:``);
+        ``base`` overrides the file's ``base_type``."""
+        model = MdhModel.from_yaml(path_or_text)
+        return cls(model if base is None else model.replace(base_type=base))
 
     @classmethod
     def from_mdh(cls, a: Sequence[float], alpha: Sequence[float], d: Sequence[float],
@@ -171,8 +182,11 @@ class Robot:
         """From an MDH table (Craig: ``a_{i-1}, alpha_{i-1}, d_i, theta_i`` per joint) with
         link masses, centres of mass (frame i) and inertias about them (frame i axes);
         other ``MdhModel`` fields (base, tool, gravity, limits, actuators...) as keywords.
-        Joints default to revolute and to names ``joint1..jointn``."""
+        Joints default to revolute and to names ``joint1..jointn``; ``base="floating"``
+        (a string) is ``base_type``, a 4x4 ``base`` the world -> frame 0 transform."""
         n = len(a)
+        if isinstance(kw.get("base"), str):
+            kw["base_type"] = kw.pop("base")
         return cls(MdhModel(
             joint_names=tuple(joint_names) if joint_names is not None
             else tuple(f"joint{i + 1}" for i in range(n)),

@@ -76,6 +76,25 @@ def test_bag_has_the_topics_and_counts(run):
     assert (out / "bag" / "metadata.yaml").is_file()
 
 
+def test_video_and_page(run):
+    """The video of the run (real time, 30 fps) and the page; without OpenGL, one line."""
+    import ctypes.util
+
+    proc, out = run
+    page = (out / "index.html").read_text()
+    assert "<table id='report'>" in page and "data:image/png;base64," in page
+    if (out / "video.mp4").is_file():
+        import imageio_ffmpeg
+
+        frames, _ = imageio_ffmpeg.count_frames_and_secs(str(out / "video.mp4"))
+        duration = json.loads((out / "report.json").read_text())["duration"]
+        assert frames == int(duration * 30 + 1e-9) + 1
+        assert "data:video/mp4;base64," in page and (out / "preview.gif").is_file()
+    else:
+        assert not ctypes.util.find_library("OSMesa"), proc.stdout[-2000:]  # it would work
+        assert sum("no video" in line for line in proc.stdout.splitlines()) == 1
+
+
 def test_bad_arguments_exit_with_a_reason():
     proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "r2d2"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -204,7 +204,7 @@ def test_task_space_node_reaches_a_target_pose(node_process, arm_process, peer) 
     from geometry_msgs.msg import PoseStamped
 
     from rbd_ros.robot import Robot
-    from rbd_ros.spatial import rotation_to_quaternion
+    from rbd_ros.lie.so3 import rotation_to_quaternion
 
     robot = Robot.from_yaml(ARM7)
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
@@ -241,7 +241,7 @@ def test_joint_space_node_reaches_a_target_pose_through_ik(node_process, arm_pro
     from geometry_msgs.msg import PoseStamped
 
     from rbd_ros.robot import Robot
-    from rbd_ros.spatial import rotation_to_quaternion
+    from rbd_ros.lie.so3 import rotation_to_quaternion
 
     robot = Robot.from_yaml(ARM7)
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])

@@ -7,7 +7,7 @@ import pytest
 from rbd_ros.control.trajectory import (CartesianMove, HoldPosition, JointSpline, clamped_spline_velocities,
                                         cubic_coefficients, joint_trajectory_msg, quintic_coefficients,
                                         quintic_point_to_point, quintic_time_scaling)
-from rbd_ros.spatial import orientation_error, pose_matrix
+from rbd_ros.lie.so3 import orientation_error, pose_matrix
 
 RNG = np.random.default_rng(7)
 

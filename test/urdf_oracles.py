@@ -19,7 +19,7 @@ import pinocchio as pin
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import REVOLUTE, MdhModel
-from rbd_ros.urdf.transforms import axis_rotation, matrix_rpy, rpy_matrix
+from rbd_ros.lie.so3 import axis_rotation, rpy_matrix, to_rpy as matrix_rpy
 
 
 # ---- Pinocchio on the original URDF ----------------------------------------------------------

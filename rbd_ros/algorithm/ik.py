@@ -32,6 +32,7 @@ from numba import njit, prange
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, frame_jacobian
 from rbd_ros.algorithm.layout import WGP, WGR
+from rbd_ros.lie.so3 import _log as so3_log
 
 LAM0 = 1e-1  # initial damping (m^2)
 LAM_MIN = 1e-12
@@ -96,37 +97,7 @@ def pose_error(ws: np.ndarray, n: int, T: np.ndarray, rows: int,
     r20 = T[2, 0] * ws[n, WGR] + T[2, 1] * ws[n, WGR + 1] + T[2, 2] * ws[n, WGR + 2]
     r21 = T[2, 0] * ws[n, WGR + 3] + T[2, 1] * ws[n, WGR + 4] + T[2, 2] * ws[n, WGR + 5]
     r22 = T[2, 0] * ws[n, WGR + 6] + T[2, 1] * ws[n, WGR + 7] + T[2, 2] * ws[n, WGR + 8]
-    # log: angle th = atan2(|v|/2, (tr - 1)/2), v = vee(R_e - R_e^T) = 2 sin(th) a
-    vx = r21 - r12
-    vy = r02 - r20
-    vz = r10 - r01
-    s = 0.5 * math.sqrt(vx * vx + vy * vy + vz * vz)
-    c = 0.5 * (r00 + r11 + r22 - 1.0)
-    th = math.atan2(s, c)
-    if s > 1e-7 or c > 0.0:
-        k = th / (2.0 * s) if s > 1e-12 else 0.5  # th / (2 sin th) -> 1/2 as th -> 0
-        e[3] = k * vx
-        e[4] = k * vy
-        e[5] = k * vz
-    else:
-        # th ~ pi: (R_e + R_e^T)/2 = I + 2 (a a^T - I) sin^2(th/2)... ~ 2 a a^T - I
-        if r00 >= r11 and r00 >= r22:
-            ax = math.sqrt(max(0.5 * (r00 + 1.0), 0.0))
-            ay = 0.25 * (r01 + r10) / ax
-            az = 0.25 * (r02 + r20) / ax
-        elif r11 >= r22:
-            ay = math.sqrt(max(0.5 * (r11 + 1.0), 0.0))
-            ax = 0.25 * (r01 + r10) / ay
-            az = 0.25 * (r12 + r21) / ay
-        else:
-            az = math.sqrt(max(0.5 * (r22 + 1.0), 0.0))
-            ax = 0.25 * (r02 + r20) / az
-            ay = 0.25 * (r12 + r21) / az
-        if ax * vx + ay * vy + az * vz < 0.0:
-            ax, ay, az = -ax, -ay, -az
-        e[3] = th * ax
-        e[4] = th * ay
-        e[5] = th * az
+    e[3], e[4], e[5], th = so3_log(r00, r01, r02, r10, r11, r12, r20, r21, r22)  # log(R_e)
     return math.sqrt(pe), th
 
 

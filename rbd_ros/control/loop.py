@@ -251,7 +251,7 @@ class ControlLoop:
 
     def target_pose(self, msg: Any) -> bool:
         """A ``PoseStamped``-shaped Cartesian target (task-space laws); False if refused."""
-        from rbd_ros.spatial import pose_matrix
+        from rbd_ros.lie.so3 import pose_matrix
 
         if not self.have_state:
             self._pending.append((self.target_pose, msg))

@@ -12,10 +12,12 @@ before anything starts (``rbd_ros.control.tour``: from where the arm is, inside 
 velocity and effort limits, moved or shrunk until it fits, or refused with the reason) --,
 shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
 torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
-``DIR/report.json``, ``DIR/plot.png`` and a rosbag2 recording ``DIR/bag/`` of
-``/joint_states``, the commands, the reference and the controller state.  ``--composed``
-runs the control law inside the MuJoCo bridge's loop (as ros2_control's controller_manager
-does) instead of a controller process; the report says which ran.
+``DIR/report.json``, ``DIR/plot.png``, a rosbag2 recording ``DIR/bag/`` of
+``/joint_states``, the commands, the reference and the controller state, and (``page.py``)
+the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
+``--no-video``) and the page ``DIR/index.html``.  ``--composed`` runs the control law inside
+the MuJoCo bridge's loop (as ros2_control's controller_manager does) instead of a controller
+process; the report says which ran.
 """
 from __future__ import annotations
 
@@ -87,7 +89,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rt-priority", type=int, default=0, metavar="N",
                    help="SCHED_FIFO priority of the bridge's stepping thread (0 = off; reported "
                         "when refused)")
-    p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
+    p.add_argument("--record", default="", metavar="DIR",
+                   help="write report.json, plot.png, bag/, video.mp4, index.html")
+    p.add_argument("--no-video", action="store_true", help="with --record: no video")
     p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
     p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
                    help="seconds per tour segment")
@@ -457,12 +461,19 @@ class Bringup:
             report.to_json(self.args.json)
         if record is not None:
             report.to_json(record / "report.json")
-            plot(record / "plot.png", self.joint_names, t, ref, meas, tau,
-                 title=f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
-                       f"{self.args.controller}, {self.args.mode}")
+            title = (f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
+                     f"{self.args.controller}, {self.args.mode}")
+            plot(record / "plot.png", self.joint_names, t, ref, meas, tau, title=title)
             counts = ", ".join(f"{k} {v}" for k, v in self.recorder.counts.items())
             print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})",
                   flush=True)
+            from rbd_ros.ros.bringup.page import video_and_page
+
+            params = {"bringup": vars(self.args), **{s.name: s.parameters for s in self.specs}}
+            for line in video_and_page(record, self.model, t, meas, ref, report, params, title,
+                                       video=not self.args.no_video,
+                                       robot=self.specs[0].parameters):
+                print(line, flush=True)
         return 0
 
     @staticmethod

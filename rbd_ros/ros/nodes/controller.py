@@ -356,7 +356,7 @@ class Controller:
                 raise
             return
         if self.task_pub is not None and self.task_pub.get_subscription_count() > 0:
-            from rbd_ros.spatial import rotation_to_quaternion
+            from rbd_ros.lie.so3 import rotation_to_quaternion
 
             law = self.law
             data = np.concatenate([law.ref_T[:3, 3], rotation_to_quaternion(law.ref_T[:3, :3]),

@@ -59,7 +59,7 @@ SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
 def matrix_to_pose(T: np.ndarray):
     from geometry_msgs.msg import Point, Pose, Quaternion
 
-    from rbd_ros.spatial import rotation_to_quaternion
+    from rbd_ros.lie.so3 import rotation_to_quaternion
 
     x, y, z, w = rotation_to_quaternion(T[:3, :3])
     p = T[:3, 3]

@@ -10,6 +10,8 @@ Parameters
   robot:  ``model_yaml`` (an MDH model file) | ``robot_description`` (URDF XML) |
           ``urdf_path`` (.urdf/.xacro); none -> the bundled default robot.  ``base_link``,
           ``tip_link`` ('' = inferred); ``gravity`` (3 numbers, overrides the model's).
+  viewer: ``true`` opens MuJoCo's interactive viewer on the simulation where there is a
+          display (``rbd_ros.ros.nodes.viewer.attach``; otherwise one warning line).
   bridge: ``config_file`` (default ``config/bridge.yaml``) and every key of that file as a
           parameter of the same name, which wins: timestep, integrator, contacts, mode
           (realtime | lockstep | max), publish_every, joints, initial_positions,
@@ -578,6 +580,11 @@ def main(argv: list[str] | None = None) -> int:
             raise NodeConfigError(f"{type(exc).__name__}: {exc}") from None
         controller = composed_controller(node, sim, argv)
         bridge = MujocoBridge(node, sim, config, argv, controller)
+        node.declare_parameter("viewer", False)
+        if node.get_parameter("viewer").value:
+            from rbd_ros.ros.nodes.viewer import attach
+
+            bridge.viewer = attach(node, sim.mj_model, sim.mj_data, bridge.lock, model.name)
         executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(node)
         if controller is not None:
