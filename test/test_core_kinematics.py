@@ -7,7 +7,7 @@ import pytest
 from core_oracles import bundled, pinocchio_model, random_model, rel_err
 from rbd_ros.robot import Robot
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 TOL = 1e-9
 
 CASES = {

@@ -194,7 +194,10 @@ class Controller:
             if self.trigger == "timer":
                 node.create_timer(1.0 / rate, self._on_timer)
             node.create_timer(0.05, self._watchdog, clock=wall)
-            print(f"controller: ready ({law_type}, {n} joints, {source})", flush=True)
+            # "ready" once the executor runs the callbacks (the first timer tick), not here,
+            # before anything spins: whoever waits for it may then send states and trajectories
+            self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
+            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
         self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; "
                       + self._gains_text())
 
@@ -222,6 +225,10 @@ class Controller:
             self._publish_gain_parameters(changed)
             self.log.info(f"gains from the model at the start pose {np.round(q, 4).tolist()}: "
                           + self._gains_text())
+
+    def _announce_ready(self) -> None:
+        self._ready_timer.cancel()  # once (kept: the lean executor's wait set holds it)
+        print(self._ready_text, flush=True)
 
     # ---- set-up helpers -----------------------------------------------------------------------
     @staticmethod

@@ -56,8 +56,9 @@ Topics
   /clock (rosgraph_msgs/Clock, out): simulation time, with every /joint_states.
   /effort_controller/commands (std_msgs/Float64MultiArray, in): one value per joint in
       ``joints`` order (N m or N; volts in voltage mode).
-  ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s: mode, paused,
-      sim_time, steps, rate_hz and rtf (over the last period), step_time_p99_us /
+  ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s and on each
+      pause/resume: mode, paused, sim_time, wall_time (``time.monotonic()``), steps, rate_hz
+      and rtf (over the last period), step_time_p99_us /
       step_time_mean_us (step + publish, wall), missed_steps, commands_received,
       commands_rejected, steps_without_new_command, stale_steps, braking, saturated_steps,
       inertia_fixups, unstable_steps (steps undone because the state blew up: the arm is held
@@ -362,7 +363,9 @@ class MujocoBridge:
         return response
 
     def on_pause(self, request, response):
-        self.paused = bool(request.data)
+        with self.lock:  # no step after the answer: the diagnostics below hold the last one
+            self.paused = bool(request.data)
+        self.publish_diagnostics()  # at once: sim_time and wall_time of the pause
         response.success = True
         response.message = "paused" if self.paused else "running"
         self.node.get_logger().info(f"simulation {response.message} at t = {self.sim.time:.6f} s")
@@ -492,6 +495,7 @@ class MujocoBridge:
         st = self.sim.stats
         return {
             "mode": self.mode, "paused": self.paused, "sim_time": sim_t, "steps": steps,
+            "wall_time": wall,  # time.monotonic(): one clock for every process of the host
             "rate_hz": (steps - k0) / elapsed if elapsed > 0 else 0.0,
             "rtf": (sim_t - s0) / elapsed if elapsed > 0 else 0.0,
             **self.timing.summary(),
