@@ -598,10 +598,11 @@ def main(argv: list[str] | None = None) -> int:
         bridge.start()
         composed = (f"composed controller {controller.law_type}" if controller is not None
                     else "separate controller")
-        print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, {composed}, "
+        print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "
               f"integrator={sim.integrator}, timestep={config.timestep:g} s, "
               f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
-              f"settings from {config_source}; realtime: {'; '.join(bridge.hygiene) or 'none'})",
+              f"settings from {config_source}; {composed}; "
+              f"realtime: {'; '.join(bridge.hygiene) or 'none'})",
               flush=True)
         try:
             executor.spin()
