@@ -156,9 +156,15 @@ class Bringup:
         from rbd_ros.robot import Robot
 
         if "model_yaml" in params:
-            return MdhModel.from_yaml(params["model_yaml"])
-        return Robot.from_urdf(params["urdf_path"], base_link=args.base_link or None,
-                               tip_link=args.tip_link or None).model
+            model = MdhModel.from_yaml(params["model_yaml"])
+        else:
+            model = Robot.from_urdf(params["urdf_path"], base_link=args.base_link or None,
+                                    tip_link=args.tip_link or None).model
+        if model.base_type != "fixed":
+            raise ValueError(f"'{model.name}' has a {model.base_type} base: the bridge, the "
+                             "controllers and the bringup drive fixed-base arms so far (mobile "
+                             "bases there are the next step; the core's Robot simulates them)")
+        return model
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
@@ -362,7 +368,7 @@ class Bringup:
             if self.recorder:
                 self.recorder.close()
 
-    def set_paused(self, node, paused: bool, timeout: float = 10.0) -> dict:
+    def set_paused(self, node, paused: bool, timeout: float = 30.0) -> dict:
         """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
         published at that moment (its ``sim_time`` and ``wall_time`` of the pause).  Called on
         a helper node of its own that no executor spins, waiting on the client directly."""
