@@ -128,5 +128,5 @@ def test_info_node_reports_missing_file(node_process):
     proc = node_process(["info", "--ros-args", "-p", "urdf_path:=/nonexistent/robot.urdf"])
     assert proc.proc.wait(60) == 2
     proc.wait_for("error")
-    assert "urdf_path '/nonexistent/robot.urdf' does not exist" in proc.output
+    assert "urdf_path '/nonexistent/robot.urdf': file not found" in proc.output
     assert "Traceback" not in proc.output

@@ -255,7 +255,8 @@ def _urdf_parser_py(text: str, label: str):
 def _floats(values, what: str, label: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if not np.isfinite(arr).all():
-        raise UrdfError(f"{label}: {what} is not finite: {list(arr)}")
+        shown = arr.tolist()  # a scalar (a mass) or a list
+        raise UrdfError(f"{label}: {what} is not finite: {shown}")
     return arr
 
 

@@ -117,7 +117,7 @@ class Bringup:
         from rbd_ros.model import MdhModel
         from rbd_ros.ros.common import recordable_qos
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.robot import Robot
+        from rbd_ros.ros.robot_params import robot_model
 
         record = Path(self.args.record) if self.args.record else None
         if record is not None:
@@ -127,12 +127,7 @@ class Bringup:
             from rbd_ros.ros.bringup.recorder import BagRecorder
 
             self.recorder = BagRecorder(record / "bag", TOPICS)
-        params = self.specs[0].parameters
-        if "model_yaml" in params:
-            model: MdhModel = MdhModel.from_yaml(params["model_yaml"])
-        else:
-            model = Robot.from_urdf(params["urdf_path"], base_link=self.args.base_link or None,
-                                    tip_link=self.args.tip_link or None).model
+        model: MdhModel = robot_model(self.specs[0].parameters).model  # what the nodes load
         self.joint_names = list(model.joint_names)
 
         from rbd_ros.ros.dds import use_large_data_profile

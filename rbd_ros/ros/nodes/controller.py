@@ -1,7 +1,10 @@
 """Node ``controller``: a torque controller of 003 chapter 6 on ros2_control's topics.
 
-    rbd-ros controller --ros-args -p type:=computed_torque [-p urdf_path:=FILE |
-        -p robot_description:=XML] [-p base_link:=L -p tip_link:=L] [-p kp:=400.0 ...]
+    rbd-ros controller --ros-args -p type:=computed_torque [-p model_yaml:=FILE |
+        -p urdf_path:=FILE | -p robot_description:=XML] [-p base_link:=L -p tip_link:=L]
+        [-p gravity:=[0.0,0.0,-9.81]] [-p kp:=400.0 ...]
+
+The robot parameters are those of every node (``rbd_ros.ros.robot_params``).
 
 A thin adapter over the ROS-free ``rbd_ros.control`` laws and trajectories.
 
@@ -55,8 +58,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.ros.common import (NodeConfigError, load_description_xml, recordable_qos,
-                                  run_node)
+from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros.robot_params import robot_from_node
 
 TRIGGERS = ("joint_states", "timer")
 COMMAND_TOPIC = "/effort_controller/commands"
@@ -109,11 +112,6 @@ class Controller:
         law_type = p("type", "computed_torque", ro).value
         if law_type not in LAWS:
             raise NodeConfigError(f"unknown type '{law_type}'; use one of {', '.join(LAWS)}")
-        urdf_path = p("urdf_path", "", ro).value
-        robot_description = p("robot_description", "", ro).value
-        model_yaml = p("model_yaml", "", ro).value
-        base_link = p("base_link", "", ro).value
-        tip_link = p("tip_link", "", ro).value
         joints_param = list(p("joints", [""], ParameterDescriptor(read_only=True, dynamic_typing=True)).value or [])
         gains_file = p("gains_file", "", ro).value
         self.trigger = p("trigger", "joint_states", ro).value
@@ -131,7 +129,8 @@ class Controller:
         self.publish_state = bool(p("publish_state", True).value)
 
         # ---- robot, law, gains -----------------------------------------------------------------
-        model, source, stem = self._load_model(model_yaml, robot_description, urdf_path, base_link, tip_link)
+        loaded = robot_from_node(node)  # model_yaml | robot_description | urdf_path, gravity
+        model, source, stem = loaded.model, loaded.source, loaded.stem
         self.model = model
         n = self.dof = model.dof
         try:
@@ -237,25 +236,6 @@ class Controller:
         idx = np.arange(n, dtype=np.intp)
         _gather(q, idx, q.copy())
         _gather2(q, q, idx, q.copy(), q.copy())
-
-    @staticmethod
-    def _load_model(model_yaml: str, robot_description: str, urdf_path: str, base_link: str,
-                    tip_link: str) -> tuple[Any, str, str]:
-        """The MdhModel, where it came from, and a name for the gains lookup (file stem)."""
-        from pathlib import Path
-
-        from rbd_ros.model import MdhModel
-
-        if model_yaml:
-            if not Path(model_yaml).is_file():
-                raise NodeConfigError(f"model_yaml '{model_yaml}' does not exist")
-            return MdhModel.from_yaml(model_yaml), model_yaml, Path(model_yaml).stem
-        xml, source = load_description_xml(robot_description, urdf_path)
-        from rbd_ros.robot import Robot
-
-        robot = Robot.from_urdf(xml, base_link=base_link or None, tip_link=tip_link or None)
-        stem = Path(source).stem if source.endswith((".urdf", ".xacro")) else ""
-        return robot.model, source, stem
 
     def _on_set_parameters(self, params: list[Any]) -> Any:
         from rcl_interfaces.msg import SetParametersResult

@@ -3,9 +3,8 @@
 ``rbd-ros dynamics-server --ros-args -p urdf_path:=arm.urdf -p tip_link:=tool0``
 
 Parameters
-  robot_description  URDF XML (wins over urdf_path)      urdf_path   .urdf/.xacro file
-  model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``), instead of a URDF
-  base_link, tip_link  chain ends ('' = inferred)        gravity     [0, 0, -9.81] (base frame)
+  the robot: model_yaml | robot_description | urdf_path, base_link, tip_link, gravity (those of
+  every node: ``rbd_ros.ros.robot_params``; gravity: parameter > model file > [0, 0, -9.81])
   service_namespace  'rbd'                              max_points  1000000 states per request
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
@@ -30,7 +29,8 @@ import traceback
 
 import numpy as np
 
-from rbd_ros.ros.common import NodeConfigError, load_description_xml, run_node
+from rbd_ros.ros.common import run_node
+from rbd_ros.ros.robot_params import robot_from_node
 
 def SERVICE_QOS():
     """Reliable with a deep history: with the default depth of 10, a burst of requests from
@@ -80,24 +80,6 @@ def model_joints_msg(model) -> list:
     return out
 
 
-def load_robot(node):
-    """The Robot from the node's parameters (see the module docstring)."""
-    from rbd_ros.robot import Robot
-
-    gravity = np.asarray(node.get_parameter("gravity").value, dtype=float)
-    if gravity.shape != (3,) or not np.isfinite(gravity).all():
-        raise NodeConfigError(f"gravity must be 3 finite numbers, got {list(gravity)}")
-    model_yaml = node.get_parameter("model_yaml").value
-    if model_yaml:
-        robot = Robot.from_yaml(model_yaml)
-        return Robot(robot.model.replace(gravity=gravity)), model_yaml
-    xml, source = load_description_xml(node.get_parameter("robot_description").value,
-                                       node.get_parameter("urdf_path").value)
-    base = node.get_parameter("base_link").value or None
-    tip = node.get_parameter("tip_link").value or None
-    return Robot.from_urdf(xml, base_link=base, tip_link=tip, gravity=gravity), source
-
-
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
     ``rbd_ros.services.DynamicsService``."""
@@ -110,12 +92,10 @@ class DynamicsServer:
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
         self.node = node
-        for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
-                              ("base_link", ""), ("tip_link", ""),
-                              ("gravity", [0.0, 0.0, -9.81]), ("service_namespace", "rbd"),
-                              ("max_points", DEFAULT_MAX_POINTS)):
+        for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS)):
             node.declare_parameter(name, default)
-        robot, source = load_robot(node)
+        loaded = robot_from_node(node)
+        robot, source = Robot(loaded.model), loaded.source
         max_points = int(node.get_parameter("max_points").value)
         self.service = DynamicsService(robot, max_points)
         # the simulation gets its own workspace, so it can run beside the other services

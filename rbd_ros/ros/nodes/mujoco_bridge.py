@@ -9,7 +9,8 @@ simulates exactly what the dynamics core computes with.
 Parameters
   robot:  ``model_yaml`` (an MDH model file) | ``robot_description`` (URDF XML) |
           ``urdf_path`` (.urdf/.xacro); none -> the bundled default robot.  ``base_link``,
-          ``tip_link`` ('' = inferred); ``gravity`` (3 numbers, overrides the model's).
+          ``tip_link`` ('' = inferred); ``gravity`` (parameter > model file > [0, 0, -9.81]).
+          The loader of every node: ``rbd_ros.ros.robot_params``.
   bridge: ``config_file`` (default ``config/bridge.yaml``) and every key of that file as a
           parameter of the same name, which wins: timestep, integrator, contacts, mode
           (realtime | lockstep | max), publish_every, joints, initial_positions,
@@ -60,8 +61,8 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.common import (NodeConfigError, load_description_xml, recordable_qos,
-                                  run_node)
+from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros.robot_params import robot_from_node
 
 NAME = "mujoco_bridge"
 COMMAND_TOPIC = "/effort_controller/commands"
@@ -127,38 +128,6 @@ def bridge_config(node) -> tuple[Any, str]:
             .replace("'>", "")
         changes[f.name] = _coerce(f.name, kind, value)
     return base.replace(**changes), path or "built-in defaults"
-
-
-def load_model(node):
-    """The ``MdhModel`` from the node's robot parameters (see the module docstring)."""
-    from rbd_ros.model import MdhModel
-
-    for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
-                          ("base_link", ""), ("tip_link", "")):
-        node.declare_parameter(name, default)
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    node.declare_parameter("gravity", None, ParameterDescriptor(dynamic_typing=True))
-    model_yaml = node.get_parameter("model_yaml").value
-    if model_yaml:
-        model, source = MdhModel.from_yaml(model_yaml), model_yaml
-    else:
-        xml, source = load_description_xml(node.get_parameter("robot_description").value,
-                                           node.get_parameter("urdf_path").value)
-        try:
-            from rbd_ros.urdf import load_model as urdf_to_mdh
-        except ImportError as exc:
-            raise NodeConfigError(f"the URDF converter is not available ({exc}); give "
-                                  "model_yaml instead") from None
-        model = urdf_to_mdh(xml, node.get_parameter("base_link").value or None,
-                            node.get_parameter("tip_link").value or None)
-    gravity = node.get_parameter("gravity").value
-    if gravity is not None:
-        g = np.array(gravity, dtype=float).reshape(-1)
-        if g.shape != (3,) or not np.isfinite(g).all():
-            raise NodeConfigError(f"gravity must be 3 finite numbers, got {gravity}")
-        model = model.replace(gravity=g)
-    return model, source
 
 
 # ---- the node -----------------------------------------------------------------------------------
@@ -487,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             config, config_source = bridge_config(node)
-            model, source = load_model(node)
+            loaded = robot_from_node(node)
+            model, source = loaded.model, loaded.source
             sim = Simulator(model, config, log=log)
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise
