@@ -69,6 +69,9 @@ class DynamicsClient:
                             ("jacobian", srv.Jacobian), ("get_model", srv.GetModel))}
         self._srv = srv
         self._model_names: list[str] | None = None
+        from rbd_ros.ros.lean_executor import missing_internals
+
+        self._lean = not missing_internals()  # else rclpy's call_async, see lean_executor
 
     # ---- plumbing -------------------------------------------------------------------------
     def close(self) -> None:
@@ -120,7 +123,8 @@ class DynamicsClient:
     def _send_until_answered(self, client: Any, request: Any, patience: float) -> Any:
         """The resend rule of ``_call``: send, wait ``patience`` for an answer to any request
         sent so far, double ``patience``, send again, until ``timeout`` (then None)."""
-        if self._own:  # nothing else spins this node: wait on the client handle itself
+        futures: list = []  # of call_async (rclpy's path)
+        if self._own and self._lean:  # nothing else spins this node: wait on the handle itself
             from rbd_ros.ros.lean_executor import wait_for_response
 
             sent: set[int] = set()
@@ -132,8 +136,6 @@ class DynamicsClient:
             def wait(until: float) -> Any:
                 return wait_for_response(client, sent, until, self._context)
         else:
-            futures: list = []
-
             def send() -> None:
                 futures.append(client.call_async(request))
 
@@ -155,7 +157,7 @@ class DynamicsClient:
                 patience *= 2
             return None
         finally:
-            if not self._own:  # unanswered requests: rclpy would keep their futures
+            if futures:  # unanswered requests: rclpy would keep their futures
                 for f in futures:
                     if not f.done():
                         client.remove_pending_request(f)

@@ -288,16 +288,26 @@ class Bringup:
         import rclpy
         from std_srvs.srv import SetBool
 
-        from rbd_ros.ros.lean_executor import wait_for_response
+        from rclpy.executors import SingleThreadedExecutor
+
+        from rbd_ros.ros.lean_executor import missing_internals, wait_for_response
 
         helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)
         try:
             client = helper.create_client(SetBool, "/mujoco_bridge/pause")
-            if client.wait_for_service(timeout_sec=timeout):
-                with client.handle:
-                    sent = {client.handle.send_request(SetBool.Request(data=True))}
-                wait_for_response(client, sent, time.monotonic() + timeout, node.context)
+            if not client.wait_for_service(timeout_sec=timeout):
+                return
+            if missing_internals():  # rclpy's way (see lean_executor)
+                executor = SingleThreadedExecutor(context=node.context)
+                executor.add_node(helper)
+                executor.spin_until_future_complete(client.call_async(SetBool.Request(data=True)),
+                                                    timeout_sec=timeout)
+                executor.shutdown()
+                return
+            with client.handle:
+                sent = {client.handle.send_request(SetBool.Request(data=True))}
+            wait_for_response(client, sent, time.monotonic() + timeout, node.context)
         finally:
             helper.destroy_node()
 
