@@ -158,9 +158,9 @@ def peer():
 
 
 def _trajectory(names, times, positions):
-    from rbd_ros.control.trajectory import joint_trajectory_msg
+    from rbd_ros.ros.messages import to_joint_trajectory
 
-    return joint_trajectory_msg(names, times, positions)
+    return to_joint_trajectory(names, times, positions)
 
 
 # ---- closed loop through processes ---------------------------------------------------------

@@ -16,8 +16,8 @@ from robots_data import BUNDLED_URDF
 from ros_helpers import ros_context
 
 pytest.importorskip("rbd_ros.robot")
-from rbd_ros.ros.client import (DynamicsClient, DynamicsError, from_joint_trajectory,  # noqa: E402
-                            to_joint_trajectory)
+from rbd_ros.ros.client import DynamicsClient, DynamicsError  # noqa: E402
+from rbd_ros.ros.messages import from_joint_trajectory, to_joint_trajectory  # noqa: E402
 from rbd_ros.robot import Robot  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"

@@ -7,8 +7,8 @@
         sim = dyn.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001)
 
 Pass ``node=`` to use a node of yours (its context is used for the calls). Arrays are in the
-order of ``joint_names`` (default: the model's). ``from_joint_trajectory`` /
-``to_joint_trajectory`` convert ``trajectory_msgs/JointTrajectory`` for users who hold one.
+order of ``joint_names`` (default: the model's). ``rbd_ros.ros.messages.from_joint_trajectory``
+/ ``to_joint_trajectory`` convert ``trajectory_msgs/JointTrajectory`` for users who hold one.
 A refused request raises ``DynamicsError`` with the server's message.
 """
 from __future__ import annotations
@@ -244,44 +244,3 @@ class DynamicsClient:
     def get_model(self):
         """The ``GetModel`` response; ``MdhModel.from_yaml(res.model_yaml)`` rebuilds the model."""
         return self._call("get_model", self._srv.GetModel.Request())
-
-
-# ---- trajectory_msgs/JointTrajectory ----------------------------------------------------------
-def from_joint_trajectory(traj) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(joint_names, t, q, qd, qdd)`` from a JointTrajectory; missing velocities or
-    accelerations become zeros, and points must all have the same number of positions."""
-    names = list(traj.joint_names)
-    n, m = len(names), len(traj.points)
-    t = np.empty(m)
-    q, qd, qdd = np.zeros((m, n)), np.zeros((m, n)), np.zeros((m, n))
-    for k, p in enumerate(traj.points):
-        if len(p.positions) != n:
-            raise ValueError(f"trajectory point {k} has {len(p.positions)} positions for {n} joints")
-        t[k] = p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
-        q[k] = p.positions
-        if len(p.velocities):
-            qd[k] = p.velocities
-        if len(p.accelerations):
-            qdd[k] = p.accelerations
-    return names, t, q, qd, qdd
-
-
-def to_joint_trajectory(joint_names: list[str], t, q, qd=None, qdd=None, effort=None):
-    """A JointTrajectory from arrays (rows = points)."""
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    traj = JointTrajectory(joint_names=list(joint_names))
-    for k, tk in enumerate(np.asarray(t, dtype=float)):
-        sec, nanosec = divmod(int(round(tk * 1e9)), 1_000_000_000)
-        p = JointTrajectoryPoint(positions=q[k].tolist(),
-                                 time_from_start=Duration(sec=sec, nanosec=nanosec))
-        if qd is not None:
-            p.velocities = np.asarray(qd)[k].tolist()
-        if qdd is not None:
-            p.accelerations = np.asarray(qdd)[k].tolist()
-        if effort is not None:
-            p.effort = np.asarray(effort)[k].tolist()
-        traj.points.append(p)
-    return traj

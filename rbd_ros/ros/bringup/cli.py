@@ -113,9 +113,9 @@ class Bringup:
         from trajectory_msgs.msg import JointTrajectory
 
         from rbd_ros.ros.bringup.recorder import header_stamp_ns
-        from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.model import MdhModel
         from rbd_ros.ros.common import recordable_qos
+        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.ros.robot_params import robot_model
 
@@ -210,9 +210,8 @@ class Bringup:
             seg = self.args.segment_time
             times = np.arange(len(waypoints)) * seg
             rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
-            traj = joint_trajectory_msg(self.joint_names, times, waypoints, rest, rest)
-            sec, nanosec = divmod(int(round(t_start * 1e9)), 1_000_000_000)
-            traj.header.stamp.sec, traj.header.stamp.nanosec = sec, nanosec
+            traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
+            set_stamp(traj.header.stamp, t_start)
             self.recording = self.recorder is not None
             traj_pub.publish(traj)
             if self.recorder:

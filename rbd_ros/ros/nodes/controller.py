@@ -59,6 +59,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros.messages import from_joint_trajectory, set_stamp, to_seconds
 from rbd_ros.ros.robot_params import robot_from_node
 
 TRIGGERS = ("joint_states", "timer")
@@ -78,15 +79,6 @@ def _gather2(a: np.ndarray, b: np.ndarray, index: np.ndarray, out_a: np.ndarray,
     for i in range(index.shape[0]):
         out_a[i] = a[index[i]]
         out_b[i] = b[index[i]]
-
-
-def _stamp_seconds(stamp: Any) -> float:
-    return stamp.sec + 1e-9 * stamp.nanosec
-
-
-def _stamp_from_seconds(t: float) -> tuple[int, int]:
-    ns = int(round(t * 1e9))
-    return divmod(ns, 1_000_000_000)
 
 
 class Controller:
@@ -295,8 +287,7 @@ class Controller:
         pos = msg.position
         if len(pos) != len(names):
             return
-        stamp = msg.header.stamp
-        t = stamp.sec + 1e-9 * stamp.nanosec
+        t = to_seconds(msg.header.stamp)
         if t == 0.0:
             t = self.node.get_clock().now().nanoseconds * 1e-9
         vel = msg.velocity
@@ -370,26 +361,14 @@ class Controller:
                 return
             cols = [names.index(j) for j in self.model.joint_names]
             m = len(msg.points)
-
-            def table(field: str) -> np.ndarray | None:
-                rows = [getattr(pt, field) for pt in msg.points]
-                lens = {len(r) for r in rows}
-                if lens == {0}:
-                    return None
-                if lens != {len(names)}:
-                    raise ValueError(f"every point needs {len(names)} {field} (or none)")
-                return np.array([list(r) for r in rows], dtype=float)[:, cols]
-
-            P, V, A = table("positions"), table("velocities"), table("accelerations")
-            if P is None:
-                raise ValueError("points carry no positions")
-            tfs = np.array([_stamp_seconds(pt.time_from_start) for pt in msg.points])
+            _, tfs, P, V, A = from_joint_trajectory(msg)
+            P, V, A = (None if X is None else X[:, cols] for X in (P, V, A))
             lo, hi = self.model.lower, self.model.upper
             bad = np.flatnonzero(((P < lo - 1e-9) | (P > hi + 1e-9)).any(axis=0))
             if bad.size:
                 raise ValueError(f"positions outside the joint limits for "
                                  f"{[self.model.joint_names[i] for i in bad]}")
-            stamp = _stamp_seconds(msg.header.stamp)
+            stamp = to_seconds(msg.header.stamp)
             t0 = stamp if stamp > now else now
             start = self._current_reference(t0)
             previous = self.reference if t0 > now else None
@@ -472,7 +451,7 @@ class Controller:
 
     def _publish_state(self, t: float) -> None:
         msg = self.state_msg
-        msg.header.stamp.sec, msg.header.stamp.nanosec = _stamp_from_seconds(t)
+        set_stamp(msg.header.stamp, t)
         idx, buf = self.cmd_index, self._state_buf
         _gather2(self.ref.q, self.q, idx, buf[0], buf[1])
         msg.position = array.array("d", buf[0].tobytes())

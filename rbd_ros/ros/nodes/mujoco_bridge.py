@@ -50,7 +50,6 @@ missed_steps=N ...``) every ``stats_period`` s and at exit.  A bad parameter pri
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import threading
@@ -62,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros.messages import set_stamp
 from rbd_ros.ros.robot_params import robot_from_node
 
 NAME = "mujoco_bridge"
@@ -242,18 +242,13 @@ class MujocoBridge:
         """One /joint_states (and /clock) of the current state; caller holds the lock or
         owns the simulator."""
         q, qd, effort = self.sim.measure()
-        t = self.sim.time
-        sec = int(math.floor(t))
-        nsec = int(round((t - sec) * 1e9))
-        if nsec >= 1_000_000_000:
-            sec, nsec = sec + 1, nsec - 1_000_000_000
         msg = self._JointState()
-        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+        set_stamp(msg.header.stamp, self.sim.time)
         msg.name = self._names
         msg.position, msg.velocity, msg.effort = q.tolist(), qd.tolist(), effort.tolist()
         self.pub_state.publish(msg)
         clock = self._Clock()
-        clock.clock.sec, clock.clock.nanosec = sec, nsec
+        clock.clock = msg.header.stamp
         self.pub_clock.publish(clock)
 
     def _idle_publish(self) -> None:
