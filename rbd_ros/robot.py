@@ -46,8 +46,6 @@ _fd_checked = checked.entry(checked.forward_dynamics_checked)
 _crba_checked = checked.entry(checked.crba_checked)
 _gravity_checked = checked.entry(checked.gravity_checked)
 _bias_checked = checked.entry(checked.bias_checked)
-INTEGRATORS = {"rk4": integrators.RK4, "semi_implicit_euler": integrators.SEMI_IMPLICIT_EULER,
-               "euler": integrators.SEMI_IMPLICIT_EULER}
 
 
 class SimulationResult(tuple):
@@ -404,13 +402,12 @@ class Robot:
         ``tau``: an ``(steps, n)`` array (row k held over ``[k dt, (k+1) dt)``), or an
         ``@njit`` callback ``tau_fn(t, q, qd, out)`` evaluated at the start of every step
         (then ``steps`` is required).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or
-        ``"semi_implicit_euler"``.  Returns a ``SimulationResult`` that unpacks as
+        ``"semi_implicit_euler"`` (alias ``"euler"``; ``algorithm.integrators.INTEGRATORS``).
+        Returns a ``SimulationResult`` that unpacks as
         ``q, qd, qdd`` (each ``(steps + 1, n)``; ``algorithm.integrators``)."""
         q0 = self._states("q0", q0, batch_ok=False)
         qd0 = self._states("qd0", qd0, batch_ok=False)
-        key = str(integrator).lower()
-        if key not in INTEGRATORS:
-            raise ValueError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        method = integrators.integrator_code(integrator)  # ValueError naming the choices
         if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive number, got {dt}")
         n = self.dof
@@ -433,6 +430,6 @@ class Robot:
         Q = np.empty((N + 1, n))
         QD = np.empty((N + 1, n))
         QDD = np.empty((N + 1, n))
-        integrators.integrate(self._mp, self._ws, q0, qd0, tau_arr, float(dt), INTEGRATORS[key],
+        integrators.integrate(self._mp, self._ws, q0, qd0, tau_arr, float(dt), method,
                               bool(include_actuators), fn, use_fn, Q, QD, QDD)
         return SimulationResult(Q, QD, QDD, np.arange(N + 1) * float(dt), tau_arr)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbd_ros.algorithm.integrators import integrator_code
 from rbd_ros.robot import Robot
 
 DEFAULT_MAX_POINTS = 1_000_000
-INTEGRATORS = ("rk4", "euler")
 
 
 def _f8(x) -> np.ndarray:
@@ -195,9 +195,11 @@ class DynamicsService:
         q0 = self._to_model(perm, self.states("initial_positions", initial_positions, n, 1))[0]
         qd0 = self._to_model(perm, self.states("initial_velocities", initial_velocities, n, 1))[0]
         tau = self._to_model(perm, self.states("torques", torques, n))
-        integrator = (integrator or "rk4").lower()
-        if integrator not in INTEGRATORS:
-            raise RequestError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        integrator = integrator or "rk4"
+        try:
+            integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
+        except ValueError as exc:
+            raise RequestError(str(exc)) from None
         for name, value in (("dt", dt), ("torque_period", torque_period)):
             if not (math.isfinite(value) and value > 0):
                 raise RequestError(f"{name} must be a positive number, got {value}")

@@ -27,6 +27,28 @@ from rbd_ros.algorithm.layout import vrow
 RK4 = 0
 SEMI_IMPLICIT_EULER = 1
 
+#: Every integrator name rbd_ros accepts (any case) -> (this module's kernel code, or None if
+#: only MuJoCo has it; MuJoCo's ``mjtIntegrator`` name).  The one table of ``Robot.simulate``,
+#: the ``forward_simulate`` service and the MuJoCo bridge.  MuJoCo's ``Euler`` is also
+#: semi-implicit (velocity first, then position with the new velocity; plus implicit joint
+#: damping), so "euler" and "semi_implicit_euler" name it in both.
+INTEGRATORS: dict[str, tuple[int | None, str]] = {
+    "rk4": (RK4, "mjINT_RK4"),
+    "semi_implicit_euler": (SEMI_IMPLICIT_EULER, "mjINT_EULER"),
+    "euler": (SEMI_IMPLICIT_EULER, "mjINT_EULER"),
+    "implicit": (None, "mjINT_IMPLICIT"),
+    "implicitfast": (None, "mjINT_IMPLICITFAST"),
+}
+CORE_INTEGRATORS = tuple(name for name, (code, _) in INTEGRATORS.items() if code is not None)
+
+
+def integrator_code(name: str) -> int:
+    """The kernel code of a core integrator name (any case); ValueError naming the choices."""
+    code = INTEGRATORS.get(str(name).strip().lower(), (None, ""))[0]
+    if code is None:
+        raise ValueError(f"integrator '{name}' unknown; use one of {list(CORE_INTEGRATORS)}")
+    return code
+
 
 @njit(cache=True)
 def no_torque_callback(t: float, q: np.ndarray, qd: np.ndarray, out: np.ndarray) -> None:

@@ -60,13 +60,10 @@ class DynamicsClient:
         prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
         from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
 
-        self._clients = {
-            name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
-            for name, t in (("inverse_dynamics", srv.InverseDynamics),
-                            ("forward_simulate", srv.ForwardSimulate),
-                            ("mass_matrix", srv.MassMatrix), ("gravity", srv.Gravity),
-                            ("forward_kinematics", srv.ForwardKinematics),
-                            ("jacobian", srv.Jacobian), ("get_model", srv.GetModel))}
+        from rbd_ros.ros.topics import dynamics_service_types
+
+        self._clients = {name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
+                         for name, t in dynamics_service_types().items()}
         self._srv = srv
         self._model_names: list[str] | None = None
         from rbd_ros.ros.lean_executor import missing_internals

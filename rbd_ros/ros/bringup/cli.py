@@ -23,14 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
-from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 from rbd_ros.resources import DEFAULT_ROBOT
+from rbd_ros.ros import topics
+from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 
-TOPICS = {
-    "/joint_states": "sensor_msgs/msg/JointState",
-    "/effort_controller/commands": "std_msgs/msg/Float64MultiArray",
-    "/controller/joint_trajectory": "trajectory_msgs/msg/JointTrajectory",
-    "/controller/controller_state": "sensor_msgs/msg/JointState",
+STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
+TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
+CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
+TOPICS = {  # recorded
+    STATES: "sensor_msgs/msg/JointState",
+    COMMANDS: "std_msgs/msg/Float64MultiArray",
+    TOUR: "trajectory_msgs/msg/JointTrajectory",
+    CONTROLLER_STATE: "sensor_msgs/msg/JointState",
 }
 
 
@@ -144,21 +148,21 @@ class Bringup:
             # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
             if self.recording and 1e-9 * stamp <= self.record_until and stamp > self.last_stamp:
                 self.last_stamp = stamp
-                self.recorder.write("/joint_states", stamp, raw)
+                self.recorder.write(STATES, stamp, raw)
 
         def on_controller_state(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
             with self.lock:
                 self.controller_state.append((1e-9 * stamp, raw))
             if self.recording and 1e-9 * stamp <= self.record_until:
-                self.recorder.write("/controller/controller_state", stamp, raw)
+                self.recorder.write(CONTROLLER_STATE, stamp, raw)
 
         def on_command(raw: bytes) -> None:
             if self.recording:
                 with self.lock:
                     t = self.last_state[0] if self.last_state else 0.0
                 if t <= self.record_until:
-                    self.recorder.write("/effort_controller/commands", int(t * 1e9), raw)
+                    self.recorder.write(COMMANDS, int(t * 1e9), raw)
 
         def on_diagnostics(msg: String) -> None:
             diag = json.loads(msg.data)
@@ -166,13 +170,14 @@ class Bringup:
             with self.lock:
                 self.diagnostics.append(diag)
 
-        node.create_subscription(String, "/mujoco_bridge/diagnostics", on_diagnostics, 10)
-        node.create_subscription(JointState, "/joint_states", on_state, qos, raw=True)
-        node.create_subscription(JointState, "/controller/controller_state", on_controller_state,
+        node.create_subscription(String, topics.node_topic("mujoco_bridge", topics.DIAGNOSTICS),
+                                 on_diagnostics, 10)
+        node.create_subscription(JointState, STATES, on_state, qos, raw=True)
+        node.create_subscription(JointState, CONTROLLER_STATE, on_controller_state,
                                  qos, raw=True)
-        node.create_subscription(Float64MultiArray, "/effort_controller/commands", on_command,
+        node.create_subscription(Float64MultiArray, COMMANDS, on_command,
                                  qos, raw=True)
-        traj_pub = node.create_publisher(JointTrajectory, "/controller/joint_trajectory",
+        traj_pub = node.create_publisher(JointTrajectory, TOUR,
                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
         # topics at the lockstep rate (messages were lost on a loaded machine); and lean: rclpy's
@@ -193,8 +198,8 @@ class Bringup:
             # take seconds while the lockstep loop already runs)
             while (time.monotonic() < deadline
                    and (traj_pub.get_subscription_count() == 0
-                        or node.count_publishers("/effort_controller/commands") == 0
-                        or node.count_publishers("/controller/controller_state") == 0)):
+                        or node.count_publishers(COMMANDS) == 0
+                        or node.count_publishers(CONTROLLER_STATE) == 0)):
                 time.sleep(0.01)
             with self.lock:
                 t_now, raw = self.last_state
@@ -215,7 +220,7 @@ class Bringup:
             self.recording = self.recorder is not None
             traj_pub.publish(traj)
             if self.recorder:
-                self.recorder.write_message("/controller/joint_trajectory", int(t_now * 1e9),
+                self.recorder.write_message(TOUR, int(t_now * 1e9),
                                             traj)
             horizon = self.args.duration or float(times[-1] + 0.5)
             wall0 = time.monotonic()
@@ -294,7 +299,7 @@ class Bringup:
         helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)
         try:
-            client = helper.create_client(SetBool, "/mujoco_bridge/pause")
+            client = helper.create_client(SetBool, topics.node_topic("mujoco_bridge", topics.PAUSE))
             if not client.wait_for_service(timeout_sec=timeout):
                 return
             if missing_internals():  # rclpy's way (see lean_executor)
@@ -328,8 +333,8 @@ class Bringup:
                 with self.lock:
                     return bool(self.controller_state) and self.controller_state[-1][0] >= sim_end
             counts = self.recorder.counts
-            return (counts["/effort_controller/commands"] >= counts["/joint_states"] and
-                    counts["/controller/controller_state"] >= counts["/effort_controller/commands"])
+            return (counts[COMMANDS] >= counts[STATES] and
+                    counts[CONTROLLER_STATE] >= counts[COMMANDS])
 
         deadline = time.monotonic() + limit
         # all delivered before the controller stops: samples still in its writer's history

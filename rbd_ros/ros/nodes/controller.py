@@ -59,11 +59,11 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros import topics
 from rbd_ros.ros.messages import from_joint_trajectory, set_stamp, to_seconds
 from rbd_ros.ros.robot_params import robot_from_node
 
 TRIGGERS = ("joint_states", "timer")
-COMMAND_TOPIC = "/effort_controller/commands"
 
 
 @njit(cache=True)
@@ -188,21 +188,21 @@ class Controller:
         # ---- ROS interfaces --------------------------------------------------------------------
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
-        self.cmd_pub = node.create_publisher(Float64MultiArray, COMMAND_TOPIC, pub_qos)
-        self.state_pub = node.create_publisher(JointState, "~/controller_state", pub_qos)
+        self.cmd_pub = node.create_publisher(Float64MultiArray, topics.COMMANDS, pub_qos)
+        self.state_pub = node.create_publisher(JointState, topics.CONTROLLER_STATE, pub_qos)
         self.cmd_msg = Float64MultiArray()
         self.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
         self.state_msg = JointState()
         self.state_msg.name = list(joints)
         self.task_pub = None
         if self.law.task_space:
-            self.task_pub = node.create_publisher(Float64MultiArray, "~/task_state", qos)
+            self.task_pub = node.create_publisher(Float64MultiArray, topics.TASK_STATE, qos)
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
-            node.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, qos)
-        node.create_subscription(JointState, "/joint_states", self._on_joint_state, qos)
-        node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, qos)
+            node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
+        node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
+        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, qos)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         if self.trigger == "timer":
             node.create_timer(1.0 / rate, self._on_timer)

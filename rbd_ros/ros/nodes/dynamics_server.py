@@ -30,6 +30,7 @@ import traceback
 import numpy as np
 
 from rbd_ros.ros.common import run_node
+from rbd_ros.ros.topics import dynamics_service_types
 from rbd_ros.ros.robot_params import robot_from_node
 
 def SERVICE_QOS():
@@ -46,10 +47,6 @@ def f64(x: np.ndarray) -> array.array:
     ``array.array('d', value)``, which copies an ``array.array`` with one memcpy but iterates a
     numpy array element by element (0.12-0.35 us per value: 8-25 ms for 10 000 x 7 efforts)."""
     return array.array("d", np.ascontiguousarray(x, dtype=np.float64).tobytes())
-
-
-SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
-            "forward_kinematics", "jacobian", "get_model")
 
 
 def matrix_to_pose(T: np.ndarray):
@@ -86,7 +83,6 @@ class DynamicsServer:
 
     def __init__(self, node) -> None:
         import rclpy
-        from rbd_ros_interfaces import srv
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.robot import Robot
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
@@ -102,17 +98,14 @@ class DynamicsServer:
         self.sim_service = DynamicsService(Robot(robot.model), max_points)
         ns = node.get_parameter("service_namespace").value.strip("/")
         prefix = f"/{ns}/" if ns else "/"
-        types = {"inverse_dynamics": srv.InverseDynamics, "forward_simulate": srv.ForwardSimulate,
-                 "mass_matrix": srv.MassMatrix, "gravity": srv.Gravity,
-                 "forward_kinematics": srv.ForwardKinematics, "jacobian": srv.Jacobian,
-                 "get_model": srv.GetModel}
+        types = dynamics_service_types()
         # the companion node: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either
         self.sim_node = rclpy.create_node(f"{node.get_name()}_sim", namespace=node.get_namespace(),
                                           context=node.context, use_global_arguments=False,
                                           start_parameter_services=False)
         self._services = []
-        for name in SERVICES:
+        for name in types:
             handler = self._guard(getattr(self, "_" + name))
             owner = self.sim_node if name == "forward_simulate" else node
             self._services.append(owner.create_service(types[name], prefix + name, handler,

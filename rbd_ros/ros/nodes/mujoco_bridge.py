@@ -61,11 +61,11 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros import topics
 from rbd_ros.ros.messages import set_stamp
 from rbd_ros.ros.robot_params import robot_from_node
 
 NAME = "mujoco_bridge"
-COMMAND_TOPIC = "/effort_controller/commands"
 MAX_LAG = 0.1  # s behind schedule before realtime mode gives up catching up
 SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max modes
 
@@ -213,18 +213,18 @@ class MujocoBridge:
         self._names = list(sim.joint_names)
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
-        self.pub_state = node.create_publisher(JointState, "/joint_states", pub_qos)
-        self.pub_clock = node.create_publisher(Clock, "/clock", pub_qos)
-        self.pub_diag = node.create_publisher(String, "~/diagnostics", 10)
+        self.pub_state = node.create_publisher(JointState, topics.JOINT_STATES, pub_qos)
+        self.pub_clock = node.create_publisher(Clock, topics.CLOCK, pub_qos)
+        self.pub_diag = node.create_publisher(String, topics.DIAGNOSTICS, 10)
         try:
-            self.inbox: CommandInbox | None = CommandInbox(node, COMMAND_TOPIC, qos, argv)
+            self.inbox: CommandInbox | None = CommandInbox(node, topics.COMMANDS, qos, argv)
         except Exception as exc:  # noqa: BLE001 - rclpy internals changed: use the executor
             node.get_logger().warning(f"commands through the executor (slower): {exc}")
             self.inbox = None
-            self.sub = node.create_subscription(Float64MultiArray, COMMAND_TOPIC,
+            self.sub = node.create_subscription(Float64MultiArray, topics.COMMANDS,
                                                 self.on_command, qos)
-        self.srv_reset = node.create_service(Trigger, "~/reset", self.on_reset)
-        self.srv_pause = node.create_service(SetBool, "~/pause", self.on_pause)
+        self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
+        self.srv_pause = node.create_service(SetBool, topics.PAUSE, self.on_pause)
         self._start = (time.monotonic(), sim.time, 0)
         self._diag_window = self._stats_window = self._start
         self.timers = []
