@@ -4,7 +4,7 @@
 MuJoCo's ``mjModel``).  It is what the URDF converter produces, what ``Robot.from_mdh`` and
 ``Robot.from_yaml`` take, and what the YAML model files hold.
 
-Frames (003_871da85b02213601.txt §1.6, and ERRATA.md "003"):
+Frames (003 §1.6, misprint 003 (4.40); docs/references.md):
 
     ^{i-1}T_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)
 

@@ -7,7 +7,7 @@ Conventions (all SI, world frame = the URDF ``base_link``):
   Shapes and finiteness are checked here (``ValueError`` naming the argument); the kernels
   trust their inputs.
 * dynamics: ``tau = M(q) qdd + h(q, qd)``, ``h = C(q, qd) qd + g(q)``
-  (003_871da85b02213601.txt (5.1)), rigid body only by default.  With
+  (003 (5.1)), rigid body only by default.  With
   ``include_actuators=True``: ``+ G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17)).
 * ``tool_wrench = [f; m]``: applied *by the environment on the tool*, world frame, moment
   about the tool origin; ``inverse_dynamics`` returns ``ID - J_tool^T w`` (the joint torques

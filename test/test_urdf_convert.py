@@ -1,4 +1,4 @@
-"""URDF -> MDH conversion against Pinocchio on the ORIGINAL URDF (003_871da85b02213601.txt §1.6).
+"""URDF -> MDH conversion against Pinocchio on the ORIGINAL URDF (003 §1.6).
 
 What is compared (the converter's documented contract):
 

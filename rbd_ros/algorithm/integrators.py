@@ -1,8 +1,8 @@
 """Whole-horizon integration of the forward dynamics in one jitted call.
 
 State ``x = [q; qd]``, ``x-dot = f(x, tau) = [qd; FD(q, qd, tau)]``
-(003_871da85b02213601.txt (5.3)-(5.4); note (5.3) prints ``M^{-1}[h + g - tau]``, the sign
-of (5.2) ``M^{-1}[tau - h - g]`` is the right one).  Torques are a zero-order hold: step k
+(003 (5.3)-(5.4); misprint 003 (5.3): it prints ``M^{-1}[h + g - tau]``, the sign
+of (5.2) ``M^{-1}[tau - h - g]`` is the right one; docs/references.md).  Torques are a zero-order hold: step k
 (time ``k dt``) uses ``tau[k]`` over ``[k dt, (k+1) dt)``.  Optionally a jitted torque
 callback ``tau_fn(t, q, qd, out)`` (an ``@njit`` function) fills ``tau[k]`` from the state at
 the start of step k (a sampled controller), overwriting that row.

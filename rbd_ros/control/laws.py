@@ -1,4 +1,4 @@
-"""Torque control laws of 003_871da85b02213601.txt chapter 6, over the core's jitted kernels.
+"""Torque control laws of 003 chapter 6, over the core's jitted kernels.
 
 ROS-free.  Every law is an object with one entry point::
 
@@ -12,7 +12,7 @@ mode is where voltages live.  Conventions and guarantees shared by all laws:
 
 * errors are ``e = q_d - q``, ``e' = q_d' - q'`` (003 (6.20), (6.42)); the book prints
   (6.18) and (6.28) with ``K_p (q - q_d)``, a sign slip: its own expansion (6.19) uses
-  ``K_p (q_d - q)``, and only that sign is stable;
+  ``K_p (q_d - q)``, and only that sign is stable (misprint 003 (6.18), docs/references.md);
 * the damping term of the joint PD laws acts on ``e' = q_d' - q'``; for a set point
   (``q_d' = 0``) that is exactly the book's ``-K_v q'`` of (6.18)/(6.28)/(6.34);
 * torques are saturated at the effort limits (the smaller of the model's and the law's
@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
-from rbd_ros.algorithm.layout import COUL
+from rbd_ros.algorithm.actuators import coulomb
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
 from rbd_ros.algorithm.rnea import gravity, rnea_full
 from rbd_ros.control.gains import LAW_GAINS, LAWS, validate_gain, validate_gains
@@ -96,11 +96,6 @@ def _all_finite(x: np.ndarray) -> bool:  # pragma: no cover - jitted
 def _joint_inputs_ok(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray,
                      qddr: np.ndarray) -> bool:  # pragma: no cover - jitted
     return _all_finite(q) and _all_finite(qd) and _all_finite(qr) and _all_finite(qdr) and _all_finite(qddr)
-
-
-@njit(cache=True, inline="always")
-def _sign(x: float) -> float:  # pragma: no cover - jitted
-    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
 
 @njit(cache=True)
@@ -181,7 +176,7 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
     if actuators:  # Coulomb term at the reference velocity instead of the measured one
         for i in range(q.shape[0]):
-            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i]))
+            tau[i] += coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
     return _finish(tau, lim, sat, OK)
 
 
@@ -287,7 +282,7 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
     if actuators and posture:  # Coulomb at the reference velocity, as in computed torque
         for i in range(n):
-            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i]))
+            tau[i] += coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
     return _finish(tau, lim, sat, OK)
 
 
@@ -379,7 +374,7 @@ class PD(ControlLaw):
 class PDGravity(PD):
     """PD with gravity compensation, 003 (6.34) in torque form:
     ``tau = K_p (q_d - q) + K_v (q_d' - q') + g(q)``.  For a set point the Lyapunov function
-    (6.36) decreases along motions (6.39) (printed without its minus sign:
+    (6.36) decreases along motions (6.39) (printed without its minus sign, misprint 003 (6.39):
     ``V' = -q'^T K_v q' <= 0``), so ``q -> q_d`` with no offset."""
 
     name = "pd_gravity"
