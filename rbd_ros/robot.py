@@ -46,6 +46,7 @@ _fd_checked = checked.entry(checked.forward_dynamics_checked)
 _crba_checked = checked.entry(checked.crba_checked)
 _gravity_checked = checked.entry(checked.gravity_checked)
 _bias_checked = checked.entry(checked.bias_checked)
+_RNEA, _CRBA = "rnea", "crba"  # default methods: identity check first keeps the fast path fast
 
 
 class SimulationResult(tuple):
@@ -121,6 +122,7 @@ class Robot:
         self._ws = self.data.ws
         self._mw = self.data.mw
         self.kernels = Kernels(self._mp, self.data)
+        self._formulations: Any = None  # rbd_ros.formulations.Formulations, built on first use
 
     # ---- construction ------------------------------------------------------------------------
     @classmethod
@@ -195,8 +197,12 @@ class Robot:
 
     # ---- dynamics ----------------------------------------------------------------------------
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, tool_wrench: Any = None,
-                         include_actuators: bool = False) -> np.ndarray:
-        """``tau = M qdd + h [+ actuators] - J_tool^T w`` (003 §4.5, RNEA)."""
+                         include_actuators: bool = False, method: str = "rnea") -> np.ndarray:
+        """``tau = M qdd + h [+ actuators] - J_tool^T w`` (003 §4.5, RNEA); ``method`` picks
+        another formulation (``rbd_ros.formulations.METHODS``)."""
+        if method is not _RNEA and method != _RNEA:
+            return self._formulation("inverse_dynamics", method, q, qd, qdd, tool_wrench=tool_wrench,
+                                     include_actuators=include_actuators)
         if tool_wrench is None and include_actuators is False:
             try:
                 if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _f8
@@ -239,8 +245,11 @@ class Robot:
             fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, bool(include_actuators), qdd)
         return qdd
 
-    def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
-        """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA); ``+ diag(G^2 Jm)`` with actuators."""
+    def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
+        """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA, or ``method``: ``rbd_ros.formulations``);
+        ``+ diag(G^2 Jm)`` with actuators."""
+        if method is not _CRBA and method != _CRBA:
+            return self._formulation("mass_matrix", method, q, include_actuators=include_actuators)
         if include_actuators is False:
             try:
                 if q.ndim == 1 and q.dtype is _f8:
@@ -296,8 +305,11 @@ class Robot:
 
     nonlinear_effects = bias
 
-    def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
-        """C(q, qd) with ``C qd = h - g`` and ``M-dot - 2C`` skew (``algorithm.coriolis``)."""
+    def coriolis_matrix(self, q: Any, qd: Any, method: str = "spatial") -> np.ndarray:
+        """C(q, qd) with ``C qd = h - g`` and ``M-dot - 2C`` skew (``algorithm.coriolis``, or
+        ``method`` ``kane`` / ``gauss``: ``rbd_ros.formulations``)."""
+        if method != "spatial":
+            return self._formulation("coriolis_matrix", method, q, qd)
         batch, (q, qd) = self._batch(q=q, qd=qd)
         if batch:
             out = np.empty((q.shape[0], self.dof, self.dof))
@@ -307,6 +319,28 @@ class Robot:
         out = np.empty((self.dof, self.dof))
         coriolis.coriolis_matrix(self._mp, self._ws, q, qd, out)
         return out
+
+    def _formulation(self, kind: str, method: str, *states: Any, tool_wrench: Any = None,
+                     include_actuators: bool = False) -> np.ndarray:
+        """``kind`` (``inverse_dynamics``, ``mass_matrix``, ``coriolis_matrix``) by one of
+        ``rbd_ros.formulations``; same checks and shapes as the fast path (batches row by row)."""
+        from rbd_ros import formulations
+
+        formulations.check_method(kind, method)
+        batch, arrs = self._batch(**dict(zip(("q", "qd", "qdd"), states)))
+        w = None if tool_wrench is None else self._wrench(tool_wrench)
+        if self._formulations is None:
+            self._formulations = formulations.Formulations(self.model)
+        call = getattr(self._formulations, kind)
+        extra = (w,) if kind == "inverse_dynamics" else ()
+        rows = list(zip(*arrs)) if batch else [tuple(arrs)]
+        out = np.array([call(method, *row, *extra) for row in rows])
+        if include_actuators and kind == "inverse_dynamics":
+            for k, (_, qd, qdd) in enumerate(rows):
+                rnea.add_actuator_torques(self._mp, qd, qdd, out[k])
+        elif include_actuators:
+            out += np.diag(self.model.armature)
+        return out if batch else out[0]
 
     def kinetic_energy(self, q: Any, qd: Any) -> float | np.ndarray:
         """Kinetic energy (003 (3.35)), a float or ``(N,)``."""

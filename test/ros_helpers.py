@@ -22,22 +22,42 @@ def ros_context() -> Iterator[object]:
             rclpy.shutdown(context=ctx)
 
 
-def spin_in_background(node):
-    """A single-threaded executor spinning ``node`` in a daemon thread (stop it with
-    ``executor.shutdown()``; the end of the test's context also ends it)."""
-    import threading
+class _BackgroundSpinner:
+    """A single-threaded executor spinning a node in a daemon thread.
 
-    from rclpy.executors import SingleThreadedExecutor
+    ``shutdown()`` stops the loop and joins the thread *before* it shuts the executor down:
+    rclpy's ``Executor.shutdown`` called while another thread is inside ``spin()`` can leave
+    that thread looping hot in ``_wait_for_ready_callbacks`` (no nodes, no guard left), holding
+    the GIL so the test's main thread starves (seen here: a teardown stuck for 10 min on a loaded
+    machine, out of reach of pytest-timeout, whose handler needs the GIL too)."""
 
-    executor = SingleThreadedExecutor(context=node.context)
-    executor.add_node(node)
+    def __init__(self, node) -> None:
+        import threading
 
-    def spin() -> None:
+        from rclpy.executors import SingleThreadedExecutor
+
+        self._context = node.context
+        self._executor = SingleThreadedExecutor(context=node.context)
+        self._executor.add_node(node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
         with contextlib.suppress(Exception):  # context shut down at the end of the test
-            executor.spin()
+            while not self._stop.is_set() and self._context.ok():
+                self._executor.spin_once(timeout_sec=0.05)
 
-    threading.Thread(target=spin, daemon=True).start()
-    return executor
+    def shutdown(self, timeout_sec: float = 5.0) -> bool:
+        self._stop.set()
+        self._thread.join(timeout_sec)
+        return self._executor.shutdown(timeout_sec=timeout_sec)
+
+
+def spin_in_background(node) -> _BackgroundSpinner:
+    """Spin ``node`` in a daemon thread; stop it with ``.shutdown()`` (the end of the test's
+    context also ends it)."""
+    return _BackgroundSpinner(node)
 
 
 def wait_for_service(client, timeout: float = 30.0) -> None:
