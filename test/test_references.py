@@ -11,7 +11,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCES = REPO / "docs" / "references.md"
-LOCATOR = r"(?:\([\w.-]+\)(?:\s*-\s*\([\w.-]+\))?|§\d+(?:\.\d+)*(?: step \d+)?|chapter \d+|ch\. ?\d+)"
+LOCATOR = (r"(?:\([\w.-]+\)(?:\s*-\s*\([\w.-]+\))?|§\d+(?:\.\d+)*(?: step \d+)?|chapter \d+|ch\. ?\d+"
+           r"|(?:Remark|Table|Theorem|Corollary|footnote) \d+(?:\.\d+)?|App\. [A-Z])")
 CITATION = re.compile(r"(?<![\w.])(\d{3})\s+(" + LOCATOR + r")")
 MISPRINT = re.compile(r"misprints?\s+(?:of\s+)?(\d{3})(?:\s+(" + LOCATOR + r"))?")
 
@@ -58,6 +59,9 @@ def test_every_citation_in_the_package_resolves() -> None:
         for line, text in comments_and_strings(path):
             if re.search(r"\b00\d_[0-9a-f]{16}", text):
                 bad.append(f"{where}:{line}: cites a file name; use its key (docs/references.md)")
+            if re.search(r"\bsheet\b.{0,3}§", text):
+                bad.append(f"{where}:{line}: cites the formulations sheet (not in the repository); "
+                           "use docs/references.md")
             if "ERRATA" in text:
                 bad.append(f"{where}:{line}: cites ERRATA; use 'misprint KEY (eq.)' (docs/references.md)")
             for m in CITATION.finditer(text):
