@@ -29,8 +29,8 @@ from typing import Any, Callable, Sequence
 import numba
 import numpy as np
 
-from rbd_ros.algorithm import checked, coriolis, crba, energy, forward_dynamics as fdmod
-from rbd_ros.algorithm import integrators, kinematics, rnea
+from rbd_ros.algorithm import checked, coriolis, crba, energy, integrators, kinematics, rnea
+from rbd_ros.algorithm import forward_dynamics as fdmod
 from rbd_ros.data import Workspace, pack_model
 from rbd_ros.model import MdhModel
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbd_ros.control.trajectory import (CartesianMove, HoldPosition, JointSpline, clamped_spline_velocities,
-                                        cubic_coefficients, quintic_coefficients,
-                                        quintic_point_to_point, quintic_time_scaling)
+from rbd_ros.control.trajectory import (
+    CartesianMove,
+    HoldPosition,
+    JointSpline,
+    clamped_spline_velocities,
+    cubic_coefficients,
+    quintic_coefficients,
+    quintic_point_to_point,
+    quintic_time_scaling,
+)
 from rbd_ros.spatial import orientation_error, pose_matrix
 
 RNG = np.random.default_rng(7)

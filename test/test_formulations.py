@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from core_oracles import REPO, bundled, random_model, rel_err
+from robots_data import PANDA, UR5, example_robot_urdf
+
 from rbd_ros.formulations import METHODS
 from rbd_ros.formulations.cli import main as cli_main
-from robots_data import PANDA, UR5, example_robot_urdf
 from rbd_ros.robot import Robot
 
 TOL = 1e-10

@@ -1,7 +1,8 @@
 """``LeanExecutor`` (the dynamics server's and the controller's executor): runs the timers,
 subscriptions and services of its nodes, the built-in parameter services included; hands nodes
-with other entities to rclpy's executor; stops on ``shutdown`` and on context shutdown.  Oracle: rclpy's own clients and parameter
-semantics, in this process, on contexts of the tests' own."""
+with other entities to rclpy's executor; stops on ``shutdown`` and on context shutdown; falls back
+to rclpy's executor when an rclpy internal it uses is missing.  Oracle: rclpy's own clients and
+parameter semantics, in this process, on contexts of the tests' own."""
 from __future__ import annotations
 
 import threading
@@ -9,7 +10,6 @@ import time
 
 import numpy as np
 import pytest
-
 from ros_helpers import call, ros_context, spin_in_background, wait_for_service
 
 pytest.importorskip("rclpy")
@@ -266,9 +266,9 @@ def test_the_dynamics_client_takes_rclpys_path_without_the_internals(monkeypatch
     gravity service (rclpy's executor, this process) answers it."""
     import rclpy
     import rclpy.signals
-    from rbd_ros_interfaces.srv import Gravity
 
     from rbd_ros.ros.client import DynamicsClient
+    from rbd_ros_interfaces.srv import Gravity
 
     monkeypatch.delattr(rclpy.signals, "SignalHandlerGuardCondition")
     with ros_context() as ctx:

@@ -7,8 +7,7 @@ import pytest
 
 pytest.importorskip("trajectory_msgs")
 
-from rbd_ros.ros.messages import (from_joint_trajectory, from_seconds, set_stamp,  # noqa: E402
-                                  to_joint_trajectory, to_seconds)
+from rbd_ros.ros.messages import from_joint_trajectory, from_seconds, set_stamp, to_joint_trajectory, to_seconds  # noqa: E402
 
 
 @pytest.mark.parametrize("t,expected", [(0.0, (0, 0)), (0.5, (0, 500_000_000)),

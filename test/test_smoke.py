@@ -9,9 +9,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-import pytest
-
-from ros_helpers import REPO, NodeProcess, call, ros_context, wait_for_service
+from ros_helpers import REPO, call, ros_context, wait_for_service
 
 TWO_LINK = """<robot name="two">
   <link name="base_link"/>

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from urdf_oracles import mdh_to_urdf
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MdhModel
 from rbd_ros.urdf import load_conversion
 from rbd_ros.urdf.geometry import AxisLine, classify, closest_x_on_circle, mdh_geometry
-from urdf_oracles import mdh_to_urdf
 
 
 def _unit(v) -> np.ndarray:
@@ -166,7 +166,8 @@ def test_mdh_urdf_round_trip_recovers_table(model: MdhModel) -> None:
 
 
 def test_mdh_transform_is_the_frame_formula() -> None:
-    """The frames the converter composes are Rx(alpha) Tx(a) Rz(theta) Tz(d) (misprint 003 (4.40), docs/references.md)."""
+    """The frames the converter composes are Rx(alpha) Tx(a) Rz(theta) Tz(d) (misprint 003 (4.40),
+    docs/references.md)."""
     a, alpha, d, theta = 0.3, 0.7, -0.2, 1.1
     T = mdh_transform(a, alpha, d, theta)
     ca, sa, ct, st_ = np.cos(alpha), np.sin(alpha), np.cos(theta), np.sin(theta)

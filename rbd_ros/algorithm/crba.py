@@ -18,8 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, motion_subspace
-from rbd_ros.algorithm.layout import (COM, IC, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS,
-                                      mrow)
+from rbd_ros.algorithm.layout import COM, IC, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS
 
 
 @njit(cache=True)

@@ -24,10 +24,9 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.aba import aba
-from rbd_ros.algorithm.crba import crba_from_transforms
-from rbd_ros.algorithm.kinematics import (joint_transforms, velocity_acceleration_pass,
-                                          world_transforms)
 from rbd_ros.algorithm.actuators import armature, friction
+from rbd_ros.algorithm.crba import crba_from_transforms
+from rbd_ros.algorithm.kinematics import joint_transforms, velocity_acceleration_pass, world_transforms
 from rbd_ros.algorithm.layout import VZERO, mrow, vrow
 from rbd_ros.algorithm.rnea import backward_pass
 

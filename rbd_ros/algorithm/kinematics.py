@@ -1,7 +1,8 @@
 """Kinematics: link frames, velocities and accelerations, Jacobians (jitted).
 
 Sources: 003 §1.6 (MDH frames; misprint 003 (4.40)), (4.29)-(4.34) (velocity
-and acceleration recursion, with (4.31)-(4.32) restored from (4.14)-(4.15): misprint 003 (4.31)-(4.32), docs/references.md),
+and acceleration recursion, with (4.31)-(4.32) restored from (4.14)-(4.15): misprint
+003 (4.31)-(4.32), docs/references.md),
 002 (3.13)-(3.16) (Jacobian columns), 003 (1.34)-(1.37) (Euler-angle
 analytic Jacobian).
 
@@ -13,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS,
-                                      WV, WVD, WW, WWD, vrow)
+from rbd_ros.algorithm.layout import A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS, WV, WVD, WW, WWD, vrow
 
 
 @njit(cache=True)

@@ -26,10 +26,8 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.actuators import armature, friction
-from rbd_ros.algorithm.kinematics import (angles, forward_kinematics, joint_angles, rot,
-                                          velocity_acceleration_pass)
-from rbd_ros.algorithm.layout import (AP, ATYPE, COM, IC, MASS, VZERO, WF, WGR, WN, WP, WVD, WW,
-                                      WWD, vrow)
+from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, rot, velocity_acceleration_pass
+from rbd_ros.algorithm.layout import AP, ATYPE, COM, IC, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, vrow
 
 
 @njit(cache=True)

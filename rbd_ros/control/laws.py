@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
 from rbd_ros.algorithm.actuators import coulomb
+from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
 from rbd_ros.algorithm.rnea import gravity, rnea_full
 from rbd_ros.control.gains import LAW_GAINS, LAWS, validate_gain, validate_gains
@@ -540,7 +540,8 @@ class ResolvedAcceleration(_TaskLaw):
         g = self.gains
         return _resolved_acceleration_kernel(
             self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
-            g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2, self.model_actuators, self._wrench, self._A, self._y,
+            g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2,
+            self.model_actuators, self._wrench, self._A, self._y,
             self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
 
 

@@ -41,8 +41,19 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.formulations.chain import Chain
-from rbd_ros.formulations.dq import (ad_frame, ad_frame_inv, cross, dqmul, frame, inner,
-                                     joint_pose, pose, qmul, rotation_matrix, rtmul)
+from rbd_ros.formulations.dq import (
+    ad_frame,
+    ad_frame_inv,
+    cross,
+    dqmul,
+    frame,
+    inner,
+    joint_pose,
+    pose,
+    qmul,
+    rotation_matrix,
+    rtmul,
+)
 from rbd_ros.spatial import rotation_to_quaternion
 
 # packed columns (row i < n: body i; row n: K_{-1} = X[0] and gravity)

@@ -43,8 +43,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.formulations.chain import (KC, KG, KI, KM, constant_transform, joint_transform, mm4,
-                                        screw_matrix)
+from rbd_ros.formulations.chain import KC, KG, KI, KM, constant_transform, joint_transform, mm4, screw_matrix
 
 
 def trace_count(n: int) -> int:

@@ -42,6 +42,7 @@ class DynamicsClient:
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
+
         from rbd_ros_interfaces import srv
 
         self._own = node is None
@@ -59,7 +60,6 @@ class DynamicsClient:
         self._executor.add_node(node)
         prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
         from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
-
         from rbd_ros.ros.topics import dynamics_service_types
 
         self._clients = {name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
@@ -90,7 +90,7 @@ class DynamicsClient:
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until every service is available."""
-        for name, client in self._clients.items():
+        for client in self._clients.values():
             if not client.wait_for_service(timeout_sec=timeout or self.timeout):
                 raise DynamicsError(f"service {client.srv_name} not available")
 

@@ -116,11 +116,11 @@ class Bringup:
         from std_msgs.msg import Float64MultiArray, String
         from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.ros.bringup.recorder import header_stamp_ns
         from rbd_ros.model import MdhModel
+        from rbd_ros.ros.bringup.recorder import header_stamp_ns
         from rbd_ros.ros.common import recordable_qos
-        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
+        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
         from rbd_ros.ros.robot_params import robot_model
 
         record = Path(self.args.record) if self.args.record else None
@@ -290,9 +290,8 @@ class Bringup:
         """``/mujoco_bridge/pause``: no more steps, so the run ends at the horizon.  Called on a
         helper node of its own that no executor spins, waiting on the client directly."""
         import rclpy
-        from std_srvs.srv import SetBool
-
         from rclpy.executors import SingleThreadedExecutor
+        from std_srvs.srv import SetBool
 
         from rbd_ros.ros.lean_executor import missing_internals, wait_for_response
 
@@ -357,10 +356,10 @@ class Bringup:
 
     def finish(self, record: Path | None, t_start: float, sim_end: float, rtf: float,
                diag_start: dict | None, diag_end: dict | None) -> int:
-        from rbd_ros.ros.bringup.report import make_report, plot
-
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
+
+        from rbd_ros.ros.bringup.report import make_report, plot
 
         with self.lock:
             raws = [c for c in self.controller_state if t_start <= c[0] <= sim_end]

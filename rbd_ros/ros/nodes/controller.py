@@ -58,8 +58,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
 from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
 from rbd_ros.ros.messages import from_joint_trajectory, set_stamp, to_seconds
 from rbd_ros.ros.robot_params import robot_from_node
 
@@ -328,8 +328,8 @@ class Controller:
         if (self.have_state and not self.stale and self.state_timeout > 0
                 and time.monotonic() - self.last_state_wall > self.state_timeout):
             self.stale = True
-            self.log.error(f"/joint_states older than {self.state_timeout} s (after {self.cycles} cycles): sent zero torque, "
-                           "commanding nothing until states return")
+            self.log.error(f"/joint_states older than {self.state_timeout} s (after {self.cycles} cycles): "
+                           "sent zero torque, commanding nothing until states return")
             self.tau_out[:] = 0.0
             self._publish_command()
 

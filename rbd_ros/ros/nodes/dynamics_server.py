@@ -30,8 +30,9 @@ import traceback
 import numpy as np
 
 from rbd_ros.ros.common import run_node
-from rbd_ros.ros.topics import dynamics_service_types
 from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.ros.topics import dynamics_service_types
+
 
 def SERVICE_QOS():
     """Reliable with a deep history: with the default depth of 10, a burst of requests from
@@ -83,8 +84,9 @@ class DynamicsServer:
 
     def __init__(self, node) -> None:
         import rclpy
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
+
         from rbd_ros.robot import Robot
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
         self.node = node

@@ -60,8 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
 from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
 from rbd_ros.ros.messages import set_stamp
 from rbd_ros.ros.robot_params import robot_from_node
 
