@@ -19,6 +19,7 @@ os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 import pytest  # noqa: E402
+
 from ros_helpers import NodeProcess, ros_context  # noqa: E402,F401
 
 

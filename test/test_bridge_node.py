@@ -10,11 +10,11 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from ros_helpers import ros_context, spin_in_background
 
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link
 from rbd_ros.sim.mujoco_model import build_mujoco_model
+from ros_helpers import ros_context, spin_in_background
 
 DT = 0.001
 

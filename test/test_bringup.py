@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from ros_helpers import REPO
 
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+
 from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background
 
 ARM7 = str(REPO / "config" / "arm7.yaml")

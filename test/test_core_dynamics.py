@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core_oracles import bundled, mujoco_compatible, mujoco_model, pinocchio_model, random_model, rel_err
 
+from core_oracles import bundled, mujoco_compatible, mujoco_model, pinocchio_model, random_model, rel_err
 from rbd_ros.algorithm import aba as aba_mod
 from rbd_ros.algorithm import forward_dynamics as fd_mod
 from rbd_ros.robot import Robot

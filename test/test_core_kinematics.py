@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core_oracles import bundled, pinocchio_model, random_model, rel_err
 
+from core_oracles import bundled, pinocchio_model, random_model, rel_err
 from rbd_ros.robot import Robot
 
 pin = pytest.importorskip("pinocchio")

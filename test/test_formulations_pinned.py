@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core_oracles import random_model
 
+from core_oracles import random_model
 from rbd_ros.formulations import Formulations, counts, dq, gauss, kane, lagrange
 from rbd_ros.formulations import dual_quaternion as dqne_mod
 from rbd_ros.formulations.chain import Chain, pack, world_kinematics

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+
 from ros_helpers import call, ros_context, spin_in_background, wait_for_service
 
 pytest.importorskip("rclpy")

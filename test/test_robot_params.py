@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_helpers import ros_context, spin_in_background
 
 from rbd_ros.resources import bundled_urdf, config_file
 from rbd_ros.ros.common import NodeConfigError
 from rbd_ros.ros.robot_params import robot_model
 from rbd_ros.sim.examples import three_link
+from ros_helpers import ros_context, spin_in_background
 
 WALL = [0.0, -9.81, 0.0]  # an arm mounted on a wall: gravity along -y of its base
 ONE_LINK = """<robot name="r"><link name="base"/>

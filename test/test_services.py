@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+
 from robots_data import BUNDLED_URDF
 from ros_helpers import ros_context
 
@@ -294,9 +295,9 @@ def test_client_resends_and_ignores_the_late_answer_to_a_resent_request(own_node
     caller's node). The server is in this process, on its own context, numbering its
     answers."""
     import rclpy
-    from ros_helpers import spin_in_background
 
     from rbd_ros_interfaces.srv import InverseDynamics
+    from ros_helpers import spin_in_background
 
     answered: list[int] = []
 

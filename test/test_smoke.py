@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+
 from ros_helpers import REPO, call, ros_context, wait_for_service
 
 TWO_LINK = """<robot name="two">

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from robots_data import PANDA, REPO, UR5, example_robot_urdf
 
 from rbd_ros.model import MdhModel
 from rbd_ros.urdf import load_model
 from rbd_ros.urdf.cli import main
+from robots_data import PANDA, REPO, UR5, example_robot_urdf
 
 PANDA_ARGS = ["--tip", "panda_link8", "--lock", "panda_finger_joint1=0.02"]
 

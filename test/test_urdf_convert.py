@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from robots_data import BUNDLED_URDF, PANDA, UR5, example_robot_urdf
-from urdf_oracles import PinReference, mdh_to_urdf, pin_from_mdh, pin_reference, random_chain_urdf
 
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
 from rbd_ros.urdf import UrdfConversion, load_conversion, load_model
+from robots_data import BUNDLED_URDF, PANDA, UR5, example_robot_urdf
+from urdf_oracles import PinReference, mdh_to_urdf, pin_from_mdh, pin_reference, random_chain_urdf
 
 N_POSES = 200
 N_DYN = 40

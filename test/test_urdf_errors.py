@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from robots_data import PANDA, example_robot_urdf
 
 from rbd_ros.urdf import UrdfError, load_model
+from robots_data import PANDA, example_robot_urdf
 
 LIMIT = '<limit effort="1" velocity="1" lower="-1" upper="1"/>'
 

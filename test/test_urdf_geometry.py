@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from urdf_oracles import mdh_to_urdf
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MdhModel
 from rbd_ros.urdf import load_conversion
 from rbd_ros.urdf.geometry import AxisLine, classify, closest_x_on_circle, mdh_geometry
+from urdf_oracles import mdh_to_urdf
 
 
 def _unit(v) -> np.ndarray:
