@@ -103,33 +103,40 @@ class _Watch:
         with self.lock:
             into.append(np.array(values, dtype=float))
 
-    def wait(self, commands: int, timeout: float = 60.0) -> None:
+    def wait(self, count: int, timeout: float = 60.0) -> None:
+        """Until ``count`` commands and states have arrived (the lockstep loop runs on; this
+        subscription may match the bridge's publisher only after many steps)."""
         deadline = time.monotonic() + timeout
-        while len(self.commands) < commands:
-            assert time.monotonic() < deadline, f"only {len(self.commands)} commands"
+        while min(len(self.commands), len(self.states)) < count:
+            assert time.monotonic() < deadline, f"{len(self.commands)} commands, {len(self.states)} states"
             time.sleep(0.05)
 
 
-def test_wall_gravity_of_the_model_file_reaches_server_controller_and_bridge(tmp_path, node_process) -> None:
-    """The server answers with the file's gravity; the controller (pd_gravity) commands exactly
-    the server's g(q0); the bridge, fed those commands in lockstep, holds q0: a node using
-    [0, 0, -9.81] instead would command other torques or let the arm move."""
+def test_wall_gravity_reaches_server_controller_and_bridge(tmp_path, node_process) -> None:
+    """One wall-mounted arm, its gravity given two ways: in the model file of the server, and
+    as the ``gravity`` parameter over an upright model file for the controller and the bridge.
+    The server answers with the file's gravity; the controller (pd_gravity) commands exactly
+    the server's g(q0); the bridge, fed those commands in lockstep, holds q0.  A node using
+    [0, 0, -9.81] instead (the server's default replacing the file's, a controller without
+    the parameter) would command other torques or let the arm move."""
     from rbd_ros.ros.client import DynamicsClient
 
     path = tmp_path / "wall_arm.yaml"
     three_link(gravity=WALL).to_yaml(str(path))
+    upright = tmp_path / "upright_arm.yaml"
+    three_link().to_yaml(str(upright))
     q0 = [0.3, -0.6, 0.9]
-    robot = ["-p", f"model_yaml:={path}"]
-    node_process(["dynamics-server", "--ros-args", *robot], ready="dynamics_server: ready")
+    robot = ["-p", f"model_yaml:={upright}", "-p", f"gravity:={WALL}"]
+    node_process(["dynamics-server", "--ros-args", "-p", f"model_yaml:={path}"], ready="dynamics_server: ready")
     with DynamicsClient() as dyn:
         dyn.wait()
         g = dyn.get_model().gravity
         assert [g.x, g.y, g.z] == WALL
         g_q0 = dyn.gravity(q0)
-    upright = robot_model({"model_yaml": str(path), "gravity": [0.0, 0.0, -9.81]})
     from rbd_ros.robot import Robot
 
-    assert np.abs(Robot(upright.model).gravity(np.array(q0)) - g_q0).max() > 1.0  # it matters
+    assert three_link().gravity.tolist() == [0.0, 0.0, -9.81]
+    assert np.abs(Robot(three_link()).gravity(np.array(q0)) - g_q0).max() > 1.0  # it matters
     with ros_context() as ctx:
         watch = _Watch(ctx)
         node_process(["controller", "--ros-args", *robot, "-p", "type:=pd_gravity"],
@@ -138,8 +145,8 @@ def test_wall_gravity_of_the_model_file_reaches_server_controller_and_bridge(tmp
                       "-p", f"initial_positions:={q0}"], ready="mujoco_bridge: ready")
         watch.wait(200)
         with watch.lock:
-            commands, states = np.array(watch.commands[:200]), np.array(watch.states)
+            commands, states = np.array(watch.commands[:200]), np.array(watch.states[:200])
         watch.executor.shutdown(timeout_sec=1.0)
     np.testing.assert_allclose(commands, np.broadcast_to(g_q0, commands.shape), rtol=0, atol=1e-6)
-    assert len(states) >= 200
+    assert len(states) == 200
     np.testing.assert_allclose(states, np.broadcast_to(q0, states.shape), rtol=0, atol=1e-6)
