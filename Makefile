@@ -25,6 +25,7 @@ bench: setup-test
 	$(PY) bench/bench_services.py
 	$(PY) bench/bench_control.py
 	$(PY) bench/bench_bridge.py
+	$(PY) bench/bench_any_arm.py
 
 clean:
 	rm -rf .venv build out

@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     name, rest = argv[0], argv[1:]
+    from rbd_ros.ros.bringup.processes import stop_with_parent
+
+    stop_with_parent()  # a node of `rbd-ros bringup`: stop when it dies, however it dies
     if name not in SUBCOMMANDS:
         print(f"rbd-ros: unknown subcommand '{name}'\n\n{_usage()}", file=sys.stderr)
         return 2

@@ -25,6 +25,7 @@ voltage mode.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -133,10 +134,25 @@ class MdhModel:
         if len(link_names) != n:
             raise ValueError(f"MdhModel: link_names must have {n} entries")
         put(self, "link_names", link_names)
+        put(self, "inertia", self._physical_inertia())
         for f in fields(self):
             v = getattr(self, f.name)
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)
+
+    def _physical_inertia(self) -> np.ndarray:
+        """The link inertias, each physically impossible one replaced by the nearest physical
+        tensor with an ``InertiaWarning`` naming the link (``rbd_ros.physical``)."""
+        from rbd_ros.physical import InertiaWarning, physical_inertia
+
+        out = self.inertia  # a private copy (np.array above), still writable here
+        for i in range(self.dof):
+            fixed, msg = physical_inertia(out[i], f"link '{self.link_names[i]}' "
+                                                  f"(joint '{self.joint_names[i]}')")
+            if msg is not None:
+                out[i] = 0.5 * (fixed + fixed.T)
+                warnings.warn(msg, InertiaWarning, stacklevel=4)
+        return out
 
     @property
     def dof(self) -> int:

@@ -18,9 +18,16 @@ Conventions (all SI, world frame = the URDF ``base_link``):
 A lower-level API, ``robot.kernels``, calls the kernels with no validation at all and
 returns preallocated buffers (like Pinocchio's ``data.tau``), overwritten by the next call.
 
-A ``Robot`` owns one workspace (``robot.data``): kernels hold the GIL, so concurrent Python
-threads cannot corrupt it, but for real parallelism use the batch calls or one ``Robot``
-per thread (``Robot(robot.model)`` is cheap once the kernels are compiled).
+A ``Robot`` owns one workspace (``robot.data``) shared by its single-state calls, whose
+kernels hold the GIL, so concurrent Python threads cannot corrupt it; ``simulate`` releases the
+GIL and therefore integrates on a private workspace of its own (a few kB per call).  For real
+parallelism use the batch calls or one ``Robot`` per thread (``Robot(robot.model)`` is cheap
+once the kernels are compiled).  ``robot.kernels`` returns ``robot.data``'s buffers and is not
+for concurrent use.
+
+Errors: ``ValueError`` for bad arguments; ``SingularMassMatrixError`` (a ``ValueError``) when
+M(q) is singular (a massless end of the chain), naming the joints; ``SimulationError`` when a
+simulation diverges (NaN or Inf), with the time it happened.
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ import numpy as np
 
 from rbd_ros.algorithm import checked, coriolis, crba, energy, integrators, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
-from rbd_ros.data import Workspace, pack_model
+from rbd_ros.data import Workspace, empty_workspace, pack_model
 from rbd_ros.model import MdhModel
 
 _empty = np.empty
@@ -47,6 +54,20 @@ _crba_checked = checked.entry(checked.crba_checked)
 _gravity_checked = checked.entry(checked.gravity_checked)
 _bias_checked = checked.entry(checked.bias_checked)
 _RNEA, _CRBA = "rnea", "crba"  # default methods: identity check first keeps the fast path fast
+
+
+class SimulationError(RuntimeError):
+    """A simulation diverged: the state became NaN or Inf (the message says when)."""
+
+
+class SingularMassMatrixError(ValueError):
+    """M(q) is singular, so ``M qdd = tau - h`` has no unique solution (the message names the
+    joints that move no mass or inertia)."""
+
+
+def _is_jitted(fn: Any) -> bool:
+    """A numba dispatcher (``@njit`` function) the integrator kernel can call."""
+    return isinstance(fn, numba.core.registry.CPUDispatcher)
 
 
 class SimulationResult(tuple):
@@ -163,12 +184,21 @@ class Robot:
         return max(1, min(numba.get_num_threads(), len(self.data.wss), N))
 
     # ---- validation --------------------------------------------------------------------------
-    def _states(self, name: str, x: Any, batch_ok: bool = True) -> np.ndarray:
-        n = self.dof
+    @staticmethod
+    def _real(name: str, x: Any) -> np.ndarray:
+        """``x`` as a C-contiguous float64 array; complex values are refused, not cut to their
+        real part."""
         try:
-            arr = np.ascontiguousarray(x, dtype=float)
+            arr = np.asarray(x)
+            if not np.iscomplexobj(arr):
+                return np.ascontiguousarray(arr, dtype=float)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
+        raise ValueError(f"{name} must be real numbers, got complex values")
+
+    def _states(self, name: str, x: Any, batch_ok: bool = True) -> np.ndarray:
+        n = self.dof
+        arr = self._real(name, x)
         if not (arr.shape == (n,) or (batch_ok and arr.ndim == 2 and arr.shape[1] == n)):
             want = f"({n},) or (N, {n})" if batch_ok else f"({n},)"
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
@@ -188,7 +218,7 @@ class Robot:
         return out[0].ndim == 2, out
 
     def _wrench(self, w: Any) -> np.ndarray:
-        arr = np.ascontiguousarray(w, dtype=float)
+        arr = self._real("tool_wrench", w)
         if arr.shape != (6,):
             raise ValueError(f"tool_wrench must have shape (6,) [force; moment], got {arr.shape}")
         if not np.isfinite(arr).all():
@@ -226,24 +256,45 @@ class Robot:
 
     def forward_dynamics(self, q: Any, qd: Any, tau: Any,
                          include_actuators: bool = False) -> np.ndarray:
-        """``qdd = M^{-1}(tau - h)`` (003 (5.2); ``algorithm.forward_dynamics``)."""
-        if include_actuators is False:
-            try:
-                if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _f8
-                        and qd.dtype is _f8 and tau.dtype is _f8):
-                    qdd = _empty(self.dof)
-                    if _fd_checked(self._mw, q, qd, tau, qdd) == 0:
-                        return qdd
-            except (AttributeError, TypeError):
-                pass
-        batch, (q, qd, tau) = self._batch(q=q, qd=qd, tau=tau)
-        qdd = np.empty_like(q)
-        if batch:
-            fdmod.forward_dynamics_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, tau,
-                                         bool(include_actuators), qdd)
-        else:
-            fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, bool(include_actuators), qdd)
-        return qdd
+        """``qdd = M^{-1}(tau - h)`` (003 (5.2); ``algorithm.forward_dynamics``).  Raises
+        ``SingularMassMatrixError`` naming the joints when M(q) is singular."""
+        try:
+            if include_actuators is False:
+                try:
+                    if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _f8
+                            and qd.dtype is _f8 and tau.dtype is _f8):
+                        qdd = _empty(self.dof)
+                        if _fd_checked(self._mw, q, qd, tau, qdd) == 0:
+                            return qdd
+                except (AttributeError, TypeError):
+                    pass
+            batch, (q, qd, tau) = self._batch(q=q, qd=qd, tau=tau)
+            qdd = np.empty_like(q)
+            if batch:
+                fdmod.forward_dynamics_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q,
+                                             qd, tau, bool(include_actuators), qdd)
+            else:
+                fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, bool(include_actuators), qdd)
+            return qdd
+        except (ZeroDivisionError, SystemError) as exc:  # SystemError: from the prange kernel
+            raise self._singular(q, include_actuators) from exc
+
+    def _singular(self, q: Any, include_actuators: bool = False) -> Exception:
+        """The error for a forward dynamics that divided by zero: which joints span the null
+        space of M(q) (at the first state of a batch where M is singular)."""
+        states = np.atleast_2d(np.asarray(q, dtype=float))
+        for k, qk in enumerate(states):
+            M = self.mass_matrix(np.ascontiguousarray(qk), include_actuators)
+            w, V = np.linalg.eigh(M)
+            null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
+            if null.size:
+                joints = [self.joint_names[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-6)]
+                where = f" (state {k})" if len(states) > 1 else ""
+                return SingularMassMatrixError(
+                    f"singular mass matrix{where}: joints {joints} move no mass or inertia, so "
+                    f"their accelerations are undetermined; give the links they carry a mass "
+                    f"and inertia")
+        return SingularMassMatrixError("singular mass matrix: the forward dynamics divided by zero")
 
     def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
         """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA, or ``method``: ``rbd_ros.formulations``);
@@ -433,25 +484,33 @@ class Robot:
                  include_actuators: bool = False, steps: int | None = None) -> SimulationResult:
         """Integrate from ``(q0, qd0)`` with step ``dt`` under zero-order-hold torques.
 
-        ``tau``: an ``(steps, n)`` array (row k held over ``[k dt, (k+1) dt)``), or an
-        ``@njit`` callback ``tau_fn(t, q, qd, out)`` evaluated at the start of every step
-        (then ``steps`` is required).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or
-        ``"semi_implicit_euler"`` (alias ``"euler"``; ``algorithm.integrators.INTEGRATORS``).
-        Returns a ``SimulationResult`` that unpacks as
-        ``q, qd, qdd`` (each ``(steps + 1, n)``; ``algorithm.integrators``)."""
+        ``tau``: an ``(steps, n)`` array (row k held over ``[k dt, (k+1) dt)``), or a torque
+        callback ``tau_fn(t, q, qd, out)`` evaluated at the start of every step (then ``steps``
+        is required): an ``@njit`` function runs inside the integrator, a plain Python function
+        is called between one-step kernel calls (same result, a few microseconds slower per
+        step).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or ``"semi_implicit_euler"``
+        (alias ``"euler"``; ``algorithm.integrators.INTEGRATORS``).
+        Returns a ``SimulationResult`` that unpacks as ``q, qd, qdd`` (each ``(steps + 1, n)``;
+        ``algorithm.integrators``).  Raises ``SimulationError`` ("diverged at t = ...") when the
+        state becomes NaN or Inf, ``SingularMassMatrixError`` when M(q) is singular."""
         q0 = self._states("q0", q0, batch_ok=False)
         qd0 = self._states("qd0", qd0, batch_ok=False)
         method = integrators.integrator_code(integrator)  # ValueError naming the choices
-        if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool)
+                and np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive number, got {dt}")
         n = self.dof
+        python_fn = None
         if callable(tau) and not isinstance(tau, np.ndarray):
             if steps is None or int(steps) < 1:
                 raise ValueError("steps (a positive int) is required with a torque callback")
-            fn, use_fn = tau, True
+            if _is_jitted(tau):
+                fn, use_fn = tau, True
+            else:
+                fn, use_fn, python_fn = integrators.no_torque_callback, False, tau
             tau_arr = np.zeros((int(steps), n))
         else:
-            tau_arr = np.ascontiguousarray(tau, dtype=float)
+            tau_arr = self._real("tau", tau)
             if tau_arr.ndim != 2 or tau_arr.shape[1] != n or tau_arr.shape[0] < 1:
                 raise ValueError(f"tau must have shape (steps, {n}), got {tau_arr.shape}")
             if not np.isfinite(tau_arr).all():
@@ -464,6 +523,26 @@ class Robot:
         Q = np.empty((N + 1, n))
         QD = np.empty((N + 1, n))
         QDD = np.empty((N + 1, n))
-        integrators.integrate(self._mp, self._ws, q0, qd0, tau_arr, float(dt), method,
-                              bool(include_actuators), fn, use_fn, Q, QD, QDD)
-        return SimulationResult(Q, QD, QDD, np.arange(N + 1) * float(dt), tau_arr)
+        # a private workspace: the kernel releases the GIL, so another thread may use self._ws
+        ws = empty_workspace(n)
+        args = (self._mp, ws)
+        h, act = float(dt), bool(include_actuators)
+        try:
+            if python_fn is None:
+                integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, fn, use_fn, Q, QD, QDD)
+            else:
+                Q[0], QD[0] = q0, qd0
+                for k in range(N):  # one kernel call per step, the callback in between
+                    python_fn(k * h, Q[k], QD[k], tau_arr[k])
+                    integrators.integrate(*args, Q[k], QD[k], tau_arr[k:k + 1], h, method, act,
+                                          fn, False, Q[k:k + 2], QD[k:k + 2], QDD[k:k + 2])
+        except ZeroDivisionError as exc:
+            raise self._singular(Q[0], include_actuators) from exc
+        if not (np.isfinite(Q[N]).all() and np.isfinite(QD[N]).all() and np.isfinite(QDD[N]).all()):
+            bad = ~(np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
+                    & np.isfinite(QDD).all(axis=1))
+            k = int(np.argmax(bad))
+            raise SimulationError(
+                f"simulation diverged at t = {k * h:.6g} s (step {k} of {N}): the state became "
+                f"NaN or Inf; use a smaller dt (now {h:g} s) or smaller torques")
+        return SimulationResult(Q, QD, QDD, np.arange(N + 1) * h, tau_arr)

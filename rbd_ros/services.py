@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbd_ros.algorithm.integrators import integrator_code
-from rbd_ros.robot import Robot
+from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
 DEFAULT_MAX_POINTS = 1_000_000
 
@@ -207,19 +207,25 @@ class DynamicsService:
             if not (math.isfinite(value) and value >= 0):
                 raise RequestError(f"{name} must be 0 or positive, got {value}")
         horizon = duration if duration > 0 else len(tau) * torque_period
-        steps = int(round(horizon / dt))
+        ratio = horizon / dt  # inf for a subnormal dt: refused below, never int(inf)
+        if ratio > self.max_points:
+            count = round(ratio) if math.isfinite(ratio) else "infinitely many"
+            raise RequestError(f"{count} integration steps requested; this server accepts at "
+                               f"most {self.max_points} (parameter max_points): horizon "
+                               f"{horizon} s / dt {dt} s")
+        steps = int(round(ratio))
         if steps < 1:
             raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
-        if steps > self.max_points:
-            raise RequestError(f"{steps} integration steps requested; this server accepts at "
-                               f"most {self.max_points} (parameter max_points)")
         # zero-order hold: which torque row each step uses (tiny tolerance for round-off)
         rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9).astype(np.intp),
                           len(tau) - 1)
         tau_steps = np.ascontiguousarray(tau[rows])
         t0 = time.perf_counter()
-        q, qd, qdd = self.robot.simulate(q0, qd0, tau_steps, dt, integrator=integrator,
-                                         include_actuators=include_actuators)
+        try:
+            q, qd, qdd = self.robot.simulate(q0, qd0, tau_steps, dt, integrator=integrator,
+                                             include_actuators=include_actuators)
+        except (SimulationError, SingularMassMatrixError) as exc:  # "diverged at t = ..."
+            raise RequestError(str(exc)) from None
         compute_time = time.perf_counter() - t0
         stride = max(1, int(round(output_period / dt))) if output_period > 0 else 1
         keep = np.arange(0, steps + 1, stride)

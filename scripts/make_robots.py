@@ -67,7 +67,10 @@ def puma560() -> MdhModel:
     ``mdl_puma560`` reflected to the joint: ``B_joint = G^2 B``, ``Tc_joint = |G| Tc`` with
     Tc the mean of its (+, -) magnitudes (our model has symmetric Coulomb friction).
     Limits: Corke's ``mdl_puma560`` ranges with joints 2 and 3 sign-flipped to this model's
-    zero (``qr`` = [0, -90, 90, 0, 0, 0] deg here); effort limits of Armstrong et al."""
+    zero (``qr`` = [0, -90, 90, 0, 0, 0] deg here); effort limits of Armstrong et al.
+    Link 1: Armstrong et al. give only Izz = 0.35 (it turns about its own fixed z axis, so
+    Ixx and Iyy act on no joint); Ixx = Iyy = 0.175 makes the tensor physical (I1 + I2 >= I3,
+    ``rbd_ros.physical``) without changing any joint torque."""
     G = np.abs([-62.6111, 107.815, -53.7063, 76.0364, 71.923, 76.686])
     Jm = [291e-6, 409e-6, 299e-6, 35e-6, 35e-6, 35e-6]
     B = np.array([1.48e-3, 0.817e-3, 1.38e-3, 71.2e-6, 82.6e-6, 36.7e-6])
@@ -82,7 +85,7 @@ def puma560() -> MdhModel:
         mass=[0.0, 17.4, 4.8, 0.82, 0.34, 0.09],
         com=[[0, 0, 0], [0.068, 0.006, -0.016], [0, -0.070, 0.014], [0, 0, -0.019], [0, 0, 0],
              [0, 0, 0.032]],
-        inertia=[_inertia(0, 0, 0.35), _inertia(0.13, 0.524, 0.539),
+        inertia=[_inertia(0.175, 0.175, 0.35), _inertia(0.13, 0.524, 0.539),
                  _inertia(0.066, 0.0125, 0.066), _inertia(1.8e-3, 1.8e-3, 1.3e-3),
                  _inertia(0.3e-3, 0.3e-3, 0.4e-3), _inertia(0.15e-3, 0.15e-3, 0.04e-3)],
         lower=np.array([-160, -225, -45, -110, -100, -266]) * DEG,
@@ -148,7 +151,7 @@ def main() -> None:
         model = make()
         for k, I in enumerate(model.inertia):
             ev = np.linalg.eigvalsh(I)
-            if ev.min() < 0 or (model.mass[k] > 0 and 2 * ev.max() > ev.sum() + 1e-12):
+            if ev.min() < 0 or 2 * ev.max() > ev.sum() + 1e-12:
                 raise SystemExit(f"{name}: inertia of link {k + 1} is not physical: {ev}")
         (ROOT / "urdf").mkdir(exist_ok=True)
         (ROOT / "config").mkdir(exist_ok=True)

@@ -10,6 +10,7 @@ import pytest
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MdhModel
+from rbd_ros.physical import InertiaWarning
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link
 from rbd_ros.sim.motor import quantise
 from rbd_ros.sim.mujoco_model import build_mujoco_model, fix_inertia
@@ -103,25 +104,28 @@ def test_puma_like_link3_inertia_is_fixed_minimally_with_a_warning() -> None:
     deficit = 0.086 - 0.066 - 0.0125
     np.testing.assert_allclose(w[:2], [0.0125 + deficit / 2, 0.066 + deficit / 2])
     np.testing.assert_allclose(np.linalg.eigvalsh(fixed.tensor), w, atol=1e-15)
-    model = three_link(inertia=[three_link().inertia[0], puma3, three_link().inertia[2]])
+    with pytest.warns(InertiaWarning, match="link 'link2'.*triangle inequality"):
+        model = three_link(inertia=[three_link().inertia[0], puma3, three_link().inertia[2]])
     with pytest.raises(ValueError):  # MuJoCo itself refuses it ...
         spec = mujoco.MjSpec()
         b = spec.worldbody.add_body(mass=1.0, fullinertia=[0.066, 0.086, 0.0125, 0, 0, 0])
         b.explicitinertial = True
         b.add_joint()
         spec.compile()
-    m, warnings = build_mujoco_model(model)  # ... we fix it, and say so
-    assert len(warnings) == 1 and "link2" in warnings[0]
+    m, warnings = build_mujoco_model(model)  # ... the model fixed it when it was made, and
+    assert warnings == []  # said so: the bridge simulates the core's model unchanged
+    np.testing.assert_allclose(np.sort(m.body_inertia[2]), np.linalg.eigvalsh(model.inertia[1]))
     log = Log()
     Simulator(model, log=log)
-    assert log.count("inertia fix-up") == 1
+    assert log.count("inertia fix-up") == 0
 
 
 def test_zero_mass_and_not_positive_definite_inertias_are_fixed() -> None:
     base = three_link()
-    model = base.replace(mass=[4.0, 0.0, 2.0],
-                         inertia=[np.zeros((3, 3)), np.zeros((3, 3)), np.diag([-0.01, 0.04, 0.04])])
-    m, warnings = build_mujoco_model(model)
+    with pytest.warns(InertiaWarning, match="link 'link3'.*not positive semidefinite"):
+        model = base.replace(mass=[4.0, 0.0, 2.0], inertia=[np.zeros((3, 3)), np.zeros((3, 3)),
+                                                            np.diag([-0.01, 0.04, 0.04])])
+    m, warnings = build_mujoco_model(model)  # MuJoCo's minimums on top of the model's [0, .04, .04]
     text = "\n".join(warnings)
     assert "mass 0 kg" in text and "not positive definite" in text
     assert len(warnings) == 4  # link1 inertia, link2 mass + inertia, link3 inertia

@@ -50,5 +50,5 @@ def test_names_in_the_bridge_and_one_refusal_everywhere(robot) -> None:
         DynamicsService(robot).forward_simulate(list(robot.joint_names), np.zeros(3), np.zeros(3),
                                                 np.zeros((2, 3)), 0.001, 0.001, "leapfrog", 0.0,
                                                 0.0, False)
-    with pytest.raises(ValueError, match="integrator must be one of rk4, semi_implicit_euler"):
+    with pytest.raises(ValueError, match="integrator must be one of auto, rk4, semi_implicit_euler"):
         BridgeConfig(integrator="leapfrog")

@@ -49,9 +49,9 @@ def test_bad_robot_parameters_get_one_clear_line(tmp_path: Path) -> None:
     nan = tmp_path / "nan.urdf"
     nan.write_text(ONE_LINK.format(mass="nan"))
     assert _error({"urdf_path": str(nan)}) == \
-        f"urdf_path '{nan}': link 'l1' inertial mass is not finite: nan"
+        f"urdf_path '{nan}': link 'l1' inertial mass is not finite: [nan]"
     assert _error({"robot_description": ONE_LINK.format(mass="nan")}) == \
-        "robot_description: link 'l1' inertial mass is not finite: nan"
+        "robot_description: link 'l1' inertial mass is not finite: [nan]"
     assert _error({"urdf_path": str(tmp_path / "x.urdf")}) == \
         f"urdf_path '{tmp_path / 'x.urdf'}': file not found"
     assert "tip" in _error({"urdf_path": str(bundled_urdf()), "tip_link": "no_such_link"})

@@ -36,6 +36,12 @@ def coulomb(mp: np.ndarray, i: int, v: float) -> float:  # pragma: no cover - ji
 
 
 @njit(cache=True, inline="always")
+def viscous(mp: np.ndarray, i: int, v: float) -> float:  # pragma: no cover - jitted
+    """``B_i v`` (003 (6.16))."""
+    return mp[i, VISC] * v
+
+
+@njit(cache=True, inline="always")
 def friction(mp: np.ndarray, i: int, v: float) -> float:  # pragma: no cover - jitted
     """``B_i v + Tc_i sign(v)``, the friction torque of joint ``i`` at velocity ``v`` (003 (6.16))."""
-    return mp[i, VISC] * v + coulomb(mp, i, v)
+    return viscous(mp, i, v) + coulomb(mp, i, v)

@@ -23,6 +23,49 @@ resolved_acceleration  kp, kd    task acceleration gains of (6.49), 1/s^2, 1/s (
 every law              effort_limit  optional extra torque bound, N m (n; the smaller of
                                  this and the model's effort limit applies)
 =====================  ========  =====================================================
+
+Gains from the model (``model_gains``): a gain the user does not give (neither in the gains
+YAML nor as a parameter) is derived from the robot for a closed-loop ``bandwidth`` (Hz) and
+``damping_ratio`` at the control ``rate`` (Hz), at the start pose ``q0``:
+
+* joint laws, per joint ``i``: the inertia the joint sees ``m_i = M_ii(q0) + G_i^2 J_m,i``
+  (003 (6.17): the armature is part of the diagonal), ``omega = 2 pi bandwidth`` and
+  ``kp = m_i omega^2``, ``kd = 2 zeta m_i omega - D_i`` (so ``m e'' + (D + kd) e' + kp e = 0``
+  has the requested poles; ``D_i`` the drive's viscous friction of (6.16) already damps);
+  a joint whose ``D_i`` alone damps more than that (a light link with a damped drive) gets
+  ``kd = 0`` and ``kp = omega (D_i - m_i omega)``, its slow pole at ``omega``; ``kp`` is
+  raised toward ``Coulomb / E_FRICTION`` (a dead band of 5 mrad); ``pid`` adds
+  ``ki = kp omega / 5`` (integral zero at a fifth of the
+  bandwidth: Routh ``kd kp > m ki`` holds with margin 10 zeta) and ``i_clamp`` = half the
+  effort limit;
+* ``computed_torque``: the error dynamics (6.46) are the robot-independent
+  ``e'' + kd e' + kp e = 0``: ``kp = omega^2``, ``kd = 2 zeta omega``;
+* ``task_pd``: task stiffness per axis ``kp_r = lambda_r omega^2`` with ``lambda_r =
+  1 / (J M^-1 J^T)_rr`` the operational-space inertia the tool shows along axis ``r``
+  (003 (6.47)), its median over ``q0`` and 8 poses inside the limits (at a singular start
+  pose, e.g. an arm stretched out at q = 0, it is unbounded along the lost direction); joint
+  damping as for the joint laws;
+* ``resolved_acceleration``: ``kp = omega^2``, ``kd = 2 zeta omega`` per task axis (6.49), the
+  null-space posture the same (``kp_null = omega^2``, ``k_null = 2 zeta omega``);
+* task axes the arm cannot move (a row of ``J`` zero at every sampled pose, e.g. z, rx, rz of
+  a planar arm) get zero gains: resolved acceleration leaves them free.
+
+Caps (each reported in the notes the node logs):
+
+* **discrete stability.**  The loop runs at ``rate``: the command computed from the state at
+  ``t_k`` is held over ``[t_k, t_k + dt]``.  For a joint of inertia ``m`` under
+  ``tau = -kp e - kd e'`` the exact zero-order-hold map of ``(e, e')`` has the characteristic
+  polynomial ``z^2 - (2 - a/2 - b) z + (1 - b + a/2)`` with ``a = kp dt^2 / m`` and
+  ``b = kd dt / m``; by Jury's test it is stable iff ``a/2 < b < 2``.  The joint can see
+  less than ``M_ii`` -- as little as ``m_min = 1 / (M^-1)_ii`` when the other joints give way --
+  so the gains are capped to ``kd dt / m_min <= 1`` (half the limit) and
+  ``omega dt <= 2 zeta`` (half of ``a/2 < b``).  Task stiffness is capped the same way on
+  the stiffest joint-space mode ``w_mode = sqrt(max eig(M^-1 J^T K_p J))``, damped by the
+  joint damping of bandwidth ``w_j``: ``w_mode^2 dt <= 2 zeta min(w_j)``.
+* **effort.**  A joint law's stiffness is capped so that an error of ``E_LINEAR`` (0.02 rad
+  or m) needs no more than the effort left after holding gravity at ``q0``:
+  ``kp <= (tau_max - |g_i(q0)|) / E_LINEAR`` (at least a tenth of ``tau_max``);
+  ``kd`` follows the capped ``omega``.
 """
 from __future__ import annotations
 
@@ -68,7 +111,9 @@ def validate_gain(law: str, name: str, value: Any, dof: int) -> np.ndarray:
         raise ValueError(f"'{name}' is not a gain of {law}; its gains are {', '.join(kinds)}")
     size = dof if kinds[name] == JOINT else 6
     what = "joint" if kinds[name] == JOINT else "task-space axis (x y z rx ry rz)"
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, (bool, np.bool_, str)) for v in items) or (
+            isinstance(value, np.ndarray) and value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a number or a list of numbers, got {value!r}")
     try:
         arr = np.array(value, dtype=float).reshape(-1)
@@ -106,6 +151,128 @@ def validate_gains(law: str, values: Mapping[str, Any], dof: int) -> dict[str, n
     return {k: validate_gain(law, k, v, dof) for k, v in values.items()}
 
 
+DEFAULT_BANDWIDTH = 10.0  # Hz, closed-loop bandwidth of the model-derived gains
+DEFAULT_DAMPING_RATIO = 1.0
+DEFAULT_RATE = 1000.0  # Hz, control rate assumed by the discrete-stability cap
+E_LINEAR = 0.02  # rad (m): error a joint law answers without running out of effort
+E_FRICTION = 0.005  # rad (m): Coulomb dead band c / kp the joint gains aim below
+_TASK_POSES = 8  # random poses (besides q0) that decide which task axes the arm can move
+
+
+def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT_BANDWIDTH,
+                damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE
+                ) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Every gain of ``law`` derived from ``model`` (an ``MdhModel``) at the start pose ``q0``
+    (default: zero clipped into the limits) by the rule of the module docstring.  Returns the
+    gains and one note per cap that bit (empty if none).  ``ValueError`` for a bad argument."""
+    from rbd_ros.robot import Robot
+
+    _check_law(law)
+    for name, v in (("bandwidth", bandwidth), ("damping_ratio", damping_ratio), ("rate", rate)):
+        if not (isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)
+                and np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    robot = Robot(model)
+    n = model.dof
+    q = np.clip(np.zeros(n), model.lower, model.upper) if q0 is None else \
+        np.asarray(q0, dtype=float).reshape(n)
+    zeta, dt = float(damping_ratio), 1.0 / float(rate)
+    omega = 2.0 * np.pi * float(bandwidth)
+    notes: list[str] = []
+    # discrete-stability bound on omega: omega dt <= 2 zeta, and kd dt / m_min <= 1
+    w_cap = 2.0 * zeta / dt
+    if omega > w_cap:
+        notes.append(f"bandwidth capped to {w_cap / (2 * np.pi):.3g} Hz for the {rate:g} Hz loop")
+        omega = w_cap
+    if law in ("computed_torque", "resolved_acceleration"):
+        kp, kd = omega**2, 2.0 * zeta * omega
+        if law == "computed_torque":
+            return {"kp": np.full(n, kp), "kd": np.full(n, kd)}, notes
+        free, _ = free_task_axes(robot, q)
+        return {"kp": np.where(free, 0.0, kp), "kd": np.where(free, 0.0, kd),
+                "k_null": np.full(n, kd), "kp_null": np.full(n, kp)}, notes
+    M = robot.mass_matrix(q, include_actuators=True)
+    m = np.diag(M).copy()
+    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    w_cap_j = np.minimum(m_min / (2.0 * zeta * m * dt), w_cap)  # kd dt / m_min <= 1
+    w = np.minimum(omega, w_cap_j)
+    for i in np.flatnonzero(w < omega * (1 - 1e-9)):
+        notes.append(f"joint '{model.joint_names[i]}': bandwidth capped to "
+                     f"{w[i] / (2 * np.pi):.3g} Hz (discrete stability)")
+    kp_j, kd_j = _joint_pd(m, np.abs(np.asarray(model.viscous, dtype=float)),
+                           np.abs(np.asarray(model.coulomb, dtype=float)), omega, w, w_cap_j,
+                           zeta, dt)
+    lim = np.abs(np.asarray(model.effort_limit, dtype=float))
+    g = np.abs(robot.gravity(q))
+    kp_max = np.where(np.isfinite(lim), np.maximum(lim - g, 0.1 * lim) / E_LINEAR, np.inf)
+    for i in np.flatnonzero(kp_j > kp_max):
+        notes.append(f"joint '{model.joint_names[i]}': kp capped from {kp_j[i]:.4g} to "
+                     f"{kp_max[i]:.4g} (an error of {E_LINEAR} must not need more than the "
+                     f"effort left after gravity)")
+        w_i = np.sqrt(kp_max[i] / m[i]) if kd_j[i] > 0 else w[i]
+        kp_j[i] = kp_max[i]
+        if kd_j[i] > 0:
+            kd_j[i] = max(2.0 * zeta * m[i] * w_i - model.viscous[i], 0.0)
+        w[i] = min(w[i], w_i)
+    if law in ("pd", "pd_gravity"):
+        return {"kp": kp_j, "kd": kd_j}, notes
+    if law == "pid":
+        i_clamp = np.where(np.isfinite(lim), 0.5 * lim, kp_j * E_LINEAR)
+        return {"kp": kp_j, "kd": kd_j, "ki": kp_j * w / 5.0, "i_clamp": i_clamp}, notes
+    # task_pd: K_p from the operational-space inertia, joint damping K_v as above
+    J = robot.jacobian(q)
+    free, poses = free_task_axes(robot, q)
+    Minv = np.linalg.inv(M)
+    lam_inv = np.median([np.diag(robot.jacobian(p) @ np.linalg.inv(
+        robot.mass_matrix(p, include_actuators=True)) @ robot.jacobian(p).T) for p in poses], axis=0)
+    lam = np.where(free, 0.0, 1.0 / np.where(free, 1.0, np.maximum(lam_inv, 1e-12)))
+    kp_t = lam * omega**2
+    # the stiffest joint-space mode of J^T K_p J over M must respect the same bound as omega
+    w_mode = np.sqrt(max(np.linalg.eigvals(Minv @ J.T @ np.diag(kp_t) @ J).real.max(), 0.0))
+    # (a/2 < b of the docstring with a = w_mode^2 dt^2, b = 2 zeta w dt, kept at half)
+    w_max = min(w_cap, float(np.sqrt(2.0 * zeta * np.min(w) / dt)))
+    if w_mode > w_max:
+        kp_t *= (w_max / w_mode) ** 2
+        notes.append(f"task stiffness scaled by {(w_max / w_mode) ** 2:.3g} (stiffest mode "
+                     f"{w_mode:.3g} rad/s > {w_max:.3g} rad/s: discrete stability)")
+    return {"kp": kp_t, "kd": kd_j}, notes
+
+
+def _joint_pd(m: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float, w: np.ndarray,
+              w_cap: np.ndarray, zeta: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(kp, kd)`` placing the poles of ``m s^2 + (b + kd) s + kp`` (``b`` the drive's own
+    viscous friction, 003 (6.16)) for the bandwidth ``w`` (``omega`` before the discrete cap):
+    ``kd = 2 zeta m w - b``, ``kp = m w^2`` while that is positive.  A joint whose friction
+    alone damps more (``b >= 2 zeta m w``: a light link behind a damped drive) is a first-order
+    plant: ``kd = 0`` and its slow pole at ``omega``, ``kp = omega (b - m omega)``, capped at
+    ``b / dt`` (the loop ``e_{k+1} = (1 - kp dt / b) e_k`` keeps a margin of 2).  Coulomb
+    friction ``c`` (003 (6.16)) leaves a dead band ``c / kp``: ``kp`` is raised toward
+    ``c / E_FRICTION`` within the same caps (``w`` up to the discrete bound ``w_cap`` for the
+    second-order case)."""
+    kd = 2.0 * zeta * m * w - b
+    over = kd <= 0.0
+    kp_f = c / E_FRICTION
+    kp_over = np.minimum(np.maximum(np.maximum(omega * (b - m * omega), m * omega**2), kp_f),
+                         np.maximum(b / dt, m * w**2))
+    w2 = np.maximum(w, np.minimum(np.sqrt(kp_f / m), w_cap))  # the discrete cap still holds
+    kp = np.where(over, kp_over, m * w2**2)
+    kd = np.where(over, 0.0, np.maximum(2.0 * zeta * m * w2 - b, 0.0))
+    return kp, kd
+
+
+def free_task_axes(robot: Any, q0: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Task axes (x y z rx ry rz) no joint can move -- the row of ``J`` is zero at ``q0`` and at
+    ``_TASK_POSES`` random poses inside the limits (fixed seed) -- and those poses."""
+    m = robot.model
+    lo, hi = np.clip(m.lower, -np.pi, np.pi), np.clip(m.upper, -np.pi, np.pi)
+    rng = np.random.default_rng(0)
+    poses = [q0] + [lo + rng.random(m.dof) * (hi - lo) for _ in range(_TASK_POSES)]
+    reach = np.zeros(6)
+    for q in poses:
+        reach = np.maximum(reach, np.abs(robot.jacobian(np.asarray(q, dtype=float))).max(axis=1))
+    return reach < 1e-9, poses
+
+
 def default_gains_file() -> Path:
     from rbd_ros.resources import config_file
 
@@ -123,7 +290,10 @@ def load_gains(law: str, robot_names: list[str] | tuple[str, ...] = (), path: st
     p = Path(path) if path else default_gains_file()
     if not p.is_file():
         raise FileNotFoundError(f"gains file '{p}' does not exist")
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"gains file '{p}' is not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise ValueError(f"gains file '{p}': expected a mapping with 'defaults' and 'robots'")
     out: dict[str, Any] = dict((data.get("defaults") or {}).get(law) or {})

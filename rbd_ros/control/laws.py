@@ -36,11 +36,21 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.actuators import coulomb
+from rbd_ros.algorithm.actuators import coulomb, viscous
 from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
 from rbd_ros.algorithm.rnea import gravity, rnea_full
-from rbd_ros.control.gains import LAW_GAINS, LAWS, validate_gain, validate_gains
+from rbd_ros.control.gains import (
+    DEFAULT_BANDWIDTH,
+    DEFAULT_DAMPING_RATIO,
+    DEFAULT_RATE,
+    LAW_GAINS,
+    LAWS,
+    load_gains,
+    model_gains,
+    validate_gain,
+    validate_gains,
+)
 from rbd_ros.data import empty_workspace, pack_model
 from rbd_ros.model import MdhModel
 from rbd_ros.spatial import orientation_error
@@ -164,8 +174,8 @@ def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, 
 @njit(cache=True)
 def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
                             qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray,
-                            kd: np.ndarray, actuators: bool, wrench: np.ndarray, lim: np.ndarray,
-                            e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
+                            kd: np.ndarray, actuators: bool, vref: np.ndarray, wrench: np.ndarray,
+                            lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
                             sat: np.ndarray) -> int:  # pragma: no cover
     """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
@@ -174,9 +184,10 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
         e[i] = qr[i] - q[i]
         qdd_star[i] = qddr[i] + kd[i] * (qdr[i] - qd[i]) + kp[i] * e[i]
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators:  # Coulomb term at the reference velocity instead of the measured one
+    if actuators:  # Coulomb (and stiff viscous, vref = 1) terms at the reference velocity
         for i in range(q.shape[0]):
-            tau[i] += coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
+            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
+                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -207,16 +218,32 @@ def _task_reference_from_joint(mp: np.ndarray, ws: np.ndarray, qr: np.ndarray, q
 
 @njit(cache=True)
 def _task_pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray,
-                    e: np.ndarray, kp: np.ndarray, kd: np.ndarray, lim: np.ndarray, tau: np.ndarray,
-                    sat: np.ndarray) -> int:  # pragma: no cover - jitted
-    """(6.47) ``tau = J^T K_p e - K_v q' + g(q)``."""
+                    e: np.ndarray, qdr: np.ndarray, kp: np.ndarray, kd: np.ndarray, lim: np.ndarray,
+                    tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover - jitted
+    """(6.47) ``tau = J^T K_p e + K_v (q_d' - q') + g(q)`` (``q_d' = 0``: the book's ``-K_v q'``)."""
     gravity(mp, ws, q, tau)
     for j in range(q.shape[0]):
         s = 0.0
         for r in range(6):
             s += J[r, j] * kp[r] * e[r]
-        tau[j] += s - kd[j] * qd[j]
+        tau[j] += s + kd[j] * (qdr[j] - qd[j])
     return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _dls_joint_velocity(J: np.ndarray, v: np.ndarray, lam2: float, A: np.ndarray, y: np.ndarray,
+                        out: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``out = J^T (J J^T + lam2 I)^{-1} v``: joint velocities of the task twist ``v``."""
+    for r in range(6):
+        y[r] = v[r]
+    if not _dls_solve(J, lam2, A, y):
+        out[:] = 0.0
+        return
+    for j in range(J.shape[1]):
+        s = 0.0
+        for r in range(6):
+            s += J[r, j] * y[r]
+        out[j] = s
 
 
 @njit(cache=True)
@@ -239,7 +266,7 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                                   J: np.ndarray, e: np.ndarray, vr: np.ndarray, ar: np.ndarray,
                                   kp: np.ndarray, kd: np.ndarray, knull: np.ndarray, kpnull: np.ndarray,
                                   posture: bool, qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, lam2: float,
-                                  actuators: bool, wrench: np.ndarray, A: np.ndarray,
+                                  actuators: bool, vref: np.ndarray, wrench: np.ndarray, A: np.ndarray,
                                   y: np.ndarray, jdqd: np.ndarray, z: np.ndarray,
                                   qdd_star: np.ndarray, lim: np.ndarray, tau: np.ndarray,
                                   sat: np.ndarray) -> int:  # pragma: no cover - jitted
@@ -280,9 +307,10 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                 s += J[r, j] * y[r]
             qdd_star[j] += z[j] - s
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators and posture:  # Coulomb at the reference velocity, as in computed torque
+    if actuators and posture:  # friction at the reference velocity, as in computed torque
         for i in range(n):
-            tau[i] += coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
+            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
+                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -292,7 +320,10 @@ class ControlLaw:
 
     ``robot`` is an ``rbd_ros.Robot`` or an ``MdhModel``.  ``gains`` maps gain names
     (``rbd_ros.control.gains``) to scalars or per-axis lists; missing ones come from
-    ``config/controllers.yaml`` for this robot.  ``effort_limit`` (n, optional) tightens the
+    ``config/controllers.yaml`` for this robot, and the rest from the model
+    (``gains.model_gains`` at ``q0`` for ``bandwidth`` Hz, ``damping_ratio`` and the control
+    ``rate`` Hz; ``gain_source`` and ``gain_notes`` tell what was chosen and why).
+    ``effort_limit`` (n, optional) tightens the
     model's limits.  Outputs after ``compute``: ``tau``, ``error`` (joint laws: ``q_d - q``;
     task laws: ``[p_d - p; orientation error]``), ``saturated``, ``fault``, ``status``.
     """
@@ -301,7 +332,9 @@ class ControlLaw:
     task_space = False
 
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, *,
-                 model_actuators: bool = True, gains_file: str | None = None) -> None:
+                 model_actuators: bool = True, gains_file: str | None = None,
+                 q0: np.ndarray | None = None, bandwidth: float = DEFAULT_BANDWIDTH,
+                 damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE) -> None:
         model = robot if isinstance(robot, MdhModel) else robot.model
         self.model: MdhModel = model
         self.dof = n = model.dof
@@ -318,13 +351,32 @@ class ControlLaw:
         self._model_limit = np.where(np.isfinite(model.effort_limit), model.effort_limit, np.inf)
         self.limit = self._model_limit.copy()
         self.gains: dict[str, np.ndarray] = {}
-        from rbd_ros.control.gains import load_gains
-
-        raw = load_gains(self.name, robot_names=[model.name], path=gains_file)
-        raw.update(gains or {})
-        if self.name == "pid" and "i_clamp" not in raw:
-            raw["i_clamp"] = np.where(np.isfinite(self.limit), self.limit, 1e3).tolist()
+        self._design = (float(bandwidth), float(damping_ratio), float(rate))
+        file_gains = load_gains(self.name, robot_names=[model.name], path=gains_file)
+        given = dict(gains or {})
+        #: where each gain came from: "given" (argument), "file" (gains YAML) or "model"
+        self.gain_source = {k: "given" if k in given else "file" if k in file_gains else "model"
+                            for k in LAW_GAINS[self.name]}
+        #: the caps ``model_gains`` applied (empty when no gain comes from the model)
+        self.gain_notes: list[str] = []
+        raw = {**self._model_gains(q0), **file_gains, **given}
         self.set_gains(raw)
+
+    def _model_gains(self, q0: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The gains nobody gave, from the model at ``q0`` (``gains.model_gains``)."""
+        todo = [k for k, src in self.gain_source.items() if src == "model"]
+        if not todo:
+            return {}
+        derived, self.gain_notes = model_gains(self.name, self.model, q0, *self._design)
+        return {k: derived[k] for k in todo}
+
+    def derive_gains(self, q0: np.ndarray) -> dict[str, np.ndarray]:
+        """Re-derive the model's gains at the start pose ``q0`` (the node calls this with the
+        first measured state) and apply them; returns what changed."""
+        new = self._model_gains(np.asarray(q0, dtype=float))
+        if new:
+            self.set_gains(new)
+        return {k: self.gains[k] for k in new}
 
     # ---- gains --------------------------------------------------------------------------------
     def set_gains(self, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
@@ -425,18 +477,26 @@ class ComputedTorque(ControlLaw):
     the *reference* velocity ``q_d'``: ``sign`` of a measured velocity near zero flips from
     cycle to cycle and the full friction torque chatters (on the PUMA 560, whose joint 1 has
     26 N m of Coulomb friction, that raises the RMS tracking error of a 4 s quintic from
-    2e-5 to 7e-4 rad)."""
+    2e-5 to 7e-4 rad).  On a joint whose drive damping is *stiff* at the control rate
+    (``stiff_damping``: ``D dt / m_min > 5``) the viscous term uses the reference velocity
+    too, ``D q_d'``: on a light link behind a damped drive (xArm 7 joint 7: ``D = 2``
+    N m s/rad on 1.4e-4 kg m^2) the velocity relaxes to ``tau / D`` within 0.07 ms, far inside
+    one 1 ms control period, so the measured-velocity form and the acceleration feedback
+    ``M qdd*`` both act ~15x too weakly under a held torque (0.5 rad RMS error); ``D q_d'``
+    drives the joint at the reference velocity (its error then obeys
+    ``M (e'' + K_v e' + K_p e) + D e' = 0``).  Elsewhere (6.46) holds as printed."""
 
     name = "computed_torque"
 
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(robot, gains, **kw)
         self.qdd_star = np.zeros(self.dof)
+        self._vref = stiff_damping(self.model, kw.get("q0"), self._design[2])
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         g = self.gains
         return _computed_torque_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
-                                       self.model_actuators, self._wrench, self.limit, self.error,
+                                       self.model_actuators, self._vref, self._wrench, self.limit, self.error,
                                        self.qdd_star, self.tau, self.saturated)
 
 
@@ -488,19 +548,35 @@ class _TaskLaw(ControlLaw):
 
 class TaskPD(_TaskLaw):
     """Task-space PD with gravity compensation, 003 (6.47):
-    ``tau = J^T(q) K_p (r_d - r) - K_v q' + g(q)``, ``r_d - r`` the pose error above, ``K_p``
-    task stiffness (6), ``K_v`` joint damping (n).  Stable by the argument of (6.34)-(6.39)
-    with ``V = 1/2 q'^T M q' + 1/2 e^T K_p e``; for a non-singular ``J`` it settles at
-    ``r = r_d`` (only set points are exact: (6.47) has no feed-forward)."""
+    ``tau = J^T(q) K_p (r_d - r) + K_v (q_d' - q') + g(q)``, ``r_d - r`` the pose error above,
+    ``K_p`` task stiffness (6), ``K_v`` joint damping (n).  For a set point ``q_d' = 0`` and
+    this is the book's ``- K_v q'``, stable by the argument of (6.34)-(6.39) with
+    ``V = 1/2 q'^T M q' + 1/2 e^T K_p e``; for a non-singular ``J`` it settles at ``r = r_d``.
+    Along a moving reference the damping acts on the velocity error, as in the joint PD laws
+    (``q_d'`` is the joint reference's velocity, or ``J^# r_d'`` for a task reference; with
+    ``- K_v q'`` a tool moving at ``v`` lags by about ``2 zeta v / omega``: 5 cm at 0.8 m/s and
+    5 Hz).  Without feed-forward of the inertial torques the remaining lag is ``~ r_d'' /
+    omega^2``."""
 
     name = "task_pd"
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        self._qdr = np.zeros(self.dof)
+        self._A = np.zeros((6, 6))
+        self._y = np.zeros(6)
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         if not self._task_inputs(q, qd, ref):
             return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+        if ref.task:
+            _dls_joint_velocity(self.J, self.ref_v, ResolvedAcceleration.dls_damping**2, self._A,
+                                self._y, self._qdr)
+        else:
+            self._qdr[:] = ref.qd
         g = self.gains
-        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, g["kp"], g["kd"], self.limit,
-                               self.tau, self.saturated)
+        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, self._qdr, g["kp"],
+                               g["kd"], self.limit, self.tau, self.saturated)
 
 
 class ResolvedAcceleration(_TaskLaw):
@@ -530,6 +606,7 @@ class ResolvedAcceleration(_TaskLaw):
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(robot, gains, **kw)
         self.qdd_star = np.zeros(self.dof)
+        self._vref = stiff_damping(self.model, kw.get("q0"), self._design[2])
         self._A = np.zeros((6, 6))
         self._y = np.zeros(6)
         self._z = np.zeros(self.dof)
@@ -541,8 +618,27 @@ class ResolvedAcceleration(_TaskLaw):
         return _resolved_acceleration_kernel(
             self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
             g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2,
-            self.model_actuators, self._wrench, self._A, self._y,
+            self.model_actuators, self._vref, self._wrench, self._A, self._y,
             self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
+
+
+STIFF_DAMPING = 5.0  # D dt / m_min above which the drive damping counts as stiff
+
+
+def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.ndarray:
+    """1.0 for the joints whose drive damping ``D`` is stiff at the control ``rate``
+    (``z = D dt / m_min > STIFF_DAMPING``, ``m_min = 1 / (M^-1)_ii`` with the armature at
+    ``q0``: an implicit step scales the velocity the joint keeps by ``1 / (1 + z)``, so within
+    one held-torque period it forgets its start), else 0.0.  Measured: xArm 7 joint 7
+    (z = 14.6) needs the reference form; TIAGo's wrists (z = 2.3) track 80x better with the
+    measured one (5e-5 vs 4e-3 rad RMS)."""
+    from rbd_ros.robot import Robot
+
+    q = np.clip(np.zeros(model.dof), model.lower, model.upper) if q0 is None else \
+        np.asarray(q0, dtype=float)
+    M = Robot(model).mass_matrix(q, include_actuators=True)
+    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    return (np.abs(model.viscous) / float(rate) / m_min > STIFF_DAMPING).astype(float)
 
 
 LAW_CLASSES: dict[str, type[ControlLaw]] = {

@@ -158,6 +158,16 @@ def _eval_spline(knots: np.ndarray, coeffs: np.ndarray, t: float, q: np.ndarray,
         qdd[j] = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))
 
 
+def _real_roots_in(ascending: np.ndarray, T: float) -> list[float]:
+    """Real roots in ``(0, T)`` of the polynomial with ascending coefficients."""
+    c = np.trim_zeros(np.asarray(ascending, float), "b")
+    if c.size < 2:
+        return []
+    r = np.roots(c[::-1])
+    r = r.real[np.abs(r.imag) <= 1e-9 * np.maximum(1.0, np.abs(r.real))]
+    return [float(x) for x in r if 0.0 < x < T]
+
+
 class HoldPosition:
     """Reference ``q_d = q_hold``, ``q_d' = q_d'' = 0`` (before any trajectory; empty trajectory)."""
 
@@ -202,6 +212,43 @@ class JointSpline:
         elif self.previous is not None:
             self.previous = None  # passed the start: the old reference is no longer needed
         _eval_spline(self.knots, self.coeffs, float(t), q, qd, qdd)
+
+    def limit_violation(self, names: Sequence[str], lower: np.ndarray, upper: np.ndarray,
+                        velocity_limit: np.ndarray, tol: float = 1e-9) -> str | None:
+        """Why the reference leaves the joint limits *between* its points, or None.
+
+        A spline through points inside ``[lower, upper]`` can overshoot them (a cubic near a
+        limit), and a short segment can exceed ``velocity_limit``.  Each segment's extrema are
+        exact: ``p`` peaks at its ends or where ``p' = 0`` (a quartic), ``p'`` where
+        ``p'' = 0`` (a cubic); the real roots inside the segment come from ``np.roots``.  A
+        start state already outside a limit (the current reference) may return, not go
+        further."""
+        lo, hi = np.asarray(lower, float), np.asarray(upper, float)
+        vmax = np.asarray(velocity_limit, float)
+        powers = np.arange(6)
+        for k in range(self.coeffs.shape[0]):
+            T = self.knots[k + 1] - self.knots[k]
+            for j in range(self.dof):
+                c = self.coeffs[k, :, j]
+                dc = c[1:] * powers[1:]  # p'(s) coefficients, ascending
+                ddc = dc[1:] * powers[1:5]  # p''(s)
+                for what, poly, crit, low, high in (("position", c, dc, lo[j], hi[j]),
+                                                    ("velocity", dc, ddc, -vmax[j], vmax[j])):
+                    if not (np.isfinite(low) or np.isfinite(high)):
+                        continue
+                    if k == 0:  # a start already outside may come back, not go further
+                        start = poly[0]
+                        low, high = min(low, start), max(high, start)
+                    s = [0.0, T, *_real_roots_in(crit, T)]
+                    vals = np.polynomial.polynomial.polyval(s, poly)
+                    i = int(np.argmax(np.maximum(vals - high, low - vals)))
+                    if vals[i] > high + tol or vals[i] < low - tol:
+                        unit = "rad or m" if what == "position" else "rad/s or m/s"
+                        return (f"the reference {what} of {names[j]} reaches {vals[i]:.6g} at "
+                                f"t = {self.knots[k] + s[i]:.6g} s, outside its limits "
+                                f"[{low:.6g}, {high:.6g}] ({unit}) between the points; "
+                                f"give the segment more time or add points")
+        return None
 
     def sample(self, times: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(q, qd, qdd)`` at many times, each of shape (len(times), n) (for tests and plots)."""

@@ -172,6 +172,8 @@ class DynamicsClient:
     def _packed(x: Any) -> tuple[array.array, bool]:
         """Row-major ``array.array('d')`` for a ``float64[]`` field (the generated setter copies
         one with a memcpy but iterates a numpy array value by value), and whether x was 1-D."""
+        if np.iscomplexobj(x):
+            raise ValueError("joint values must be real numbers, got complex values")
         a = np.ascontiguousarray(x, dtype=np.float64)
         return array.array("d", a.tobytes()), a.ndim == 1
 
@@ -187,7 +189,10 @@ class DynamicsClient:
             joint_names=names, positions=pq, velocities=self._packed(qd)[0],
             accelerations=self._packed(qdd)[0], include_actuators=include_actuators)
         if tool_wrench is not None:
-            w = np.asarray(tool_wrench, dtype=float)
+            w = np.asarray(tool_wrench, dtype=float).reshape(-1)
+            if w.shape != (6,):
+                raise ValueError(f"tool_wrench must be 6 numbers [fx, fy, fz, mx, my, mz], "
+                                 f"got {w.size}")
             req.tool_wrench = Wrench(force=Vector3(x=w[0], y=w[1], z=w[2]),
                                      torque=Vector3(x=w[3], y=w[4], z=w[5]))
         tau = np.asarray(self._call("inverse_dynamics", req).efforts).reshape(-1, len(names))

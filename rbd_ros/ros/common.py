@@ -21,6 +21,17 @@ class NodeConfigError(ValueError):
     ValueError, so ``rbd-ros bringup`` reports it in one line too)."""
 
 
+def _log_warnings(node) -> None:  # noqa: ANN001
+    """Python warnings (``InertiaWarning`` of a physically impossible model...) as one line
+    in the node's log instead of two lines of ``file:line:`` on stderr."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+        node.get_logger().warning(f"{category.__name__}: {message}")
+
+    warnings.showwarning = show
+
+
 def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = True,
              executor_factory: Callable | None = None, cleanup: Callable | None = None) -> int:
     """Initialise rclpy with ``argv`` (``--ros-args ...``), create node ``name``, call
@@ -38,6 +49,7 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     node = None
     try:
         node = rclpy.create_node(name)
+        _log_warnings(node)
         body(node)
         if spin:
             executor = executor_factory() if executor_factory else rclpy.executors.SingleThreadedExecutor()

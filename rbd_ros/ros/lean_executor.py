@@ -291,3 +291,28 @@ def wait_for_response(client, sent: set[int], until: float, context):  # noqa: A
             # with Fast DDS every response of the service wakes all its clients: not ours
             if header is not None and header.request_id.sequence_number in sent:
                 return response
+
+
+
+def call_once(node, client, request, timeout: float):  # noqa: ANN001, ANN201
+    """Send ``request`` on ``client`` of ``node`` (a helper node that no executor spins) and
+    return the response, or None after ``timeout`` s: waited for on the client's handle
+    (``wait_for_response``), or through ``call_async`` and a ``SingleThreadedExecutor`` on an
+    rclpy that lacks an internal of ``RCLPY_INTERNALS``."""
+    import time
+
+    if missing_internals():
+        from rclpy.executors import SingleThreadedExecutor
+
+        executor = SingleThreadedExecutor(context=node.context)
+        executor.add_node(node)
+        try:
+            future = client.call_async(request)
+            executor.spin_until_future_complete(future, timeout_sec=timeout)
+            return future.result() if future.done() else None
+        finally:
+            executor.shutdown()
+    until = time.monotonic() + timeout
+    with client.handle:
+        sent = {client.handle.send_request(request)}
+    return wait_for_response(client, sent, until, node.context)

@@ -13,22 +13,25 @@ a site ``tool`` on the last body.
 
 Inertial: ``mass[i]`` at ``com[i]`` with ``inertia[i]`` (about the CoM, frame-i axes),
 diagonalised here (principal moments + ``iquat``) so the values MuJoCo checks are exactly
-those we fixed up.  MuJoCo refuses some published inertias; :func:`fix_inertia` makes the
-smallest documented change and every change comes back as a warning string:
+those we fixed up.  Physically impossible inertias (indefinite, or breaking the triangle
+inequality ``I1 + I2 >= I3``, e.g. the PUMA 560's link 3 of Armstrong et al.:
+0.066 + 0.0125 < 0.086) never get here: ``MdhModel`` replaced them when the model was made
+(``rbd_ros.physical``), so the bridge simulates the model the core computes with.  MuJoCo
+also refuses some physical ones; :func:`fix_inertia` makes the smallest documented change
+and every change comes back as a warning string:
 
 * mass below ``min_mass`` (zero-mass links) -> ``min_mass`` (default 1e-6 kg);
-* principal moments below ``min_inertia`` (zero, negative: not positive definite) ->
-  ``min_inertia`` (default 1e-9 kg m^2);
-* triangle inequality ``I1 + I2 >= I3`` broken (e.g. the PUMA 560's link 3 of Armstrong et
-  al.: 0.066 + 0.0125 < 0.086) -> the two smaller principal moments each raised by half the
-  deficit, so ``I1 + I2 = I3`` (the smallest change in the Frobenius norm); the principal axes
-  are kept.
+* principal moments below ``min_inertia`` (a point mass, a thin rod) -> ``min_inertia``
+  (default 1e-9 kg m^2);
+* the triangle inequality, should a tensor given directly still break it, as in
+  ``rbd_ros.physical.balance_moments``.
 
 Actuators (003 §6.1): one ``motor`` actuator per joint (gear 1: ``ctrl`` is the joint torque
 ``tau`` of (6.10)/(6.16)); the reflected rotor inertia ``Gamma^T J_M Gamma`` of (6.17) is the
 joint ``armature``, the viscous coefficient ``D`` of (6.16) the joint ``damping`` and Coulomb
 friction the joint ``frictionloss`` (MuJoCo's soft dry-friction constraint with a time
-constant of two timesteps: exact while slipping, a slow creep while sticking).
+constant of two timesteps and impedance 0.9999: exact while slipping, a slow creep while
+sticking).
 
 Joint limits (where both are finite) are MuJoCo's limit constraints, stiffened to a time
 constant of two timesteps.  Contacts are off by default (the MDH model carries no geometry);
@@ -44,11 +47,13 @@ import numpy as np
 
 from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import PRISMATIC, MdhModel
+from rbd_ros.physical import balance_moments
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
 
 DEFAULT_MIN_MASS = 1e-6  # kg
+FRICTION_IMPEDANCE = 0.9999  # solimp of the dry-friction constraint (MuJoCo default 0.9-0.95)
 DEFAULT_MIN_INERTIA = 1e-9  # kg m^2
 
 
@@ -90,10 +95,7 @@ def fix_inertia(mass: float, com: np.ndarray, inertia: np.ndarray, label: str = 
         w = new
     if w[0] + w[1] < w[2]:
         deficit = w[2] - w[0] - w[1]
-        new = w.copy()
-        new[0] += 0.5 * deficit
-        new[1] += 0.5 * deficit
-        new[2] = min(new[2], new[0] + new[1])  # exact A + B >= C in floating point
+        new = balance_moments(w)
         warnings.append(f"{label}: inertia breaks the triangle inequality (principal moments "
                         f"{_fmt(w)}, {w[0]:.6g} + {w[1]:.6g} < {w[2]:.6g}); the two smaller "
                         f"raised by {0.5 * deficit:.6g} each -> {_fmt(new)} kg m^2")
@@ -193,6 +195,11 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                 # joint creeps at a speed proportional to the time constant; use the stiffest
                 # stable one (2 timesteps) instead of the default 0.02 s
                 joint.solref_friction = [2.0 * float(timestep), 1.0]
+                # and nearly no regularisation: with the default impedance (0.9-0.95) the
+                # constraint gives only part of the friction torque where the joint is light
+                # (xArm 7 joint 7, 1.4e-4 kg m^2 behind a damped drive: 0.41 of its 1 N m
+                # while slipping, so a controller compensating 1 N m overshot by 0.25 rad)
+                joint.solimp_friction = [FRICTION_IMPEDANCE, FRICTION_IMPEDANCE, 0.001, 0.5, 2.0]
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
         parent = body

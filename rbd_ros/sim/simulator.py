@@ -14,6 +14,24 @@ Safety:
   change is logged once each way.  No command yet counts as stale.
 * a NaN/Inf or wrong-length command is rejected (error logged at most once a second) and the
   last safe command is kept.
+* **instability**: MuJoCo's own reset on a NaN/huge acceleration (which would send the arm to
+  q = 0 and the clock back to 0) is switched off.  A step that leaves a non-finite or huge
+  state, or raises MuJoCo's bad-state warnings, is undone: the arm is put back at the last
+  good positions at rest, the clock still advances by one step (it never goes backwards),
+  ``stats.unstable_steps`` counts it and the log says so (at most once a second).
+* MuJoCo's warnings go to ``log`` instead of ``MUJOCO_LOG.TXT`` in the working directory.
+* initial positions outside the joint limits are clamped onto them, with a warning.
+
+Integrator (``integrator``): ``auto`` (the default) picks RK4 unless a joint's damping makes
+RK4 unstable, then ``implicitfast``, which treats damping implicitly.  The criterion: RK4
+integrates the joint damping ``b`` explicitly; on a joint of inertia ``m`` it is the decay
+``qd' = -(b/m) qd``, whose RK4 step is stable while ``b dt / m < 2.785`` (the real-axis limit
+of RK4's stability region).  ``m`` is the smallest inertia the joint can see,
+``1 / (M^-1)_ii`` (armature included), the least of it at the initial pose and at 64 poses
+inside the limits (fixed seed: it changes with the pose); ``auto`` keeps a margin
+(``b dt / m <= 1``).  Euler in MuJoCo already integrates damping implicitly.  An explicitly
+chosen RK4 that fails the criterion is kept, with a warning naming the joint, the ratio and
+the timestep that would be stable.
 """
 from __future__ import annotations
 
@@ -27,11 +45,16 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.motor import COMMAND_MODES, MotorModel, SensorModel
 from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum
 
 MODES = ("realtime", "lockstep", "max")
+AUTO = "auto"  # integrator: RK4 unless damping makes it unstable, then implicitfast
+RK4_DAMPING_LIMIT = 2.785  # RK4 is stable for z = -b dt / m in (-2.785, 0]
+AUTO_DAMPING_MARGIN = 1.0  # 'auto' keeps b dt / m below this
+HUGE_STATE = 1e10  # |qpos| or |qvel| beyond this counts as unstable (MuJoCo's mjMAXVAL)
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
 
 
@@ -41,7 +64,7 @@ class BridgeConfig:
 
     # physics
     timestep: float = 0.001
-    integrator: str = "RK4"
+    integrator: str = AUTO
     contacts: bool = False
     # node
     mode: str = "realtime"
@@ -82,7 +105,9 @@ class BridgeConfig:
                 else tuple(float(v) for v in value))
         if not (self.timestep > 0 and math.isfinite(self.timestep)):
             raise ValueError(f"timestep must be > 0 s, got {self.timestep}")
-        integrator_enum(self.integrator)  # ValueError naming the choices (one table: the core's)
+        if str(self.integrator).strip().lower() not in (AUTO, *INTEGRATORS):  # the core's table
+            raise ValueError(f"integrator must be one of {AUTO}, {', '.join(INTEGRATORS)}; "
+                             f"got '{self.integrator}'")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got '{self.mode}'")
         if self.command_mode not in COMMAND_MODES:
@@ -143,10 +168,25 @@ class SimStats:
     steps_without_new_command: int = 0
     stale_steps: int = 0  # steps under the timeout brake
     saturated_steps: int = 0  # steps with at least one joint clamped
+    unstable_steps: int = 0  # steps undone because the state blew up (see the module docstring)
 
 
 def _default_log(level: str, message: str) -> None:
     print(f"[{level}] {message}", flush=True)
+
+
+def _state_ok(qpos: np.ndarray, qvel: np.ndarray) -> bool:
+    return bool(np.all(np.abs(qpos) < HUGE_STATE) and np.all(np.abs(qvel) < HUGE_STATE))
+
+
+def route_mujoco_warnings(log: LogFn) -> None:
+    """MuJoCo's warnings (process-wide) to ``log`` as "warn", not to ``MUJOCO_LOG.TXT``."""
+    import mujoco
+
+    def handler(message: str) -> None:
+        log("warn", f"MuJoCo: {str(message).strip()}")
+
+    mujoco.set_mju_user_warning(handler)
 
 
 class Simulator:
@@ -174,12 +214,19 @@ class Simulator:
                                    cfg.velocity_noise, cfg.effort_noise, cfg.noise_seed)
         # sensor parameters are per joint in command order; store them in model order
         self.sensors.reorder(self.order)
+        route_mujoco_warnings(self.log)
         self.mj_model, self.warnings = build_mujoco_model(
-            model, cfg.timestep, cfg.integrator, cfg.contacts, actuators=True,
+            model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
+            cfg.contacts, actuators=True,
             armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
             min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
         for w in self.warnings:
             self.log("warn", f"inertia fix-up: {w}")
+        # no silent mj_resetData (q = 0, time = 0) on a bad acceleration: step() handles it
+        self.mj_model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
+        W = mujoco.mjtWarning
+        self._bad_state_warnings = (int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
+                                    int(W.mjWARN_BADQVEL))
         self.mj_data = mujoco.MjData(self.mj_model)
         self.dof_adr = np.array([self.mj_model.jnt_dofadr[mujoco.mj_name2id(
             self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names])
@@ -192,17 +239,78 @@ class Simulator:
         self.qd0 = self._initial(cfg.initial_velocities, "initial_velocities")
         outside = [model.joint_names[i] for i in range(n)
                    if not model.lower[i] <= self.q0[i] <= model.upper[i]]
-        if outside and not cfg.initial_positions:
-            # default start: zeros, moved onto the nearest limit where zero is outside the range
+        if outside:
+            given = self.q0.copy()
             self.q0 = np.clip(self.q0, model.lower, model.upper)
-            self.log("info", f"initial positions: 0 is outside the limits of {outside}; those "
-                             f"start at their nearest limit")
-        elif outside:
-            self.log("warn", f"initial positions outside the joint limits for {outside}")
+            if cfg.initial_positions:
+                moved = ", ".join(f"{model.joint_names[i]} {given[i]:.4g} -> {self.q0[i]:.4g}"
+                                  for i in range(n) if given[i] != self.q0[i])
+                self.log("warn", f"initial positions outside the joint limits clamped onto "
+                                 f"them: {moved}")
+            else:  # default start: zeros, moved onto the nearest limit where 0 is outside
+                self.log("info", f"initial positions: 0 is outside the limits of {outside}; "
+                                 f"those start at their nearest limit")
         self.stats = SimStats()
         self._last_error_log = -math.inf
+        self._last_unstable_log = -math.inf
         self._suppressed = 0
+        self._good_q = self.q0.copy()
         self.reset(keep_time=False)
+        self.integrator = self._choose_integrator()
+
+    def damping_ratio_dt(self, poses: int = 0) -> np.ndarray:
+        """``b dt / m_min`` per joint (model order), the explicit-damping stability number of
+        the module docstring (``m_min = 1 / (M^-1)_ii``): at the current pose, or its maximum
+        over it and ``poses`` random poses inside the limits (fixed seed; ``m_min`` changes
+        with the pose: 0.3 at TIAGo's start, 2.3 at q = 0 for its wrist)."""
+        mj, m, d = self._mj, self.mj_model, self.mj_data
+        lo = np.clip(self.model.lower, -np.pi, np.pi)
+        hi = np.clip(self.model.upper, -np.pi, np.pi)
+        rng = np.random.default_rng(0)
+        saved = d.qpos.copy()
+        worst = np.zeros(self.n)
+        M = np.zeros((m.nv, m.nv))
+        for k in range(poses + 1):
+            if k:
+                d.qpos[self.qpos_adr] = lo + rng.random(self.n) * (hi - lo)
+            mj.mj_forward(m, d)
+            mj.mj_fullM(m, d, M)
+            m_min = 1.0 / np.diag(np.linalg.inv(M))[self.dof_adr]
+            worst = np.maximum(worst, self.base_damping[self.dof_adr] * m.opt.timestep / m_min)
+        d.qpos[:] = saved
+        mj.mj_forward(m, d)
+        return worst
+
+    def _choose_integrator(self) -> str:
+        """Apply ``config.integrator`` (``auto``: RK4 or implicitfast) and say so; warn when an
+        explicit RK4 cannot be stable (module docstring).  Returns the integrator used."""
+        from rbd_ros.sim.mujoco_model import integrator_enum
+
+        chosen = self.config.integrator
+        z = self.damping_ratio_dt(poses=64)
+        worst = int(np.argmax(z)) if len(z) else 0
+        dt = self.mj_model.opt.timestep
+        why = ""
+        if len(z):
+            m_min = self.base_damping[self.dof_adr][worst] * dt / max(z[worst], 1e-300)
+            why = (f"joint '{self.model.joint_names[worst]}' has damping "
+                   f"{self.base_damping[self.dof_adr][worst]:.3g} on an inertia of {m_min:.3g}: "
+                   f"b dt / m = {z[worst]:.3g}")
+        if chosen.lower() == AUTO:
+            if len(z) and z[worst] > AUTO_DAMPING_MARGIN:
+                chosen = "implicitfast"
+                self.log("info", f"integrator auto -> implicitfast ({why} > "
+                                 f"{AUTO_DAMPING_MARGIN:g}: explicit RK4 would be near or past "
+                                 f"its limit {RK4_DAMPING_LIMIT})")
+            else:
+                chosen = "RK4"
+            self.mj_model.opt.integrator = integrator_enum(chosen)
+        elif chosen.lower() == "rk4" and len(z) and z[worst] > RK4_DAMPING_LIMIT:
+            stable_dt = RK4_DAMPING_LIMIT / z[worst] * dt
+            self.log("warn", f"integrator RK4 at timestep {dt:g} s cannot be stable: {why} > "
+                             f"{RK4_DAMPING_LIMIT} (RK4's limit for damping); use integrator "
+                             f"implicitfast (or auto), or a timestep below {stable_dt:.2g} s")
+        return chosen
 
     # ---- order conversion -------------------------------------------------------------------
     def _to_model(self, values: np.ndarray) -> np.ndarray:
@@ -336,8 +444,33 @@ class Simulator:
                 self.stats.saturated_steps += 1
         self._ctrl = ctrl
         self.mj_data.ctrl[:] = ctrl
+        t_before = self.mj_data.time
+        np.copyto(self._good_q, self.mj_data.qpos[self.qpos_adr])
+        warnings, (acc, pos, vel) = self.mj_data.warning, self._bad_state_warnings
+        bad_before = warnings[acc].number + warnings[pos].number + warnings[vel].number
         self._mj.mj_step(self.mj_model, self.mj_data)
         self.stats.steps += 1
+        bad_after = warnings[acc].number + warnings[pos].number + warnings[vel].number
+        if bad_after != bad_before or not _state_ok(self.mj_data.qpos, self.mj_data.qvel):
+            self._undo_unstable_step(t_before, ctrl)
+
+    def _undo_unstable_step(self, t_before: float, ctrl: np.ndarray) -> None:
+        """Back to the positions before the step, at rest, one timestep later (docstring)."""
+        d = self.mj_data
+        self._mj.mj_resetData(self.mj_model, d)
+        d.time = t_before + self.mj_model.opt.timestep
+        d.qpos[self.qpos_adr] = self._good_q
+        d.qvel[:] = 0.0
+        self._mj.mj_forward(self.mj_model, d)
+        self.stats.unstable_steps += 1
+        wall = time.monotonic()
+        if wall - self._last_unstable_log >= 1.0:
+            self._last_unstable_log = wall
+            self.log("error", f"the simulation went unstable at t = {t_before:.4f} s (torques "
+                              f"{np.array2string(ctrl, precision=3)}, integrator "
+                              f"{self.integrator}, timestep {self.mj_model.opt.timestep:g} s): "
+                              f"step undone, arm held at its last positions at rest "
+                              f"({self.stats.unstable_steps} unstable steps so far)")
 
     def _stable_brake(self) -> np.ndarray:
         """Brake damping per joint (model order). Euler and RK4 integrate damping explicitly
@@ -347,8 +480,8 @@ class Simulator:
         at the current pose); implicit integrators take the configured value."""
         b = np.full(self.n, float(self.config.brake_damping))
         mj = self._mj
-        if integrator_enum(self.config.integrator) not in (mj.mjtIntegrator.mjINT_EULER,
-                                                           mj.mjtIntegrator.mjINT_RK4):
+        if integrator_enum(self.integrator) not in (mj.mjtIntegrator.mjINT_EULER,
+                                                    mj.mjtIntegrator.mjINT_RK4):
             return b
         mj.mj_forward(self.mj_model, self.mj_data)
         M = np.zeros((self.mj_model.nv, self.mj_model.nv))

@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             _parser().print_help()
             return 0
         args = _parser().parse_args(argv)
-        with warnings.catch_warnings():  # conv.warnings holds them; printed once below
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:  # conv.warnings holds the
+            warnings.simplefilter("always")  # converter's; the model's own are added below
             conv = load_conversion(args.source, base_link=args.base, tip_link=args.tip,
                                    locked_joints=_locks(args.lock),
                                    xacro_args=_pairs(args.xacro_arg, (":=", "="), "--xacro-arg"),
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 conv.model.to_yaml(args.output)
             except OSError as exc:
                 raise UrdfError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    except UrdfError as exc:
+    except ValueError as exc:  # UrdfError, or the model refusing a value (gravity NaN ...)
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     if args.format == "yaml":
@@ -140,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_finite(conv.model.to_dict()), indent=1, allow_nan=False))
     else:
         print(format_table(conv))
-    for note in conv.warnings:
+    from rbd_ros.physical import InertiaWarning
+
+    notes = [*conv.warnings, *(str(w.message) for w in caught if w.category is InertiaWarning)]
+    for note in notes:
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     if args.output:
         print(f"wrote {args.output}", file=sys.stderr)

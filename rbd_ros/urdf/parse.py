@@ -255,8 +255,7 @@ def _urdf_parser_py(text: str, label: str):
 def _floats(values, what: str, label: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if not np.isfinite(arr).all():
-        shown = arr.tolist()  # a scalar (a mass) or a list
-        raise UrdfError(f"{label}: {what} is not finite: {shown}")
+        raise UrdfError(f"{label}: {what} is not finite: {arr.reshape(-1).tolist()}")
     return arr
 
 

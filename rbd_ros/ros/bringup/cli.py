@@ -3,9 +3,12 @@ trajectory, and a report.
 
     rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--record DIR]
+                    [--integrator auto|Euler|RK4|implicit|implicitfast] [--timestep S]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
-start the same ones), sends a smooth quintic tour inside the joint limits to the controller,
+start the same ones), sends a smooth quintic tour to the controller -- planned for the arm
+before anything starts (``rbd_ros.control.tour``: from where the arm is, inside the position,
+velocity and effort limits, moved or shrunk until it fits, or refused with the reason) --,
 shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
 torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
 ``DIR/report.json``, ``DIR/plot.png`` and a rosbag2 recording ``DIR/bag/`` of
@@ -38,6 +41,33 @@ TOPICS = {  # recorded
 }
 
 
+def _positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero (so no node starts for a
+    run that cannot be done)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def check_record_dir(path: Path) -> None:
+    """Fail before any node starts when ``--record DIR`` cannot be written: ``DIR`` is a
+    file, or cannot be created, or refuses a file (``OSError`` with the reason)."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"--record {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise OSError(f"--record {path}: cannot write there ({exc.strerror or exc})") from None
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="rbd-ros bringup", description=__doc__.split("\n\n")[0])
     src = p.add_mutually_exclusive_group()
@@ -47,40 +77,50 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--tip-link", default="")
     p.add_argument("--controller", default="computed_torque",
                    choices=[c for c in CONTROLLER_TYPES if c != "none"])
-    p.add_argument("--duration", type=float, default=0.0,
+    p.add_argument("--duration", type=_positive_seconds, default=None,
                    help="simulated seconds to run (default: the tour plus 0.5 s)")
     p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
                    help="lockstep (default: every control cycle gets its step, deterministic) "
                         "or realtime (wall-clock paced)")
     p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
-    p.add_argument("--segment-time", type=float, default=2.0, help="seconds per tour segment")
+    p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
+                   help="seconds per tour segment")
+    p.add_argument("--integrator", default=None,
+                   choices=["auto", "Euler", "RK4", "implicit", "implicitfast"],
+                   help="the bridge's MuJoCo integrator (default: config/bridge.yaml, auto = RK4 "
+                        "unless a joint's damping needs implicitfast)")
+    p.add_argument("--timestep", type=_positive_seconds, default=None,
+                   help="the bridge's timestep in s (default: config/bridge.yaml, 0.001); the "
+                        "controller's rate follows")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     return p.parse_args(argv)
-
-
-def tour_waypoints(q0: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                   amplitude: float = 0.5) -> np.ndarray:
-    """Waypoints of the demo tour from ``q0``: out to one side, across to the other, and back,
-    each joint moving ``amplitude`` rad (or m) at most and staying 5% inside its limits."""
-    lo, hi = np.asarray(lower, float), np.asarray(upper, float)
-    span = np.where(np.isfinite(hi - lo), hi - lo, np.inf)
-    lo_in = np.where(np.isfinite(lo), lo + 0.05 * span, -np.inf)
-    hi_in = np.where(np.isfinite(hi), hi - 0.05 * span, np.inf)
-    step = np.minimum(amplitude, 0.3 * np.where(np.isfinite(span), span, np.inf))
-    signs = np.where(np.arange(len(q0)) % 2 == 0, 1.0, -1.0)
-    a = np.clip(q0 + signs * step, lo_in, hi_in)
-    b = np.clip(q0 - signs * step, lo_in, hi_in)
-    return np.vstack([q0, a, b, q0])
 
 
 class Bringup:
     """Runs the nodes and the demo; see the module docstring."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        from rbd_ros.control.tour import plan_tour
+        from rbd_ros.ros.bringup.description import robot_parameters
+
         self.args = args
+        if args.timestep is not None and not (np.isfinite(args.timestep) and args.timestep > 0):
+            raise ValueError(f"--timestep must be a positive number of seconds, got {args.timestep}")
+        self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
+                                                      args.base_link, args.tip_link))
+        # checked before anything starts: inside the limits and the effort limits (or refused)
+        self.tour = plan_tour(self.model, segment_time=args.segment_time)
+        bridge: dict = {"initial_positions": [float(x) for x in self.tour.start]}
+        controller: dict = {}
+        if args.integrator:
+            bridge["integrator"] = args.integrator
+        if args.timestep is not None:
+            bridge["timestep"] = float(args.timestep)
+            controller["rate"] = 1.0 / float(args.timestep)
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
-                              controller=args.controller, mode=args.mode)
+                              controller=args.controller, mode=args.mode, bridge=bridge,
+                              controller_parameters=controller)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
@@ -94,12 +134,23 @@ class Bringup:
         self.record_until = float("inf")  # simulated time of the last state to record
         self.last_stamp = -1  # of the last recorded /joint_states (ns)
 
+    @staticmethod
+    def load_model(params: dict):
+        """The model every node loads from these parameters (their one loader,
+        ``rbd_ros.ros.robot_params``)."""
+        from rbd_ros.ros.robot_params import robot_model
+
+        return robot_model(params).model
+
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
-        from rbd_ros.ros.bringup.processes import NodeProcess
+        import os
 
+        from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
+
+        env = {STOP_WITH_PARENT: str(os.getpid())}  # even a SIGKILL of this process stops them
         for spec in self.specs:
-            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()]))
+            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()], env=env))
         for spec, proc in zip(self.specs, self.procs):
             proc.wait_for(f"{spec.executable}: ready", timeout=180)
 
@@ -111,17 +162,15 @@ class Bringup:
     def run(self) -> int:
         import rclpy
         from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rclpy.serialization import deserialize_message
+        from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, String
         from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.model import MdhModel
         from rbd_ros.ros.bringup.recorder import header_stamp_ns
         from rbd_ros.ros.common import recordable_qos
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
-        from rbd_ros.ros.robot_params import robot_model
 
         record = Path(self.args.record) if self.args.record else None
         if record is not None:
@@ -131,13 +180,21 @@ class Bringup:
             from rbd_ros.ros.bringup.recorder import BagRecorder
 
             self.recorder = BagRecorder(record / "bag", TOPICS)
-        model: MdhModel = robot_model(self.specs[0].parameters).model  # what the nodes load
+        model = self.model
         self.joint_names = list(model.joint_names)
+        if not self.args.quiet:
+            amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
+            print(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
+                  f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}]", flush=True)
+        for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
+            print(f"[bringup] tour: {note}", flush=True)
 
         from rbd_ros.ros.dds import use_large_data_profile
 
         use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.ros.dds)
-        rclpy.init()
+        # signals are this process's (main): rclpy's own handler would stop the executor and
+        # leave the run to fail with an executor message instead of stopping cleanly
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
         node = rclpy.create_node("rbd_bringup")
         qos = recordable_qos()  # nothing lost while this process lags the lockstep loop
 
@@ -204,16 +261,13 @@ class Bringup:
             with self.lock:
                 t_now, raw = self.last_state
                 diag_start = self.diagnostics[-1] if self.diagnostics else None
-            last = deserialize_message(raw, JointState)
-            order = [list(last.name).index(name) for name in self.joint_names]
-            q0 = np.asarray(last.position)[order]
             # the tour starts at a stated simulated time shortly ahead (the header stamp, as
             # for ros2_control's joint_trajectory_controller), so the report's window is exact
-            # however far the controller has stepped the simulation meanwhile
+            # however far the controller has stepped the simulation meanwhile.  It has no point
+            # at time 0: the controller starts it from its own reference (holding the bridge's
+            # initial pose, the tour's start), so the reference never jumps
             t_start = t_now + 0.3
-            waypoints = tour_waypoints(q0, model.lower, model.upper)
-            seg = self.args.segment_time
-            times = np.arange(len(waypoints)) * seg
+            waypoints, times = self.tour.waypoints, self.tour.times
             rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
             traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
             set_stamp(traj.header.stamp, t_start)
@@ -223,6 +277,8 @@ class Bringup:
                 self.recorder.write_message(TOUR, int(t_now * 1e9),
                                             traj)
             horizon = self.args.duration or float(times[-1] + 0.5)
+            controller = next(p for spec, p in zip(self.specs, self.procs)
+                              if spec.executable == "controller")
             wall0 = time.monotonic()
             sim0 = t_now  # simulated time when the tour was sent (0.3 s before it starts)
             sim_end = t_start + horizon
@@ -242,6 +298,10 @@ class Bringup:
                     print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
                 if not spin.is_alive():
                     raise RuntimeError("the bringup's ROS executor stopped")
+                refused = [line for line in controller.lines if "trajectory refused" in line]
+                if refused:
+                    reason = refused[0].split("trajectory refused:", 1)[-1].strip()
+                    raise RuntimeError(f"the controller refused the tour: {reason}")
                 if t_now >= sim_end:
                     break
                 if any(not p.alive() for p in self.procs):
@@ -290,27 +350,16 @@ class Bringup:
         """``/mujoco_bridge/pause``: no more steps, so the run ends at the horizon.  Called on a
         helper node of its own that no executor spins, waiting on the client directly."""
         import rclpy
-        from rclpy.executors import SingleThreadedExecutor
         from std_srvs.srv import SetBool
 
-        from rbd_ros.ros.lean_executor import missing_internals, wait_for_response
+        from rbd_ros.ros.lean_executor import call_once
 
         helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)
         try:
             client = helper.create_client(SetBool, topics.node_topic("mujoco_bridge", topics.PAUSE))
-            if not client.wait_for_service(timeout_sec=timeout):
-                return
-            if missing_internals():  # rclpy's way (see lean_executor)
-                executor = SingleThreadedExecutor(context=node.context)
-                executor.add_node(helper)
-                executor.spin_until_future_complete(client.call_async(SetBool.Request(data=True)),
-                                                    timeout_sec=timeout)
-                executor.shutdown()
-                return
-            with client.handle:
-                sent = {client.handle.send_request(SetBool.Request(data=True))}
-            wait_for_response(client, sent, time.monotonic() + timeout, node.context)
+            if client.wait_for_service(timeout_sec=timeout):
+                call_once(helper, client, SetBool.Request(data=True), timeout)
         finally:
             helper.destroy_node()
 
@@ -372,7 +421,12 @@ class Bringup:
         meas = np.array([c.velocity[:n] for c in cs])
         tau = np.array([c.effort[:n] for c in cs])
         missed = self.missed_cycles(diag_start, diag_end)
-        report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed)
+        tool = None
+        if self.args.controller in ("task_pd", "resolved_acceleration"):
+            from rbd_ros.sim.closed_loop import tool_errors
+
+            tool = tool_errors(self.model, ref, meas)
+        report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed, tool=tool)
         print(report.table(), flush=True)
         if record is not None:
             report.to_json(record / "report.json")
@@ -394,15 +448,50 @@ class Bringup:
         return int(last["steps_without_new_command"]) - int(first)
 
 
+class Interrupted(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP, SIGQUIT) raised in the main thread, so the run
+    unwinds like Ctrl-C: the nodes stopped, the bag closed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signals() -> None:
+    """Every termination signal (Ctrl-C included) becomes an exception in the main thread;
+    once one arrived, later ones are ignored so the clean-up (stopping every node, closing
+    the bag) runs to its end.  The nodes run in sessions of their own, so closing the
+    terminal (SIGHUP) reaches only this process: it must stop them."""
+    import signal
+
+    def handler(signum: int, _frame) -> None:  # noqa: ANN001
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt if signum == signal.SIGINT else Interrupted(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    if threading.current_thread() is threading.main_thread():
+        _on_signals()
     try:
+        if args.record:
+            check_record_dir(Path(args.record))
         return Bringup(args).run()
-    except (ValueError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+    except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...
         print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        kept = f"; the bag in {args.record}/bag keeps what was recorded" if args.record else ""
+        print(f"\nrbd-ros bringup: interrupted ({signal.Signals(signum).name}): every node "
+              f"stopped{kept}", file=sys.stderr, flush=True)
+        return 128 + signum
 
 
 if __name__ == "__main__":

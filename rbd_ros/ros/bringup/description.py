@@ -93,9 +93,12 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
 def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", tip_link: str = "",
              controller: str = "computed_torque", mode: str = "realtime",
              use_sim_time: str | bool = True, services: bool = True,
-             simulate: bool = True) -> list[NodeSpec]:
+             simulate: bool = True, bridge: dict[str, Any] | None = None,
+             controller_parameters: dict[str, Any] | None = None) -> list[NodeSpec]:
     """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
-    ``services``) and ``controller`` (unless ``controller == 'none'``)."""
+    ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
+    ``controller_parameters``: extra parameters of those two nodes (e.g. the bridge's
+    ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``)."""
     if controller not in CONTROLLER_TYPES:
         raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
     if mode not in MODES:
@@ -105,11 +108,12 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
     nodes = []
     if simulate:
         nodes.append(NodeSpec("mujoco_bridge", "mujoco-bridge", "mujoco_bridge",
-                              {**common, "mode": mode}))
+                              {**common, "mode": mode, **(bridge or {})}))
     if services:
         nodes.append(NodeSpec("dynamics_server", "dynamics-server", "dynamics_server",
                               {**common, "use_sim_time": sim_time}))
     if controller != "none":
         nodes.append(NodeSpec("controller", "controller", "controller",
-                              {**common, "type": controller, "use_sim_time": sim_time}))
+                              {**common, "type": controller, "use_sim_time": sim_time,
+                               **(controller_parameters or {})}))
     return nodes

@@ -17,6 +17,25 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 
 
+#: environment variable: the pid of a parent whose death must stop this node (``stop_with_parent``)
+STOP_WITH_PARENT = "RBD_ROS_STOP_WITH_PARENT"
+
+
+def stop_with_parent() -> None:
+    """In a node started with ``STOP_WITH_PARENT`` set: get SIGINT when the parent dies, even
+    by SIGKILL (Linux ``prctl(PR_SET_PDEATHSIG)``), so no node outlives ``rbd-ros bringup``.
+    Called first thing by ``rbd_ros.cli``; a no-op elsewhere."""
+    parent = os.environ.pop(STOP_WITH_PARENT, "")
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGINT))  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != int(parent):  # the parent died before prctl
+        os.kill(os.getpid(), signal.SIGINT)
+
+
 class NodeProcess:
     """``rbd-ros ARGS`` in its own process group; output lines kept for ``wait_for``.
 

@@ -2,17 +2,25 @@
 the standard rosbag2 tools: ``ros2 bag info``, ``ros2 bag play``)."""
 from __future__ import annotations
 
+import queue
 import struct
 import threading
 from pathlib import Path
+
+#: seconds between commits of the messages written so far (what an abrupt end can lose)
+COMMIT_PERIOD = 0.5
 
 
 class BagRecorder:
     """``rec = BagRecorder(dir, {"/joint_states": "sensor_msgs/msg/JointState"})``; then
     ``rec.write(topic, stamp_ns, cdr_bytes)`` from any thread, and ``rec.close()``.
 
-    Messages are kept in memory and written in ``close`` (from the closing thread): the
-    SQLite storage may only be used from the thread that opened it, and a demo run is a few MB.
+    Written as it goes: a writer thread of its own (the SQLite storage may only be used from
+    the thread that opened it) takes the messages from a queue, in arrival order, and commits
+    every ``COMMIT_PERIOD`` s, so an interrupted run keeps what it recorded: ``close`` (also on
+    a signal, see ``bringup.cli``) writes ``metadata.yaml``, and even without it (SIGKILL) the
+    committed messages are in ``bag/bag.db3`` (``ros2 bag reindex`` rebuilds the metadata).
+    The bag is opened here, so an unwritable place fails before anything starts.
     """
 
     def __init__(self, path: str | Path, topics: dict[str, str]) -> None:
@@ -21,16 +29,61 @@ class BagRecorder:
             raise FileExistsError(f"bag directory {self.path} exists already")
         self.topics = dict(topics)
         self.counts = dict.fromkeys(topics, 0)
-        self._messages: list[tuple[str, int, bytes]] = []
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._open = True
+        self._error: BaseException | None = None
+        opened = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(opened,), name="bag_writer",
+                                        daemon=True)
+        self._thread.start()
+        opened.wait()
+        if self._error is not None:
+            self._thread.join()
+            raise OSError(f"cannot write the bag {self.path}: {self._error}") from self._error
+
+    def _run(self, opened: threading.Event) -> None:
+        import time
+
+        from rosbags.rosbag2 import Writer
+        from rosbags.typesys import Stores, get_typestore
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            writer = Writer(self.path, version=9)
+            writer.open()
+            store = get_typestore(Stores.ROS2_KILTED)
+            conns = {topic: writer.add_connection(topic, msgtype, typestore=store)
+                     for topic, msgtype in self.topics.items()}
+        except Exception as exc:  # noqa: BLE001 - reported by the constructor
+            self._error = exc
+            opened.set()
+            return
+        opened.set()
+        commit = getattr(getattr(writer.storage, "conn", None), "commit", lambda: None)
+        last = time.monotonic()
+        try:
+            while True:
+                try:
+                    item = self._queue.get(timeout=COMMIT_PERIOD)
+                except queue.Empty:
+                    item = ()
+                if item is None:
+                    break
+                if item:
+                    writer.write(conns[item[0]], item[1], item[2])
+                if time.monotonic() - last >= COMMIT_PERIOD:
+                    commit()
+                    last = time.monotonic()
+        finally:
+            writer.close()
 
     def write(self, topic: str, stamp_ns: int, data: bytes) -> None:
         if topic not in self.topics:
             raise KeyError(f"topic {topic} was not declared to the recorder")
         with self._lock:
             if self._open:
-                self._messages.append((topic, int(stamp_ns), bytes(data)))
+                self._queue.put((topic, int(stamp_ns), bytes(data)))
                 self.counts[topic] += 1
 
     def write_message(self, topic: str, stamp_ns: int, msg: object) -> None:
@@ -38,22 +91,13 @@ class BagRecorder:
         self.write(topic, stamp_ns, cdr(msg))
 
     def close(self) -> None:
-        from rosbags.rosbag2 import Writer
-        from rosbags.typesys import Stores, get_typestore
-
+        """Write what is queued, then ``metadata.yaml``; waits for the writer thread."""
         with self._lock:
             if not self._open:
                 return
             self._open = False
-            messages = sorted(self._messages, key=lambda m: m[1])
-            self._messages = []
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        store = get_typestore(Stores.ROS2_KILTED)
-        with Writer(self.path, version=9) as writer:
-            conns = {topic: writer.add_connection(topic, msgtype, typestore=store)
-                     for topic, msgtype in self.topics.items()}
-            for topic, stamp, data in messages:
-                writer.write(conns[topic], stamp, data)
+            self._queue.put(None)
+        self._thread.join()
 
 
 def header_stamp_ns(raw: bytes) -> int:

@@ -18,29 +18,50 @@ class Report:
     missed_cycles: int
     duration: float  # simulated seconds covered
     samples: int
+    # task-space laws only: the tool's error, |p(q_d) - p(q)| and the rotation angle between
+    tool_position_rms: float | None = None  # m
+    tool_position_max: float | None = None  # m
+    tool_orientation_rms: float | None = None  # rad
+    tool_orientation_max: float | None = None  # rad
 
     def to_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(asdict(self), indent=2))
+        data = {k: v for k, v in asdict(self).items() if v is not None}
+        Path(path).write_text(json.dumps(data, indent=2))
 
     def table(self) -> str:
         lines = [f"{'joint':<16} {'rms error':>12} {'max error':>12} {'peak torque':>12}"]
         for k, name in enumerate(self.joint_names):
             lines.append(f"{name:<16} {self.rms_error[k]:12.3e} {self.max_error[k]:12.3e} "
                          f"{self.peak_torque[k]:12.3f}")
+        if self.tool_position_rms is not None:
+            lines.append(f"tool position error rms {self.tool_position_rms:.3e} m, max "
+                         f"{self.tool_position_max:.3e} m; orientation error rms "
+                         f"{self.tool_orientation_rms:.3e} rad, max {self.tool_orientation_max:.3e} rad")
         lines.append(f"simulated {self.duration:.3f} s in {self.samples} samples; real-time "
                      f"factor {self.rtf:.3f}; missed cycles {self.missed_cycles}")
         return "\n".join(lines)
 
 
 def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndarray,
-                torque: np.ndarray, times: np.ndarray, rtf: float, missed_cycles: int) -> Report:
-    """Per-joint RMS/max of ``reference - measured`` and max |torque| over the samples."""
+                torque: np.ndarray, times: np.ndarray, rtf: float, missed_cycles: int,
+                tool: tuple[np.ndarray, np.ndarray] | None = None) -> Report:
+    """Per-joint RMS/max of ``reference - measured`` and max |torque| over the samples;
+    ``tool`` = (position error (m), orientation error (rad)) per sample for task-space laws
+    (``rbd_ros.sim.closed_loop.tool_errors``)."""
     err = np.asarray(reference) - np.asarray(measured)
     if err.size == 0:
         raise ValueError("no samples recorded: nothing to report")
+    extra = {}
+    if tool is not None:
+        pos, ang = (np.asarray(x, dtype=float) for x in tool)
+        extra = dict(tool_position_rms=float(np.sqrt(np.mean(pos**2))),
+                     tool_position_max=float(pos.max()),
+                     tool_orientation_rms=float(np.sqrt(np.mean(ang**2))),
+                     tool_orientation_max=float(ang.max()))
     return Report(list(joint_names), np.sqrt(np.mean(err**2, axis=0)).tolist(),
                   np.abs(err).max(axis=0).tolist(), np.abs(torque).max(axis=0).tolist(),
-                  float(rtf), int(missed_cycles), float(times[-1] - times[0]), int(len(times)))
+                  float(rtf), int(missed_cycles), float(times[-1] - times[0]), int(len(times)),
+                  **extra)
 
 
 def plot(path: str | Path, joint_names: list[str], times: np.ndarray, reference: np.ndarray,

@@ -42,10 +42,15 @@ per episode); ``/joint_states`` older than ``state_timeout`` s of wall time (0 =
 rather than silence alone, because ros2_control's forward_command_controller would otherwise
 keep applying the last torque with nobody watching the arm.
 
-Gains: ``config/controllers.yaml`` (or ``gains_file``), overridden by the parameters ``kp``,
-``kd``, ``ki``, ``i_clamp``, ``k_null``, ``kp_null``, ``effort_limit`` (those the law takes; scalars or
-arrays), which can be changed at runtime: a bad value (negative, wrong length, NaN) is refused
-with the reason in the ``set_parameters`` result.
+Gains: the parameters ``kp``, ``kd``, ``ki``, ``i_clamp``, ``k_null``, ``kp_null``,
+``effort_limit`` (those the law takes; scalars or arrays) win; then ``config/controllers.yaml``
+(or ``gains_file``); every gain given by neither is derived from the model
+(``rbd_ros.control.gains.model_gains``) for the read-only parameters ``bandwidth`` (Hz,
+default 10) and ``damping_ratio`` (1) at the control ``rate`` (Hz; in lockstep set it to
+1/timestep of the bridge), at the first measured pose.  The gains in use, and where each came
+from, are logged, and readable as the parameters above (``ros2 param get /controller kp``).
+They can be changed at runtime: a bad value (negative, wrong length, NaN) is refused with the
+reason in the ``set_parameters`` result.
 """
 from __future__ import annotations
 
@@ -93,7 +98,7 @@ class Controller:
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension
         from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.control.gains import LAWS, gain_names, load_gains
+        from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, LAWS, gain_names, load_gains
         from rbd_ros.control.laws import Reference, make_law
         from rbd_ros.control.trajectory import INTERPOLATIONS, HoldPosition
 
@@ -114,6 +119,8 @@ class Controller:
             raise NodeConfigError(f"rate must be positive, got {rate}")
         model_actuators = bool(p("model_actuators", True, ro).value)
         self.state_timeout = float(p("state_timeout", 0.5).value)
+        if not (math.isfinite(self.state_timeout) and self.state_timeout >= 0):  # as at runtime
+            raise NodeConfigError(f"state_timeout must be >= 0 s (0 = never), got {self.state_timeout}")
         self.interpolation = p("interpolation", "auto").value
         if self.interpolation not in INTERPOLATIONS:
             raise NodeConfigError(f"interpolation must be one of {INTERPOLATIONS}")
@@ -125,30 +132,25 @@ class Controller:
         model, source, stem = loaded.model, loaded.source, loaded.stem
         self.model = model
         n = self.dof = model.dof
+        bandwidth = float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value)
+        damping_ratio = float(p("damping_ratio", DEFAULT_DAMPING_RATIO, ro).value)
         try:
-            file_gains = load_gains(law_type, robot_names=[model.name, stem], path=gains_file or None)
+            load_gains(law_type, robot_names=[model.name, stem], path=gains_file or None)
         except FileNotFoundError as exc:
             raise NodeConfigError(str(exc)) from None
-        gains: dict[str, Any] = {}
+        given: dict[str, Any] = {}  # gain parameters set by the user (they win over the file)
         for name in gain_names(law_type):
-            default = file_gains.get(name)
-            if name == "i_clamp" and default is None:
-                lim = model.effort_limit
-                default = [float(x) if math.isfinite(x) else 1e3 for x in lim]
-            if name == "effort_limit" and default is None:
-                default = [float(x) if math.isfinite(x) else float("inf") for x in model.effort_limit]
-            if isinstance(default, list):
-                default = [float(x) for x in default]
-            elif default is not None:
-                default = float(default)
-            value = p(name, default, ParameterDescriptor(dynamic_typing=True)).value
+            value = p(name, None, ParameterDescriptor(dynamic_typing=True)).value
             if value is not None:
-                gains[name] = list(value) if isinstance(value, (list, tuple, array.array)) else value
+                given[name] = list(value) if isinstance(value, (list, tuple, array.array)) else value
         try:
-            self.law = make_law(law_type, model, gains, model_actuators=model_actuators,
-                                gains_file=gains_file or None)
+            self.law = make_law(law_type, model, given, model_actuators=model_actuators,
+                                gains_file=gains_file or None, bandwidth=bandwidth,
+                                damping_ratio=damping_ratio, rate=rate)
         except ValueError as exc:
             raise NodeConfigError(f"gains: {exc}") from None
+        self._publish_gain_parameters({k: v for k, v in self.law.gains.items()
+                                       if self.law.gain_source.get(k) != "given"})
         self.law_type = law_type
         self._warm_up()
         self._gain_names = set(gain_names(law_type))
@@ -208,8 +210,32 @@ class Controller:
             node.create_timer(1.0 / rate, self._on_timer)
         node.create_timer(0.05, self._watchdog, clock=wall)
         print(f"controller: ready ({law_type}, {n} joints, {source})", flush=True)
-        self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; gains "
-                      + ", ".join(f"{k}={np.round(v, 4).tolist()}" for k, v in self.law.gains.items()))
+        self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; "
+                      + self._gains_text())
+
+    # ---- gains from the model ----------------------------------------------------------------
+    def _gains_text(self) -> str:
+        law = self.law
+        text = "gains " + ", ".join(f"{k}={np.round(v, 4).tolist()} ({law.gain_source.get(k, 'given')})"
+                                    for k, v in law.gains.items())
+        if law.gain_notes and any(src == "model" for src in law.gain_source.values()):
+            text += "; " + "; ".join(law.gain_notes)
+        return text
+
+    def _publish_gain_parameters(self, gains: dict[str, np.ndarray]) -> None:
+        """Make the gains in use readable as parameters (``ros2 param get``)."""
+        from rclpy.parameter import Parameter
+
+        self.node.set_parameters([Parameter(k, value=[float(x) for x in v])
+                                  for k, v in gains.items()])
+
+    def _derive_gains_at_start(self) -> None:
+        """The model's gains at the first measured pose (``ControlLaw.derive_gains``)."""
+        changed = self.law.derive_gains(self.q)
+        if changed:
+            self._publish_gain_parameters(changed)
+            self.log.info(f"gains from the model at the start pose {np.round(self.q, 4).tolist()}: "
+                          + self._gains_text())
 
     # ---- set-up helpers -----------------------------------------------------------------------
     def _warm_up(self) -> None:
@@ -312,6 +338,7 @@ class Controller:
             self.log.info("/joint_states fresh again: commanding")
         if not self.have_state:
             self.have_state = True
+            self._derive_gains_at_start()
             self.reference = self._HoldPosition(self.q)
             pending, self._pending = self._pending, []
             for handler, early in pending:
@@ -374,6 +401,9 @@ class Controller:
             previous = self.reference if t0 > now else None
             traj = JointSpline.from_points(t0, tfs, P, V, A, start=start,
                                            interpolation=self.interpolation, previous=previous)
+            why = traj.limit_violation(self.model.joint_names, lo, hi, self.model.velocity_limit)
+            if why is not None:  # between the points (issue 19): refused, never clamped silently
+                raise ValueError(why)
         except ValueError as exc:
             self.log.error(f"trajectory refused: {exc}")
             return

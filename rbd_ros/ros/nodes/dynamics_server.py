@@ -6,6 +6,8 @@ Parameters
   the robot: model_yaml | robot_description | urdf_path, base_link, tip_link, gravity (those of
   every node: ``rbd_ros.ros.robot_params``; gravity: parameter > model file > [0, 0, -9.81])
   service_namespace  'rbd'                              max_points  1000000 states per request
+  allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
+                     the services under this namespace (clients would get answers from either)
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
 forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model. A request the
@@ -25,11 +27,12 @@ from __future__ import annotations
 import array
 import gc
 import sys
+import time
 import traceback
 
 import numpy as np
 
-from rbd_ros.ros.common import run_node
+from rbd_ros.ros.common import NodeConfigError, run_node
 from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.ros.topics import dynamics_service_types
 
@@ -78,6 +81,82 @@ def model_joints_msg(model) -> list:
     return out
 
 
+def service_prefix(namespace: str) -> str:
+    """``/<namespace>/`` of the services, or ``NodeConfigError`` for an invalid name."""
+    from rclpy.exceptions import InvalidServiceNameException
+    from rclpy.validate_full_topic_name import validate_full_topic_name
+
+    ns = str(namespace).strip("/")
+    prefix = f"/{ns}/" if ns else "/"
+    try:
+        validate_full_topic_name(prefix + "get_model", is_service=True)
+    except InvalidServiceNameException as exc:
+        reason = str(exc).splitlines()[0]
+        raise NodeConfigError(f"service_namespace '{namespace}' is not a valid ROS name: "
+                              f"{reason}") from None
+    return prefix
+
+
+#: seconds after start-up within which another server's services must have been discovered
+DISCOVERY_WAIT = 1.0
+
+
+def refuse_if_served(node, prefix: str, started: float) -> None:
+    """``NodeConfigError`` when another server already answers ``<prefix>get_model``: two
+    servers in one namespace would answer a client at random.  Discovery runs while the robot
+    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started``.  A server seen
+    in the graph is asked for its model, so the stale entry of a killed one (kept until its
+    DDS lease expires) does not block a restart."""
+    name = prefix + "get_model"
+    while node.count_services(name) == 0:
+        if time.monotonic() - started >= DISCOVERY_WAIT:
+            return
+        time.sleep(0.05)
+    if not _answers(node, name):
+        node.get_logger().warning(f"{name} is in the ROS graph but does not answer (a server "
+                                  f"that was killed?): starting anyway")
+        return
+    others = _servers_of(node, name)
+    who = f" ({', '.join(others)})" if others else ""
+    raise NodeConfigError(f"the services {prefix}* are already offered by another "
+                          f"dynamics_server{who}; stop it, choose another service_namespace, "
+                          f"or set allow_shared_namespace:=true")
+
+
+def _answers(node, name: str, timeout: float = 3.0) -> bool:
+    """Whether a ``GetModel`` request to ``name`` gets a response within ``timeout`` s (on a
+    helper node no executor spins)."""
+    import rclpy
+
+    from rbd_ros.ros.lean_executor import call_once
+    from rbd_ros_interfaces.srv import GetModel
+
+    helper = rclpy.create_node(f"{node.get_name()}_probe", namespace=node.get_namespace(),
+                               context=node.context, use_global_arguments=False,
+                               start_parameter_services=False, enable_rosout=False)
+    try:
+        client = helper.create_client(GetModel, name, qos_profile=SERVICE_QOS())
+        until = time.monotonic() + timeout
+        if not client.wait_for_service(timeout_sec=timeout):
+            return False
+        return call_once(helper, client, GetModel.Request(), max(0.0, until - time.monotonic())) is not None
+    finally:
+        helper.destroy_node()
+
+
+def _servers_of(node, service: str) -> list[str]:
+    """Full names of the other nodes offering ``service`` (as far as discovered)."""
+    out = []
+    for n, ns in node.get_node_names_and_namespaces():
+        try:
+            served = {s for s, _ in node.get_service_names_and_types_by_node(n, ns)}
+        except Exception:  # noqa: BLE001 - the node left meanwhile
+            continue
+        if service in served and n != node.get_name():
+            out.append(f"{ns.rstrip('/')}/{n}")
+    return out
+
+
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
     ``rbd_ros.services.DynamicsService``."""
@@ -90,16 +169,19 @@ class DynamicsServer:
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
         self.node = node
-        for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS)):
+        started = time.monotonic()
+        for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS),
+                              ("allow_shared_namespace", False)):
             node.declare_parameter(name, default)
-        loaded = robot_from_node(node)
+        prefix = service_prefix(node.get_parameter("service_namespace").value)
+        loaded = robot_from_node(node)  # model_yaml | robot_description | urdf_path, gravity
         robot, source = Robot(loaded.model), loaded.source
+        if not node.get_parameter("allow_shared_namespace").value:
+            refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
         self.service = DynamicsService(robot, max_points)
         # the simulation gets its own workspace, so it can run beside the other services
         self.sim_service = DynamicsService(Robot(robot.model), max_points)
-        ns = node.get_parameter("service_namespace").value.strip("/")
-        prefix = f"/{ns}/" if ns else "/"
         types = dynamics_service_types()
         # the companion node: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either

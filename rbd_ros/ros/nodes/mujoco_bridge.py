@@ -38,7 +38,11 @@ Topics
       sim_time, steps, rate_hz and rtf (over the last period), step_time_p99_us /
       step_time_mean_us (step + publish, wall), missed_steps, commands_received,
       commands_rejected, steps_without_new_command, stale_steps, braking, saturated_steps,
-      inertia_fixups.
+      inertia_fixups, unstable_steps (steps undone because the state blew up: the arm is held
+      at its last positions, the clock keeps going; ``rbd_ros.sim.simulator``), integrator
+      (the one in use: ``auto`` picks RK4 or implicitfast).
+  MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
+  outside the joint limits are clamped onto them, with a warning.
 Services
   ~/reset (std_srvs/Trigger): initial positions/velocities, zero command; the clock runs on.
   ~/pause (std_srvs/SetBool): true pauses stepping, false resumes.
@@ -410,6 +414,7 @@ class MujocoBridge:
             "steps_without_new_command": st.steps_without_new_command,
             "stale_steps": st.stale_steps, "braking": self.sim.braking,
             "saturated_steps": st.saturated_steps, "inertia_fixups": len(self.sim.warnings),
+            "unstable_steps": st.unstable_steps, "integrator": self.sim.integrator,
             "_now": (wall, sim_t, steps),
         }
 
@@ -426,7 +431,7 @@ class MujocoBridge:
                 f"missed_steps={s['missed_steps']} commands={s['commands_received']} "
                 f"rejected={s['commands_rejected']} "
                 f"steps_without_new_command={s['steps_without_new_command']} "
-                f"stale_steps={s['stale_steps']}")
+                f"stale_steps={s['stale_steps']} unstable_steps={s['unstable_steps']}")
 
     def print_stats(self) -> None:
         print(self.stats_line(), flush=True)
@@ -462,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(node)
         print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "
-              f"integrator={config.integrator}, timestep={config.timestep:g} s, "
+              f"integrator={sim.integrator}, timestep={config.timestep:g} s, "
               f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
               f"settings from {config_source})", flush=True)
         bridge.start()

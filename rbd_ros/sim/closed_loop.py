@@ -1,0 +1,106 @@
+"""A control law on the simulated arm, in one process and lockstep (ROS-free).
+
+``run_tour(model, "pd_gravity")`` is what ``rbd-ros bringup --controller pd_gravity`` does,
+without ROS: the MuJoCo ``Simulator`` starts at rest at the tour's start, each cycle the law
+computes the torque from the measured state (zero-order hold over one ``timestep``, as the
+bridge's lockstep mode) and the simulator takes one step.  The ``LoopResult`` holds the
+numbers of the bringup report plus the chatter measure of issue 13: the fraction of cycles in
+which some joint's command **flips sign while at its effort limit**.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.model import MdhModel
+
+
+@dataclass
+class LoopResult:
+    law: str
+    robot: str
+    rms_error: np.ndarray  # per joint, rad or m
+    max_error: np.ndarray
+    chatter: float  # fraction of cycles with a sign flip at the effort limit
+    saturated: float  # fraction of cycles with some joint at its effort limit
+    tool_position_rms: float  # m
+    tool_position_max: float
+    tool_orientation_rms: float  # rad
+    tool_orientation_max: float
+    unstable_steps: int
+    gains: dict[str, np.ndarray]
+    notes: list[str]
+
+
+def chatter_fraction(tau: np.ndarray, limit: np.ndarray, rel: float = 1e-6) -> float:
+    """Fraction of cycles (rows of ``tau``) in which some joint's command is at its limit and
+    has the opposite sign of the previous cycle's command."""
+    tau = np.asarray(tau, dtype=float)
+    if len(tau) < 2:
+        return 0.0
+    at = np.abs(tau[1:]) >= np.asarray(limit) * (1.0 - rel)
+    flip = np.sign(tau[1:]) * np.sign(tau[:-1]) < 0
+    return float(np.mean((at & flip).any(axis=1)))
+
+
+def tool_errors(model: MdhModel, reference: np.ndarray, measured: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: the tool's position error ``|p(q_d) - p(q)|`` (m) and orientation error
+    angle ``|orientation_error(R(q_d), R(q))|`` (rad)."""
+    from rbd_ros.robot import Robot
+    from rbd_ros.spatial import orientation_error
+
+    robot = Robot(model)
+    Td, T = robot.fk(np.asarray(reference, float)), robot.fk(np.asarray(measured, float))
+    pos = np.linalg.norm(Td[:, :3, 3] - T[:, :3, 3], axis=1)
+    ang = np.array([np.linalg.norm(orientation_error(a[:3, :3], b[:3, :3])) for a, b in zip(Td, T, strict=True)])
+    return pos, ang
+
+
+def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None,
+             tour: Any = None, duration: float | None = None, segment_time: float = 2.0,
+             bridge: dict[str, Any] | None = None, **law_kw: Any) -> LoopResult:
+    """Drive ``model`` along ``tour`` (default ``plan_tour(model, segment_time=...)``) with the
+    law ``law_name`` for ``duration`` s (default: the tour plus 0.5 s), lockstep at the
+    bridge's timestep.  ``bridge``: ``BridgeConfig`` settings; ``law_kw`` go to the law."""
+    from rbd_ros.control.laws import Reference, make_law
+    from rbd_ros.control.tour import plan_tour
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+
+    if tour is None:
+        tour = plan_tour(model, segment_time=segment_time)
+    cfg = BridgeConfig(**{"mode": "lockstep", "command_timeout": 0.0, **(bridge or {}),
+                          "initial_positions": tuple(tour.start)})
+    log_lines: list[str] = []
+    sim = Simulator(model, cfg, log=lambda level, msg: log_lines.append(f"{level}: {msg}"))
+    dt = cfg.timestep
+    law = make_law(law_name, model, gains, q0=sim.q, rate=1.0 / dt, **law_kw)
+    spline = tour.spline(0.0)
+    T = tour.duration + 0.5 if duration is None else float(duration)
+    steps = int(round(T / dt))
+    n = model.dof
+    ref = Reference(n)
+    qs, refs, taus = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
+    for k in range(steps):
+        t = sim.time
+        q, qd, _ = sim.measure()
+        spline.evaluate(t, ref.q, ref.qd, ref.qdd)
+        tau = law.compute(t, q, qd, ref)
+        qs[k], refs[k], taus[k] = q, ref.q, tau
+        sim.command(tau)
+        sim.step()
+    err = refs - qs
+    pos, ang = tool_errors(model, refs, qs)
+    limit = law.limit
+    sat = np.abs(taus) >= limit * (1.0 - 1e-6)
+    return LoopResult(
+        law=law_name, robot=model.name, rms_error=np.sqrt(np.mean(err**2, axis=0)),
+        max_error=np.abs(err).max(axis=0), chatter=chatter_fraction(taus, limit),
+        saturated=float(np.mean(sat.any(axis=1))),
+        tool_position_rms=float(np.sqrt(np.mean(pos**2))), tool_position_max=float(pos.max()),
+        tool_orientation_rms=float(np.sqrt(np.mean(ang**2))),
+        tool_orientation_max=float(ang.max()), unstable_steps=sim.stats.unstable_steps,
+        gains={k: v.copy() for k, v in law.gains.items()},
+        notes=list(tour.notes) + list(law.gain_notes) + log_lines)
