@@ -8,7 +8,7 @@ from typing import Any
 
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
 
-__all__ = ["MdhModel", "REVOLUTE", "PRISMATIC", "Robot"]
+__all__ = ["MdhModel", "REVOLUTE", "PRISMATIC", "Robot", "RigidBody", "two_link_ik"]
 __version__ = "0.1.0"
 
 
@@ -17,4 +17,12 @@ def __getattr__(name: str) -> Any:
         from rbd_ros.robot import Robot
 
         return Robot
+    if name == "RigidBody":
+        from rbd_ros.lie.rigid_body import RigidBody
+
+        return RigidBody
+    if name == "two_link_ik":  # analytic planar 2-link IK, 003 (1.24)
+        from rbd_ros.algorithm.ik import two_link_ik
+
+        return two_link_ik
     raise AttributeError(f"module 'rbd_ros' has no attribute {name!r}")

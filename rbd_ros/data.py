@@ -44,6 +44,11 @@ def pack_model(model: MdhModel) -> np.ndarray:
     for row, T in ((n, model.base), (n + 1, model.tool)):
         mp[row, L.AR:L.AR + 9] = T[:3, :3].ravel()
         mp[row, L.AP:L.AP + 3] = T[:3, 3]
+    m = model.base_mass  # the floating base body (row n; unused with a fixed base)
+    mp[n, L.MASS] = m
+    mp[n, L.COM:L.COM + 3] = model.base_com
+    mp[n, L.MCOM:L.MCOM + 3] = m * model.base_com
+    mp[n, L.IC:L.IC + 9] = model.base_inertia.ravel()
     mp[n + 2, L.GRAV:L.GRAV + 3] = model.gravity
     mp[n + 2, L.A0:L.A0 + 3] = -model.base[:3, :3].T @ model.gravity
     return mp

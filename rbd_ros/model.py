@@ -17,6 +17,14 @@ tool is ``tool`` (4x4); the world frame is the URDF ``base_link``.
 Link ``i`` (moved by joint ``i``) has ``mass[i]``, centre of mass ``com[i]`` in frame ``i``
 and inertia ``inertia[i]`` (3x3) about the centre of mass, in frame ``i`` axes.
 
+Base (the root joint ahead of the MDH chain): ``base_type`` is ``"fixed"`` (the world frame
+is ``base_link``; every existing API) or ``"floating"`` (``base_link`` is a free body on SE(3)
+carrying the chain, with its own ``base_mass``, ``base_com`` and ``base_inertia`` about that
+centre of mass, in ``base_link`` axes: the URDF root link and everything fixed to it).  With a
+floating base ``base`` is still base_link -> MDH frame 0 and ``gravity`` is in the world frame.
+Other root joints (``"planar"``, ``"diff_drive"``) plug in here: see
+:mod:`rbd_ros.floating_base` for the layout of their configuration and velocity.
+
 Actuators (003 §6.1, (6.15)-(6.17)): ``gear_ratio`` and ``rotor_inertia`` give the armature
 ``gear_ratio**2 * rotor_inertia`` reflected to the joint; ``viscous`` (N m s/rad) and
 ``coulomb`` (N m) friction act at the joint.  Motor electrical constants are optional
@@ -35,6 +43,8 @@ REVOLUTE = 0
 PRISMATIC = 1
 JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
 JOINT_TYPE_CODES = {v: k for k, v in JOINT_TYPE_NAMES.items()}
+#: root joints ahead of the chain (module docstring); "planar"/"diff_drive" are to come
+BASE_TYPES = ("fixed", "floating")
 
 #: per-joint float arrays, with their default value when absent
 _PER_JOINT_DEFAULTS: dict[str, float] = {
@@ -88,6 +98,10 @@ class MdhModel:
     base_link: str = "base_link"
     tip_link: str = "tool"
     link_names: tuple[str, ...] = ()  # URDF link moved by each joint (n,)
+    base_type: str = "fixed"  # root joint: BASE_TYPES
+    base_mass: float = 0.0  # the floating base body (module docstring)
+    base_com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    base_inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -113,18 +127,26 @@ class MdhModel:
             if arr.shape != (n,):
                 raise ValueError(f"MdhModel: {name} must have {n} entries, got shape {np.shape(value)}")
             put(self, name, arr)
-        shapes = {"com": (n, 3), "inertia": (n, 3, 3), "base": (4, 4), "tool": (4, 4), "gravity": (3,)}
+        if self.base_type not in BASE_TYPES:
+            raise ValueError(f"MdhModel: base_type '{self.base_type}' unknown; use one of {list(BASE_TYPES)}")
+        put(self, "base_mass", float(self.base_mass))
+        if not (np.isfinite(self.base_mass) and self.base_mass >= 0):
+            raise ValueError(f"MdhModel: base_mass must be finite and >= 0, got {self.base_mass}")
+        shapes = {"com": (n, 3), "inertia": (n, 3, 3), "base": (4, 4), "tool": (4, 4), "gravity": (3,),
+                  "base_com": (3,), "base_inertia": (3, 3)}
         for name, shape in shapes.items():
             arr = np.array(getattr(self, name), dtype=float)
             if arr.shape != shape:
                 raise ValueError(f"MdhModel: {name} must have shape {shape}, got {arr.shape}")
             put(self, name, arr)
         for name in ("a", "alpha", "d", "theta", "mass", "com", "inertia", "base", "tool", "gravity",
-                     "gear_ratio", "rotor_inertia", "viscous", "coulomb"):
+                     "gear_ratio", "rotor_inertia", "viscous", "coulomb", "base_com", "base_inertia"):
             if not np.isfinite(getattr(self, name)).all():
                 raise ValueError(f"MdhModel: {name} contains NaN or Inf")
         if (self.mass < 0).any():
             raise ValueError(f"MdhModel: negative mass for joints {list(np.flatnonzero(self.mass < 0))}")
+        if not np.allclose(self.base_inertia, self.base_inertia.T, atol=1e-12):
+            raise ValueError("MdhModel: base_inertia must be symmetric")
         if not np.allclose(self.inertia, self.inertia.transpose(0, 2, 1), atol=1e-12):
             raise ValueError("MdhModel: inertia tensors must be symmetric")
         if (self.lower > self.upper).any():
@@ -179,6 +201,10 @@ class MdhModel:
             "tool": self.tool.tolist(),
             "joints": [],
         }
+        if self.base_type != "fixed":  # fixed-base files stay as they were
+            out["base_type"] = self.base_type
+            out["base_body"] = {"mass": self.base_mass, "com": self.base_com.tolist(),
+                                "inertia": self.base_inertia.tolist()}
         for i, jn in enumerate(self.joint_names):
             j: dict[str, Any] = {
                 "name": jn,
@@ -217,9 +243,13 @@ class MdhModel:
         }
         for key, default in _PER_JOINT_DEFAULTS.items():
             kw[key] = [float(j.get(key, default)) for j in joints]
-        for key in ("name", "base_link", "tip_link", "gravity", "base", "tool"):
+        for key in ("name", "base_link", "tip_link", "gravity", "base", "tool", "base_type"):
             if key in data:
                 kw[key] = data[key]
+        body = data.get("base_body") or {}
+        for key in ("mass", "com", "inertia"):
+            if key in body:
+                kw[f"base_{key}"] = body[key]
         return cls(**kw)
 
     def to_yaml(self, path: str | None = None) -> str:

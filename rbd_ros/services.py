@@ -31,6 +31,15 @@ class RequestError(ValueError):
 
 
 @dataclass(frozen=True)
+class IKAnswer:
+    positions: np.ndarray  # (N, n) caller's joint order
+    solved: np.ndarray  # (N,) bool
+    position_errors: np.ndarray  # (N,) m
+    orientation_errors: np.ndarray  # (N,) rad
+    iterations: np.ndarray  # (N,)
+
+
+@dataclass(frozen=True)
 class SimulationResult:
     times: np.ndarray  # (K,)
     positions: np.ndarray  # (K, n) caller's joint order
@@ -232,3 +241,63 @@ class DynamicsService:
         times = keep * dt
         return SimulationResult(times, self._to_caller(perm, q[keep]), self._to_caller(perm, qd[keep]),
                                 self._to_caller(perm, qdd[keep]), compute_time)
+
+    # ---- statics and inverse kinematics --------------------------------------------------
+    def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
+                       include_gravity: bool = False) -> np.ndarray:
+        """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``)."""
+        perm, n = self.permutation(joint_names), len(joint_names)
+        q = self._to_model(perm, self.states("positions", positions, n))
+        w = np.asarray(wrench, dtype=float)
+        if w.shape != (6,) or not np.isfinite(w).all():
+            raise RequestError("wrench must be 6 finite numbers [force; torque]")
+        frame = frame or "world"
+        if frame not in ("world", "tool"):
+            raise RequestError(f"frame must be 'world' or 'tool' (or empty), got '{frame}'")
+        tau = self.robot.static_torques(q, w, frame=frame, include_gravity=include_gravity)
+        return self._to_caller(perm, tau)
+
+    def inverse_kinematics(self, joint_names, targets, seeds=(), position_only: bool = False,
+                           position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-6,
+                           max_iterations: int = 100, max_restarts: int = 50,
+                           timeout: float = 0.0) -> IKAnswer:
+        """``Robot.ik`` for N packed targets (N x 16 row-major poses, or N x 3 positions with
+        ``position_only``); empty ``joint_names`` means the model's order, empty ``seeds``
+        random starts.  Unreachable targets are answers (solved false), not errors."""
+        names = tuple(joint_names) or self._identity
+        perm, n = self.permutation(names), len(names)
+        t = np.asarray(targets, dtype=float).reshape(-1)
+        width = 3 if position_only else 16
+        if t.size == 0 or t.size % width:
+            want = "N x 3 positions (position_only)" if position_only else "N x 16 (4x4 poses)"
+            raise RequestError(f"targets has {t.size} values; expected {want}, row-major")
+        N = t.size // width
+        if N > self.max_points:
+            raise RequestError(f"targets has {N} poses; this server accepts at most "
+                               f"{self.max_points} (parameter max_points)")
+        if not np.isfinite(t).all():
+            raise RequestError(f"targets contains NaN or Inf (first in target "
+                               f"{int(np.flatnonzero(~np.isfinite(t))[0]) // width})")
+        T = t.reshape(N, 3) if width == 3 else t.reshape(N, 4, 4)
+        q0 = None
+        if len(seeds):
+            q0 = self._to_model(perm, self.states("seeds", seeds, n, N))
+        for name, v in (("position_tolerance", position_tolerance),
+                        ("orientation_tolerance", orientation_tolerance)):
+            if not (math.isfinite(v) and v > 0):
+                raise RequestError(f"{name} must be a positive number, got {v}")
+        if max_iterations < 1 or max_restarts < 0:
+            raise RequestError(f"max_iterations must be >= 1 and max_restarts >= 0, got "
+                               f"{max_iterations} and {max_restarts}")
+        if not (math.isfinite(timeout) and timeout >= 0):
+            raise RequestError(f"timeout must be 0 (no limit) or positive, got {timeout}")
+        try:
+            res = self.robot.ik(T, q0=q0, position_only=position_only,
+                                position_tolerance=float(position_tolerance),
+                                orientation_tolerance=float(orientation_tolerance),
+                                max_iterations=int(max_iterations), max_restarts=int(max_restarts),
+                                timeout=float(timeout) or None)
+        except ValueError as exc:  # e.g. a target that is not a rigid transform
+            raise RequestError(str(exc)) from None
+        return IKAnswer(self._to_caller(perm, res.q), np.asarray(res.success, dtype=bool),
+                        res.position_error, res.orientation_error, res.iterations)

@@ -15,12 +15,12 @@ directly from ``base_link``.
 """
 from __future__ import annotations
 
-import math
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 from rbd_ros.algorithm.mdh import mdh_transform
+from rbd_ros.lie.so3 import to_rpy
 from rbd_ros.model import PRISMATIC, MdhModel
 
 BIG = 1e6
@@ -30,23 +30,8 @@ def _f(x: float) -> str:
     return repr(float(x))
 
 
-def rotation_to_rpy(R: np.ndarray) -> tuple[float, float, float]:
-    """URDF roll-pitch-yaw of ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
-    R = np.asarray(R, dtype=float)
-    sp = -R[2, 0]
-    if abs(sp) < 1.0 - 1e-12:
-        pitch = math.asin(max(-1.0, min(1.0, sp)))
-        roll = math.atan2(R[2, 1], R[2, 2])
-        yaw = math.atan2(R[1, 0], R[0, 0])
-    else:  # gimbal lock: put everything in yaw
-        pitch = math.copysign(math.pi / 2, sp)
-        roll = 0.0
-        yaw = math.atan2(-R[0, 1], R[1, 1])
-    return roll, pitch, yaw
-
-
 def _origin(T: np.ndarray) -> str:
-    r, p, y = rotation_to_rpy(T[:3, :3])
+    r, p, y = to_rpy(T[:3, :3])
     x = T[:3, 3]
     return f'<origin xyz="{_f(x[0])} {_f(x[1])} {_f(x[2])}" rpy="{_f(r)} {_f(p)} {_f(y)}"/>'
 

@@ -74,9 +74,9 @@ if ! stamp_ok package "$pkg"; then
 fi
 # numba keys a cached kernel on its own file only, not on the kernels it calls: when any kernel
 # source changed (a git pull in an editable install), drop the whole cache so nothing stale runs
-kern=$(digest rbd_ros/algorithm/*.py rbd_ros/formulations/*.py)
+kern=$(digest rbd_ros/algorithm/*.py rbd_ros/formulations/*.py rbd_ros/lie/*.py)
 if ! stamp_ok kernels "$kern"; then
-  find rbd_ros/algorithm rbd_ros/formulations -name '*.nbi' -delete -o -name '*.nbc' -delete
+  find rbd_ros/algorithm rbd_ros/formulations rbd_ros/lie -name '*.nbi' -delete -o -name '*.nbc' -delete
   echo "$kern" > "$STAMPS/kernels"
 fi
 # ament puts console scripts in lib/rbd_ros (for `ros2 run`); users also want them on the venv's PATH

@@ -203,8 +203,8 @@ def test_task_space_node_reaches_a_target_pose(node_process, arm_process, peer) 
     """Resolved acceleration: ~/target_pose, a 0.2 s Cartesian move, ~/task_state error."""
     from geometry_msgs.msg import PoseStamped
 
+    from rbd_ros.lie.so3 import rotation_to_quaternion
     from rbd_ros.robot import Robot
-    from rbd_ros.spatial import rotation_to_quaternion
 
     robot = Robot.from_yaml(ARM7)
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
@@ -232,6 +232,48 @@ def test_task_space_node_reaches_a_target_pose(node_process, arm_process, peer) 
     assert np.linalg.norm(e[:3]) < 1e-3 and np.linalg.norm(e[3:]) < 0.01
     np.testing.assert_allclose(data[7:10], robot.fk(q0 + 0.08)[:3, 3], atol=1e-3)
     assert np.isnan(q_ref).all()  # a Cartesian target has no joint reference
+
+
+def test_joint_space_node_reaches_a_target_pose_through_ik(node_process, arm_process, peer) -> None:
+    """Computed torque (a joint-space law): ~/target_pose solved by IK, a 0.2 s joint move;
+    the final joint reference puts the tool at the pose and the arm follows it.  An
+    unreachable pose is refused with a reason and the reference stays."""
+    from geometry_msgs.msg import PoseStamped
+
+    from rbd_ros.lie.so3 import rotation_to_quaternion
+    from rbd_ros.robot import Robot
+
+    robot = Robot.from_yaml(ARM7)
+    q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
+    T1 = robot.fk(q0 + 0.08)
+    arm_process(["--model-yaml", ARM7, "--q0", ",".join(map(str, q0)), "--actuators"])
+    proc = node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "type:=computed_torque",
+                         "-p", "pose_duration:=0.2"], ready=READY)
+    peer.wait(lambda: len(peer.states) > 20, 60, "controller_state")
+
+    def pose(T: np.ndarray) -> PoseStamped:
+        msg = PoseStamped()
+        p, o = T[:3, 3], rotation_to_quaternion(T[:3, :3])
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+        msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z, msg.pose.orientation.w = map(float, o)
+        return msg
+
+    peer.wait_subscribed(peer.pose_pub)
+    peer.pose_pub.publish(pose(T1))
+    proc.wait_for("target pose accepted: IK q", 30)
+    with peer.cv:
+        t0 = peer.states[-1][0]
+    peer.wait(lambda: peer.states[-1][0] > t0 + 0.7, 30, "0.7 s of simulated time")
+    with peer.cv:
+        _, q_ref, q_meas, _ = peer.states[-1]
+    np.testing.assert_allclose(robot.fk(q_ref), T1, atol=1e-5)
+    assert np.abs(q_ref - q_meas).max() < 1e-3
+    far = np.eye(4)
+    far[:3, 3] = [5.0, 0.0, 0.0]
+    peer.pose_pub.publish(pose(far))
+    proc.wait_for("target pose refused: no joint solution inside the limits", 30)
+    with peer.cv:
+        np.testing.assert_allclose(peer.states[-1][1], q_ref, atol=1e-12)
 
 
 # ---- this test as the arm -------------------------------------------------------------------

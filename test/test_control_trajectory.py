@@ -14,7 +14,7 @@ from rbd_ros.control.trajectory import (
     quintic_point_to_point,
     quintic_time_scaling,
 )
-from rbd_ros.spatial import orientation_error, pose_matrix
+from rbd_ros.lie.so3 import orientation_error, pose_matrix
 
 RNG = np.random.default_rng(7)
 

@@ -59,7 +59,7 @@ def test_every_citation_in_the_package_resolves() -> None:
         for line, text in comments_and_strings(path):
             if re.search(r"\b00\d_[0-9a-f]{16}", text):
                 bad.append(f"{where}:{line}: cites a file name; use its key (docs/references.md)")
-            if re.search(r"\bsheet\b.{0,3}§", text):
+            if re.search(r"\bsheet\b.{0,3}§|formulations\.md|formulations §", text):
                 bad.append(f"{where}:{line}: cites the formulations sheet (not in the repository); "
                            "use docs/references.md")
             if "ERRATA" in text:
@@ -82,7 +82,7 @@ def test_every_citation_in_the_package_resolves() -> None:
 def test_the_scan_would_catch_bad_citations(tmp_path) -> None:
     """The patterns themselves: an unknown key, a long file name, an unlisted misprint."""
     sample = tmp_path / "m.py"
-    sample.write_text('"""From 007 (4.35), 003_871da85b02213601.txt §1.6; misprint 003 (9.99)."""\n'
+    sample.write_text('"""From 007 (4.35), 003' + '_871da85b02213601.txt §1.6; misprint 003 (9.99)."""\n'
                       "# see ERRATA.md\n")
     texts = " ".join(t for _, t in comments_and_strings(sample))
     assert [m.group(1) for m in CITATION.finditer(texts)] == ["007", "003"]

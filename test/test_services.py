@@ -127,7 +127,7 @@ def test_model_queries_match_core(client, robot):
     T = robot.fk(q[0])
     p = fk.tool_pose.position
     np.testing.assert_allclose([p.x, p.y, p.z], T[:3, 3], atol=1e-12)
-    from rbd_ros.spatial import quaternion_to_rotation
+    from rbd_ros.lie.so3 import quaternion_to_rotation
 
     o = fk.tool_pose.orientation
     np.testing.assert_allclose(quaternion_to_rotation([o.x, o.y, o.z, o.w]), T[:3, :3], atol=1e-12)

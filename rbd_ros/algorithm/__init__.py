@@ -9,7 +9,11 @@
 * ``actuators``: the drive model of 003 (6.16)-(6.17) per joint, inlined by every kernel
 * ``coriolis``: C(q, qd) with M-dot - 2C skew;  ``energy``: kinetic and potential energy
 * ``integrators``: RK4 and semi-implicit Euler over a whole horizon
+* ``statics``: ``tau = J^T m`` and the static backward pass (003 ch.2);  ``ik``: inverse
+  kinematics (damped least squares in the limits, 003 (1.20)-(1.23), analytic 2-link (1.24))
 * ``checked``: validated single-state entry points for ``rbd_ros.Robot``
+* ``floating_base``: RNEA, CRBA, ABA with a free-flyer root (the fixed-base passes in base
+  coordinates plus the root);  ``floating_integrators``: Lie-Euler and RKMK4 on SE(3) x R^n
 
 Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function
 itself, not on the modules it calls: after editing a kernel, delete the ``*.nbi``/``*.nbc``

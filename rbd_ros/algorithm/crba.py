@@ -108,6 +108,26 @@ def link_world_inertia(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
     ws[i, WCI + 7] = x12
 
 
+@njit(cache=True, inline="always")
+def composite_times_motion(ws: np.ndarray, j: int) -> tuple[float, float, float, float, float, float]:
+    """``F_j = I^C_j S_j = [n; f]``: ``n = I_O w + h x v``, ``f = m v - h x w`` for the
+    composite inertia ``ws[j, WCM/WCH/WCI]`` and ``S_j = ws[j, WS] = [w; v]``."""
+    w0 = ws[j, WS]
+    w1 = ws[j, WS + 1]
+    w2 = ws[j, WS + 2]
+    v0 = ws[j, WS + 3]
+    v1 = ws[j, WS + 4]
+    v2 = ws[j, WS + 5]
+    m = ws[j, WCM]
+    h0 = ws[j, WCH]
+    h1 = ws[j, WCH + 1]
+    h2 = ws[j, WCH + 2]
+    return (ws[j, WCI] * w0 + ws[j, WCI + 1] * w1 + ws[j, WCI + 2] * w2 + (h1 * v2 - h2 * v1),
+            ws[j, WCI + 3] * w0 + ws[j, WCI + 4] * w1 + ws[j, WCI + 5] * w2 + (h2 * v0 - h0 * v2),
+            ws[j, WCI + 6] * w0 + ws[j, WCI + 7] * w1 + ws[j, WCI + 8] * w2 + (h0 * v1 - h1 * v0),
+            m * v0 - (h1 * w2 - h2 * w1), m * v1 - (h2 * w0 - h0 * w2), m * v2 - (h0 * w1 - h1 * w0))
+
+
 @njit(cache=True)
 def crba_from_transforms(mp: np.ndarray, ws: np.ndarray, n: int, out: np.ndarray, r0: int) -> None:
     """Mass matrix into ``out[r0 + i, j]`` (full, symmetric): ``out = M, r0 = 0`` or the
@@ -121,23 +141,7 @@ def crba_from_transforms(mp: np.ndarray, ws: np.ndarray, n: int, out: np.ndarray
             for k in range(9):
                 ws[i, WCI + k] += ws[i + 1, WCI + k]
     for j in range(n):
-        w0 = ws[j, WS]
-        w1 = ws[j, WS + 1]
-        w2 = ws[j, WS + 2]
-        v0 = ws[j, WS + 3]
-        v1 = ws[j, WS + 4]
-        v2 = ws[j, WS + 5]
-        m = ws[j, WCM]
-        h0 = ws[j, WCH]
-        h1 = ws[j, WCH + 1]
-        h2 = ws[j, WCH + 2]
-        # n = I_O w + h x v ; f = m v - h x w
-        n0 = ws[j, WCI] * w0 + ws[j, WCI + 1] * w1 + ws[j, WCI + 2] * w2 + (h1 * v2 - h2 * v1)
-        n1 = ws[j, WCI + 3] * w0 + ws[j, WCI + 4] * w1 + ws[j, WCI + 5] * w2 + (h2 * v0 - h0 * v2)
-        n2 = ws[j, WCI + 6] * w0 + ws[j, WCI + 7] * w1 + ws[j, WCI + 8] * w2 + (h0 * v1 - h1 * v0)
-        f0 = m * v0 - (h1 * w2 - h2 * w1)
-        f1 = m * v1 - (h2 * w0 - h0 * w2)
-        f2 = m * v2 - (h0 * w1 - h1 * w0)
+        n0, n1, n2, f0, f1, f2 = composite_times_motion(ws, j)  # F_j = I^C_j S_j
         for i in range(j + 1):
             val = (ws[i, WS] * n0 + ws[i, WS + 1] * n1 + ws[i, WS + 2] * n2
                    + ws[i, WS + 3] * f0 + ws[i, WS + 4] * f1 + ws[i, WS + 5] * f2)

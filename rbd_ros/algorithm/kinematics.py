@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.layout import A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS, WV, WVD, WW, WWD, vrow
+from rbd_ros.lie.so3 import euler_zyz
 
 
 @njit(cache=True)
@@ -245,6 +246,19 @@ def com_velocity(ws: np.ndarray, k: int) -> tuple[float, float, float]:
             ws[k, WV + 5] + (w0 * c1 - w1 * c0))
 
 
+@njit(cache=True, inline="always")
+def point_acceleration(vx: float, vy: float, vz: float, ax: float, ay: float, az: float,
+                       wx: float, wy: float, wz: float, px: float, py: float,
+                       pz: float) -> tuple[float, float, float]:
+    """Acceleration of the body point ``p``: ``vd + wd x p + w x (w x p)`` (003 (4.33), before
+    the rotation into the next frame), ``v`` the origin's acceleration, ``a`` = ``wd``."""
+    cx = wy * pz - wz * py
+    cy = wz * px - wx * pz
+    cz = wx * py - wy * px
+    return (vx + (ay * pz - az * py) + (wy * cz - wz * cy), vy + (az * px - ax * pz) + (wz * cx - wx * cz),
+            vz + (ax * py - ay * px) + (wx * cy - wy * cx))
+
+
 @njit(cache=True)
 def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                                gravity: bool) -> None:
@@ -259,33 +273,28 @@ def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, q
     ``vd_0 = -g`` (misprint 003 §4.5 step 1) when ``gravity`` is true, else ``vd_0 = 0``.
     Writes ``ws[i, WW/WWD/WVD]``.
     """
-    n = qd.shape[0]
-    g = n + 2
-    wx = 0.0
-    wy = 0.0
-    wz = 0.0
-    ax = 0.0
-    ay = 0.0
-    az = 0.0
+    g = qd.shape[0] + 2
     if gravity:
-        vx = mp[g, A0]
-        vy = mp[g, A0 + 1]
-        vz = mp[g, A0 + 2]
+        velocity_acceleration_from(mp, ws, qd, qdd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                   mp[g, A0], mp[g, A0 + 1], mp[g, A0 + 2])
     else:
-        vx = 0.0
-        vy = 0.0
-        vz = 0.0
+        velocity_acceleration_from(mp, ws, qd, qdd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def velocity_acceleration_from(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                               wx: float, wy: float, wz: float, ax: float, ay: float, az: float,
+                               vx: float, vy: float, vz: float) -> None:
+    """The recursion of ``velocity_acceleration_pass`` from a moving frame 0: angular velocity
+    ``w``, angular acceleration ``a`` and origin acceleration ``v`` (gravity included as
+    ``-g``) of frame 0, in frame 0 (a floating base, ``floating_base.rnea_floating``)."""
+    n = qd.shape[0]
     for i in range(n):
         px = ws[i, WP]
         py = ws[i, WP + 1]
         pz = ws[i, WP + 2]
         # vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p), frame i-1
-        cx = wy * pz - wz * py
-        cy = wz * px - wx * pz
-        cz = wx * py - wy * px
-        ux = vx + (ay * pz - az * py) + (wy * cz - wz * cy)
-        uy = vy + (az * px - ax * pz) + (wz * cx - wx * cz)
-        uz = vz + (ax * py - ay * px) + (wx * cy - wy * cx)
+        ux, uy, uz = point_acceleration(vx, vy, vz, ax, ay, az, wx, wy, wz, px, py, pz)
         # rotate into frame i: x_i = R^T x_{i-1} = Rz(-theta) Rx(-alpha) x_{i-1}
         c, s, ca, sa = angles(mp, ws, i)
         nwx, nwy, nwz = rot_t(c, s, ca, sa, wx, wy, wz)
@@ -352,21 +361,6 @@ def jacobian_dot_times_qd(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.
         g2 = ws[k, WGR + 3 * r + 2]
         out[r] = g0 * lx + g1 * ly + g2 * lz
         out[3 + r] = g0 * ax + g1 * ay + g2 * az
-
-
-@njit(cache=True)
-def euler_zyz(R: np.ndarray, out: np.ndarray) -> None:
-    """Z-Y-Z Euler angles (phi, theta, psi) of 003 §1.13, ``R = Rz(phi) Ry(theta) Rz(psi)``,
-    with theta in [0, pi]; at theta = 0 or pi (Omega singular) psi = 0."""
-    s = np.sqrt(R[0, 2] * R[0, 2] + R[1, 2] * R[1, 2])
-    th = np.arctan2(s, R[2, 2])
-    if s > 1e-12:
-        out[0] = np.arctan2(R[1, 2], R[0, 2])
-        out[2] = np.arctan2(R[2, 1], -R[2, 0])
-    else:
-        out[0] = np.arctan2(R[1, 0], R[0, 0]) if R[2, 2] > 0 else np.arctan2(-R[1, 0], -R[0, 0])
-        out[2] = 0.0
-    out[1] = th
 
 
 @njit(cache=True)

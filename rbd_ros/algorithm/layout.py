@@ -17,7 +17,8 @@ Kernels take two 2-D float64 arrays, so a call from Python unboxes few arguments
   of mass, frame i axes), ``ARM`` (armature G^2 Jm, 003 (6.17)), ``VISC``, ``COUL``.
 
 Row ``n`` is the base (world -> frame 0) and row ``n + 1`` the tool (frame n -> tool),
-both in the ``AR``/``AP`` columns.  Row ``n + 2``: ``GRAV`` world gravity (3) and ``A0`` the
+both in the ``AR``/``AP`` columns; row ``n`` also holds the floating base body in ``MASS``,
+``COM``, ``MCOM``, ``IC`` (zero for a fixed base).  Row ``n + 2``: ``GRAV`` world gravity (3) and ``A0`` the
 RNEA base acceleration ``-R_base^T g`` in frame 0 (misprint 003 §4.5 step 1, docs/references.md).
 
 ``ws`` (workspace, mutable, shape ``(2 n + NVEC + 1, max(NW, n))``), built by

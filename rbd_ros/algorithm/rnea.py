@@ -30,6 +30,38 @@ from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angle
 from rbd_ros.algorithm.layout import AP, ATYPE, COM, IC, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, vrow
 
 
+@njit(cache=True, inline="always")
+def body_wrench(mp: np.ndarray, i: int, wx: float, wy: float, wz: float, ax: float, ay: float,
+                az: float, vx: float, vy: float, vz: float) -> tuple[float, float, float, float,
+                                                                     float, float]:
+    """Newton-Euler of body ``i`` (packed row: ``MASS``, ``COM`` s, ``IC`` I about the centre
+    of mass) with angular velocity ``w``, angular acceleration ``a`` and frame-origin
+    acceleration ``v`` (all in its frame): ``F = m sdd`` with (4.35) corrected,
+    ``sdd = v + a x s + w x (w x s)``, and ``N = I a + w x (I w)`` (about the centre of mass)."""
+    sx = mp[i, COM]
+    sy = mp[i, COM + 1]
+    sz = mp[i, COM + 2]
+    m = mp[i, MASS]
+    tx = wy * sz - wz * sy
+    ty = wz * sx - wx * sz
+    tz = wx * sy - wy * sx
+    Fx = m * (vx + (ay * sz - az * sy) + (wy * tz - wz * ty))
+    Fy = m * (vy + (az * sx - ax * sz) + (wz * tx - wx * tz))
+    Fz = m * (vz + (ax * sy - ay * sx) + (wx * ty - wy * tx))
+    i0 = mp[i, IC]
+    i1 = mp[i, IC + 1]
+    i2 = mp[i, IC + 2]
+    i4 = mp[i, IC + 4]
+    i5 = mp[i, IC + 5]
+    i8 = mp[i, IC + 8]
+    lx = i0 * wx + i1 * wy + i2 * wz
+    ly = i1 * wx + i4 * wy + i5 * wz
+    lz = i2 * wx + i5 * wy + i8 * wz
+    return (Fx, Fy, Fz, i0 * ax + i1 * ay + i2 * az + (wy * lz - wz * ly),
+            i1 * ax + i4 * ay + i5 * az + (wz * lx - wx * lz),
+            i2 * ax + i5 * ay + i8 * az + (wx * ly - wy * lx))
+
+
 @njit(cache=True)
 def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float, fe2: float,
                   ne0: float, ne1: float, ne2: float, tau: np.ndarray) -> None:
@@ -61,36 +93,13 @@ def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float
             cnx = rmx + (py * cfz - pz * cfy)
             cny = rmy + (pz * cfx - px * cfz)
             cnz = rmz + (px * cfy - py * cfx)
-        wx = ws[i, WW]
-        wy = ws[i, WW + 1]
-        wz = ws[i, WW + 2]
-        ax = ws[i, WWD]
-        ay = ws[i, WWD + 1]
-        az = ws[i, WWD + 2]
+        # (4.35) corrected and Euler's equation: F = m sdd, N = I wd + w x (I w)
+        Fx, Fy, Fz, Nx, Ny, Nz = body_wrench(mp, i, ws[i, WW], ws[i, WW + 1], ws[i, WW + 2],
+                                             ws[i, WWD], ws[i, WWD + 1], ws[i, WWD + 2],
+                                             ws[i, WVD], ws[i, WVD + 1], ws[i, WVD + 2])
         sx = mp[i, COM]
         sy = mp[i, COM + 1]
         sz = mp[i, COM + 2]
-        m = mp[i, MASS]
-        # (4.35), corrected: sdd = vd + wd x s + w x (w x s)
-        tx = wy * sz - wz * sy
-        ty = wz * sx - wx * sz
-        tz = wx * sy - wy * sx
-        Fx = m * (ws[i, WVD] + (ay * sz - az * sy) + (wy * tz - wz * ty))
-        Fy = m * (ws[i, WVD + 1] + (az * sx - ax * sz) + (wz * tx - wx * tz))
-        Fz = m * (ws[i, WVD + 2] + (ax * sy - ay * sx) + (wx * ty - wy * tx))
-        # N = I wd + w x (I w)
-        i0 = mp[i, IC]
-        i1 = mp[i, IC + 1]
-        i2 = mp[i, IC + 2]
-        i4 = mp[i, IC + 4]
-        i5 = mp[i, IC + 5]
-        i8 = mp[i, IC + 8]
-        lx = i0 * wx + i1 * wy + i2 * wz
-        ly = i1 * wx + i4 * wy + i5 * wz
-        lz = i2 * wx + i5 * wy + i8 * wz
-        Nx = i0 * ax + i1 * ay + i2 * az + (wy * lz - wz * ly)
-        Ny = i1 * ax + i4 * ay + i5 * az + (wz * lx - wx * lz)
-        Nz = i2 * ax + i5 * ay + i8 * az + (wx * ly - wy * lx)
         # (4.36)-(4.37)
         fx = Fx + cfx
         fy = Fy + cfy

@@ -35,6 +35,8 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
+from rbd_ros.lie.so3 import exp as so3_exp
+
 INTERPOLATIONS = ("auto", "cubic", "quintic")
 
 
@@ -353,15 +355,6 @@ def quintic_time_scaling(s: float) -> tuple[float, float, float]:
 
 
 # ---- task space -------------------------------------------------------------------------------
-def _rotvec_to_matrix(w: np.ndarray) -> np.ndarray:
-    th = float(np.linalg.norm(w))
-    if th < 1e-15:
-        return np.eye(3)
-    k = w / th
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * (K @ K)
-
-
 class CartesianMove:
     """Minimum-jerk move of a frame from pose ``T0`` (at ``t0``) to ``T1`` (at ``t0 + duration``).
 
@@ -373,7 +366,7 @@ class CartesianMove:
     """
 
     def __init__(self, T0: np.ndarray, T1: np.ndarray, t0: float, duration: float) -> None:
-        from rbd_ros.spatial import orientation_error
+        from rbd_ros.lie.so3 import orientation_error
 
         self.T0 = np.array(T0, dtype=float)
         self.T1 = np.array(T1, dtype=float)
@@ -401,7 +394,7 @@ class CartesianMove:
         ddsig /= self.duration**2
         T[:] = self.T0
         T[:3, 3] += sig * self.dp
-        T[:3, :3] = _rotvec_to_matrix(sig * self.phi) @ self.T0[:3, :3]
+        T[:3, :3] = so3_exp(sig * self.phi) @ self.T0[:3, :3]
         v[:3] = dsig * self.dp
         v[3:] = dsig * self.phi
         a[:3] = ddsig * self.dp

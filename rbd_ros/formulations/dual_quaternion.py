@@ -54,7 +54,7 @@ from rbd_ros.formulations.dq import (
     rotation_matrix,
     rtmul,
 )
-from rbd_ros.spatial import rotation_to_quaternion
+from rbd_ros.lie.so3 import rotation_to_quaternion
 
 # packed columns (row i < n: body i; row n: K_{-1} = X[0] and gravity)
 DS = 0  # screw [w; v] (6)

@@ -35,6 +35,15 @@ class Simulation:
     compute_time: float
 
 
+@dataclass(frozen=True)
+class IKSolution:
+    positions: np.ndarray  # (n,) or (N, n)
+    solved: Any  # bool or (N,) bool
+    position_errors: Any  # m
+    orientation_errors: Any  # rad
+    iterations: Any
+
+
 class DynamicsClient:
     """Synchronous client of the dynamics services (see the module docstring)."""
 
@@ -246,3 +255,46 @@ class DynamicsClient:
     def get_model(self):
         """The ``GetModel`` response; ``MdhModel.from_yaml(res.model_yaml)`` rebuilds the model."""
         return self._call("get_model", self._srv.GetModel.Request())
+
+    def static_torques(self, q, wrench, frame: str = "world", include_gravity: bool = False,
+                       joint_names: list[str] | None = None) -> np.ndarray:
+        """``tau = J^T m [+ g]`` for one state (n,) or a batch (N, n); ``wrench = [f; n]``
+        exerted by the tool on the environment (world or tool axes)."""
+        from geometry_msgs.msg import Vector3, Wrench
+
+        names = self._names(joint_names)
+        pq, single = self._packed(q)
+        w = [float(x) for x in np.asarray(wrench, dtype=float).reshape(-1)]
+        if len(w) != 6:
+            raise ValueError(f"wrench must have 6 values [force; torque], got {len(w)}")
+        res = self._call("static_torques", self._srv.StaticTorques.Request(
+            joint_names=names, positions=pq, frame=frame, include_gravity=include_gravity,
+            wrench=Wrench(force=Vector3(x=w[0], y=w[1], z=w[2]),
+                          torque=Vector3(x=w[3], y=w[4], z=w[5]))))
+        tau = np.asarray(res.efforts).reshape(-1, len(names))
+        return tau[0] if single else tau
+
+    def inverse_kinematics(self, targets, seeds=None, position_only: bool = False,
+                           joint_names: list[str] | None = None, **options: Any) -> IKSolution:
+        """Joint positions for one target (a 4x4 pose, or a 3-vector with ``position_only``)
+        or a batch ((N, 4, 4) / (N, 3)); ``seeds`` (n,) / (N, n) or None (random starts).
+        ``options``: position_tolerance, orientation_tolerance, max_iterations, max_restarts,
+        timeout (the request's fields).  Unreachable targets come back with solved=False."""
+        names = self._names(joint_names)
+        t = np.asarray(targets, dtype=float)
+        single = t.ndim == (1 if position_only else 2)
+        req = self._srv.InverseKinematics.Request(
+            joint_names=names, targets=self._packed(t)[0], position_only=position_only,
+            seeds=self._packed(seeds)[0] if seeds is not None else array.array("d"))
+        for key, value in options.items():
+            if not hasattr(req, key) or key in ("joint_names", "targets", "seeds"):
+                raise TypeError(f"inverse_kinematics: unknown option {key!r}")
+            setattr(req, key, type(getattr(req, key))(value))
+        res = self._call("inverse_kinematics", req)
+        out = IKSolution(np.asarray(res.positions).reshape(-1, len(names)), np.asarray(res.solved, dtype=bool),
+                         np.asarray(res.position_errors), np.asarray(res.orientation_errors),
+                         np.asarray(res.iterations))
+        if single:
+            return IKSolution(out.positions[0], bool(out.solved[0]), float(out.position_errors[0]),
+                              float(out.orientation_errors[0]), int(out.iterations[0]))
+        return out

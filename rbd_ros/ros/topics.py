@@ -21,7 +21,8 @@ PAUSE = "~/pause"
 DYNAMICS_SERVICES = {"inverse_dynamics": "InverseDynamics", "forward_simulate": "ForwardSimulate",
                      "mass_matrix": "MassMatrix", "gravity": "Gravity",
                      "forward_kinematics": "ForwardKinematics", "jacobian": "Jacobian",
-                     "get_model": "GetModel"}
+                     "get_model": "GetModel", "inverse_kinematics": "InverseKinematics",
+                     "static_torques": "StaticTorques"}
 
 
 def node_topic(node: str, name: str) -> str:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rbd_ros.algorithm.integrators import INTEGRATORS
+from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.model import PRISMATIC, MdhModel
 from rbd_ros.physical import balance_moments
 
@@ -108,11 +109,8 @@ def _fmt(x: np.ndarray) -> str:
 
 
 def _quat(R: np.ndarray) -> np.ndarray:
-    import mujoco
-
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R, dtype=float).reshape(-1))
-    return q
+    """MuJoCo's scalar-first quaternion (w, x, y, z) of ``R``."""
+    return np.roll(rotation_to_quaternion(R), 1)
 
 
 def integrator_enum(name: str) -> "mujoco.mjtIntegrator":

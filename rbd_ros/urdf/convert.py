@@ -94,6 +94,15 @@ def _bodies(tree: UrdfTree, chain: Chain, frames: np.ndarray) -> list[Body]:
     return out
 
 
+def _base_body(tree: UrdfTree, chain: Chain, base_type: str) -> dict:
+    """``base_type`` and, for a moving base, the merged inertia of body 0 (``base_link`` and
+    every link fixed to it) in base_link coordinates (``MdhModel`` base fields)."""
+    if base_type == "fixed":
+        return {}
+    b = merge(link_body(tree.links[ln], chain.reference[ln]) for ln, k in chain.body.items() if k == 0)
+    return {"base_type": base_type, "base_mass": b.mass, "base_com": b.com, "base_inertia": b.inertia}
+
+
 def _self_check(tree: UrdfTree, chain: Chain, conv: UrdfConversion, samples: int = 6) -> float:
     """Largest difference between MDH and URDF poses of the chain links at a few q."""
     n = len(chain.joints)
@@ -118,7 +127,7 @@ def _self_check(tree: UrdfTree, chain: Chain, conv: UrdfConversion, samples: int
 
 def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | None = None,
                  locked_joints: Mapping[str, float] | None = None,
-                 gravity: Sequence[float] = (0.0, 0.0, -9.81)) -> UrdfConversion:
+                 gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed") -> UrdfConversion:
     """Convert a parsed :class:`UrdfTree` (see :func:`load_conversion`)."""
     chain = select_chain(tree, base_link, tip_link, locked_joints)
     lines, link_frames = [], []
@@ -140,7 +149,7 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
         base=F[0], tool=inverse(F[n]) @ chain.reference[chain.tip],
         gravity=np.asarray(gravity, dtype=float),
         name=tree.name, base_link=chain.base, tip_link=chain.tip, link_names=chain.children,
-        **_limits(tree, chain.joints),
+        **_limits(tree, chain.joints), **_base_body(tree, chain, base_type),
     )
     conv = UrdfConversion(model=model, cases=geo.cases, link_offsets=offsets, positions=dict(chain.positions),
                           chain_path=chain.path, max_error=0.0, warnings=(), parser_notes=tree.warnings,
@@ -161,15 +170,15 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
 def load_conversion(source: str | os.PathLike, base_link: str | None = None, tip_link: str | None = None,
                     locked_joints: Mapping[str, float] | None = None,
                     xacro_args: Mapping[str, str] | None = None,
-                    gravity: Sequence[float] = (0.0, 0.0, -9.81)) -> UrdfConversion:
+                    gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed") -> UrdfConversion:
     """Like :func:`load_model`, also returning link offsets, axis cases and diagnostics."""
-    return convert_tree(load_tree(source, xacro_args), base_link, tip_link, locked_joints, gravity)
+    return convert_tree(load_tree(source, xacro_args), base_link, tip_link, locked_joints, gravity, base_type)
 
 
 def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link: str | None = None,
                locked_joints: Mapping[str, float] | None = None,
                xacro_args: Mapping[str, str] | None = None,
-               gravity: Sequence[float] = (0.0, 0.0, -9.81)) -> MdhModel:
+               gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed") -> MdhModel:
     """Convert a URDF/xacro robot to a modified-DH :class:`MdhModel` (003 §1.6).
 
     Args:
@@ -182,11 +191,13 @@ def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link
             listed are frozen at 0 or at their ``<mimic>`` relation; chain joints listed here
             are folded like fixed joints).
         xacro_args: ``name -> value`` xacro arguments (``name:=value`` on the xacro command line).
-        gravity: gravity in the base_link frame.
+        gravity: gravity in the base_link frame (with a floating base: in the world frame).
+        base_type: ``"fixed"`` (base_link is the world) or ``"floating"`` (base_link is a free
+            body carrying the chain; its inertia is base_link's plus every link fixed to it).
 
     Raises:
         UrdfError: bad XML/URDF/xacro, unknown link or joint names, zero axes, mimic,
             floating or planar joints on the chain, a branching robot without ``tip_link``,
             no movable joint between base and tip.
     """
-    return load_conversion(source, base_link, tip_link, locked_joints, xacro_args, gravity).model
+    return load_conversion(source, base_link, tip_link, locked_joints, xacro_args, gravity, base_type).model

@@ -19,9 +19,11 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   Before any trajectory the reference holds the first measured position; a trajectory (or
   target pose) received before the first ``/joint_states`` starts with it.  Task-space laws track
   the Cartesian motion of a joint trajectory (``r_d = fk(q_d)`` ...);
-* subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, task-space laws only; frame ''
-  or the model's base link): a minimum-jerk Cartesian move of ``pose_duration`` s from the
-  current reference pose (0 = a step);
+* subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, frame '' or the model's base
+  link): task-space laws make a minimum-jerk Cartesian move of ``pose_duration`` s from the
+  current reference pose (0 = a step); joint-space laws solve the pose by IK (``Robot.ik``
+  seeded with the current reference, inside the joint limits; an unreachable pose is refused
+  with a logged reason) and move there in joint space over ``pose_duration`` s;
 * publishes ``/effort_controller/commands`` (``std_msgs/Float64MultiArray``): joint torques
   (N m) in the order of the ``joints`` parameter (default: the model's order);
 * publishes ``~/controller_state`` (``sensor_msgs/JointState``) every cycle, same joint order:
@@ -414,7 +416,7 @@ class Controller:
 
     def _on_target_pose(self, msg: Any) -> None:
         from rbd_ros.control.trajectory import CartesianMove
-        from rbd_ros.spatial import pose_matrix
+        from rbd_ros.lie.so3 import pose_matrix
 
         if not self.have_state:
             self._pending.append((self._on_target_pose, msg))
@@ -429,6 +431,11 @@ class Controller:
             if not np.isfinite(T1).all():
                 raise ValueError("pose contains NaN or Inf")
             now = self.t
+            if not self.law.task_space:
+                self.reference, q1 = self._ik_move(T1, now)
+                self.log.info(f"target pose accepted: IK q = {np.round(q1, 4).tolist()}, "
+                              f"{self.pose_duration:.3f} s")
+                return
             T0 = np.empty((4, 4))
             v, a = np.zeros(6), np.zeros(6)
             if self.cartesian is not None:
@@ -444,6 +451,25 @@ class Controller:
         self.cartesian = move
         self.log.info(f"target pose accepted: p = {np.round(T1[:3, 3], 4).tolist()}, "
                       f"{self.pose_duration:.3f} s")
+
+    def _ik_move(self, T1: np.ndarray, now: float) -> tuple[Any, np.ndarray]:
+        """Joint-space laws: ``T1`` by IK from the current reference, then a rest-to-rest joint
+        move of ``pose_duration`` s (a step if 0); ``ValueError`` if no solution inside the
+        limits.  Returns the reference and the IK solution."""
+        from rbd_ros.control.trajectory import JointSpline
+        from rbd_ros.robot import Robot
+
+        robot = self.__dict__.get("_ik_robot") or self.__dict__.setdefault("_ik_robot", Robot(self.model))
+        start = self._current_reference(now)
+        res = robot.ik(T1, q0=start[0], timeout=0.05)
+        if not res.success:
+            raise ValueError(f"no joint solution inside the limits (best pose {res.position_error:.3g} m, "
+                             f"{res.orientation_error:.3g} rad away)")
+        if self.pose_duration <= 0.0:  # a step
+            return self._HoldPosition(res.q), res.q
+        z = np.zeros((1, self.dof))
+        return JointSpline.from_points(now, [self.pose_duration], res.q[None], z, z,
+                                       start=start, interpolation=self.interpolation), res.q
 
     # ---- the cycle ----------------------------------------------------------------------------
     def cycle(self, t: float) -> None:
@@ -494,7 +520,7 @@ class Controller:
                 raise
             return
         if self.task_pub is not None and self.task_pub.get_subscription_count() > 0:
-            from rbd_ros.spatial import rotation_to_quaternion
+            from rbd_ros.lie.so3 import rotation_to_quaternion
 
             law = self.law
             data = np.concatenate([law.ref_T[:3, 3], rotation_to_quaternion(law.ref_T[:3, :3]),

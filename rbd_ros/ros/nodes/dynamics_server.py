@@ -10,7 +10,8 @@ Parameters
                      the services under this namespace (clients would get answers from either)
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
-forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model. A request the
+forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model,
+inverse_kinematics, static_torques. A request the
 model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
 dies on a request.
 
@@ -56,7 +57,7 @@ def f64(x: np.ndarray) -> array.array:
 def matrix_to_pose(T: np.ndarray):
     from geometry_msgs.msg import Point, Pose, Quaternion
 
-    from rbd_ros.spatial import rotation_to_quaternion
+    from rbd_ros.lie.so3 import rotation_to_quaternion
 
     x, y, z, w = rotation_to_quaternion(T[:3, :3])
     p = T[:3, 3]
@@ -276,6 +277,22 @@ class DynamicsServer:
         g = model.gravity
         res.gravity = Vector3(x=float(g[0]), y=float(g[1]), z=float(g[2]))
         res.model_yaml = model.to_yaml()
+
+    def _static_torques(self, req, res) -> None:
+        f, t = req.wrench.force, req.wrench.torque
+        res.efforts = f64(self.service.static_torques(
+            req.joint_names, req.positions, (f.x, f.y, f.z, t.x, t.y, t.z), req.frame,
+            req.include_gravity))
+
+    def _inverse_kinematics(self, req, res) -> None:
+        out = self.service.inverse_kinematics(
+            req.joint_names, req.targets, req.seeds, req.position_only, req.position_tolerance,
+            req.orientation_tolerance, req.max_iterations, req.max_restarts, req.timeout)
+        res.positions = f64(out.positions)
+        res.solved = out.solved.tolist()
+        res.position_errors = f64(out.position_errors)
+        res.orientation_errors = f64(out.orientation_errors)
+        res.iterations = array.array("i", np.asarray(out.iterations, dtype=np.int32).tobytes())
 
 
 def main(argv: list[str] | None = None) -> int:

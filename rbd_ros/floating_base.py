@@ -1,0 +1,244 @@
+"""``FloatingBaseRobot``: an arm on a free-floating base (space robots, drones with arms,
+humanoid bases, underwater vehicles), what ``Robot`` gives for ``base_type="floating"``.
+
+The base is a root joint ahead of the MDH chain, described once in the model
+(``MdhModel.base_type`` and the base body's inertia) and laid out as Pinocchio's free-flyer
+so results compare directly:
+
+* ``q = [p (3), quaternion x y z w (4), joints (n)]``, ``nq = 7 + n``: base pose in the world;
+* ``v = [v_b (3), w_b (3), joint rates (n)]``, ``nv = 6 + n``: base twist in the base frame,
+  linear first (004's order); ``a = v-dot``;
+* ``tau = [f_b (3), n_b (3), joint torques (n)]``: the base wrench in the base frame at the
+  base origin (zero for a free body), then the joints;
+* ``integrate(q, v, dt)``: base ``T exp(dt V^)`` on SE(3), joints ``q + dt qd``.
+
+Kernels: ``algorithm.floating_base`` (RNEA, CRBA, ABA with a 6-DoF root) and
+``algorithm.floating_integrators`` (Lie-Euler, RKMK4).
+
+How other bases plug in (the mobile-manipulator issue): a root joint is (1) its
+configuration block (``nq_0``: 7 here; planar ``[x, y, cos, sin]`` 4; differential drive the
+same 4) and velocity block (``nv_0``: 6; planar ``[v_x, v_y, w_z]`` 3; differential drive
+``[forward speed, yaw rate]`` 2), (2) its motion subspace ``S_0`` (6 x nv_0, base frame:
+E here; planar ``[e_x, e_y, e_wz]``; differential drive ``[e_x, e_wz]``, which also encodes
+the no-slip constraint) and (3) its ``integrate`` on the group (SE(3), SE(2)).  The
+kernels then project the root's rows of RNEA/CRBA/ABA on ``S_0`` (see the
+``algorithm.floating_base`` docstring); ``MdhModel.BASE_TYPES`` lists the kinds, and this
+class is the place a planar/diff-drive subclass overrides ``nq``/``nv``, the layout and
+``integrate``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.algorithm import floating_base as fb
+from rbd_ros.algorithm import floating_integrators as fi
+from rbd_ros.algorithm import kinematics
+from rbd_ros.algorithm.checked import entry
+from rbd_ros.algorithm.rnea import add_actuator_torques
+from rbd_ros.lie import so3
+from rbd_ros.robot import Robot, SimulationResult
+
+INTEGRATORS = {"rkmk4": fi.RKMK4, "lie_euler": fi.LIE_EULER}
+_f8 = np.dtype(np.float64)
+_rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
+_aba_checked = entry(fb.aba_floating_checked)
+_crba_checked = entry(fb.crba_floating_checked)
+
+
+def _fast(*xs: Any) -> bool:
+    """All 1-D float64 ndarrays: the checked kernels validate the rest (``algorithm.checked``)."""
+    try:
+        for x in xs:
+            if x.ndim != 1 or x.dtype is not _f8:
+                return False
+    except AttributeError:
+        return False
+    return True
+
+
+class FloatingKernels:
+    """Unchecked, allocation-free calls (like ``Robot.kernels``): float64 C-contiguous
+    ``q (nq,)``, ``v, a, tau (nv,)``; results are buffers overwritten by the next call."""
+
+    def __init__(self, mp: np.ndarray, ws: np.ndarray, nv: int) -> None:
+        tau_o, a_o, M_o = np.zeros(nv), np.zeros(nv), np.zeros((nv, nv))
+
+        def rnea_(q, v, a, _k=fb.rnea_floating, _mp=mp, _ws=ws, _o=tau_o):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, v, a, _o)
+            return _o
+
+        def aba_(q, v, tau, _k=fb.aba_floating, _mp=mp, _ws=ws, _o=a_o):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, v, tau, False, _o)
+            return _o
+
+        def crba_(q, _k=fb.crba_floating, _mp=mp, _ws=ws, _o=M_o):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, _o)
+            return _o
+
+        self.rnea = rnea_
+        self.forward_dynamics = aba_
+        self.crba = crba_
+
+
+class FloatingBaseRobot(Robot):
+    """An arm on a free-floating SE(3) base (module docstring)."""
+
+    def __init__(self, model: Any) -> None:
+        if not (model.base_mass > 0 and np.linalg.eigvalsh(model.base_inertia).min() > 0):
+            raise ValueError(
+                f"a floating base needs a base body with positive mass and a positive-definite inertia "
+                f"(base_link '{model.base_link}' has mass {model.base_mass:g}, inertia eigenvalues "
+                f"{np.round(np.linalg.eigvalsh(model.base_inertia), 9).tolist()}); otherwise the "
+                f"joint next to the base has no inertia to push against (singular mass matrix)")
+        super().__init__(model)
+        self.nq = 7 + self.dof
+        self.nv = 6 + self.dof
+        self._zv = np.zeros(self.nv)
+        self.kernels = FloatingKernels(self._mp, self._ws, self.nv)
+
+    def __repr__(self) -> str:
+        return f"FloatingBaseRobot({self.model.name!r}, nq={self.nq}, nv={self.nv}, joints={list(self.joint_names)})"
+
+    # ---- validation --------------------------------------------------------------------------
+    def _vec(self, name: str, x: Any, size: int) -> np.ndarray:
+        try:
+            arr = np.ascontiguousarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
+        if arr.shape != (size,):
+            raise ValueError(f"{name} must have shape ({size},) (floating base: "
+                             f"{'nq = 7 + n' if size == self.nq else 'nv = 6 + n'}), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains {'NaN' if np.isnan(arr).any() else 'Inf'}")
+        return arr
+
+    def _q(self, q: Any, name: str = "q") -> np.ndarray:
+        q = self._vec(name, q, self.nq)
+        nrm = float(np.linalg.norm(q[3:7]))
+        if abs(nrm - 1.0) > 1e-6:
+            raise ValueError(f"{name}[3:7] must be a unit quaternion (x, y, z, w), its norm is {nrm:.6g}")
+        return q
+
+    # ---- dynamics ----------------------------------------------------------------------------
+    def inverse_dynamics(self, q: Any, v: Any, a: Any, tool_wrench: Any = None,
+                         include_actuators: bool = False) -> np.ndarray:
+        """``tau = [f_b; n_b; tau_joints] = M a + h`` (floating-base RNEA)."""
+        if tool_wrench is not None:
+            raise ValueError("tool_wrench is not supported with a floating base yet")
+        if not include_actuators and _fast(q, v, a):
+            tau = np.empty(self.nv)
+            if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
+                return tau
+        q, v, a = self._q(q), self._vec("v", v, self.nv), self._vec("a", a, self.nv)
+        tau = np.empty(self.nv)
+        fb.rnea_floating(self._mp, self._ws, q, v, a, tau)
+        if include_actuators:
+            add_actuator_torques(self._mp, v[6:], a[6:], tau[6:])
+        return tau
+
+    def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False) -> np.ndarray:
+        """``a = M^{-1}(tau - h)`` (floating-base ABA); ``tau[:6]`` a wrench on the base."""
+        if not include_actuators and _fast(q, v, tau):
+            a = np.empty(self.nv)
+            if _aba_checked(self._mp, self._ws, q, v, tau, a) == 0:
+                return a
+        q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nv)
+        a = np.empty(self.nv)
+        fb.aba_floating(self._mp, self._ws, q, v, tau, bool(include_actuators), a)
+        return a
+
+    def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
+        """``M(q)``, ``(nv, nv)`` (floating-base CRBA); independent of the base pose."""
+        M = np.empty((self.nv, self.nv))
+        if not (_fast(q) and _crba_checked(self._mp, self._ws, q, M) == 0):
+            fb.crba_floating(self._mp, self._ws, self._q(q), M)
+        if include_actuators:
+            M[6:, 6:] += np.diag(self.model.armature)
+        return M
+
+    def bias(self, q: Any, v: Any) -> np.ndarray:
+        """``h(q, v)`` = RNEA at ``a = 0``."""
+        return self.inverse_dynamics(q, v, self._zv)
+
+    nonlinear_effects = bias
+
+    def gravity(self, q: Any) -> np.ndarray:
+        """``g(q)`` = RNEA at ``v = a = 0`` (depends on the base orientation)."""
+        return self.inverse_dynamics(q, self._zv, self._zv)
+
+    def kinetic_energy(self, q: Any, v: Any) -> float:
+        v = self._vec("v", v, self.nv)
+        return float(0.5 * v @ self.mass_matrix(q) @ v)
+
+    def momentum(self, q: Any, v: Any) -> np.ndarray:
+        """Spatial momentum of the whole system in the world frame about the world origin,
+        ``[linear; angular]`` (conserved without gravity and base wrench)."""
+        q = self._q(q)
+        hb = self.mass_matrix(q)[:6] @ self._vec("v", v, self.nv)  # base frame, about the base origin
+        R = so3.quaternion_to_rotation(q[3:7])
+        lin = R @ hb[:3]
+        return np.concatenate([lin, np.cross(q[:3], lin) + R @ hb[3:]])
+
+    # ---- configuration space -----------------------------------------------------------------
+    def integrate(self, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
+        """``q (+) v dt``: base ``T exp(dt [v_b; w_b]^)``, joints ``q + dt qd`` (Pinocchio's
+        ``integrate`` for a free-flyer)."""
+        out = np.empty(self.nq)
+        fi.integrate_config(self._q(q), self._vec("v", v, self.nv), float(dt), out)
+        return out
+
+    def base_pose(self, q: Any) -> np.ndarray:
+        """World pose (4x4) of the base."""
+        q = self._q(q)
+        return so3.pose_matrix(q[:3], q[3:7])
+
+    def neutral(self) -> np.ndarray:
+        """``q`` with the base at the world origin and all joints at zero."""
+        q = np.zeros(self.nq)
+        q[6] = 1.0
+        return q
+
+    def fk(self, q: Any) -> np.ndarray:
+        """World pose (4x4) of the tool."""
+        q = self._q(q)
+        T = np.empty((4, 4))
+        kinematics.tool_pose(self._mp, self._ws, np.ascontiguousarray(q[7:]), T)
+        return self.base_pose(q) @ T
+
+    def _unsupported(self, *_: Any, **__: Any) -> Any:
+        raise NotImplementedError("not available with a floating base yet: use inverse_dynamics, "
+                                  "forward_dynamics, mass_matrix, bias, gravity, simulate, integrate, fk")
+
+    coriolis_matrix = potential_energy = link_poses = jacobian = _unsupported
+    jacobian_dot_times_qd = analytic_jacobian = _unsupported
+
+    # ---- simulation --------------------------------------------------------------------------
+    def simulate(self, q0: Any, v0: Any, tau: Any, dt: float, integrator: str = "rkmk4",
+                 include_actuators: bool = False, steps: int | None = None) -> SimulationResult:
+        """Integrate from ``(q0, v0)`` under zero-order-hold ``tau`` (``(steps, nv)``, base
+        wrench then joint torques); ``integrator`` ``"rkmk4"`` or ``"lie_euler"`` (the base on
+        SE(3), ``algorithm.floating_integrators``).  Returns ``q (steps+1, nq)``,
+        ``v, a (steps+1, nv)``."""
+        key = str(integrator).lower()
+        if key not in INTEGRATORS:
+            raise ValueError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive number, got {dt}")
+        q0, v0 = self._q(q0, "q0"), self._vec("v0", v0, self.nv)
+        tau_arr = np.ascontiguousarray(tau, dtype=float)
+        if tau_arr.ndim != 2 or tau_arr.shape[1] != self.nv or tau_arr.shape[0] < 1:
+            raise ValueError(f"tau must have shape (steps, {self.nv}), got {tau_arr.shape}")
+        if not np.isfinite(tau_arr).all():
+            raise ValueError("tau contains NaN or Inf")
+        if steps is not None and int(steps) != tau_arr.shape[0]:
+            raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
+        N = tau_arr.shape[0]
+        Q, V, A = np.empty((N + 1, self.nq)), np.empty((N + 1, self.nv)), np.empty((N + 1, self.nv))
+        fi.integrate_floating(self._mp, self._ws, q0, v0, tau_arr, float(dt), INTEGRATORS[key],
+                              bool(include_actuators), Q, V, A)
+        return SimulationResult(Q, V, A, np.arange(N + 1) * float(dt), tau_arr)
+
+
+__all__ = ["FloatingBaseRobot"]

@@ -1,0 +1,141 @@
+"""/rbd/inverse_kinematics and /rbd/static_torques: the node in its own process, called from this
+one, and their request checking (``rbd_ros.services``) without ROS.
+
+Oracles: the core's forward kinematics of the returned joints (FK(IK(T)) = T), the core's
+``static_torques`` on the same model in this process, and the finite-difference-checked core
+(test_statics.py).  Bad requests get success=false with a specific message."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robots_data import BUNDLED_URDF
+
+pytest.importorskip("rbd_ros.robot")
+from rbd_ros.robot import Robot  # noqa: E402
+from rbd_ros.services import DynamicsService, RequestError  # noqa: E402
+
+URDF = BUNDLED_URDF / "puma560.urdf"
+
+
+@pytest.fixture(scope="module")
+def robot() -> Robot:
+    return Robot.from_urdf(str(URDF))
+
+
+@pytest.fixture(scope="module")
+def service(robot: Robot) -> DynamicsService:
+    return DynamicsService(Robot(robot.model), max_points=20)
+
+
+@pytest.fixture(scope="module")
+def client():
+    from rbd_ros.ros.client import DynamicsClient
+    from ros_helpers import NodeProcess
+
+    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
+                        "-p", "service_namespace:=ikdyn"])
+    try:
+        proc.wait_for("dynamics_server: ready", 120)
+        with DynamicsClient(namespace="ikdyn", timeout=60) as c:
+            yield c
+    finally:
+        proc.stop()
+
+
+def _targets(robot: Robot, N: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(robot.model.lower, robot.model.upper, (N, robot.dof))
+    return robot.fk(q), rng.uniform(robot.model.lower, robot.model.upper, (N, robot.dof))
+
+
+# ---- without ROS ---------------------------------------------------------------------------
+def test_service_ik_in_caller_order(service: DynamicsService, robot: Robot) -> None:
+    T, q0 = _targets(robot, 6)
+    names = list(robot.joint_names)[::-1]
+    out = service.inverse_kinematics(names, T.reshape(-1), q0[:, ::-1].reshape(-1))
+    assert out.solved.all() and out.positions.shape == (6, robot.dof)
+    q_model = out.positions[:, ::-1]
+    np.testing.assert_allclose(robot.fk(q_model), T, atol=2e-6)
+    assert np.all(out.position_errors <= 1e-6) and np.all(out.orientation_errors <= 1e-6)
+    pos = service.inverse_kinematics([], T[:, :3, 3].reshape(-1), position_only=True)
+    np.testing.assert_allclose(robot.fk(pos.positions)[:, :3, 3], T[:, :3, 3], atol=2e-6)
+
+
+def test_service_ik_unreachable_is_an_answer(service: DynamicsService) -> None:
+    T = np.eye(4)
+    T[:3, 3] = [3.0, 0.0, 0.0]
+    out = service.inverse_kinematics([], T.reshape(-1), max_restarts=2)
+    assert out.solved.tolist() == [False] and np.isfinite(out.positions).all()
+    assert out.position_errors[0] > 1.0
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"targets": np.zeros(15)}, "targets has 15 values; expected N x 16"),
+    ({"targets": np.full(16, np.nan)}, "targets contains NaN or Inf (first in target 0)"),
+    ({"targets": np.diag([2.0, 1, 1, 1]).reshape(-1)}, "not a rigid transform"),
+    ({"targets": np.zeros(4), "position_only": True}, "expected N x 3 positions"),
+    ({"seeds": np.zeros(5)}, "not a multiple of 6"),
+    ({"seeds": np.zeros(12)}, "seeds has 2 states"),
+    ({"position_tolerance": 0.0}, "position_tolerance must be a positive number"),
+    ({"max_restarts": -1}, "max_restarts >= 0"),
+    ({"timeout": float("nan")}, "timeout must be 0"),
+    ({"targets": np.tile(np.eye(4).reshape(-1), 21)}, "at most 20"),
+])
+def test_service_ik_refuses(service: DynamicsService, kw: dict, message: str) -> None:
+    args = {"targets": np.eye(4).reshape(-1), **kw}
+    with pytest.raises(RequestError, match=None) as info:
+        service.inverse_kinematics([], **args)
+    assert message in str(info.value)
+
+
+def test_service_static_torques(service: DynamicsService, robot: Robot) -> None:
+    rng = np.random.default_rng(1)
+    q = rng.uniform(-1, 1, (3, robot.dof))
+    w = rng.normal(size=6)
+    names = list(robot.joint_names)[::-1]
+    tau = service.static_torques(names, q[:, ::-1].reshape(-1), w, "tool", True)
+    np.testing.assert_allclose(tau[:, ::-1], robot.static_torques(q, w, frame="tool",
+                                                                  include_gravity=True), atol=1e-12)
+    with pytest.raises(RequestError, match="frame must be 'world' or 'tool'"):
+        service.static_torques(names, q[0], w, "base")
+    with pytest.raises(RequestError, match="wrench must be 6 finite numbers"):
+        service.static_torques(names, q[0], [np.nan] * 6)
+
+
+# ---- through ROS ---------------------------------------------------------------------------
+def test_ros_inverse_kinematics(client, robot: Robot) -> None:
+    T, q0 = _targets(robot, 8, seed=5)
+    out = client.inverse_kinematics(T, seeds=q0)
+    assert out.solved.all() and out.positions.shape == (8, robot.dof)
+    np.testing.assert_allclose(robot.fk(out.positions), T, atol=2e-6)
+    one = client.inverse_kinematics(T[0], max_restarts=10, timeout=1.0)
+    assert one.solved is True and one.positions.shape == (robot.dof,)
+    np.testing.assert_allclose(robot.fk(one.positions), T[0], atol=2e-6)
+    p = client.inverse_kinematics(T[1, :3, 3], position_only=True)
+    np.testing.assert_allclose(robot.fk(p.positions)[:3, 3], T[1, :3, 3], atol=2e-6)
+    far = np.eye(4)
+    far[:3, 3] = [4.0, 0, 0]
+    miss = client.inverse_kinematics(far, max_restarts=1)
+    assert miss.solved is False and miss.position_errors > 1.0
+
+
+def test_ros_static_torques(client, robot: Robot) -> None:
+    rng = np.random.default_rng(2)
+    q = rng.uniform(-1, 1, (4, robot.dof))
+    w = rng.normal(size=6)
+    np.testing.assert_allclose(client.static_torques(q, w), robot.static_torques(q, w), atol=1e-12)
+    np.testing.assert_allclose(client.static_torques(q[0], w, frame="tool", include_gravity=True),
+                               robot.static_torques(q[0], w, frame="tool", include_gravity=True),
+                               atol=1e-12)
+
+
+def test_ros_bad_requests_are_refused(client, robot: Robot) -> None:
+    from rbd_ros.ros.client import DynamicsError
+
+    with pytest.raises(DynamicsError, match="not a rigid transform"):
+        client.inverse_kinematics(np.diag([1.0, 2.0, 1.0, 1.0]))
+    with pytest.raises(DynamicsError, match="frame must be"):
+        client.static_torques(np.zeros(robot.dof), np.zeros(6), frame="elbow")
+    # the node still serves
+    assert client.static_torques(np.zeros(robot.dof), np.zeros(6)).shape == (robot.dof,)
