@@ -204,14 +204,17 @@ class Controller:
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
-            node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
+        node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
         node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, qos)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         if self.trigger == "timer":
             node.create_timer(1.0 / rate, self._on_timer)
         node.create_timer(0.05, self._watchdog, clock=wall)
-        print(f"controller: ready ({law_type}, {n} joints, {source})", flush=True)
+        # "ready" once the executor runs the callbacks (the first timer tick), not here, before
+        # anything spins: whoever waits for it may then send states and trajectories at once
+        self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
+        self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
         self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; "
                       + self._gains_text())
 
@@ -240,6 +243,10 @@ class Controller:
                           + self._gains_text())
 
     # ---- set-up helpers -----------------------------------------------------------------------
+    def _announce_ready(self) -> None:
+        self._ready_timer.cancel()  # once (kept: the lean executor's wait set holds it)
+        print(self._ready_text, flush=True)
+
     def _warm_up(self) -> None:
         """Load the jitted kernels now (numba cache), not in the first control cycle."""
         from rbd_ros.control.laws import Reference
