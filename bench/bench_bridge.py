@@ -82,6 +82,7 @@ def run(mode: str, duration: float, model_yaml: str, rt_priority: int = 0) -> di
     if code not in (0, None):
         raise RuntimeError(f"bridge exited with {code}:\n{bridge.output}")
     stats = window(stats_lines(bridge.output), first)
+    stats["rt_priority_refused"] = "SCHED_FIFO refused" in bridge.output
     m = re.search(r"rate=([\d.]+) Hz", echo_out or "")
     stats["controller_rate"] = float(m.group(1)) if m else float("nan")
     return stats
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         "robot": "seven_dof (Panda MDH table, 7 DoF)", "timestep": 0.001, "integrator": "RK4",
         "machine": {"cpus": os.cpu_count(), "load_average_at_end": os.getloadavg(), "python": platform.python_version(),
                     "platform": platform.platform()},
-        "realtime": {"duration_s": args.duration, "rt_priority": args.rt_priority, "steps": int(steps),
+        "realtime": {"duration_s": args.duration, "rt_priority": args.rt_priority,
+                     "rt_priority_refused": bool(rt["rt_priority_refused"]), "steps": int(steps),
                      "rtf": rt["rtf"],
                      "missed_steps": int(rt["missed_steps"]), "missed_pct": missed_pct,
                      "step_time_p99_us": rt["step_p99"], "commands": int(rt["commands"]),

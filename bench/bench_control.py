@@ -15,7 +15,8 @@ Prints a table and writes ``bench/results/control.json``.  Medians over repeats.
 * **loop**: the end-to-end round trip through DDS, ``/joint_states`` published by this
   process -> the controller process -> ``/effort_controller/commands`` received here (the
   lockstep cycle), for computed torque on arm7, and the same with a trivial echo node
-  (``bench/echo_controller.py``) as the floor set by rclpy + DDS.
+  (``bench/echo_controller.py``) as the floor set by rclpy + DDS; both run at once on ROS
+  domains of their own and are measured in alternating blocks, and their ratio is printed.
 """
 from __future__ import annotations
 
@@ -127,9 +128,10 @@ def bench_callback(quick: bool) -> dict:
 
 
 class _Process:
-    def __init__(self, cmd: list[str], ready: str) -> None:
+    def __init__(self, cmd: list[str], ready: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     start_new_session=True,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         deadline = time.monotonic() + 120
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
@@ -149,71 +151,107 @@ class _Process:
             os.killpg(self.proc.pid, signal.SIGKILL)
 
 
-def round_trips(count: int) -> list[float]:
-    """Publish /joint_states, wait for the command, ``count`` times (after a warm-up)."""
-    import rclpy
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
+class LoopPeer:
+    """This process's side of the loop with one controller, on ROS domain ``domain``: publish
+    /joint_states, wait for the command (the lockstep cycle)."""
 
-    ctx = Context()
-    rclpy.init(context=ctx)
-    node = rclpy.create_node("bench_control_peer", context=ctx)
-    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-    got = [0]
-    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                             lambda _m: got.__setitem__(0, got[0] + 1), qos)
-    pub = node.create_publisher(JointState, "/joint_states", qos)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    msg = JointState()
-    msg.name = [f"joint{i}" for i in range(1, 8)]
-    msg.position = [0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3]
-    msg.velocity = [0.0] * 7
-    times: list[float] = []
-    try:
-        deadline = time.monotonic() + 60
-        while pub.get_subscription_count() == 0 or got[0] == 0:
+    def __init__(self, domain: int) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.ctx = Context()
+        rclpy.init(context=self.ctx, domain_id=domain)
+        self.node = rclpy.create_node(f"bench_control_peer_{domain}", context=self.ctx)
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.got = [0]
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                      lambda _m: self.got.__setitem__(0, self.got[0] + 1), qos)
+        self.pub = self.node.create_publisher(JointState, "/joint_states", qos)
+        self.ex = SingleThreadedExecutor(context=self.ctx)
+        self.ex.add_node(self.node)
+        msg = self.msg = JointState()
+        msg.name = [f"joint{i}" for i in range(1, 8)]
+        msg.position = [0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3]
+        msg.velocity = [0.0] * 7
+        self.k = 0
+
+    def connect(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.pub.get_subscription_count() == 0 or self.got[0] == 0:
             if time.monotonic() > deadline:
                 raise TimeoutError("the controller does not answer")
-            pub.publish(msg)
-            ex.spin_once(timeout_sec=0.05)
-        for k in range(count + 200):
-            t = (k + 1) * 1e-3
+            self.pub.publish(self.msg)
+            self.ex.spin_once(timeout_sec=0.05)
+
+    def block(self, count: int) -> list[float]:
+        """``count`` round trips (microseconds)."""
+        msg, got, times = self.msg, self.got, []
+        for _ in range(count):
+            self.k += 1
+            t = self.k * 1e-3
             msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t - int(t)) * 1e9))
             before = got[0]
             t0 = time.perf_counter()
-            pub.publish(msg)
+            self.pub.publish(msg)
             while got[0] == before:
-                ex.spin_once(timeout_sec=1.0)
+                self.ex.spin_once(timeout_sec=1.0)
                 if time.perf_counter() - t0 > 5:
                     raise TimeoutError("lost a command")
-            if k >= 200:
-                times.append(1e6 * (time.perf_counter() - t0))
-    finally:
-        ex.shutdown()
-        node.destroy_node()
-        rclpy.shutdown(context=ctx)
-    return times
+            times.append(1e6 * (time.perf_counter() - t0))
+        return times
+
+    def close(self) -> None:
+        import rclpy
+
+        self.ex.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.ctx)
 
 
 def bench_loop(quick: bool) -> dict:
-    count = 300 if quick else 2000
-    out = {}
-    for label, cmd, ready in (
-            ("computed_torque_arm7", [sys.executable, "-m", "rbd_ros.cli", "controller", "--ros-args", "-p",
-                                      f"model_yaml:={ROBOTS['arm7']}", "-p", "type:=computed_torque"],
-             "controller: ready"),
-            ("echo_floor", [sys.executable, str(ROOT / "bench" / "echo_controller.py")], "echo_controller: ready")):
-        proc = _Process(cmd, ready)
-        try:
-            t = np.array(round_trips(count))
-        finally:
+    """Ours and the echo floor interleaved: both controllers run at once, each on a ROS domain
+    of its own (so they never see each other's messages), and this process alternates blocks
+    of round trips between them, so both see the same machine load."""
+    count, per_block = (300, 50) if quick else (2000, 100)
+    base = int(os.environ.get("ROS_DOMAIN_ID", "150"))
+    domains = {"computed_torque_arm7": base, "echo_floor": base + 1}
+    commands = {
+        "computed_torque_arm7": ([sys.executable, "-m", "rbd_ros.cli", "controller", "--ros-args", "-p",
+                                  f"model_yaml:={ROBOTS['arm7']}", "-p", "type:=computed_torque"],
+                                 "controller: ready"),
+        "echo_floor": ([sys.executable, str(ROOT / "bench" / "echo_controller.py")], "echo_controller: ready")}
+    procs, peers = [], {}
+    try:
+        for label, (cmd, ready) in commands.items():
+            procs.append(_Process(cmd, ready, env={"ROS_DOMAIN_ID": str(domains[label])}))
+            peers[label] = LoopPeer(domains[label])
+            peers[label].connect()
+            peers[label].block(200)  # warm-up
+        times: dict[str, list[float]] = {label: [] for label in peers}
+        block_medians: dict[str, list[float]] = {label: [] for label in peers}
+        for _ in range(count // per_block):
+            for label, peer in peers.items():
+                t = peer.block(per_block)
+                times[label] += t
+                block_medians[label].append(float(np.median(t)))
+    finally:
+        for peer in peers.values():
+            peer.close()
+        for proc in procs:
             proc.stop()
-        out[label] = {"median_us": float(np.median(t)), "p90_us": float(np.percentile(t, 90)),
-                      "p99_us": float(np.percentile(t, 99)), "rate_hz": float(1e6 / np.mean(t)), "count": count}
+    out = {}
+    for label, t in times.items():
+        a = np.array(t)
+        out[label] = {"median_us": float(np.median(a)), "p90_us": float(np.percentile(a, 90)),
+                      "p99_us": float(np.percentile(a, 99)), "rate_hz": float(1e6 / np.mean(a)),
+                      "count": len(a)}
+    ours, floor = block_medians["computed_torque_arm7"], block_medians["echo_floor"]
+    out["ratio"] = {"median": out["computed_torque_arm7"]["median_us"] / out["echo_floor"]["median_us"],
+                    "block_median": float(np.median(np.array(ours) / np.array(floor)))}
     return out
 
 
@@ -239,8 +277,13 @@ def main() -> int:
               f"{cb['no_publish']:>16.1f}{cb['publish_command']:>15.1f}{cb['publish_command_and_state']:>17.1f}")
     print("\nLoop through DDS (this process -> /joint_states -> node -> /effort_controller/commands -> here)")
     for label, r in results["loop_latency"].items():
+        if label == "ratio":
+            continue
         print(f"  {label:<24} median {r['median_us']:7.0f} us  p90 {r['p90_us']:7.0f} us  p99 {r['p99_us']:7.0f} us"
               f"  ({r['rate_hz']:.0f} round trips/s)")
+    ratio = results["loop_latency"]["ratio"]
+    print(f"  ours / echo floor: {ratio['median']:.2f} (median of all), {ratio['block_median']:.2f} "
+          "(median of the interleaved blocks' ratios)")
     out = ROOT / "bench" / "results" / "control.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

@@ -66,11 +66,6 @@ def robots(quick: bool) -> dict[int, MdhModel]:
     return out
 
 
-def per_call(fn, number: int, repeat: int) -> float:  # noqa: ANN001
-    fn()
-    return statistics.median(timeit.repeat(fn, number=number, repeat=repeat)) / number
-
-
 def interleaved(fns: dict, number: int, repeat: int) -> dict[str, float]:  # noqa: ANN001
     """Median seconds per call of each function, measured in alternation."""
     samples: dict[str, list[float]] = {k: [] for k in fns}
@@ -143,9 +138,12 @@ def batch_id(models: dict[int, MdhModel], quick: bool) -> dict:
                 continue
             numba.set_num_threads(threads)
             robot.inverse_dynamics(Q, QD, QDD)
-            runs = timeit.repeat(lambda: robot.inverse_dynamics(Q, QD, QDD), number=1,
-                                 repeat=5 if quick else 11)
-            t_pin = per_call(lambda: pin.rnea(pm, pd, q, qd, qdd), 5000, 7)
+            pin.rnea(pm, pd, q, qd, qdd)
+            runs, pins = [], []
+            for _ in range(5 if quick else 11):  # interleaved: ours, then Pinocchio, repeated
+                runs.append(timeit.timeit(lambda: robot.inverse_dynamics(Q, QD, QDD), number=1))
+                pins.append(timeit.timeit(lambda: pin.rnea(pm, pd, q, qd, qdd), number=2000) / 2000)
+            t_pin = statistics.median(pins)
             per_state, best = statistics.median(runs) / N, min(runs) / N
             row[f"{threads}thread"] = {"per_state_us": per_state * 1e6, "best_us": best * 1e6,
                                        "pin_rnea_us": t_pin * 1e6, "ratio": per_state / t_pin,

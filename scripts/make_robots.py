@@ -144,6 +144,74 @@ HEADER = """\
 """
 
 
+# ---- mobile manipulators (issue 17): URDF only -----------------------------------------------
+# The YAML needs a base section (base type, wheels, mount) that the MdhModel schema does not
+# have yet; the base design (Robot-level root joint) will add it, and then these get their YAML.
+MOBILE = {
+    # diff drive: base_link origin on the wheel-axle midpoint; ros2_control wheel_radius 0.08,
+    # wheel_separation 0.45; a passive caster (fixed, no dynamics of its own)
+    "mobile_arm7": dict(box=(0.60, 0.45, 0.25), box_at=(-0.08, 0.0, 0.10), mass=40.0,
+                        mount=(0.10, 0.0, 0.225), radius=0.08, width=0.04, wheel_mass=1.2,
+                        wheels={"left_wheel": (0.0, 0.225), "right_wheel": (0.0, -0.225)},
+                        caster=(-0.30, 0.0, -0.05)),
+    # holonomic (mecanum) base: base_link origin at the wheel-axis height, centre of the wheels
+    "omni_arm7": dict(box=(0.60, 0.50, 0.20), box_at=(0.0, 0.0, 0.08), mass=50.0,
+                      mount=(0.15, 0.0, 0.18), radius=0.076, width=0.05, wheel_mass=1.5,
+                      wheels={"front_left_wheel": (0.22, 0.28), "front_right_wheel": (0.22, -0.28),
+                              "rear_left_wheel": (-0.22, 0.28), "rear_right_wheel": (-0.22, -0.28)},
+                      caster=None),
+}
+
+
+def _f(*x: float) -> str:
+    return " ".join(f"{v:.6g}" for v in x)
+
+
+def _box_inertia(m: float, a: float, b: float, c: float) -> tuple[float, float, float]:
+    return m * (b * b + c * c) / 12.0, m * (a * a + c * c) / 12.0, m * (a * a + b * b) / 12.0
+
+
+def mobile_urdf(name: str, spec: dict) -> str:
+    """arm7 (``model_to_urdf``, its root renamed ``arm_base_link``) on a box base with wheel
+    joints (continuous, axis y, cylinder geometry giving radius and separation)."""
+    arm = model_to_urdf(arm7().replace(base_link="arm_base_link"), frame0_name="frame0")
+    body = arm.split("\n", 2)[2].rsplit("</robot>", 1)[0]  # drop <?xml>, <robot>, </robot>
+    bx, by, bz = spec["box"]
+    ixx, iyy, izz = _box_inertia(spec["mass"], bx, by, bz)
+    r, w, mw = spec["radius"], spec["width"], spec["wheel_mass"]
+    ia, it = mw * r * r / 2.0, mw * (3 * r * r + w * w) / 12.0
+    L = ['<?xml version="1.0"?>', f'<robot name="{name}">',
+         '  <link name="base_link">',
+         f'    <inertial><origin xyz="{_f(*spec["box_at"])}" rpy="0 0 0"/><mass value="{spec["mass"]}"/>',
+         f'      <inertia ixx="{ixx:.6g}" ixy="0" ixz="0" iyy="{iyy:.6g}" iyz="0" izz="{izz:.6g}"/></inertial>',
+         f'    <visual><origin xyz="{_f(*spec["box_at"])}"/><geometry><box size="{_f(bx, by, bz)}"/></geometry></visual>',
+         f'    <collision><origin xyz="{_f(*spec["box_at"])}"/><geometry><box size="{_f(bx, by, bz)}"/></geometry></collision>',
+         '  </link>']
+    for wheel, (x, y) in spec["wheels"].items():
+        cyl = f'<origin rpy="1.5707963267948966 0 0"/><geometry><cylinder radius="{r}" length="{w}"/></geometry>'
+        L += [f'  <link name="{wheel}">',
+              f'    <inertial><origin xyz="0 0 0"/><mass value="{mw}"/>',
+              f'      <inertia ixx="{it:.6g}" ixy="0" ixz="0" iyy="{ia:.6g}" iyz="0" izz="{it:.6g}"/></inertial>',
+              f'    <visual>{cyl}</visual>', f'    <collision>{cyl}</collision>', '  </link>',
+              f'  <joint name="{wheel}_joint" type="continuous">',
+              f'    <parent link="base_link"/><child link="{wheel}"/>',
+              f'    <origin xyz="{_f(x, y, 0.0)}" rpy="0 0 0"/><axis xyz="0 1 0"/>',
+              '    <limit effort="30" velocity="20"/>', '  </joint>']
+    if spec["caster"] is not None:
+        cr = r + spec["caster"][2]
+        L += ['  <link name="caster">',
+              '    <inertial><origin xyz="0 0 0"/><mass value="0.3"/>',
+              '      <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial>',
+              f'    <collision><geometry><sphere radius="{cr:.6g}"/></geometry></collision>', '  </link>',
+              '  <joint name="caster_joint" type="fixed">',
+              f'    <parent link="base_link"/><child link="caster"/><origin xyz="{_f(*spec["caster"])}"/>',
+              '  </joint>']
+    L += ['  <joint name="arm_mount" type="fixed">',
+          '    <parent link="base_link"/><child link="arm_base_link"/>',
+          f'    <origin xyz="{_f(*spec["mount"])}" rpy="0 0 0"/>', '  </joint>']
+    return "\n".join(L) + "\n" + body + "</robot>\n"
+
+
 def main() -> None:
     import yaml
 
@@ -160,6 +228,9 @@ def main() -> None:
                               default_flow_style=None, width=100)
         (ROOT / "config" / f"{name}.yaml").write_text(HEADER.format(name=name) + text)
         print(f"wrote urdf/{name}.urdf and config/{name}.yaml ({model.dof} joints)")
+    for name, spec in MOBILE.items():
+        (ROOT / "urdf" / f"{name}.urdf").write_text(mobile_urdf(name, spec))
+        print(f"wrote urdf/{name}.urdf (YAML waits for the base section of the model schema)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,11 @@ class _BackgroundSpinner:
     rclpy's ``Executor.shutdown`` called while another thread is inside ``spin()`` can leave
     that thread looping hot in ``_wait_for_ready_callbacks`` (no nodes, no guard left), holding
     the GIL so the test's main thread starves (seen here: a teardown stuck for 10 min on a loaded
-    machine, out of reach of pytest-timeout, whose handler needs the GIL too)."""
+    machine, out of reach of pytest-timeout, whose handler needs the GIL too).
+
+    An exception in one of the node's callbacks (a test peer's bug) is not swallowed: it is
+    kept in ``errors`` and re-raised by ``raise_callback_errors(spinner)`` (which the peers'
+    wait loops call) and by ``shutdown()``, so the test fails with it instead of timing out."""
 
     def __init__(self, node) -> None:
         import threading
@@ -39,25 +43,38 @@ class _BackgroundSpinner:
         self._context = node.context
         self._executor = SingleThreadedExecutor(context=node.context)
         self._executor.add_node(node)
+        self.errors: list[BaseException] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
-        with contextlib.suppress(Exception):  # context shut down at the end of the test
+        try:
             while not self._stop.is_set() and self._context.ok():
                 self._executor.spin_once(timeout_sec=0.05)
+        except Exception as exc:  # noqa: BLE001 - handed to the test thread
+            if self._context.ok() and not self._stop.is_set():  # not the test's shutdown
+                self.errors.append(exc)
 
     def shutdown(self, timeout_sec: float = 5.0) -> bool:
         self._stop.set()
         self._thread.join(timeout_sec)
-        return self._executor.shutdown(timeout_sec=timeout_sec)
+        done = self._executor.shutdown(timeout_sec=timeout_sec)
+        raise_callback_errors(self)
+        return done
 
 
 def spin_in_background(node) -> _BackgroundSpinner:
     """Spin ``node`` in a daemon thread; stop it with ``.shutdown()`` (the end of the test's
     context also ends it)."""
     return _BackgroundSpinner(node)
+
+
+def raise_callback_errors(spinner) -> None:
+    """Re-raise the first exception a callback spun by ``spin_in_background`` raised."""
+    errors = getattr(spinner, "errors", None)
+    if errors:
+        raise RuntimeError("a test peer's ROS callback raised") from errors[0]
 
 
 def wait_for_service(client, timeout: float = 30.0) -> None:

@@ -117,11 +117,10 @@ def _fake_launch_modules() -> dict[str, types.ModuleType]:
             "launch_ros": launch_ros, "launch_ros.actions": ros_actions}
 
 
-def _load_launch(name: str, monkeypatch):
-    try:
-        import launch  # noqa: F401
-        import launch_ros  # noqa: F401
-    except ImportError:
+def _load_launch(name: str, monkeypatch, real: bool = False):
+    """The launch file as a module; with stand-in launch modules (recording what the file
+    asks for) unless ``real``, also where ROS 2's launch is installed."""
+    if not real:
         for mod, fake in _fake_launch_modules().items():
             monkeypatch.setitem(sys.modules, mod, fake)
     spec = importlib.util.spec_from_file_location(name, REPO / "launch" / f"{name}.py")
@@ -141,25 +140,38 @@ def _run_launch(module, overrides: dict[str, str]):
     return declared, nodes
 
 
-def test_bringup_launch_file_follows_the_description(monkeypatch):
-    if importlib.util.find_spec("launch_ros") is not None:
-        pytest.skip("real launch installed: covered by test_launch_pytest")
+@pytest.mark.parametrize("overrides", [
+    {"robot": "arm7", "controller": "pid", "mode": "lockstep"},
+    {},  # every default
+    {"robot": "planar2", "controller": "none", "use_sim_time": "false"},
+    {"urdf": str(REPO / "urdf" / "puma560.urdf"), "base_link": "base_link",
+     "controller": "task_pd", "mode": "max"},
+], ids=["arm7-pid-lockstep", "defaults", "no-controller", "urdf-task_pd-max"])
+def test_bringup_launch_file_follows_the_description(monkeypatch, overrides):
+    """The nodes the launch file starts (executable, name, package, parameters, in order) are
+    exactly those of ``describe`` for the same arguments, which ``rbd-ros bringup`` starts."""
     module = _load_launch("bringup.launch", monkeypatch)
-    declared, nodes = _run_launch(module, {"robot": "arm7", "controller": "pid", "mode": "lockstep"})
+    declared, nodes = _run_launch(module, overrides)
     assert declared == {k: v[0] for k, v in ARGUMENTS.items()}
-    expected = describe(robot="arm7", controller="pid", mode="lockstep")
+    expected = describe(**{**declared, **overrides})
     assert [n.kw["executable"] for n in nodes] == [s.executable for s in expected]
+    assert [n.kw["name"] for n in nodes] == [s.name for s in expected]
     assert [n.kw["parameters"] for n in nodes] == [[s.parameters] for s in expected]
     assert all(n.kw["package"] == "rbd_ros" for n in nodes)
+    wanted = ["mujoco_bridge", "dynamics_server"]
+    if overrides.get("controller", "computed_torque") != "none":
+        wanted.append("controller")
+    assert [n.kw["executable"] for n in nodes] == wanted
 
 
 def test_dynamics_launch_file_starts_only_the_services(monkeypatch):
-    if importlib.util.find_spec("launch_ros") is not None:
-        pytest.skip("real launch installed: covered by test_launch_pytest")
     module = _load_launch("dynamics.launch", monkeypatch)
     declared, nodes = _run_launch(module, {"robot": "puma560"})
     assert set(declared) == {"robot", "urdf", "base_link", "tip_link", "use_sim_time"}
+    expected = describe(robot="puma560", use_sim_time="false", controller="none",
+                        simulate=False)
     assert [n.kw["executable"] for n in nodes] == ["dynamics_server"]
+    assert [n.kw["parameters"] for n in nodes] == [[s.parameters] for s in expected]
     assert nodes[0].kw["parameters"][0]["urdf_path"] == str(bundled_urdf("puma560"))
 
 
@@ -169,6 +181,6 @@ def test_launch_files_with_real_launch():
     for name, expected in (("bringup.launch", set(ARGUMENTS)),
                            ("dynamics.launch", {"robot", "urdf", "base_link", "tip_link",
                                                 "use_sim_time"})):
-        module = _load_launch(name, pytest.MonkeyPatch())
+        module = _load_launch(name, pytest.MonkeyPatch(), real=True)
         ld = module.generate_launch_description()
         assert {a.name for a in ld.get_launch_arguments()} == expected

@@ -74,7 +74,7 @@ def test_coriolis_matrix_times_qd_is_h_minus_g(case, method: str) -> None:  # no
 def test_real_arms_vs_pinocchio(rel: str, base: str, tip: str) -> None:
     """example-robot-data arms: every method against Pinocchio on the same file (extra
     joints, Panda's fingers, locked at 0 in a reduced model)."""
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin  # a test requirement (requirements-test.txt)
     path = example_robot_urdf(rel)
     robot = Robot.from_urdf(str(path), base_link=base, tip_link=tip)
     full = pin.buildModelFromUrdf(str(path))

@@ -6,19 +6,19 @@ specific message while the node keeps serving.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 import pytest
 
-from robots_data import BUNDLED_URDF
-from ros_helpers import ros_context
-
-pytest.importorskip("rbd_ros.robot")
 from rbd_ros.robot import Robot  # noqa: E402
 from rbd_ros.ros.client import DynamicsClient, DynamicsError  # noqa: E402
 from rbd_ros.ros.messages import from_joint_trajectory, to_joint_trajectory  # noqa: E402
+from robots_data import BUNDLED_URDF, REPO
+from ros_helpers import ros_context
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 
@@ -36,19 +36,27 @@ def server():
         proc.stop()
 
 
+@contextlib.contextmanager
+def _served(ros_args: list[str], namespace: str):
+    """A dynamics server process (``--ros-args`` ``ros_args``) serving under ``namespace``, and
+    a client of it."""
+    from ros_helpers import NodeProcess
+
+    proc = NodeProcess(["dynamics-server", "--ros-args", *ros_args,
+                        "-p", f"service_namespace:={namespace}"])
+    try:
+        proc.wait_for("dynamics_server: ready", 120)
+        with DynamicsClient(namespace=namespace, timeout=60) as c:
+            yield proc, c
+    finally:
+        proc.stop()
+
+
 @pytest.fixture(scope="module")
 def small_client():
     """A second server that accepts at most 10 states per request."""
-    from ros_helpers import NodeProcess
-
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
-                        "-p", "max_points:=10", "-p", "service_namespace:=small"])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
-        with DynamicsClient(namespace="small", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+    with _served(["-p", f"urdf_path:={URDF}", "-p", "max_points:=10"], "small") as (_, c):
+        yield c
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +91,6 @@ def test_get_model_round_trips_the_model(client, robot):
 
 
 def test_inverse_dynamics_batch_matches_core_and_pinocchio(client, robot):
-    pin = pytest.importorskip("pinocchio")
     q, qd, qdd = _random_states(robot, 50)
     tau = client.inverse_dynamics(q, qd, qdd)
     np.testing.assert_allclose(tau, robot.inverse_dynamics(q, qd, qdd), rtol=0, atol=1e-12)
@@ -134,6 +141,37 @@ def test_model_queries_match_core(client, robot):
     assert len(fk.link_poses) == robot.dof + 1
 
 
+def _pose_matrix(pose) -> np.ndarray:
+    """4x4 from a geometry_msgs/Pose, through Pinocchio's quaternion (an independent
+    conversion)."""
+    o, p = pose.orientation, pose.position
+    T = np.eye(4)
+    T[:3, :3] = pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix()
+    T[:3, 3] = [p.x, p.y, p.z]
+    return T
+
+
+def test_forward_kinematics_every_link_pose(client, robot):
+    """Every frame the service returns (base frame0 .. frame n), its names and frame_id,
+    against the core's link poses, and the tool against Pinocchio's placement of the URDF's
+    tip link."""
+    q = np.random.default_rng(12).uniform(-1.5, 1.5, robot.dof)
+    fk = client.forward_kinematics(q)
+    assert fk.frame_id == robot.model.base_link
+    assert list(fk.link_names) == ["frame0", *robot.model.link_names]
+    expected = robot.link_poses(q)
+    assert len(fk.link_poses) == len(expected) == robot.dof + 1
+    for k, (pose, T) in enumerate(zip(fk.link_poses, expected)):
+        np.testing.assert_allclose(_pose_matrix(pose), T, atol=1e-12, err_msg=f"link {k}")
+    moved = [np.abs(_pose_matrix(p) - np.eye(4)).max() for p in fk.link_poses[1:]]
+    assert min(moved) > 1e-3  # no frame is left at the identity
+    pm = pin.buildModelFromXML(URDF.read_text())
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, q)
+    tip = pd.oMf[pm.getFrameId(robot.model.tip_link)].homogeneous
+    np.testing.assert_allclose(_pose_matrix(fk.tool_pose), tip, atol=1e-9)
+
+
 def test_forward_simulate_matches_core(client, robot):
     rng = np.random.default_rng(5)
     q0 = rng.uniform(-1, 1, robot.dof)
@@ -147,6 +185,49 @@ def test_forward_simulate_matches_core(client, robot):
     np.testing.assert_allclose(sim.positions, q[::5], atol=1e-12)
     np.testing.assert_allclose(sim.velocities, qd[::5], atol=1e-12)
     assert sim.compute_time > 0
+
+
+def test_forward_simulate_against_pinocchio_and_its_own_positions(client, robot):
+    """Oracles other than the core: the velocities are the time derivative of the returned
+    positions (central differences, O(h^2)), and the accelerations are Pinocchio's ABA at the
+    returned states under the torque held at that time."""
+    rng = np.random.default_rng(13)
+    q0 = rng.uniform(-1, 1, robot.dof)
+    qd0 = rng.uniform(-1, 1, robot.dof)
+    # held 50 ms each; the wrist's small inertia takes small torques
+    torques = rng.uniform(-1, 1, (4, robot.dof)) * [40.0, 40.0, 20.0, 0.5, 0.5, 0.2]
+    h = 0.001
+    sim = client.forward_simulate(q0, qd0, torques, torque_period=0.05, dt=h)
+    assert sim.positions.shape == (201, robot.dof)
+    P = sim.positions  # fourth-order central differences, error O(h^4)
+    central = (P[:-4] - 8 * P[1:-3] + 8 * P[3:-1] - P[4:]) / (12 * h)
+    k = np.arange(2, 199)
+    smooth = np.abs((k + 25) % 50 - 25) > 2  # not across a switch of the torque (qdd jumps)
+    np.testing.assert_allclose(sim.velocities[2:-2][smooth], central[smooth], rtol=1e-4,
+                               atol=1e-4)
+    assert np.abs(sim.velocities[-1] - qd0).max() > 0.1  # the arm accelerates
+    np.testing.assert_allclose(sim.velocities[0], qd0, atol=0)
+    pm = pin.buildModelFromXML(URDF.read_text())
+    pd = pm.createData()
+    for k in range(0, 200, 7):  # not at a switch of the torque (row k // 50 held there)
+        tau = torques[k // 50]
+        ref = pin.aba(pm, pd, sim.positions[k], sim.velocities[k], tau)
+        np.testing.assert_allclose(sim.accelerations[k], ref, rtol=1e-9, atol=1e-8,
+                                   err_msg=f"sample {k}")
+
+
+def test_forward_simulate_integrator_option(client, robot):
+    """'euler' (semi-implicit) is the core's semi-implicit Euler, and not RK4."""
+    rng = np.random.default_rng(14)
+    q0, torques = rng.uniform(-1, 1, robot.dof), rng.uniform(-10, 10, (5, robot.dof))
+    qd0 = np.zeros(robot.dof)
+    euler = client.forward_simulate(q0, qd0, torques, torque_period=0.002, dt=0.002,
+                                    integrator="euler")
+    q, qd, _ = robot.simulate(q0, qd0, torques, 0.002, integrator="semi_implicit_euler")
+    np.testing.assert_allclose(euler.positions, q, atol=1e-12)
+    np.testing.assert_allclose(euler.velocities, qd, atol=1e-12)
+    rk4 = client.forward_simulate(q0, qd0, torques, torque_period=0.002, dt=0.002)
+    assert np.abs(rk4.positions - euler.positions).max() > 1e-6
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -342,4 +423,101 @@ def test_client_on_a_node_of_the_callers(server, robot):
             with pytest.raises(DynamicsError, match="contains NaN"):
                 c.gravity(np.full(robot.dof, np.nan))
         node.create_publisher(Float64, "/still_alive", 1)  # the node was not destroyed
+        node.destroy_node()
+
+
+# ---- start-up options: robot_description + gravity, model_yaml --------------------------------
+WALL_GRAVITY = [0.0, 9.81, 0.0]  # an arm mounted on a wall
+
+
+@pytest.fixture(scope="module")
+def wall_client(tmp_path_factory):
+    """A server given the URDF as ``robot_description`` text (in a parameters file, as a
+    launch file passes it) and a non-default ``gravity``."""
+    import yaml
+
+    params = tmp_path_factory.mktemp("params") / "server.yaml"
+    params.write_text(yaml.safe_dump({"wall": {"ros__parameters": {
+        "robot_description": URDF.read_text(), "gravity": WALL_GRAVITY}}}))
+    with _served(["-r", "__node:=wall", "--params-file", str(params)], "wall") as (proc, c):
+        assert "from robot_description" in proc.output
+        yield c
+
+
+@pytest.fixture(scope="module")
+def yaml_client():
+    """A server from the bundled model file, actuators (gear ratios, rotor inertias) included."""
+    with _served(["-p", f"model_yaml:={REPO / 'config' / 'puma560.yaml'}"], "fromyaml") as (_, c):
+        yield c
+
+
+def test_gravity_parameter_and_robot_description(wall_client, robot):
+    q = np.random.default_rng(15).uniform(-1.5, 1.5, (3, robot.dof))
+    pm = pin.buildModelFromXML(URDF.read_text())
+    pm.gravity.linear = np.array(WALL_GRAVITY)
+    pd = pm.createData()
+    ref = np.array([pin.computeGeneralizedGravity(pm, pd, qk) for qk in q])
+    np.testing.assert_allclose(wall_client.gravity(q), ref, rtol=1e-9, atol=1e-9)
+    assert np.abs(ref - robot.gravity(q)).max() > 1.0  # not the default gravity
+    g = wall_client.get_model().gravity
+    assert [g.x, g.y, g.z] == WALL_GRAVITY
+
+
+def test_model_yaml_start_up_and_actuator_option(yaml_client):
+    """The model file's actuators: include_actuators adds the reflected rotor inertia and the
+    joint friction, G^2 Jm qdd + B qd + Tc sign(qd) (003 (6.16)-(6.17)), to inverse dynamics
+    and to the simulation."""
+    from rbd_ros.model import MdhModel
+
+    model = MdhModel.from_yaml(str(REPO / "config" / "puma560.yaml"))
+    assert list(yaml_client.get_model().joint_names) == list(model.joint_names)
+    robot = Robot(model)
+    rng = np.random.default_rng(16)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 3, model.dof))
+    plain = yaml_client.inverse_dynamics(q, qd, qdd)
+    with_act = yaml_client.inverse_dynamics(q, qd, qdd, include_actuators=True)
+    reflected = (model.gear_ratio**2 * model.rotor_inertia * qdd + model.viscous * qd
+                 + model.coulomb * np.sign(qd))
+    np.testing.assert_allclose(with_act - plain, reflected, atol=1e-9)
+    assert np.abs(reflected).max() > 0.1
+    torques = rng.uniform(-5, 5, (20, model.dof))
+    sim = yaml_client.forward_simulate(q[0], qd[0], torques, torque_period=0.001, dt=0.001,
+                                       include_actuators=True)
+    qs, qds, _ = robot.simulate(q[0], qd[0], torques, 0.001, include_actuators=True)
+    np.testing.assert_allclose(sim.positions, qs, atol=1e-12)
+    np.testing.assert_allclose(sim.velocities, qds, atol=1e-12)
+    bare = yaml_client.forward_simulate(q[0], qd[0], torques, torque_period=0.001, dt=0.001)
+    assert np.abs(bare.velocities - sim.velocities).max() > 1e-4
+
+
+@pytest.mark.parametrize("own_node", [True, False], ids=["own node", "caller's node"])
+def test_client_timeout_path(own_node):
+    """No server: ``service ... not available``; a server slower than ``timeout``: ``no answer
+    from ... within`` (a DynamicsError, not a hang), in about ``timeout`` seconds."""
+    import rclpy
+
+    from rbd_ros_interfaces.srv import InverseDynamics
+    from ros_helpers import spin_in_background
+
+    def handler(req, res):  # noqa: ANN001, ANN202
+        time.sleep(2.0)
+        res.success, res.message = True, "ok"
+        return res
+
+    with ros_context() as ctx:
+        caller = None if own_node else rclpy.create_node("timeout_caller", context=ctx)
+        with DynamicsClient(namespace="nobody_here", node=caller, timeout=0.5) as c:
+            with pytest.raises(DynamicsError, match=r"service /nobody_here/\w+ not available"):
+                c.gravity([0.0, 0.0])
+        node = rclpy.create_node("silent_server", context=ctx)
+        node.create_service(InverseDynamics, "/silent/inverse_dynamics", handler)
+        executor = spin_in_background(node)
+        with DynamicsClient(namespace="silent", node=caller, timeout=1.0) as c:
+            c._clients["inverse_dynamics"].wait_for_service(timeout_sec=30)
+            t0 = time.monotonic()
+            with pytest.raises(DynamicsError,
+                               match="no answer from /silent/inverse_dynamics within 1.0 s"):
+                c.inverse_dynamics([0.0], [0.0], [0.0], joint_names=["a"])
+            assert time.monotonic() - t0 >= 1.0
+        executor.shutdown(timeout_sec=5.0)
         node.destroy_node()

@@ -43,12 +43,15 @@ def test_yaml_output_file_round_trip(tmp_path: Path, capsys: pytest.CaptureFixtu
     _same(Robot.from_yaml(str(out)).model, ref)
 
 
-def test_json_is_strict_and_readable(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(REPO / "urdf" / "planar2.urdf") if (REPO / "urdf" / "planar2.urdf").exists()
-                 else str(example_robot_urdf(UR5)), "--format", "json"]) == 0
+def test_json_is_strict_and_the_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """The JSON is strict (no NaN/Infinity constants) and is the converted model, as the
+    YAML test checks: every field equal to the converter's ``to_dict()``."""
+    assert main([str(example_robot_urdf(PANDA)), *PANDA_ARGS, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
-    model = MdhModel.from_dict(data)
-    assert model.dof >= 2
+    ref = load_model(example_robot_urdf(PANDA), tip_link="panda_link8",
+                     locked_joints={"panda_finger_joint1": 0.02})
+    assert data == json.loads(json.dumps(ref.to_dict()))
+    _same(MdhModel.from_dict(data), ref)
 
 
 def test_xacro_args_and_gravity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,11 @@ module              formulation                                                 
 ``dq``              dual-quaternion algebra, 001 §2                              -
 ``dual_quaternion`` dual-quaternion Newton-Euler, 001 (19)-(30)                 O(n)
 ``gauss``           Gauss's principle (dqGP), 001 (45)-(52)                     O(n^3)
+``planar_base``     arm on a planar (holonomic) base: whole-body chain,         -
+                    world/base-frame rates, dqNE with the base, 001 §3.2.2      O(n)
+``udwadia_kalaba``  Udwadia-Kalaba, 001 (62)-(63), and the KKT solve            O(n^3)
+``diff_drive``      differential-drive base, 001 (64): Kane in generalized      O(n^3)
+                    speeds (000 (46)), UK, KKT, wheel torques, simulation
 ==================  =========================================================  ============
 
 All read a ``chain.Chain`` (joint screws and constant transforms, not an MDH table).

@@ -127,14 +127,28 @@ def _dq(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, floa
 def dqne(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray,
          use_wrench: bool, ws: np.ndarray, tau: np.ndarray) -> None:
     """001 (19)-(30) (module docstring).  ``ws``: ``(n, NWS)`` scratch."""
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    dqne_seeded(dp, q, qd, qdd, zero, zero, _row3(dp, q.shape[0], DG), (1.0, 0.0, 0.0, 0.0),
+                wrench, use_wrench, ws, tau)
+
+
+@njit(cache=True)
+def dqne_seeded(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                xi0: tuple, xid0: tuple, g0: tuple, r0: tuple, wrench: np.ndarray,
+                use_wrench: bool, ws: np.ndarray, tau: np.ndarray) -> tuple:
+    """dqNE of a chain carried by a moving body ``c_0`` (a mobile base, 001 §3.2): its body
+    twist ``xi0`` and acceleration ``xid0`` (in ``c_0``), gravity ``g0`` in ``c_0`` axes and
+    the rotation ``r0`` of ``c_0`` in the world (for the tool wrench); ``X[0]`` (row n of
+    ``dp``) is then ``x_{j_0}^{c_0}``.  Returns ``zeta_1``, the wrench joint 1 transmits, in
+    ``j_0`` (moment about its origin); ``dqne`` is the fixed base ``xi0 = xid0 = 0``."""
     n = q.shape[0]
-    xi = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    xid = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    gx = dp[n, DG]
-    gy = dp[n, DG + 1]
-    gz = dp[n, DG + 2]
+    xi = xi0
+    xid = xid0
+    gx = g0[0]
+    gy = g0[1]
+    gz = g0[2]
     Kprev = _dq(dp, n, DK)
-    racc = (1.0, 0.0, 0.0, 0.0)
+    racc = r0
     for i in range(n):
         S = _row6(dp, i, DS)
         # y_i = x_{c_i}^{j_{i-1}}(q_i);  z_i = x_{c_i}^{c_{i-1}} = K_{i-1} y_i
@@ -202,3 +216,4 @@ def dqne(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench:
         zeta = ad_frame(_row9(ws, i, 6), _row3(ws, i, 15), zc)
         # (30): generalized force = D(<zeta_i, S_i>)
         tau[i] = inner(zeta, _row6(dp, i, DS))[1]
+    return zeta

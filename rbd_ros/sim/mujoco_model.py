@@ -35,10 +35,21 @@ sticking).
 
 Joint limits (where both are finite) are MuJoCo's limit constraints, stiffened to a time
 constant of two timesteps.  Contacts are off by default (the MDH model carries no geometry);
-``contacts=True`` adds crude link capsules that collide with each other.
+``contacts=True`` adds crude link capsules that collide with each other (geom group 3, hidden
+in pictures).
+
+Looks (``visuals=True``, the default; they never touch the dynamics: every visual geom has
+``contype = conaffinity = 0`` and the bodies keep their explicit inertials, so MuJoCo's
+masses and inertias are those above): per link a capsule along the common normal
+``a_i x_i`` and one along the next joint axis ``d_{i+1} z_{i+1}`` (both fixed in frame i),
+a housing cylinder on each joint axis, a tool sphere, a pedestal from the floor to the base,
+a checkered floor below everything the arm can reach (:func:`workspace`), and lights.  A
+URDF's own shapes (``shapes``: ``urdf_visuals.urdf_visuals``, meshes where MuJoCo can load
+them) replace a body's capsules and housing.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -129,14 +140,17 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                        armature: bool = True, viscous: bool = True, coulomb: bool = True,
                        min_mass: float = DEFAULT_MIN_MASS,
                        min_inertia: float = DEFAULT_MIN_INERTIA,
-                       capsule_radius: float = 0.03) -> tuple["mujoco.MjModel", list[str]]:
+                       capsule_radius: float = 0.03,
+                       visuals: bool = True, shapes: Sequence = ()
+                       ) -> tuple["mujoco.MjModel", list[str]]:
     """The MuJoCo model of ``model`` (see the module docstring) and the fix-up warnings.
 
     ``actuators``: a torque (``motor``) actuator per joint, and the actuator model of 003
     §6.1 on the joints: ``armature`` (Gamma^T J_M Gamma, (6.17)), ``viscous`` (D of (6.16)
     as joint damping) and ``coulomb`` (joint frictionloss), each switchable.  Joint ranges are
     set where both limits are finite; joints are named as in the model, bodies after
-    ``model.link_names``, actuators after the joints."""
+    ``model.link_names``, actuators after the joints.  ``visuals``: the looks of the module
+    docstring (no effect on the dynamics), with the URDF's ``shapes`` where given."""
     import mujoco
 
     if not (np.isfinite(timestep) and timestep > 0):
@@ -152,6 +166,7 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     if not contacts:
         spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     warnings: list[str] = []
+    looks = _Looks(spec, model, shapes) if visuals else None
     parent = spec.worldbody
     for i in range(model.dof):
         T = np.asarray(mdh_transform(float(model.a[i]), float(model.alpha[i]), float(model.d[i]),
@@ -200,6 +215,8 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                 joint.solimp_friction = [FRICTION_IMPEDANCE, FRICTION_IMPEDANCE, 0.001, 0.5, 2.0]
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
+        if looks is not None:
+            looks.link(body, i)
         parent = body
     parent.add_site(name="tool", pos=model.tool[:3, 3].tolist(),
                     quat=_quat(model.tool[:3, :3]).tolist())
@@ -229,10 +246,167 @@ def _add_capsule(body, model: MdhModel, i: int, radius: float) -> None:
     else:
         end = model.tool[:3, 3]
     if np.linalg.norm(end) < 1e-6:
-        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0], mass=0.0)
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0], mass=0.0, group=3)
         return
     body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[radius, 0, 0], mass=0.0,
-                  fromto=[0.0, 0.0, 0.0, *end.tolist()])
+                  fromto=[0.0, 0.0, 0.0, *end.tolist()], group=3)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where the arm can be: ``up`` (unit, against gravity; +z without gravity), ``centre`` of
+    the reach sphere (the base origin), its ``reach`` radius (m), ``floor`` and ``top``, the
+    heights along ``up`` just below and above every frame origin over a sample of joint
+    positions."""
+
+    up: np.ndarray
+    centre: np.ndarray
+    reach: float
+    floor: float
+    top: float
+
+
+def workspace(model: MdhModel, samples: int = 256, seed: int = 0) -> Workspace:
+    """:class:`Workspace` of ``model`` from its frame origins over ``samples`` random joint
+    positions inside the limits (a fixed ``seed``; ±pi where a revolute joint has none)."""
+    from rbd_ros.algorithm.mdh import mdh_transform
+
+    g = np.asarray(model.gravity, dtype=float)
+    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
+    lo = np.where(np.isfinite(model.lower), model.lower, -np.pi)
+    hi = np.where(np.isfinite(model.upper), model.upper, np.pi)
+    rng = np.random.default_rng(seed)
+    centre = model.base[:3, 3].astype(float)
+    reach, lowest, highest = 0.0, float(up @ centre), float(up @ centre)
+    for q in np.vstack([np.zeros(model.dof), rng.uniform(lo, hi, (samples, model.dof))]):
+        T = model.base.copy()
+        for i in range(model.dof):  # 0T_n = base prod_i ^{i-1}T_i(q_i) (003 §1.6)
+            prismatic = model.joint_type[i] == PRISMATIC
+            T = T @ np.asarray(mdh_transform(
+                float(model.a[i]), float(model.alpha[i]),
+                float(model.d[i] + (q[i] if prismatic else 0.0)),
+                float(model.theta[i] + (0.0 if prismatic else q[i]))))
+            reach, lowest, highest = _extend(reach, lowest, highest, T[:3, 3], centre, up)
+        reach, lowest, highest = _extend(reach, lowest, highest, (T @ model.tool)[:3, 3],
+                                         centre, up)
+    reach = max(reach, 0.1)
+    return Workspace(up, centre, reach, lowest - 0.05 * reach, highest + 0.05 * reach)
+
+
+def _extend(reach: float, lowest: float, highest: float, p: np.ndarray, centre: np.ndarray,
+            up: np.ndarray) -> tuple[float, float, float]:
+    h = float(up @ p)
+    return max(reach, float(np.linalg.norm(p - centre))), min(lowest, h), max(highest, h)
+
+
+class _Looks:
+    """The visual-only geoms and lights of the module docstring, sized from the arm's reach."""
+
+    LINK = [0.93, 0.55, 0.16, 1.0]  # orange
+    JOINT = [0.25, 0.27, 0.30, 1.0]  # dark grey
+    TOOL = [0.85, 0.15, 0.15, 1.0]
+
+    def __init__(self, spec, model: MdhModel, shapes: Sequence = ()) -> None:
+        import mujoco
+
+        self.mujoco, self.model, self.spec = mujoco, model, spec
+        self.shapes: dict[int, list] = {}
+        for shape in shapes:  # urdf_visuals.Visual, by body (-1: the world)
+            self.shapes.setdefault(int(shape.body), []).append(shape)
+        ws = workspace(model)
+        self.radius = float(np.clip(0.035 * ws.reach, 0.008, 0.06))
+        world = spec.worldbody
+        spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
+        spec.visual.headlight.diffuse = [0.45, 0.45, 0.45]
+        spec.visual.headlight.specular = [0.1, 0.1, 0.1]
+        spec.stat.center = ws.centre.tolist()
+        spec.stat.extent = 2.0 * ws.reach
+        tex = spec.add_texture(name="floor_checker", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                               builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=256,
+                               height=256, rgb1=[0.82, 0.84, 0.87], rgb2=[0.70, 0.72, 0.76])
+        spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+                         builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, width=64, height=64,
+                         rgb1=[0.55, 0.65, 0.78], rgb2=[0.95, 0.96, 0.98])
+        mat = spec.add_material(name="floor", texrepeat=[8.0, 8.0])
+        mat.textures[int(mujoco.mjtTextureRole.mjTEXROLE_RGB)] = tex.name
+        # the floor: a plane through the lowest point, normal ``up``
+        z = np.array([0.0, 0.0, 1.0])
+        floor_point = ws.centre + (ws.floor - ws.up @ ws.centre) * ws.up
+        self._geom(world, type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.5 * ws.reach] * 2 + [0.1],
+                   pos=floor_point.tolist(), quat=_quat(_rotation_onto(z, ws.up)).tolist(),
+                   material="floor", rgba=[1.0, 1.0, 1.0, 1.0], name="floor")
+        height = float(ws.up @ ws.centre - ws.floor)
+        if height > 2 * self.radius:  # a pedestal from the floor up to the base
+            self._geom(world, type=mujoco.mjtGeom.mjGEOM_CYLINDER, rgba=self.JOINT,
+                       size=[2.2 * self.radius, 0.0, 0.0], name="pedestal",
+                       fromto=[*floor_point.tolist(), *(ws.centre - 1.2 * self.radius
+                                                         * ws.up).tolist()])
+        self.link(world, -1)  # base -> joint 1
+        for k, (pos, direction) in enumerate((((1.0, -1.0, 2.0), (-0.3, 0.3, -1.0)),
+                                              ((-1.5, 1.0, 2.5), (0.5, -0.3, -1.0)))):
+            world.add_light(name=f"light{k}", pos=(ws.centre + ws.reach * np.array(pos)).tolist(),
+                            dir=list(direction), castshadow=k == 0,
+                            diffuse=[0.55, 0.55, 0.55] if k == 0 else [0.25, 0.25, 0.25],
+                            specular=[0.2, 0.2, 0.2])
+
+    def _geom(self, body, **kwargs) -> None:
+        body.add_geom(contype=0, conaffinity=0, mass=0.0, group=kwargs.pop("group", 1), **kwargs)
+
+    def link(self, body, i: int) -> None:
+        """Body i: its joint housing, and capsules to the next joint (or the tool); ``i = -1``:
+        the world body from the base frame to joint 1.  The URDF's shapes instead if given."""
+        mjg = self.mujoco.mjtGeom
+        m, r = self.model, self.radius
+        if self.shapes.get(i):
+            for shape in self.shapes[i]:
+                self._shape(body, shape)
+            return
+        if i >= 0:
+            self._geom(body, type=mjg.mjGEOM_CYLINDER, size=[1.5 * r, 1.3 * r, 0.0],
+                       rgba=self.JOINT, name=f"{m.link_names[i]}_joint")
+        if i + 1 < m.dof:
+            from rbd_ros.algorithm.mdh import mdh_transform
+
+            corner = np.array([float(m.a[i + 1]), 0.0, 0.0])  # a_i along x_i
+            end = np.asarray(mdh_transform(float(m.a[i + 1]), float(m.alpha[i + 1]),
+                                           float(m.d[i + 1]), float(m.theta[i + 1])))[:3, 3]
+            points = [np.zeros(3), corner, end]  # then d_{i+1} along z_{i+1}
+            if i < 0:  # the base frame in world coordinates
+                points = [(m.base @ np.append(p, 1.0))[:3] for p in points]
+        else:
+            points = [np.zeros(3), m.tool[:3, 3].astype(float)]
+            self._geom(body, type=mjg.mjGEOM_SPHERE, size=[1.1 * r, 0.0, 0.0],
+                       pos=points[1].tolist(), rgba=self.TOOL, name="tool_tip")
+        for p0, p1 in zip(points, points[1:]):
+            if np.linalg.norm(p1 - p0) > 1e-6:
+                self._geom(body, type=mjg.mjGEOM_CAPSULE, size=[r, 0.0, 0.0],
+                           fromto=[*p0.tolist(), *p1.tolist()], rgba=self.LINK)
+
+
+    def _shape(self, body, shape) -> None:
+        """One ``urdf_visuals.Visual`` (its pose is in the body frame; the world: base_link,
+        so ``model.base``-independent)."""
+        mjg = self.mujoco.mjtGeom
+        kind = {"mesh": mjg.mjGEOM_MESH, "box": mjg.mjGEOM_BOX,
+                "cylinder": mjg.mjGEOM_CYLINDER, "sphere": mjg.mjGEOM_SPHERE}[shape.kind]
+        extra: dict = {}
+        if shape.kind == "mesh":
+            name = f"{Path(shape.file).stem}_{len(self.spec.meshes)}"  # unique, and says which
+            self.spec.add_mesh(name=name, file=shape.file, scale=list(shape.scale))
+            extra["meshname"] = name
+        else:
+            extra["size"] = list(shape.size) + [0.0] * (3 - len(shape.size))
+        self._geom(body, type=kind, pos=shape.pose[:3, 3].tolist(),
+                   quat=_quat(shape.pose[:3, :3]).tolist(), rgba=list(shape.rgba), **extra)
+
+
+def _rotation_onto(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The rotation taking unit ``a`` onto unit ``b`` (Rodrigues; ``a = -b``: about x)."""
+    v, c = np.cross(a, b), float(a @ b)
+    if c < -1.0 + 1e-12:
+        return np.diag([1.0, -1.0, -1.0])
+    K = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.eye(3) + K + K @ K / (1.0 + c)
 
 
 def from_urdf(path_or_xml: str | Path, base_link: str | None = None,

@@ -11,8 +11,10 @@ before anything starts (``rbd_ros.control.tour``: from where the arm is, inside 
 velocity and effort limits, moved or shrunk until it fits, or refused with the reason) --,
 shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
 torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
-``DIR/report.json``, ``DIR/plot.png`` and a rosbag2 recording ``DIR/bag/`` of
-``/joint_states``, the commands, the reference and the controller state.
+``DIR/report.json``, ``DIR/plot.png``, a rosbag2 recording ``DIR/bag/`` of
+``/joint_states``, the commands, the reference and the controller state, and (``page.py``)
+the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
+``--no-video``) and the page ``DIR/index.html``.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import numpy as np
 from rbd_ros.resources import DEFAULT_ROBOT
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
+from rbd_ros.ros.bringup.report import real_time_factor
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
 TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
@@ -82,7 +85,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
                    help="lockstep (default: every control cycle gets its step, deterministic) "
                         "or realtime (wall-clock paced)")
-    p.add_argument("--record", default="", metavar="DIR", help="write report.json, plot.png, bag/")
+    p.add_argument("--record", default="", metavar="DIR",
+                   help="write report.json, plot.png, bag/, video.mp4, index.html")
+    p.add_argument("--no-video", action="store_true", help="with --record: no video")
     p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
                    help="seconds per tour segment")
     p.add_argument("--integrator", default=None,
@@ -223,7 +228,6 @@ class Bringup:
 
         def on_diagnostics(msg: String) -> None:
             diag = json.loads(msg.data)
-            diag["received_monotonic"] = time.monotonic()
             with self.lock:
                 self.diagnostics.append(diag)
 
@@ -258,15 +262,23 @@ class Bringup:
                         or node.count_publishers(COMMANDS) == 0
                         or node.count_publishers(CONTROLLER_STATE) == 0)):
                 time.sleep(0.01)
+            # the tour starts at a stated simulated time (the header stamp, as for ros2_control's
+            # joint_trajectory_controller): the bridge pauses, the controller accepts the tour
+            # stamped just ahead of the paused clock, the bridge resumes; so the tour starts at
+            # exactly its stamp however far the controller had stepped the simulation while
+            # this process lagged, and the report's window [t_start, sim_end] is exact
+            while time.monotonic() < deadline and not self.controller_state:
+                time.sleep(0.01)  # the controller receives states and acts on them
+            diag_start = self.set_paused(node, True)
+            t_pause = diag_start["sim_time"]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and self.last_state[0] < t_pause - 1e-9:
+                time.sleep(0.01)  # the state at the pause (this process may lag the bridge)
             with self.lock:
-                t_now, raw = self.last_state
-                diag_start = self.diagnostics[-1] if self.diagnostics else None
-            # the tour starts at a stated simulated time shortly ahead (the header stamp, as
-            # for ros2_control's joint_trajectory_controller), so the report's window is exact
-            # however far the controller has stepped the simulation meanwhile.  It has no point
-            # at time 0: the controller starts it from its own reference (holding the bridge's
-            # initial pose, the tour's start), so the reference never jumps
-            t_start = t_now + 0.3
+                t_now = self.last_state[0]
+            # no point at time 0: the controller starts the tour from its own reference
+            # (holding the bridge's initial pose, the tour's start), so the reference never jumps
+            t_start = t_pause + 0.1
             waypoints, times = self.tour.waypoints, self.tour.times
             rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
             traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
@@ -276,12 +288,21 @@ class Bringup:
             if self.recorder:
                 self.recorder.write_message(TOUR, int(t_now * 1e9),
                                             traj)
+            self.wait_for_tour_accepted()
+            self.set_paused(node, False)
             horizon = self.args.duration or float(times[-1] + 0.5)
             controller = next(p for spec, p in zip(self.specs, self.procs)
                               if spec.executable == "controller")
             wall0 = time.monotonic()
-            sim0 = t_now  # simulated time when the tour was sent (0.3 s before it starts)
+            sim0 = t_now  # simulated time when the bridge resumed
             sim_end = t_start + horizon
+            # realtime: the bridge steps on until paused, states and commands after the horizon
+            # stay out of the bag (set before the loop: this process sees the horizon late).
+            # Lockstep: commands carry no stamp and their queue may lag the states'
+            # differently, so the bag keeps every pair up to the pause (past the horizon by as
+            # much as this process lagged) rather than cut the two streams apart
+            if self.args.mode == "realtime":
+                self.record_until = sim_end
             tty = sys.stdout.isatty()
             last_print = 0.0
             while True:
@@ -310,31 +331,15 @@ class Bringup:
                 if time.monotonic() - wall0 > 20 * horizon + 60:
                     raise RuntimeError("the simulation stalled")
                 time.sleep(0.05)
-            wall = time.monotonic() - wall0
-            rtf = (t_now - sim0) / wall if wall > 0 else float("nan")  # as the progress line
             if not self.args.quiet and tty:
                 print(flush=True)
-            since = diag_start["received_monotonic"] if diag_start else -1.0
+            diag_end = self.set_paused(node, True)  # its counters stopped at the pause
             with self.lock:
-                during = [d for d in self.diagnostics if d["received_monotonic"] > since]
-            if during:
-                # the bridge runs ahead of what this process has read (on a busy machine by
-                # seconds): the mean of its own real-time factors (one per ~1 s period) instead
-                rtf = float(np.mean([d["rtf"] for d in during]))
-            # realtime: the bridge steps on until paused, states and commands after the horizon
-            # stay out of the bag. Lockstep: commands carry no stamp and their queue may lag the
-            # states' differently, so the bag keeps every pair up to the pause (past the horizon
-            # by as much as this process lagged) rather than cut the two streams apart
-            if self.args.mode == "realtime":
-                self.record_until = sim_end
-            self.pause_bridge(node)
-            # a fresh diagnostics message (once a second): its counters stopped at the pause
-            with self.lock:
-                seen = len(self.diagnostics)
-            wait_until = time.monotonic() + 2.5
-            while len(self.diagnostics) == seen and time.monotonic() < wait_until:
-                time.sleep(0.05)
-            diag_end = self.diagnostics[-1] if self.diagnostics else None
+                i0 = next(i for i, d in enumerate(self.diagnostics) if d is diag_start)
+                samples = [(d["wall_time"], d["sim_time"]) for d in self.diagnostics[i0:]]
+            # the bridge's own clocks over exactly the reported window (this process reads
+            # the states late, on a busy machine by seconds: its own clock would measure that)
+            rtf = real_time_factor(samples, t_start, sim_end)
             self.stop_controller_and_drain(sim_end)
             return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
         finally:
@@ -345,28 +350,59 @@ class Bringup:
             if self.recorder:
                 self.recorder.close()
 
-    @staticmethod
-    def pause_bridge(node, timeout: float = 2.0) -> None:
-        """``/mujoco_bridge/pause``: no more steps, so the run ends at the horizon.  Called on a
-        helper node of its own that no executor spins, waiting on the client directly."""
+    def set_paused(self, node, paused: bool, timeout: float = 10.0) -> dict:
+        """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
+        published at that moment (its ``sim_time`` and ``wall_time`` of the pause).  Called on
+        a helper node of its own that no executor spins, waiting on the client directly."""
         import rclpy
         from std_srvs.srv import SetBool
 
         from rbd_ros.ros.lean_executor import call_once
 
+        with self.lock:
+            seen = len(self.diagnostics)
         helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)
         try:
             client = helper.create_client(SetBool, topics.node_topic("mujoco_bridge", topics.PAUSE))
-            if client.wait_for_service(timeout_sec=timeout):
-                call_once(helper, client, SetBool.Request(data=True), timeout)
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise RuntimeError("the bridge's pause service did not appear")
+            call_once(helper, client, SetBool.Request(data=paused), timeout)
         finally:
             helper.destroy_node()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                fresh = [d for d in self.diagnostics[seen:] if d["paused"] == paused]
+            if fresh:
+                return fresh[0]
+            time.sleep(0.01)
+        raise RuntimeError(f"no diagnostics from the bridge within {timeout} s of "
+                           f"{'pausing' if paused else 'resuming'} it")
+
+    def wait_for_tour_accepted(self, timeout: float = 30.0) -> None:
+        """Block until the controller logged that it accepted the tour; its refusal (with the
+        controller's reason) is an error."""
+        proc = next(p for s, p in zip(self.specs, self.procs) if s.executable == "controller")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(proc.lines):
+                if "trajectory refused" in line:
+                    reason = line.split("trajectory refused:", 1)[-1].strip()
+                    raise RuntimeError(f"the controller refused the tour: {reason}")
+                # accepted, or kept for the first state after the pause (then it starts on
+                # its stamp too: that state is older than the stamp)
+                if "trajectory accepted" in line or "trajectory received before any" in line:
+                    return
+            if not proc.alive():
+                raise RuntimeError("the controller exited before accepting the tour")
+            time.sleep(0.01)
+        raise RuntimeError(f"the controller did not accept the tour within {timeout} s")
 
     def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
                                   limit: float = 10.0) -> None:
         """End the run without losing what is still queued (on a busy machine one
-        subscription's queue lags another's): after ``pause_bridge``, wait until the controller
+        subscription's queue lags another's): after ``set_paused``, wait until the controller
         has answered (lockstep: every recorded state has its command and controller state;
         realtime, where missed cycles never get one: a controller state at or past
         ``sim_end`` arrived), stop the controller, then wait until nothing has arrived for
@@ -430,12 +466,19 @@ class Bringup:
         print(report.table(), flush=True)
         if record is not None:
             report.to_json(record / "report.json")
-            plot(record / "plot.png", self.joint_names, t, ref, meas, tau,
-                 title=f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
-                       f"{self.args.controller}, {self.args.mode}")
+            title = (f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
+                     f"{self.args.controller}, {self.args.mode}")
+            plot(record / "plot.png", self.joint_names, t, ref, meas, tau, title=title)
             counts = ", ".join(f"{k} {v}" for k, v in self.recorder.counts.items())
             print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})",
                   flush=True)
+            from rbd_ros.ros.bringup.page import video_and_page
+
+            params = {"bringup": vars(self.args), **{s.name: s.parameters for s in self.specs}}
+            for line in video_and_page(record, self.model, t, meas, ref, report, params, title,
+                                       video=not self.args.no_video,
+                                       robot=self.specs[0].parameters):
+                print(line, flush=True)
         return 0
 
     @staticmethod

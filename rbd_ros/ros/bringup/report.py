@@ -42,6 +42,36 @@ class Report:
         return "\n".join(lines)
 
 
+def real_time_factor(samples: list[tuple[float, float]], t0: float, t1: float) -> float:
+    """Simulated over wall time across exactly the simulated window ``[t0, t1]``:
+
+        rtf = (t1 - t0) / (w(t1) - w(t0))
+
+    where ``w(s)`` is the wall time at which the simulation first reached ``s``, interpolated
+    linearly between the ``(wall_time, sim_time)`` samples of the bridge's diagnostics (one per
+    period and one at each pause).  Idle time inside the window (the simulation standing
+    still) counts, idle time before or after it does not.  The window is clipped to what the
+    samples cover; NaN (never 0) when they cover none of it (fewer than two samples)."""
+    if len(samples) < 2 or not t1 > t0:
+        return float("nan")
+    wall, sim = np.asarray(samples, float).T
+    order = np.argsort(wall, kind="stable")
+    wall, sim = wall[order], np.maximum.accumulate(sim[order])  # simulated time never goes back
+    lo, hi = max(t0, sim[0]), min(t1, sim[-1])
+    if not hi > lo:
+        return float("nan")
+
+    def first_reached(s: float) -> float:
+        i = int(np.searchsorted(sim, s, side="left"))  # first sample with sim >= s
+        if i == 0:
+            return float(wall[0])
+        frac = (s - sim[i - 1]) / (sim[i] - sim[i - 1])  # sim[i-1] < s <= sim[i]
+        return float(wall[i - 1] + frac * (wall[i] - wall[i - 1]))
+
+    elapsed = first_reached(hi) - first_reached(lo)
+    return (hi - lo) / elapsed if elapsed > 0 else float("nan")
+
+
 def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndarray,
                 torque: np.ndarray, times: np.ndarray, rtf: float, missed_cycles: int,
                 tool: tuple[np.ndarray, np.ndarray] | None = None) -> Report:

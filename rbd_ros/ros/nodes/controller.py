@@ -242,6 +242,10 @@ class Controller:
             self.log.info(f"gains from the model at the start pose {np.round(self.q, 4).tolist()}: "
                           + self._gains_text())
 
+    def _announce_ready(self) -> None:
+        self._ready_timer.cancel()  # once (kept: the lean executor's wait set holds it)
+        print(self._ready_text, flush=True)
+
     # ---- set-up helpers -----------------------------------------------------------------------
     def _announce_ready(self) -> None:
         self._ready_timer.cancel()  # once (kept: the lean executor's wait set holds it)

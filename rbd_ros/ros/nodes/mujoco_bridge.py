@@ -11,6 +11,8 @@ Parameters
           ``urdf_path`` (.urdf/.xacro); none -> the bundled default robot.  ``base_link``,
           ``tip_link`` ('' = inferred); ``gravity`` (parameter > model file > [0, 0, -9.81]).
           The loader of every node: ``rbd_ros.ros.robot_params``.
+  viewer: ``true`` opens MuJoCo's interactive viewer on the simulation where there is a
+          display (``rbd_ros.ros.nodes.viewer.attach``; otherwise one warning line).
   bridge: ``config_file`` (default ``config/bridge.yaml``) and every key of that file as a
           parameter of the same name, which wins: timestep, integrator, contacts, mode
           (realtime | lockstep | max), publish_every, joints, initial_positions,
@@ -34,8 +36,9 @@ Topics
   /clock (rosgraph_msgs/Clock, out): simulation time, with every /joint_states.
   /effort_controller/commands (std_msgs/Float64MultiArray, in): one value per joint in
       ``joints`` order (N m or N; volts in voltage mode).
-  ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s: mode, paused,
-      sim_time, steps, rate_hz and rtf (over the last period), step_time_p99_us /
+  ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s and on each
+      pause/resume: mode, paused, sim_time, wall_time (``time.monotonic()``), steps, rate_hz
+      and rtf (over the last period), step_time_p99_us /
       step_time_mean_us (step + publish, wall), missed_steps, commands_received,
       commands_rejected, steps_without_new_command, stale_steps, braking, saturated_steps,
       inertia_fixups, unstable_steps (steps undone because the state blew up: the arm is held
@@ -293,7 +296,9 @@ class MujocoBridge:
         return response
 
     def on_pause(self, request, response):
-        self.paused = bool(request.data)
+        with self.lock:  # no step after the answer: the diagnostics below hold the last one
+            self.paused = bool(request.data)
+        self.publish_diagnostics()  # at once: sim_time and wall_time of the pause
         response.success = True
         response.message = "paused" if self.paused else "running"
         self.node.get_logger().info(f"simulation {response.message} at t = {self.sim.time:.6f} s")
@@ -405,6 +410,7 @@ class MujocoBridge:
         st = self.sim.stats
         return {
             "mode": self.mode, "paused": self.paused, "sim_time": sim_t, "steps": steps,
+            "wall_time": wall,  # time.monotonic(): one clock for every process of the host
             "rate_hz": (steps - k0) / elapsed if elapsed > 0 else 0.0,
             "rtf": (sim_t - s0) / elapsed if elapsed > 0 else 0.0,
             "step_time_p99_us": float(np.percentile(times, 99) * 1e6),
@@ -464,6 +470,11 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error
             raise NodeConfigError(f"{type(exc).__name__}: {exc}") from None
         bridge = MujocoBridge(node, sim, config, argv)
+        node.declare_parameter("viewer", False)
+        if node.get_parameter("viewer").value:
+            from rbd_ros.ros.nodes.viewer import attach
+
+            bridge.viewer = attach(node, sim.mj_model, sim.mj_data, bridge.lock, model.name)
         executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(node)
         print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "

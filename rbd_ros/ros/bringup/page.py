@@ -1,0 +1,117 @@
+"""The bringup's pictures: the video of the run and ``DIR/index.html``, one self-contained
+page with the report table, the plot, the video and the run's parameters (to share or attach
+to an issue).
+
+``video_and_page(DIR, ...)`` (called by ``rbd-ros bringup --record DIR`` after the run) saves
+the states (``DIR/recording.npz``, ``DIR/model.yaml``), renders them offscreen
+(``rbd_ros.sim.render``: ``DIR/video.mp4``, ``DIR/preview.gif``; skipped with ``--no-video``,
+one line instead where no OpenGL backend works) and writes the page.  The plot and (up to
+``EMBED_LIMIT`` bytes) the video are embedded as ``data:`` URIs; a larger video is linked
+relative (``video.mp4`` beside the page).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+EMBED_LIMIT = 16 * 2**20  # bytes of video embedded in the page
+
+STYLE = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 960px; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.5em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.7em; text-align: right; }
+th { background: #dde6f0; }
+table.parameters td { text-align: left; font-family: monospace; }
+th:first-child, td:first-child { text-align: left; }
+img, video { max-width: 100%; border: 1px solid #ddd; }
+.note { color: #a40; } code { background: #f3f3f3; }
+"""
+
+
+def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np.ndarray,
+                   reference: np.ndarray, report, parameters: dict[str, Any],
+                   title: str = "", video: bool = True,
+                   robot: dict[str, Any] | None = None) -> list[str]:
+    """Save the states, render the video (``video``; ``robot``: the nodes' robot parameters,
+    whose ``urdf_path`` lends the video its meshes) and write ``index.html``; returns the
+    lines to print (one per product or problem)."""
+    from rbd_ros.sim.render import Recording, render_recording
+
+    directory = Path(directory)
+    lines: list[str] = []
+    for stale in ("video.mp4", "preview.gif"):  # never show an older run's video
+        (directory / stale).unlink(missing_ok=True)
+    if video:
+        robot = robot or {}
+        model.to_yaml(str(directory / "model.yaml"))
+        Recording(times, measured, reference, urdf=str(robot.get("urdf_path", "")),
+                  base_link=str(robot.get("base_link", "")),
+                  tip_link=str(robot.get("tip_link", ""))).save(directory / "recording.npz")
+        result = render_recording(directory, caption=title)
+        note = result.message if result.ok else f"rbd-ros bringup: {result.message}"
+        lines.append(note)
+    else:
+        note = "no video (--no-video)"
+    page = write_page(directory, report, parameters, title=title, video_note=note)
+    lines.append(f"page {page}")
+    return lines
+
+
+def write_page(directory: str | Path, report, parameters: dict[str, Any], title: str = "",
+               video_note: str = "") -> Path:
+    """``DIR/index.html`` from ``report`` (``report.Report`` or its dict), ``DIR/plot.png``,
+    ``DIR/video.mp4`` when present and ``parameters`` (``{section: {key: value}}``)."""
+    directory = Path(directory)
+    rep = report if isinstance(report, dict) else asdict(report)
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(name)}</td><td>{rep['rms_error'][k]:.3e}</td>"
+        f"<td>{rep['max_error'][k]:.3e}</td><td>{rep['peak_torque'][k]:.3f}</td></tr>"
+        for k, name in enumerate(rep["joint_names"]))
+    summary = (f"simulated {rep['duration']:.3f} s in {rep['samples']} samples; real-time "
+               f"factor {rep['rtf']:.3f}; missed cycles {rep['missed_cycles']}")
+    heading = esc(title or "rbd_ros run")
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{heading}</title>"
+             f"<style>{STYLE}</style></head><body>", f"<h1>{heading}</h1>",
+             "<h2>Tracking</h2><table id='report'><tr><th>joint</th><th>rms error</th>"
+             f"<th>max error</th><th>peak torque</th></tr>{rows}</table>",
+             f"<p id='summary'>{esc(summary)}</p>"]
+    video = directory / "video.mp4"
+    parts.append("<h2>The run</h2>")
+    if video.is_file():
+        size = video.stat().st_size
+        src = (_data_uri(video, "video/mp4") if size <= EMBED_LIMIT else "video.mp4")
+        parts.append(f"<video id='video' controls loop muted autoplay playsinline "
+                     f"src='{src}'></video>")
+        parts.append("<p>Orange: the simulated arm; translucent blue: the reference (and its "
+                     "tool path).</p>")
+    else:
+        parts.append(f"<p class='note' id='video'>{esc(video_note or 'no video')}</p>")
+    plot = directory / "plot.png"
+    if plot.is_file():
+        parts.append(f"<h2>Plot</h2><img id='plot' alt='tracking plot' "
+                     f"src='{_data_uri(plot, 'image/png')}'>")
+    parts.append("<h2>Parameters</h2>")
+    for section, values in parameters.items():
+        cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"
+                        for k, v in values.items())
+        parts.append(f"<h3>{esc(section)}</h3><table class='parameters'>{cells}</table>")
+    parts.append("</body></html>")
+    path = directory / "index.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _data_uri(path: Path, mime: str) -> str:
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"

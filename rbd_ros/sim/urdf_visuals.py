@@ -1,0 +1,153 @@
+"""A URDF's own looks (``<visual>``, else ``<collision>``) placed on the MDH bodies (ROS-free).
+
+The converter places every URDF link riding on MDH frame ``i`` at ``F_i(q) @ offset``
+(``UrdfConversion.link_offsets``; ``rbd_ros.urdf.convert``), so a ``<visual>`` with origin
+``O`` sits at ``offset @ O`` in MuJoCo body ``i - 1`` (that body is frame ``i``; see
+``mujoco_model``).  Links fixed to ``base_link`` sit at their fixed-joint chain in the world.
+
+A link uses its ``<visual>`` elements when MuJoCo can load all of them, else its
+``<collision>`` elements (ROS descriptions often have COLLADA ``.dae`` visuals, which MuJoCo
+does not read, and ``.stl`` collision meshes), else nothing (the model's link capsules stay).
+Meshes are ``.stl``, ``.obj`` or ``.msh`` files found by ``package://NAME/...`` (a parent folder
+called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+LOADABLE = (".stl", ".obj", ".msh")
+GREY = (0.72, 0.74, 0.78, 1.0)
+
+
+@dataclass(frozen=True)
+class Visual:
+    """One shape on MuJoCo body ``body`` (-1: the world): ``kind`` mesh | box | cylinder |
+    sphere, MuJoCo ``size`` (half sizes; radius, half length), ``file`` and ``scale`` for a
+    mesh, its ``pose`` (4x4) in the body frame, and ``rgba``."""
+
+    body: int
+    kind: str
+    pose: np.ndarray
+    size: tuple[float, ...] = ()
+    file: str = ""
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    rgba: tuple[float, float, float, float] = GREY
+
+
+def urdf_visuals(source: str | os.PathLike, base_link: str | None = None,
+                 tip_link: str | None = None) -> tuple[list[Visual], list[str]]:
+    """The shapes of the module docstring for the chain ``base_link`` -> ``tip_link`` of
+    ``source`` (a file; its folder resolves relative mesh paths), and one note per link
+    whose shapes could not be used."""
+    from rbd_ros.urdf.convert import load_conversion
+    from rbd_ros.urdf.parse import _urdf_parser_py  # the parser, its remarks collected
+    from rbd_ros.urdf.transforms import origin_transform
+
+    conv = load_conversion(source, base_link, tip_link)
+    folder = Path(source).resolve().parent if Path(str(source)).is_file() else None
+    robot, _ = _urdf_parser_py(conv.urdf_xml, str(source))
+    colours = {m.name: tuple(m.color.rgba) for m in (robot.materials or []) if m.color}
+    placed = {link: (i - 1, offset) for link, (i, offset) in conv.link_offsets.items()}
+    stack = [(conv.model.base_link, np.eye(4))]
+    while stack:  # links fixed to base_link: the world body
+        link, pose = stack.pop()
+        placed.setdefault(link, (-1, pose))
+        for joint, child in robot.child_map.get(link, []):
+            j = robot.joint_map[joint]
+            if j.type == "fixed" and child not in placed:
+                o = j.origin
+                stack.append((child, pose @ origin_transform(o and o.xyz, o and o.rpy)))
+    out: list[Visual] = []
+    notes: list[str] = []
+    for link, (body, offset) in placed.items():
+        elements = robot.link_map[link]
+        for kind in ("visuals", "collisions"):
+            shapes = [_shape(e, body, offset, folder, colours) for e in getattr(elements, kind)]
+            if shapes and all(s is not None for s in shapes):
+                out += shapes
+                break
+        else:
+            if elements.visuals or elements.collisions:
+                notes.append(f"link '{link}': no shape MuJoCo can load (meshes must be "
+                             f"{', '.join(LOADABLE)} files that exist); capsules instead")
+    return out, notes
+
+
+def _shape(element, body: int, offset: np.ndarray, folder: Path | None,
+           colours: dict) -> Visual | None:
+    from rbd_ros.urdf.transforms import origin_transform
+
+    o, g = element.origin, element.geometry
+    pose = offset @ origin_transform(o and o.xyz, o and o.rpy)
+    material = getattr(element, "material", None)
+    rgba = GREY
+    if material is not None:
+        if material.color is not None:
+            rgba = tuple(material.color.rgba)
+        elif material.name in colours:
+            rgba = colours[material.name]
+    name = type(g).__name__.lower()
+    if name == "box":
+        return Visual(body, "box", pose, tuple(0.5 * float(s) for s in g.size), rgba=rgba)
+    if name == "cylinder":
+        return Visual(body, "cylinder", pose, (float(g.radius), 0.5 * float(g.length)), rgba=rgba)
+    if name == "sphere":
+        return Visual(body, "sphere", pose, (float(g.radius),), rgba=rgba)
+    if name == "mesh":
+        path = resolve(g.filename, folder)
+        if path is None or not loadable(path):
+            return None
+        scale = tuple(float(s) for s in (g.scale or (1.0, 1.0, 1.0)))
+        return Visual(body, "mesh", pose, file=str(path), scale=scale * (3 // len(scale)),
+                      rgba=rgba)
+    return None
+
+
+def resolve(uri: str, folder: Path | None) -> Path | None:
+    """The file of a URDF mesh ``uri`` (module docstring), or ``None``."""
+    if uri.startswith("file://"):
+        path = Path(uri[len("file://"):])
+    elif uri.startswith("package://"):
+        package, _, rest = uri[len("package://"):].partition("/")
+        path = None
+        for parent in ([folder, *folder.parents] if folder else []):
+            if parent.name == package:
+                path = parent / rest
+                break
+        if path is None:
+            try:
+                from ament_index_python.packages import get_package_share_directory
+
+                path = Path(get_package_share_directory(package)) / rest
+            except Exception:  # noqa: BLE001 - no ament index, or no such package
+                return None
+    else:
+        path = Path(uri) if Path(uri).is_absolute() or folder is None else folder / uri
+    return path if path.is_file() else None
+
+
+_LOADABLE: dict[str, bool] = {}
+
+
+def loadable(path: Path) -> bool:
+    """Whether MuJoCo reads the mesh ``path`` (checked once per file)."""
+    key = str(path)
+    if key not in _LOADABLE:
+        ok = path.suffix.lower() in LOADABLE
+        if ok:
+            import mujoco
+
+            spec = mujoco.MjSpec()
+            spec.add_mesh(name="m", file=key)
+            spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname="m",
+                                    contype=0, conaffinity=0)
+            try:
+                spec.compile()
+            except Exception:  # noqa: BLE001 - MuJoCo's ValueError on an unreadable mesh
+                ok = False
+        _LOADABLE[key] = ok
+    return _LOADABLE[key]
