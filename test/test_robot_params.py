@@ -17,6 +17,7 @@ from rbd_ros.sim.examples import three_link
 from ros_helpers import ros_context, spin_in_background
 
 WALL = [0.0, -9.81, 0.0]  # an arm mounted on a wall: gravity along -y of its base
+STATES, COMMANDS = "/wall_test/joint_states", "/wall_test/commands"
 ONE_LINK = """<robot name="r"><link name="base"/>
 <link name="l1"><inertial><mass value="{mass}"/><origin xyz="0 0 0"/>
 <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
@@ -93,9 +94,9 @@ class _Watch:
         self.lock = threading.Lock()
         self.states: list[np.ndarray] = []
         self.commands: list[np.ndarray] = []
-        self.node.create_subscription(JointState, "/joint_states",
+        self.node.create_subscription(JointState, STATES,
                                       lambda m: self._add(self.states, m.position), recordable_qos())
-        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+        self.node.create_subscription(Float64MultiArray, COMMANDS,
                                       lambda m: self._add(self.commands, m.data), recordable_qos())
         self.executor = spin_in_background(self.node)
 
@@ -126,7 +127,9 @@ def test_wall_gravity_reaches_server_controller_and_bridge(tmp_path, node_proces
     upright = tmp_path / "upright_arm.yaml"
     three_link().to_yaml(str(upright))
     q0 = [0.3, -0.6, 0.9]
-    robot = ["-p", f"model_yaml:={upright}", "-p", f"gravity:={WALL}"]
+    # topics of this test's own: another session's nodes on the same ROS domain cannot interfere
+    robot = ["-p", f"model_yaml:={upright}", "-p", f"gravity:={WALL}",
+             "-r", f"/joint_states:={STATES}", "-r", f"/effort_controller/commands:={COMMANDS}"]
     node_process(["dynamics-server", "--ros-args", "-p", f"model_yaml:={path}"], ready="dynamics_server: ready")
     with DynamicsClient() as dyn:
         dyn.wait()
