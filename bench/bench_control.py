@@ -93,8 +93,8 @@ def bench_callback(quick: bool) -> dict:
             msg.position = q0[::-1].tolist()
             msg.velocity = (0.1 * np.ones(n)).tolist()
             ctrl._on_joint_state(msg)  # first state: hold
-            ctrl.reference = quintic_point_to_point(q0, q0 + 0.2, 1e9)
-            ctrl.cartesian = None
+            ctrl.loop.reference = quintic_point_to_point(q0, q0 + 0.2, 1e9)
+            ctrl.loop.cartesian = None
             clock = [0.0]
 
             def cycle() -> None:

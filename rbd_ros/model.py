@@ -22,8 +22,12 @@ is ``base_link``; every existing API) or ``"floating"`` (``base_link`` is a free
 carrying the chain, with its own ``base_mass``, ``base_com`` and ``base_inertia`` about that
 centre of mass, in ``base_link`` axes: the URDF root link and everything fixed to it).  With a
 floating base ``base`` is still base_link -> MDH frame 0 and ``gravity`` is in the world frame.
-Other root joints (``"planar"``, ``"diff_drive"``) plug in here: see
-:mod:`rbd_ros.floating_base` for the layout of their configuration and velocity.
+``"planar"`` (x, y, yaw on the ground plane) and ``"diff_drive"`` (the same coordinates with
+the no-side-slip constraint at the base_link origin, 001 (64)) use the same base body and
+``base`` as the arm's mounting transform (:mod:`rbd_ros.mobile_base`); ``diff_drive`` also has
+``wheel_radius`` and ``wheel_separation`` (m, ros2_control ``diff_drive_controller`` meanings),
+``wheel_joints`` (left, right URDF joint names; may be empty) and ``wheel_spin_inertia`` (kg m^2,
+each wheel about its axle; the wheels' mass is in the base body).
 
 Actuators (003 §6.1, (6.15)-(6.17)): ``gear_ratio`` and ``rotor_inertia`` give the armature
 ``gear_ratio**2 * rotor_inertia`` reflected to the joint; ``viscous`` (N m s/rad) and
@@ -43,8 +47,9 @@ REVOLUTE = 0
 PRISMATIC = 1
 JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
 JOINT_TYPE_CODES = {v: k for k, v in JOINT_TYPE_NAMES.items()}
-#: root joints ahead of the chain (module docstring); "planar"/"diff_drive" are to come
-BASE_TYPES = ("fixed", "floating")
+#: root joints ahead of the chain (module docstring)
+BASE_TYPES = ("fixed", "floating", "planar", "diff_drive")
+MOBILE_BASES = ("planar", "diff_drive")
 
 #: per-joint float arrays, with their default value when absent
 _PER_JOINT_DEFAULTS: dict[str, float] = {
@@ -102,6 +107,10 @@ class MdhModel:
     base_mass: float = 0.0  # the floating base body (module docstring)
     base_com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     base_inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+    wheel_radius: float = 0.0  # diff_drive only (module docstring)
+    wheel_separation: float = 0.0
+    wheel_joints: tuple[str, ...] = ()  # (left, right) or ()
+    wheel_spin_inertia: float = 0.0
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -130,6 +139,7 @@ class MdhModel:
         if self.base_type not in BASE_TYPES:
             raise ValueError(f"MdhModel: base_type '{self.base_type}' unknown; use one of {list(BASE_TYPES)}")
         put(self, "base_mass", float(self.base_mass))
+        self._check_wheels()
         if not (np.isfinite(self.base_mass) and self.base_mass >= 0):
             raise ValueError(f"MdhModel: base_mass must be finite and >= 0, got {self.base_mass}")
         shapes = {"com": (n, 3), "inertia": (n, 3, 3), "base": (4, 4), "tool": (4, 4), "gravity": (3,),
@@ -161,6 +171,24 @@ class MdhModel:
             v = getattr(self, f.name)
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)
+
+    def _check_wheels(self) -> None:
+        """Wheel fields: required (positive) for ``diff_drive``, absent otherwise."""
+        put = object.__setattr__
+        for key in ("wheel_radius", "wheel_separation", "wheel_spin_inertia"):
+            put(self, key, float(getattr(self, key)))
+            if not np.isfinite(getattr(self, key)) or getattr(self, key) < 0:
+                raise ValueError(f"MdhModel: {key} must be finite and >= 0, got {getattr(self, key)}")
+        put(self, "wheel_joints", tuple(str(s) for s in self.wheel_joints))
+        if len(self.wheel_joints) not in (0, 2):
+            raise ValueError(f"MdhModel: wheel_joints must be (left, right) or empty, got {list(self.wheel_joints)}")
+        if self.base_type == "diff_drive":
+            missing = [k for k in ("wheel_radius", "wheel_separation") if not getattr(self, k) > 0]
+            if missing:
+                raise ValueError(f"MdhModel: a diff_drive base needs positive {' and '.join(missing)} "
+                                 f"(m, ros2_control diff_drive_controller meanings)")
+        elif self.wheel_radius or self.wheel_separation or self.wheel_joints or self.wheel_spin_inertia:
+            raise ValueError(f"MdhModel: wheel fields are for base_type 'diff_drive', not '{self.base_type}'")
 
     def _physical_inertia(self) -> np.ndarray:
         """The link inertias, each physically impossible one replaced by the nearest physical
@@ -205,6 +233,9 @@ class MdhModel:
             out["base_type"] = self.base_type
             out["base_body"] = {"mass": self.base_mass, "com": self.base_com.tolist(),
                                 "inertia": self.base_inertia.tolist()}
+        if self.base_type == "diff_drive":
+            out["wheels"] = {"radius": self.wheel_radius, "separation": self.wheel_separation,
+                             "joints": list(self.wheel_joints), "spin_inertia": self.wheel_spin_inertia}
         for i, jn in enumerate(self.joint_names):
             j: dict[str, Any] = {
                 "name": jn,
@@ -250,6 +281,10 @@ class MdhModel:
         for key in ("mass", "com", "inertia"):
             if key in body:
                 kw[f"base_{key}"] = body[key]
+        wheels = data.get("wheels") or {}
+        for key in ("radius", "separation", "joints", "spin_inertia"):
+            if key in wheels:
+                kw[f"wheel_{key}"] = wheels[key]
         return cls(**kw)
 
     def to_yaml(self, path: str | None = None) -> str:

@@ -131,13 +131,19 @@ class Kernels:
 
 class Robot:
     """Rigid-body dynamics of one serial arm (see the module docstring).  A model with
-    ``base_type="floating"`` gives a ``rbd_ros.floating_base.FloatingBaseRobot``."""
+    ``base_type="floating"`` gives a ``rbd_ros.floating_base.FloatingBaseRobot``, ``"planar"``
+    and ``"diff_drive"`` a ``rbd_ros.mobile_base.MobileBaseRobot``."""
 
     def __new__(cls, model: MdhModel) -> "Robot":
-        if cls is Robot and getattr(model, "base_type", "fixed") == "floating":
+        kind = getattr(model, "base_type", "fixed")
+        if cls is Robot and kind == "floating":
             from rbd_ros.floating_base import FloatingBaseRobot
 
             return super().__new__(FloatingBaseRobot)
+        if cls is Robot and kind in ("planar", "diff_drive"):
+            from rbd_ros.mobile_base import MobileBaseRobot
+
+            return super().__new__(MobileBaseRobot)
         return super().__new__(cls)
 
     def __init__(self, model: MdhModel) -> None:
@@ -157,20 +163,36 @@ class Robot:
     # ---- construction ------------------------------------------------------------------------
     @classmethod
     def from_urdf(cls, path_or_xml: str, base_link: str | None = None,
-                  tip_link: str | None = None, base: str = "fixed", **kw: Any) -> "Robot":
+                  tip_link: str | None = None, base: str = "fixed", left_wheel: str | None = None,
+                  right_wheel: str | None = None, wheel_radius: float | None = None,
+                  wheel_separation: float | None = None, **kw: Any) -> "Robot":
         """From an URDF file or XML string via ``rbd_ros.urdf.load_model`` (the converter);
-        ``base``: ``"fixed"`` or ``"floating"`` (``base_link`` a free body); ``kw`` are passed
-        on (e.g. ``gravity``)."""
+        ``base``: ``"fixed"``, ``"floating"`` (``base_link`` a free body), ``"planar"`` or
+        ``"diff_drive"`` (a ground base, ``rbd_ros.mobile_base``; the wheel options override
+        what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed on (e.g. ``gravity``)."""
+        from rbd_ros.model import BASE_TYPES
         from rbd_ros.urdf import load_model
 
-        return cls(load_model(path_or_xml, base_link=base_link, tip_link=tip_link, base_type=base, **kw))
+        if base not in BASE_TYPES:
+            raise ValueError(f"base '{base}' unknown; use one of {list(BASE_TYPES)}")
+        given = {"left": left_wheel, "right": right_wheel, "radius": wheel_radius,
+                 "separation": wheel_separation}
+        wheels = {k: v for k, v in given.items() if v is not None}
+        return cls(load_model(path_or_xml, base_link=base_link, tip_link=tip_link, base_type=base,
+                              wheels=wheels or None, **kw))
 
     @classmethod
     def from_yaml(cls, path_or_text: str, base: str | None = None) -> "Robot":
         """From a YAML model (``MdhModel.to_yaml`` form, optionally under ``model:``);
         ``base`` overrides the file's ``base_type``."""
         model = MdhModel.from_yaml(path_or_text)
-        return cls(model if base is None else model.replace(base_type=base))
+        if base is not None and base != model.base_type:
+            if base == "diff_drive":
+                raise ValueError("from_yaml: base='diff_drive' needs the file's wheels section "
+                                 "(radius, separation); use a diff_drive model file")
+            model = model.replace(base_type=base, wheel_radius=0.0, wheel_separation=0.0, wheel_joints=(),
+                                  wheel_spin_inertia=0.0)
+        return cls(model)
 
     @classmethod
     def from_mdh(cls, a: Sequence[float], alpha: Sequence[float], d: Sequence[float],
@@ -180,8 +202,10 @@ class Robot:
         """From an MDH table (Craig: ``a_{i-1}, alpha_{i-1}, d_i, theta_i`` per joint) with
         link masses, centres of mass (frame i) and inertias about them (frame i axes);
         other ``MdhModel`` fields (base, tool, gravity, limits, actuators...) as keywords.
-        Joints default to revolute and to names ``joint1..jointn``; ``base="floating"``
-        (a string) is ``base_type``, a 4x4 ``base`` the world -> frame 0 transform."""
+        Joints default to revolute and to names ``joint1..jointn``; ``base="floating"``,
+        ``"planar"`` or ``"diff_drive"`` (a string) is ``base_type`` (a ground base takes
+        ``base_mass``, ``base_com``, ``base_inertia`` and, for ``diff_drive``, ``wheel_radius``,
+        ``wheel_separation``), a 4x4 ``base`` the world -> frame 0 transform (the mount)."""
         n = len(a)
         if isinstance(kw.get("base"), str):
             kw["base_type"] = kw.pop("base")

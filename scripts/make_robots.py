@@ -144,9 +144,11 @@ HEADER = """\
 """
 
 
-# ---- mobile manipulators (issue 17): URDF only -----------------------------------------------
-# The YAML needs a base section (base type, wheels, mount) that the MdhModel schema does not
-# have yet; the base design (Robot-level root joint) will add it, and then these get their YAML.
+# ---- mobile manipulators (issue 17) ----------------------------------------------------------
+# The URDF is written from the spec below; the YAML is the URDF converted with its base
+# (``base_type`` planar / diff_drive, base body, wheels found from the wheel joints) plus arm7's
+# actuator data, which URDF cannot hold.
+MOBILE_BASE = {"mobile_arm7": "diff_drive", "omni_arm7": "planar"}
 MOBILE = {
     # diff drive: base_link origin on the wheel-axle midpoint; ros2_control wheel_radius 0.08,
     # wheel_separation 0.45; a passive caster (fixed, no dynamics of its own)
@@ -228,9 +230,17 @@ def main() -> None:
                               default_flow_style=None, width=100)
         (ROOT / "config" / f"{name}.yaml").write_text(HEADER.format(name=name) + text)
         print(f"wrote urdf/{name}.urdf and config/{name}.yaml ({model.dof} joints)")
+    from rbd_ros.urdf import load_model
+
+    arm = arm7()
     for name, spec in MOBILE.items():
-        (ROOT / "urdf" / f"{name}.urdf").write_text(mobile_urdf(name, spec))
-        print(f"wrote urdf/{name}.urdf (YAML waits for the base section of the model schema)")
+        path = ROOT / "urdf" / f"{name}.urdf"
+        path.write_text(mobile_urdf(name, spec))
+        model = load_model(str(path), tip_link="tool0", base_type=MOBILE_BASE[name]).replace(
+            gear_ratio=arm.gear_ratio, rotor_inertia=arm.rotor_inertia, viscous=arm.viscous, coulomb=arm.coulomb)
+        text = yaml.safe_dump({"model": model.to_dict()}, sort_keys=False, default_flow_style=None, width=100)
+        (ROOT / "config" / f"{name}.yaml").write_text(HEADER.format(name=name) + text)
+        print(f"wrote urdf/{name}.urdf and config/{name}.yaml ({MOBILE_BASE[name]} base, {model.dof} joints)")
 
 
 if __name__ == "__main__":

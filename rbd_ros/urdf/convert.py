@@ -25,10 +25,12 @@ import numpy as np
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
 from rbd_ros.urdf.chain import Chain, select_chain
+from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.geometry import AxisLine, MdhGeometry, mdh_geometry
 from rbd_ros.urdf.inertia import Body, link_body, merge
 from rbd_ros.urdf.parse import UrdfTree, load_tree
 from rbd_ros.urdf.transforms import inverse, joint_motion
+from rbd_ros.urdf.wheels import find_wheels
 
 #: above this (metres / radians) the self-check warns that the MDH model deviates from the URDF
 FIDELITY_WARN = 1e-9
@@ -94,13 +96,19 @@ def _bodies(tree: UrdfTree, chain: Chain, frames: np.ndarray) -> list[Body]:
     return out
 
 
-def _base_body(tree: UrdfTree, chain: Chain, base_type: str) -> dict:
+def _base_body(tree: UrdfTree, chain: Chain, base_type: str, wheels: Mapping | None) -> dict:
     """``base_type`` and, for a moving base, the merged inertia of body 0 (``base_link`` and
-    every link fixed to it) in base_link coordinates (``MdhModel`` base fields)."""
+    every link fixed to it) in base_link coordinates (``MdhModel`` base fields); for
+    ``diff_drive`` the wheel fields (``urdf.wheels.find_wheels`` with ``wheels`` as keywords)."""
+    if wheels and base_type != "diff_drive":
+        raise UrdfError(f"wheel options {sorted(wheels)} are for base 'diff_drive', not '{base_type}'")
     if base_type == "fixed":
         return {}
     b = merge(link_body(tree.links[ln], chain.reference[ln]) for ln, k in chain.body.items() if k == 0)
-    return {"base_type": base_type, "base_mass": b.mass, "base_com": b.com, "base_inertia": b.inertia}
+    out = {"base_type": base_type, "base_mass": b.mass, "base_com": b.com, "base_inertia": b.inertia}
+    if base_type == "diff_drive":
+        out.update(find_wheels(tree, chain, **(wheels or {})))
+    return out
 
 
 def _self_check(tree: UrdfTree, chain: Chain, conv: UrdfConversion, samples: int = 6) -> float:
@@ -127,7 +135,8 @@ def _self_check(tree: UrdfTree, chain: Chain, conv: UrdfConversion, samples: int
 
 def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | None = None,
                  locked_joints: Mapping[str, float] | None = None,
-                 gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed") -> UrdfConversion:
+                 gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
+                 wheels: Mapping | None = None) -> UrdfConversion:
     """Convert a parsed :class:`UrdfTree` (see :func:`load_conversion`)."""
     chain = select_chain(tree, base_link, tip_link, locked_joints)
     lines, link_frames = [], []
@@ -149,7 +158,7 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
         base=F[0], tool=inverse(F[n]) @ chain.reference[chain.tip],
         gravity=np.asarray(gravity, dtype=float),
         name=tree.name, base_link=chain.base, tip_link=chain.tip, link_names=chain.children,
-        **_limits(tree, chain.joints), **_base_body(tree, chain, base_type),
+        **_limits(tree, chain.joints), **_base_body(tree, chain, base_type, wheels),
     )
     conv = UrdfConversion(model=model, cases=geo.cases, link_offsets=offsets, positions=dict(chain.positions),
                           chain_path=chain.path, max_error=0.0, warnings=(), parser_notes=tree.warnings,
@@ -170,15 +179,18 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
 def load_conversion(source: str | os.PathLike, base_link: str | None = None, tip_link: str | None = None,
                     locked_joints: Mapping[str, float] | None = None,
                     xacro_args: Mapping[str, str] | None = None,
-                    gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed") -> UrdfConversion:
+                    gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
+                    wheels: Mapping | None = None) -> UrdfConversion:
     """Like :func:`load_model`, also returning link offsets, axis cases and diagnostics."""
-    return convert_tree(load_tree(source, xacro_args), base_link, tip_link, locked_joints, gravity, base_type)
+    return convert_tree(load_tree(source, xacro_args), base_link, tip_link, locked_joints, gravity, base_type,
+                        wheels)
 
 
 def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link: str | None = None,
                locked_joints: Mapping[str, float] | None = None,
                xacro_args: Mapping[str, str] | None = None,
-               gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed") -> MdhModel:
+               gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
+               wheels: Mapping | None = None) -> MdhModel:
     """Convert a URDF/xacro robot to a modified-DH :class:`MdhModel` (003 §1.6).
 
     Args:
@@ -193,11 +205,15 @@ def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link
         xacro_args: ``name -> value`` xacro arguments (``name:=value`` on the xacro command line).
         gravity: gravity in the base_link frame (with a floating base: in the world frame).
         base_type: ``"fixed"`` (base_link is the world) or ``"floating"`` (base_link is a free
-            body carrying the chain; its inertia is base_link's plus every link fixed to it).
+            body carrying the chain; its inertia is base_link's plus every link fixed to it),
+            ``"planar"`` or ``"diff_drive"`` (a ground base: x, y, yaw; ``rbd_ros.mobile_base``).
+        wheels: ``diff_drive`` only: ``left``, ``right`` (wheel joint names), ``radius``,
+            ``separation`` overriding what ``urdf.wheels.find_wheels`` reads from the URDF.
 
     Raises:
         UrdfError: bad XML/URDF/xacro, unknown link or joint names, zero axes, mimic,
             floating or planar joints on the chain, a branching robot without ``tip_link``,
             no movable joint between base and tip.
     """
-    return load_conversion(source, base_link, tip_link, locked_joints, xacro_args, gravity, base_type).model
+    return load_conversion(source, base_link, tip_link, locked_joints, xacro_args, gravity, base_type,
+                           wheels).model

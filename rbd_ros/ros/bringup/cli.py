@@ -2,7 +2,8 @@
 trajectory, and a report.
 
     rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
-                    --controller TYPE [--duration S] [--mode lockstep|realtime] [--record DIR]
+                    --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
+                    [--record DIR] [--json FILE]
                     [--integrator auto|Euler|RK4|implicit|implicitfast] [--timestep S]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
@@ -14,7 +15,9 @@ torques, the achieved real-time factor and missed cycles. With ``--record DIR`` 
 ``DIR/report.json``, ``DIR/plot.png``, a rosbag2 recording ``DIR/bag/`` of
 ``/joint_states``, the commands, the reference and the controller state, and (``page.py``)
 the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
-``--no-video``) and the page ``DIR/index.html``.
+``--no-video``) and the page ``DIR/index.html``.  ``--composed`` runs the control law inside
+the MuJoCo bridge's loop (as ros2_control's controller_manager does) instead of a controller
+process; the report says which ran.
 """
 from __future__ import annotations
 
@@ -85,9 +88,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--mode", default="lockstep", choices=[m for m in MODES if m != "max"],
                    help="lockstep (default: every control cycle gets its step, deterministic) "
                         "or realtime (wall-clock paced)")
+    p.add_argument("--composed", action="store_true",
+                   help="the control law inside the MuJoCo bridge's loop, no controller process "
+                        "(references and monitoring on the same topics)")
+    p.add_argument("--rt-priority", type=int, default=0, metavar="N",
+                   help="SCHED_FIFO priority of the bridge's stepping thread (0 = off; reported "
+                        "when refused)")
     p.add_argument("--record", default="", metavar="DIR",
                    help="write report.json, plot.png, bag/, video.mp4, index.html")
     p.add_argument("--no-video", action="store_true", help="with --record: no video")
+    p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
     p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
                    help="seconds per tour segment")
     p.add_argument("--integrator", default=None,
@@ -125,7 +135,11 @@ class Bringup:
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               controller=args.controller, mode=args.mode, bridge=bridge,
-                              controller_parameters=controller)
+                              controller_parameters=controller, composed=args.composed)
+        if args.rt_priority:
+            for spec in self.specs:
+                if spec.executable == "mujoco_bridge":
+                    spec.parameters["rt_priority"] = args.rt_priority
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
@@ -145,7 +159,12 @@ class Bringup:
         ``rbd_ros.ros.robot_params``)."""
         from rbd_ros.ros.robot_params import robot_model
 
-        return robot_model(params).model
+        model = robot_model(params).model
+        if model.base_type != "fixed":
+            raise ValueError(f"'{model.name}' has a {model.base_type} base: the bridge, the "
+                             "controllers and the bringup drive fixed-base arms so far (mobile "
+                             "bases there are the next step; the core's Robot simulates them)")
+        return model
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
@@ -291,8 +310,7 @@ class Bringup:
             self.wait_for_tour_accepted()
             self.set_paused(node, False)
             horizon = self.args.duration or float(times[-1] + 0.5)
-            controller = next(p for spec, p in zip(self.specs, self.procs)
-                              if spec.executable == "controller")
+            controller = self.law_process()
             wall0 = time.monotonic()
             sim0 = t_now  # simulated time when the bridge resumed
             sim_end = t_start + horizon
@@ -350,7 +368,7 @@ class Bringup:
             if self.recorder:
                 self.recorder.close()
 
-    def set_paused(self, node, paused: bool, timeout: float = 10.0) -> dict:
+    def set_paused(self, node, paused: bool, timeout: float = 30.0) -> dict:
         """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
         published at that moment (its ``sim_time`` and ``wall_time`` of the pause).  Called on
         a helper node of its own that no executor spins, waiting on the client directly."""
@@ -380,10 +398,16 @@ class Bringup:
         raise RuntimeError(f"no diagnostics from the bridge within {timeout} s of "
                            f"{'pausing' if paused else 'resuming'} it")
 
+    def law_process(self):
+        """The process that runs the control law and logs what it accepts or refuses: the
+        controller node's, or composed, the bridge's."""
+        name = "mujoco_bridge" if self.args.composed else "controller"
+        return next(p for s, p in zip(self.specs, self.procs) if s.executable == name)
+
     def wait_for_tour_accepted(self, timeout: float = 30.0) -> None:
         """Block until the controller logged that it accepted the tour; its refusal (with the
         controller's reason) is an error."""
-        proc = next(p for s, p in zip(self.specs, self.procs) if s.executable == "controller")
+        proc = self.law_process()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for line in list(proc.lines):
@@ -456,14 +480,22 @@ class Bringup:
         ref = np.array([c.position[:n] for c in cs])
         meas = np.array([c.velocity[:n] for c in cs])
         tau = np.array([c.effort[:n] for c in cs])
-        missed = self.missed_cycles(diag_start, diag_end)
+        missed = self.missed_cycles(diag_start, diag_end, self.args.composed)
         tool = None
         if self.args.controller in ("task_pd", "resolved_acceleration"):
             from rbd_ros.sim.closed_loop import tool_errors
 
             tool = tool_errors(self.model, ref, meas)
         report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed, tool=tool)
+        report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
+        if diag_end:
+            keep = ("period_p50_us", "period_p99_us", "period_max_us", "jitter_p99_us",
+                    "jitter_max_us", "overruns", "missed_steps", "steps_without_new_command",
+                    "step_time_p99_us", "realtime", "composed")
+            report.timing = {k: diag_end[k] for k in keep if k in diag_end}
         print(report.table(), flush=True)
+        if self.args.json:
+            report.to_json(self.args.json)
         if record is not None:
             report.to_json(record / "report.json")
             title = (f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
@@ -482,13 +514,16 @@ class Bringup:
         return 0
 
     @staticmethod
-    def missed_cycles(diag_start: dict | None, last: dict | None) -> int:
+    def missed_cycles(diag_start: dict | None, last: dict | None, composed: bool = False) -> int:
         """Bridge steps taken without a fresh command from the controller between two
-        diagnostics messages (``steps_without_new_command``): from before the tour to its end."""
+        diagnostics messages (``steps_without_new_command``): from before the tour to its end.
+        Composed, where every step computes its command: the steps the loop started more than
+        one period late (``missed_steps``)."""
         if last is None:
             return 0
-        first = diag_start["steps_without_new_command"] if diag_start else 0
-        return int(last["steps_without_new_command"]) - int(first)
+        key = "missed_steps" if composed else "steps_without_new_command"
+        first = diag_start[key] if diag_start else 0
+        return int(last[key]) - int(first)
 
 
 class Interrupted(KeyboardInterrupt):

@@ -24,6 +24,8 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "controller": ("computed_torque", "controller type: " + ", ".join(CONTROLLER_TYPES)),
     "mode": ("realtime", "MuJoCo bridge mode: " + ", ".join(MODES)),
     "use_sim_time": ("true", "nodes follow the bridge's /clock"),
+    "composed": ("false", "true: the control law runs inside the MuJoCo bridge's loop (no "
+                          "controller process; references on the same topics)"),
 }
 
 
@@ -55,7 +57,7 @@ def format_parameter(value: Any) -> str:
     return str(value)
 
 
-def _truthy(value: str | bool) -> bool:
+def _truthy(value: str | bool, name: str = "use_sim_time") -> bool:
     if isinstance(value, bool):
         return value
     v = str(value).strip().lower()
@@ -63,7 +65,7 @@ def _truthy(value: str | bool) -> bool:
         return True
     if v in ("false", "0", "no", "off", ""):
         return False
-    raise ValueError(f"use_sim_time must be true or false, got '{value}'")
+    raise ValueError(f"{name} must be true or false, got '{value}'")
 
 
 def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "",
@@ -94,25 +96,33 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
              controller: str = "computed_torque", mode: str = "realtime",
              use_sim_time: str | bool = True, services: bool = True,
              simulate: bool = True, bridge: dict[str, Any] | None = None,
-             controller_parameters: dict[str, Any] | None = None) -> list[NodeSpec]:
+             controller_parameters: dict[str, Any] | None = None,
+             composed: str | bool = False) -> list[NodeSpec]:
     """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
     ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
     ``controller_parameters``: extra parameters of those two nodes (e.g. the bridge's
-    ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``)."""
+    ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``).
+    ``composed``: the controller runs inside the bridge (its parameter ``controller_type``,
+    the controller's parameters given to the bridge), not as a node process of its own."""
     if controller not in CONTROLLER_TYPES:
         raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
     common = robot_parameters(robot, urdf, base_link, tip_link)
     sim_time = _truthy(use_sim_time) and simulate
+    composed = _truthy(composed, "composed") and controller != "none"
+    if composed and not simulate:
+        raise ValueError("composed needs the simulation (the law runs in the MuJoCo bridge)")
     nodes = []
     if simulate:
         nodes.append(NodeSpec("mujoco_bridge", "mujoco-bridge", "mujoco_bridge",
-                              {**common, "mode": mode, **(bridge or {})}))
+                              {**common, "mode": mode, **(bridge or {})}
+                              | ({"controller_type": controller, **(controller_parameters or {})}
+                                 if composed else {})))
     if services:
         nodes.append(NodeSpec("dynamics_server", "dynamics-server", "dynamics_server",
                               {**common, "use_sim_time": sim_time}))
-    if controller != "none":
+    if controller != "none" and not composed:
         nodes.append(NodeSpec("controller", "controller", "controller",
                               {**common, "type": controller, "use_sim_time": sim_time,
                                **(controller_parameters or {})}))

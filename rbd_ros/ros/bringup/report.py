@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,12 @@ class Report:
     tool_position_max: float | None = None  # m
     tool_orientation_rms: float | None = None  # rad
     tool_orientation_max: float | None = None  # rad
+    #: which ran: 'composed' (the law in the bridge's loop) or 'separate' (a controller process),
+    #: and the bridge mode, e.g. 'composed, realtime'
+    mode: str = ""
+    #: the bridge's loop timing at the end (period_p50_us, period_p99_us, period_max_us,
+    #: jitter_p99_us, overruns, missed_steps, realtime hygiene ...)
+    timing: dict = field(default_factory=dict)
 
     def to_json(self, path: str | Path) -> None:
         data = {k: v for k, v in asdict(self).items() if v is not None}
@@ -39,6 +45,13 @@ class Report:
                          f"{self.tool_orientation_rms:.3e} rad, max {self.tool_orientation_max:.3e} rad")
         lines.append(f"simulated {self.duration:.3f} s in {self.samples} samples; real-time "
                      f"factor {self.rtf:.3f}; missed cycles {self.missed_cycles}")
+        if self.mode:
+            lines.append(f"controller {self.mode}")
+        if "period_p99_us" in self.timing:
+            tm = self.timing
+            lines.append(f"loop: period p50 {tm['period_p50_us']:.0f} us, p99 "
+                         f"{tm['period_p99_us']:.0f} us, max {tm['period_max_us']:.0f} us; jitter "
+                         f"p99 {tm['jitter_p99_us']:.0f} us; overruns {tm.get('overruns', 0)}")
         return "\n".join(lines)
 
 

@@ -6,7 +6,8 @@
 
 The robot parameters are those of every node (``rbd_ros.ros.robot_params``).
 
-A thin adapter over the ROS-free ``rbd_ros.control`` laws and trajectories.
+A thin adapter (messages and parameters) over the ROS-free ``rbd_ros.control.loop.ControlLoop``
+(laws, trajectories, safety), which the MuJoCo bridge also runs in its composed mode.
 
 Topics (``~`` is the node name, ``/controller`` in a bringup):
 
@@ -59,39 +60,30 @@ from __future__ import annotations
 import array
 import math
 import sys
+import threading
 import time
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from rbd_ros.ros import topics
-from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
-from rbd_ros.ros.messages import from_joint_trajectory, set_stamp, to_seconds
+from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
+from rbd_ros.ros.messages import set_stamp, to_seconds
 from rbd_ros.ros.robot_params import robot_from_node
 
-TRIGGERS = ("joint_states", "timer")
-
-
-@njit(cache=True)
-def _gather(src: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jitted
-    """``out[i] = src[index[i]]`` (np.take costs ~3x more on 7 entries)."""
-    for i in range(index.shape[0]):
-        out[i] = src[index[i]]
-
-
-@njit(cache=True)
-def _gather2(a: np.ndarray, b: np.ndarray, index: np.ndarray, out_a: np.ndarray,
-             out_b: np.ndarray) -> None:  # pragma: no cover - jitted
-    for i in range(index.shape[0]):
-        out_a[i] = a[index[i]]
-        out_b[i] = b[index[i]]
+TRIGGERS = ("joint_states", "timer")  # and "composed": called by the MuJoCo bridge
 
 
 class Controller:
-    """All the node's state and callbacks (the node itself is created by ``run_node``)."""
+    """All the node's state and callbacks (the node itself is created by ``run_node``): ROS
+    parameters and messages around one ``rbd_ros.control.loop.ControlLoop``.
 
-    def __init__(self, node: Any) -> None:
+    ``composed=True`` (the MuJoCo bridge's composed mode): no ``/joint_states`` subscription,
+    no watchdog and no timer; the bridge calls ``step(t, position, velocity)`` in its stepping
+    thread with the state it just produced.  References and parameter changes arrive on the
+    executor thread and take ``self.lock``, as does ``step``."""
+
+    def __init__(self, node: Any, composed: bool = False) -> None:
         from geometry_msgs.msg import PoseStamped
         from rcl_interfaces.msg import ParameterDescriptor
         from rclpy.clock import Clock, ClockType
@@ -101,11 +93,13 @@ class Controller:
         from trajectory_msgs.msg import JointTrajectory
 
         from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, LAWS, gain_names, load_gains
-        from rbd_ros.control.laws import Reference, make_law
-        from rbd_ros.control.trajectory import INTERPOLATIONS, HoldPosition
+        from rbd_ros.control.laws import make_law
+        from rbd_ros.control.loop import ControlLoop
+        from rbd_ros.control.trajectory import INTERPOLATIONS
 
         self.node = node
         self.log = node.get_logger()
+        self.lock = threading.RLock()  # re-entered: gains derived in a step set parameters
         ro = ParameterDescriptor(read_only=True)
         p = node.declare_parameter
         law_type = p("type", "computed_torque", ro).value
@@ -116,17 +110,19 @@ class Controller:
         self.trigger = p("trigger", "joint_states", ro).value
         if self.trigger not in TRIGGERS:
             raise NodeConfigError(f"trigger must be one of {TRIGGERS}, got '{self.trigger}'")
+        if composed:
+            self.trigger = "composed"
         rate = float(p("rate", 1000.0, ro).value)
         if not rate > 0:
             raise NodeConfigError(f"rate must be positive, got {rate}")
         model_actuators = bool(p("model_actuators", True, ro).value)
-        self.state_timeout = float(p("state_timeout", 0.5).value)
-        if not (math.isfinite(self.state_timeout) and self.state_timeout >= 0):  # as at runtime
-            raise NodeConfigError(f"state_timeout must be >= 0 s (0 = never), got {self.state_timeout}")
-        self.interpolation = p("interpolation", "auto").value
-        if self.interpolation not in INTERPOLATIONS:
+        state_timeout = float(p("state_timeout", 0.5).value)
+        if not (math.isfinite(state_timeout) and state_timeout >= 0):  # as at runtime
+            raise NodeConfigError(f"state_timeout must be >= 0 s (0 = never), got {state_timeout}")
+        interpolation = p("interpolation", "auto").value
+        if interpolation not in INTERPOLATIONS:
             raise NodeConfigError(f"interpolation must be one of {INTERPOLATIONS}")
-        self.pose_duration = float(p("pose_duration", 2.0).value)
+        pose_duration = float(p("pose_duration", 2.0).value)
         self.publish_state = bool(p("publish_state", True).value)
 
         # ---- robot, law, gains -----------------------------------------------------------------
@@ -154,40 +150,20 @@ class Controller:
         self._publish_gain_parameters({k: v for k, v in self.law.gains.items()
                                        if self.law.gain_source.get(k) != "given"})
         self.law_type = law_type
-        self._warm_up()
         self._gain_names = set(gain_names(law_type))
         node.add_on_set_parameters_callback(self._on_set_parameters)
 
-        # ---- joint order -----------------------------------------------------------------------
-        names = list(model.joint_names)
-        joints = [j for j in joints_param if j] or names
-        if sorted(joints) != sorted(names):
-            raise NodeConfigError(f"joints {joints} must be the model's joints {names} in any order")
-        self.joints = joints
-        self.cmd_index = np.array([names.index(j) for j in joints], dtype=np.intp)
-
-        # ---- state -----------------------------------------------------------------------------
-        self.q = np.zeros(n)
-        self.qd = np.zeros(n)
-        self.q_prev = np.zeros(n)
-        self.t = math.nan  # control time of the latest state
-        self.t_prev = math.nan
-        self.have_state = False
-        self.last_state_wall = 0.0
-        self.stale = False
-        self._state_names: list[str] | None = None
-        self._state_index = np.zeros(n, dtype=np.intp)
-        self._missing_warned = False
-        self._pending: list[tuple[Any, Any]] = []  # references received before any state
-        self._fault_logged = False
-        self._no_velocity_warned = False
-        self.ref = Reference(n)
-        self.reference: Any = None  # joint reference (HoldPosition / JointSpline)
-        self.cartesian: Any = None  # CartesianMove for task-space laws
-        self._HoldPosition = HoldPosition
-        self.tau_out = np.zeros(n)
-        self._state_buf = np.zeros((2, n))
-        self.cycles = 0
+        # ---- joint order, state, references: the ROS-free loop ---------------------------------
+        log = level_logger(node)
+        try:
+            self.loop = ControlLoop(model, self.law, joints_param, log, state_timeout,
+                                    interpolation, pose_duration)
+        except ValueError as exc:
+            raise NodeConfigError(str(exc)) from None
+        self.loop.on_first_state = self._derive_gains_at_start
+        self.joints = joints = self.loop.joints
+        self.cmd_index = self.loop.cmd_index
+        self.tau_out = self.loop.tau_out
 
         # ---- ROS interfaces --------------------------------------------------------------------
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -205,16 +181,17 @@ class Controller:
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
         node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
-        node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, qos)
-        wall = Clock(clock_type=ClockType.STEADY_TIME)
-        if self.trigger == "timer":
-            node.create_timer(1.0 / rate, self._on_timer)
-        node.create_timer(0.05, self._watchdog, clock=wall)
-        # "ready" once the executor runs the callbacks (the first timer tick), not here, before
-        # anything spins: whoever waits for it may then send states and trajectories at once
-        self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
-        self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
+        if not composed:
+            node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
+            wall = Clock(clock_type=ClockType.STEADY_TIME)
+            if self.trigger == "timer":
+                node.create_timer(1.0 / rate, self._on_timer)
+            node.create_timer(0.05, self._watchdog, clock=wall)
+            # "ready" once the executor runs the callbacks (the first timer tick), not here,
+            # before anything spins: whoever waits for it may then send states and trajectories
+            self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
+            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
         self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; "
                       + self._gains_text())
 
@@ -234,12 +211,13 @@ class Controller:
         self.node.set_parameters([Parameter(k, value=[float(x) for x in v])
                                   for k, v in gains.items()])
 
-    def _derive_gains_at_start(self) -> None:
-        """The model's gains at the first measured pose (``ControlLaw.derive_gains``)."""
-        changed = self.law.derive_gains(self.q)
+    def _derive_gains_at_start(self, q: np.ndarray) -> None:
+        """The model's gains at the first measured pose (``ControlLaw.derive_gains``); called
+        by the loop at its first state."""
+        changed = self.law.derive_gains(q)
         if changed:
             self._publish_gain_parameters(changed)
-            self.log.info(f"gains from the model at the start pose {np.round(self.q, 4).tolist()}: "
+            self.log.info(f"gains from the model at the start pose {np.round(q, 4).tolist()}: "
                           + self._gains_text())
 
     def _announce_ready(self) -> None:
@@ -247,27 +225,6 @@ class Controller:
         print(self._ready_text, flush=True)
 
     # ---- set-up helpers -----------------------------------------------------------------------
-    def _announce_ready(self) -> None:
-        self._ready_timer.cancel()  # once (kept: the lean executor's wait set holds it)
-        print(self._ready_text, flush=True)
-
-    def _warm_up(self) -> None:
-        """Load the jitted kernels now (numba cache), not in the first control cycle."""
-        from rbd_ros.control.laws import Reference
-        from rbd_ros.control.trajectory import quintic_point_to_point
-
-        n = self.model.dof
-        q = np.zeros(n)
-        self.law.compute(0.0, q, q, Reference(n).set_joint(q))
-        if self.law.task_space:
-            self.law.compute(0.0, q, q, Reference(n).set_task(np.eye(4)))
-        self.law.reset()
-        traj = quintic_point_to_point(q, q + 0.1, 1.0)
-        traj.evaluate(0.5, q.copy(), q.copy(), q.copy())
-        idx = np.arange(n, dtype=np.intp)
-        _gather(q, idx, q.copy())
-        _gather2(q, q, idx, q.copy(), q.copy())
-
     def _on_set_parameters(self, params: list[Any]) -> Any:
         from rcl_interfaces.msg import SetParametersResult
 
@@ -295,218 +252,70 @@ class Controller:
                 return SetParametersResult(successful=False,
                                            reason=f"interpolation must be one of {INTERPOLATIONS}")
         # every check passed: apply
-        for prm in params:
-            if prm.name == "state_timeout":
-                self.state_timeout = float(prm.value)
-            elif prm.name == "pose_duration":
-                self.pose_duration = float(prm.value)
-            elif prm.name == "interpolation":
-                self.interpolation = prm.value
-            elif prm.name == "publish_state":
-                self.publish_state = bool(prm.value)
+        loop = self.loop
+        with self.lock:
+            for prm in params:
+                if prm.name == "state_timeout":
+                    loop.state_timeout = float(prm.value)
+                elif prm.name == "pose_duration":
+                    loop.pose_duration = float(prm.value)
+                elif prm.name == "interpolation":
+                    loop.interpolation = prm.value
+                elif prm.name == "publish_state":
+                    self.publish_state = bool(prm.value)
+            if gains:
+                self.law.set_gains(gains)
         if gains:
-            self.law.set_gains(gains)
             self.log.info("gains changed: " + ", ".join(f"{k}={v.tolist()}" for k, v in gains.items()))
         return SetParametersResult(successful=True)
 
     # ---- inputs -------------------------------------------------------------------------------
     def _on_joint_state(self, msg: Any) -> None:
-        names = msg.name
-        if names != self._state_names:
-            try:
-                index = [names.index(j) for j in self.model.joint_names]
-            except ValueError:
-                if not self._missing_warned:
-                    missing = [j for j in self.model.joint_names if j not in names]
-                    self.log.error(f"/joint_states lacks joints {missing}: ignored")
-                    self._missing_warned = True
-                return
-            self._state_names = list(names)
-            self._state_index[:] = index
-        pos = msg.position
-        if len(pos) != len(names):
-            return
-        t = to_seconds(msg.header.stamp)
+        stamp = msg.header.stamp
+        t = to_seconds(stamp)
         if t == 0.0:
             t = self.node.get_clock().now().nanoseconds * 1e-9
-        vel = msg.velocity
-        if len(vel) == len(names):
-            _gather2(np.frombuffer(pos), np.frombuffer(vel), self._state_index, self.q, self.qd)
-        else:
-            _gather(np.frombuffer(pos), self._state_index, self.q)
-            if not self._no_velocity_warned:
-                self.log.warn("/joint_states has no velocities: estimating them by finite differences")
-                self._no_velocity_warned = True
-            dt = t - self.t
-            if self.have_state and dt > 0:
-                np.subtract(self.q, self.q_prev, out=self.qd)
-                self.qd /= dt
-            else:
-                self.qd[:] = 0.0
-            self.q_prev[:] = self.q
-        self.t = t
-        self.last_state_wall = time.monotonic()
-        if self.stale:
-            self.stale = False
-            self.log.info("/joint_states fresh again: commanding")
-        if not self.have_state:
-            self.have_state = True
-            self._derive_gains_at_start()
-            self.reference = self._HoldPosition(self.q)
-            pending, self._pending = self._pending, []
-            for handler, early in pending:
-                handler(early)
-        if self.trigger == "joint_states":
+        if self.loop.joint_state(msg.name, msg.position, msg.velocity, t) \
+                and self.trigger == "joint_states":
             self.cycle(t)
 
     def _on_timer(self) -> None:
-        if not self.have_state or self.stale:
+        if not self.loop.have_state or self.loop.stale:
             return
         self.cycle(self.node.get_clock().now().nanoseconds * 1e-9)
 
     def _watchdog(self) -> None:
-        if (self.have_state and not self.stale and self.state_timeout > 0
-                and time.monotonic() - self.last_state_wall > self.state_timeout):
-            self.stale = True
-            self.log.error(f"/joint_states older than {self.state_timeout} s (after {self.cycles} cycles): "
-                           "sent zero torque, commanding nothing until states return")
-            self.tau_out[:] = 0.0
+        if self.loop.watchdog(time.monotonic()):
             self._publish_command()
 
-    def _current_reference(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        q, qd, qdd = np.zeros(self.dof), np.zeros(self.dof), np.zeros(self.dof)
-        if self.reference is not None:
-            self.reference.evaluate(t, q, qd, qdd)
-        else:
-            q[:] = self.q
-        return q, qd, qdd
-
     def _on_trajectory(self, msg: Any) -> None:
-        from rbd_ros.control.trajectory import JointSpline
-
-        if not self.have_state:
-            self._pending.append((self._on_trajectory, msg))
-            self.log.info("trajectory received before any /joint_states: it starts with the first state")
-            return
-        try:
-            names = list(msg.joint_names)
-            if sorted(names) != sorted(self.model.joint_names) or len(set(names)) != len(names):
-                raise ValueError(f"joint names {names} do not match the controlled joints "
-                                 f"{list(self.model.joint_names)}")
-            now = self.t
-            if not msg.points:
-                self.reference = self._HoldPosition(self.q)
-                self.cartesian = None
-                self.log.info("empty trajectory: holding the current position")
-                return
-            cols = [names.index(j) for j in self.model.joint_names]
-            m = len(msg.points)
-            _, tfs, P, V, A = from_joint_trajectory(msg)
-            P, V, A = (None if X is None else X[:, cols] for X in (P, V, A))
-            lo, hi = self.model.lower, self.model.upper
-            bad = np.flatnonzero(((P < lo - 1e-9) | (P > hi + 1e-9)).any(axis=0))
-            if bad.size:
-                raise ValueError(f"positions outside the joint limits for "
-                                 f"{[self.model.joint_names[i] for i in bad]}")
-            stamp = to_seconds(msg.header.stamp)
-            t0 = stamp if stamp > now else now
-            start = self._current_reference(t0)
-            previous = self.reference if t0 > now else None
-            traj = JointSpline.from_points(t0, tfs, P, V, A, start=start,
-                                           interpolation=self.interpolation, previous=previous)
-            why = traj.limit_violation(self.model.joint_names, lo, hi, self.model.velocity_limit)
-            if why is not None:  # between the points (issue 19): refused, never clamped silently
-                raise ValueError(why)
-        except ValueError as exc:
-            self.log.error(f"trajectory refused: {exc}")
-            return
-        self.reference = traj
-        self.cartesian = None
-        self.log.info(f"trajectory accepted: {m} points, {traj.kind}, "
-                      f"{traj.end_time - t0:.3f} s from t = {t0:.3f}")
+        with self.lock:
+            self.loop.trajectory(msg)
 
     def _on_target_pose(self, msg: Any) -> None:
-        from rbd_ros.control.trajectory import CartesianMove
-        from rbd_ros.lie.so3 import pose_matrix
-
-        if not self.have_state:
-            self._pending.append((self._on_target_pose, msg))
-            self.log.info("target pose received before any /joint_states: it starts with the first state")
-            return
-        try:
-            frame = msg.header.frame_id
-            if frame not in ("", self.model.base_link):
-                raise ValueError(f"frame '{frame}' is not the base frame '{self.model.base_link}'")
-            p, o = msg.pose.position, msg.pose.orientation
-            T1 = pose_matrix([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
-            if not np.isfinite(T1).all():
-                raise ValueError("pose contains NaN or Inf")
-            now = self.t
-            if not self.law.task_space:
-                self.reference, q1 = self._ik_move(T1, now)
-                self.log.info(f"target pose accepted: IK q = {np.round(q1, 4).tolist()}, "
-                              f"{self.pose_duration:.3f} s")
-                return
-            T0 = np.empty((4, 4))
-            v, a = np.zeros(6), np.zeros(6)
-            if self.cartesian is not None:
-                self.cartesian.evaluate(now, T0, v, a)
-            else:
-                q, qd, qdd = self._current_reference(now)
-                self.law.task_reference(self.ref.set_joint(q, qd, qdd))
-                T0[:] = self.law.ref_T
-            move = CartesianMove(T0, T1, now, self.pose_duration)
-        except ValueError as exc:
-            self.log.error(f"target pose refused: {exc}")
-            return
-        self.cartesian = move
-        self.log.info(f"target pose accepted: p = {np.round(T1[:3, 3], 4).tolist()}, "
-                      f"{self.pose_duration:.3f} s")
-
-    def _ik_move(self, T1: np.ndarray, now: float) -> tuple[Any, np.ndarray]:
-        """Joint-space laws: ``T1`` by IK from the current reference, then a rest-to-rest joint
-        move of ``pose_duration`` s (a step if 0); ``ValueError`` if no solution inside the
-        limits.  Returns the reference and the IK solution."""
-        from rbd_ros.control.trajectory import JointSpline
-        from rbd_ros.robot import Robot
-
-        robot = self.__dict__.get("_ik_robot") or self.__dict__.setdefault("_ik_robot", Robot(self.model))
-        start = self._current_reference(now)
-        res = robot.ik(T1, q0=start[0], timeout=0.05)
-        if not res.success:
-            raise ValueError(f"no joint solution inside the limits (best pose {res.position_error:.3g} m, "
-                             f"{res.orientation_error:.3g} rad away)")
-        if self.pose_duration <= 0.0:  # a step
-            return self._HoldPosition(res.q), res.q
-        z = np.zeros((1, self.dof))
-        return JointSpline.from_points(now, [self.pose_duration], res.q[None], z, z,
-                                       start=start, interpolation=self.interpolation), res.q
+        with self.lock:
+            self.loop.target_pose(msg)
 
     # ---- the cycle ----------------------------------------------------------------------------
+    def step(self, t: float, names: list[str], position: np.ndarray,
+             velocity: np.ndarray) -> np.ndarray:
+        """Composed mode: one cycle on a state in ``names`` order at time ``t``; returns the
+        torque (``joints`` order; the bridge checks the orders agree), published as well."""
+        with self.lock:
+            self.loop.joint_state(names, position, velocity, t)
+            self.cycle(t)
+        return self.tau_out
+
     def cycle(self, t: float) -> None:
         """Reference at ``t``, law, command (and state) publication."""
-        ref = self.ref
-        if self.cartesian is not None:
-            self.cartesian.evaluate(t, ref.T, ref.v, ref.a)
-            ref.joint, ref.task = False, True
-            ref.q[:] = math.nan
-        else:
-            self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)
-            ref.joint, ref.task = True, False
-        law = self.law
-        tau = law.compute(t, self.q, self.qd, ref)
-        if law.fault:
-            if not self._fault_logged:
-                self.log.error(f"{law.status}")
-                self._fault_logged = True
-        elif self._fault_logged:
-            self.log.info("inputs finite again: control resumed")
-            self._fault_logged = False
-        _gather(tau, self.cmd_index, self.tau_out)
+        self.loop.cycle(t)
         self._publish_command()
-        self.cycles += 1
         if self.publish_state:
             self._publish_state(t)
+
+    @property
+    def cycles(self) -> int:
+        return self.loop.cycles
 
     def _publish_command(self) -> None:
         self.cmd_msg.data = array.array("d", self.tau_out.tobytes())
@@ -519,10 +328,8 @@ class Controller:
     def _publish_state(self, t: float) -> None:
         msg = self.state_msg
         set_stamp(msg.header.stamp, t)
-        idx, buf = self.cmd_index, self._state_buf
-        _gather2(self.ref.q, self.q, idx, buf[0], buf[1])
-        msg.position = array.array("d", buf[0].tobytes())
-        msg.velocity = array.array("d", buf[1].tobytes())
+        msg.position = array.array("d", self.loop.ref_out.tobytes())
+        msg.velocity = array.array("d", self.loop.q_out.tobytes())
         msg.effort = array.array("d", self.tau_out.tobytes())
         try:
             self.state_pub.publish(msg)

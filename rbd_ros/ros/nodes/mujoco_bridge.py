@@ -19,7 +19,12 @@ Parameters
           initial_velocities, command_timeout, brake_damping, command_mode (torque | voltage),
           saturation, armature, viscous_friction, coulomb_friction, voltage_limit,
           latency_steps, encoder_resolution, position_noise, velocity_noise, effort_noise,
-          noise_seed, diagnostics_period, stats_period, rt_priority, min_mass, min_inertia.
+          noise_seed, diagnostics_period, stats_period, rt_priority, cpu_affinity,
+          lock_memory, gc_freeze, min_mass, min_inertia.
+  composed: ``controller_type`` (one of the controller node's ``type``s; '' = off, the default)
+          hosts the control law in this process, as ros2_control's controller_manager does:
+          see *Composed mode* below.  The controller's own parameters (``kp``, ``gains_file``,
+          ``state_timeout``, ``interpolation``, ...) are given to this process as well.
 
 Modes
   realtime  one step per ``timestep`` of wall clock (absolute deadlines, catching up when
@@ -29,6 +34,22 @@ Modes
             received command gives exactly one step followed by one /joint_states
             (deterministic; ``publish_every`` and ``command_timeout`` do not apply).
   max       steps as fast as it can, publishing every ``publish_every`` steps.
+
+Composed mode (``controller_type`` set)
+  A node named ``controller`` in this process runs the controller node's own code
+  (``rbd_ros.ros.nodes.controller.Controller`` over ``rbd_ros.control.loop.ControlLoop``: the
+  same parameters, gains rule, limits, reference, stale-reference and fault behaviour).  Every
+  step the stepping thread calls it on the state it just measured, applies the torque and
+  steps: state -> law -> command -> step, with no message in the loop.  References arrive on
+  ``/controller/joint_trajectory`` and ``/controller/target_pose``; ``/joint_states``,
+  ``/controller/controller_state`` and ``/effort_controller/commands`` are still published
+  (monitoring, recording); commands from elsewhere are not read.  realtime paces the loop on
+  the wall clock; lockstep and max step back to back (deterministic).
+
+Real-time hygiene (each optional, each reported in the log, in the ready line and in
+``~/diagnostics`` ``realtime``, "refused" with the reason when the platform says no):
+``rt_priority`` (SCHED_FIFO of the stepping thread), ``cpu_affinity``, ``lock_memory``
+(mlockall), ``gc_freeze`` (gc.freeze after start-up).
 
 Topics
   /joint_states (sensor_msgs/JointState, out): ``joints`` order; position, velocity and the
@@ -43,7 +64,11 @@ Topics
       commands_rejected, steps_without_new_command, stale_steps, braking, saturated_steps,
       inertia_fixups, unstable_steps (steps undone because the state blew up: the arm is held
       at its last positions, the clock keeps going; ``rbd_ros.sim.simulator``), integrator
-      (the one in use: ``auto`` picks RK4 or implicitfast).
+      (the one in use: ``auto`` picks RK4 or implicitfast); the loop's timing over the last
+      ~16 k steps: period_p50_us, period_p99_us, period_max_us, jitter_p99_us / jitter_max_us
+      (``|period - timestep|``), overruns (steps whose work took longer than a timestep; since
+      start; in lockstep and max the period is just the stepping rate, unpaced); composed (the
+      law's type or ''), realtime (the hygiene report).
   MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
   outside the joint limits are clamped onto them, with a warning.
 Services
@@ -56,8 +81,8 @@ missed_steps=N ...``) every ``stats_period`` s and at exit.  A bad parameter pri
 """
 from __future__ import annotations
 
+import array
 import json
-import os
 import sys
 import threading
 import time
@@ -68,9 +93,10 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros import topics
-from rbd_ros.ros.common import NodeConfigError, recordable_qos, run_node
+from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
 from rbd_ros.ros.messages import set_stamp
 from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden
 
 NAME = "mujoco_bridge"
 MAX_LAG = 0.1  # s behind schedule before realtime mode gives up catching up
@@ -198,7 +224,8 @@ class CommandInbox:
 class MujocoBridge:
     """Publishers, subscription, services and the stepping loop around one ``Simulator``."""
 
-    def __init__(self, node, sim, config, argv: list[str] | None = None) -> None:
+    def __init__(self, node, sim, config, argv: list[str] | None = None,
+                 controller: Any = None) -> None:
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
@@ -212,24 +239,29 @@ class MujocoBridge:
         self.got_command = False
         self.missed_steps = 0
         self.steps_since_publish = 0
-        self.step_times = np.zeros(4096)
-        self.n_step_times = 0
+        self.controller = controller  # composed mode: the controller node's Controller
+        self.timing = LoopTiming(config.timestep)
+        self.hygiene: list[str] = []
         self._stop = threading.Event()
+        self._hardened = threading.Event()
         self._thread: threading.Thread | None = None
-        self._JointState, self._Clock, self._String = JointState, Clock, String
+        self._String = String
+        self._state_msg, self._clock_msg = JointState(), Clock()
         self._names = list(sim.joint_names)
+        self._state_msg.name = self._names
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
         self.pub_state = node.create_publisher(JointState, topics.JOINT_STATES, pub_qos)
         self.pub_clock = node.create_publisher(Clock, topics.CLOCK, pub_qos)
         self.pub_diag = node.create_publisher(String, topics.DIAGNOSTICS, 10)
-        try:
-            self.inbox: CommandInbox | None = CommandInbox(node, topics.COMMANDS, qos, argv)
-        except Exception as exc:  # noqa: BLE001 - rclpy internals changed: use the executor
-            node.get_logger().warning(f"commands through the executor (slower): {exc}")
-            self.inbox = None
-            self.sub = node.create_subscription(Float64MultiArray, topics.COMMANDS,
-                                                self.on_command, qos)
+        self.inbox: CommandInbox | None = None
+        if controller is None:  # composed: the commands come from the law in this process
+            try:
+                self.inbox = CommandInbox(node, topics.COMMANDS, qos, argv)
+            except Exception as exc:  # noqa: BLE001 - rclpy internals changed: use the executor
+                node.get_logger().warning(f"commands through the executor (slower): {exc}")
+                self.sub = node.create_subscription(Float64MultiArray, topics.COMMANDS,
+                                                    self.on_command, qos)
         self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
         self.srv_pause = node.create_service(SetBool, topics.PAUSE, self.on_pause)
         self._start = (time.monotonic(), sim.time, 0)
@@ -239,23 +271,23 @@ class MujocoBridge:
             self.timers.append(node.create_timer(config.diagnostics_period, self.publish_diagnostics))
         if config.stats_period > 0:
             self.timers.append(node.create_timer(config.stats_period, self.print_stats))
-        if self.mode == "lockstep":
+        if self.mode == "lockstep" and controller is None:
             if self.inbox is None:
                 self.timers.append(node.create_timer(0.1, self._idle_publish))
             self.publish_state()
 
     # ---- publishing ---------------------------------------------------------------------------
-    def publish_state(self) -> None:
-        """One /joint_states (and /clock) of the current state; caller holds the lock or
-        owns the simulator."""
-        q, qd, effort = self.sim.measure()
-        msg = self._JointState()
+    def publish_state(self, measured: tuple | None = None) -> None:
+        """One /joint_states (and /clock) of the current state (``measured``: what
+        ``sim.measure()`` just gave); caller holds the lock or owns the simulator."""
+        q, qd, effort = self.sim.measure() if measured is None else measured
+        msg, clock = self._state_msg, self._clock_msg  # reused: publish() copies them out
         set_stamp(msg.header.stamp, self.sim.time)
-        msg.name = self._names
-        msg.position, msg.velocity, msg.effort = q.tolist(), qd.tolist(), effort.tolist()
+        msg.position = array.array("d", q.tobytes())  # buffer copies, not Python lists
+        msg.velocity = array.array("d", qd.tobytes())
+        msg.effort = array.array("d", effort.tobytes())
         self.pub_state.publish(msg)
-        clock = self._Clock()
-        clock.clock = msg.header.stamp
+        clock.clock.sec, clock.clock.nanosec = msg.header.stamp.sec, msg.header.stamp.nanosec
         self.pub_clock.publish(clock)
 
     def _idle_publish(self) -> None:
@@ -264,9 +296,8 @@ class MujocoBridge:
             with self.lock:
                 self.publish_state()
 
-    def _record_step_time(self, seconds: float) -> None:
-        self.step_times[self.n_step_times % len(self.step_times)] = seconds
-        self.n_step_times += 1
+    def _record_step_time(self, seconds: float, start: float | None = None) -> None:
+        self.timing.record(time.monotonic() if start is None else start, seconds)
 
     # ---- callbacks ----------------------------------------------------------------------------
     def on_command(self, msg) -> None:
@@ -306,13 +337,14 @@ class MujocoBridge:
 
     # ---- stepping loop (realtime, max) --------------------------------------------------------
     def start(self) -> None:
-        if self.mode != "lockstep" or self.inbox is not None:
+        if self.mode != "lockstep" or self.inbox is not None or self.controller is not None:
             # the stepping thread must get the GIL back soon after its deadline, not after
             # Python's default 5 ms switch interval while the executor thread runs callbacks
             sys.setswitchinterval(SWITCH_INTERVAL)
             self._thread = threading.Thread(target=self._loop, name="mujoco_bridge_step",
                                             daemon=True)
             self._thread.start()
+            self._hardened.wait(5.0)
 
     def stop(self) -> None:
         self._stop.set()
@@ -322,15 +354,18 @@ class MujocoBridge:
             self.inbox.destroy()
 
     def _loop(self) -> None:
-        if self.cfg.rt_priority > 0:
-            try:  # this thread only (pid 0 = the calling thread on Linux)
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.cfg.rt_priority))
-            except (OSError, AttributeError) as exc:
-                self.node.get_logger().warning(
-                    f"rt_priority {self.cfg.rt_priority}: SCHED_FIFO refused ({exc}); stepping "
-                    "with normal scheduling")
+        cfg = self.cfg
+        report = harden(cfg.rt_priority, cfg.cpu_affinity, cfg.lock_memory)  # this thread
+        self.hygiene = report + self.hygiene
+        for line in report:
+            log = self.node.get_logger()
+            if "refused" in line:
+                log.warning(f"realtime: {line}; stepping without it")
+            else:
+                log.info(f"realtime: {line}")
+        self._hardened.set()
         try:
-            if self.mode == "lockstep":
+            if self.mode == "lockstep" and self.controller is None:
                 self._run_lockstep()
             else:
                 self._run_loop()
@@ -339,17 +374,26 @@ class MujocoBridge:
                 print(f"{NAME}: stepping stopped: {exc}", file=sys.stderr, flush=True)
 
     def _run_loop(self) -> None:
+        """realtime and max; composed: also lockstep (back to back, no wall clock)"""
         dt = self.cfg.timestep
         realtime = self.mode == "realtime"
         every = self.cfg.publish_every
-        sim = self.sim
+        sim, ctrl, names = self.sim, self.controller, self._names
+        wall_clock = self.mode != "lockstep"  # command ages: lockstep never times out
+        with self.lock:
+            measured = sim.measure() if ctrl is not None else None
         deadline = time.monotonic()
         k = 0
+        resumed = False
         while not self._stop.is_set():
             if self.paused:
                 time.sleep(0.005)
                 deadline = time.monotonic()
+                resumed = True
                 continue
+            if resumed:  # the pause is no step period
+                self.timing.reset_window()
+                resumed = False
             now = time.monotonic()
             if realtime:
                 wait = deadline - now
@@ -364,16 +408,23 @@ class MujocoBridge:
                 elif lag > dt:
                     self.missed_steps += 1
             t0 = time.perf_counter()
+            stamp = now if wall_clock else None
             with self.lock:
-                if self.inbox is not None:
+                if ctrl is not None:  # composed: the law on the state just measured
+                    q, qd, _ = measured
+                    sim.command(ctrl.step(sim.time, names, q, qd), stamp)
+                    self.got_command = True
+                elif self.inbox is not None:
                     for msg in self.inbox.take_all():
                         self.got_command = True
                         sim.command(msg.data, now)
-                sim.step(now)
+                sim.step(stamp)
                 k += 1
+                if ctrl is not None:
+                    measured = sim.measure()
                 if k % every == 0:
-                    self.publish_state()
-            self._record_step_time(time.perf_counter() - t0)
+                    self.publish_state(measured)
+            self._record_step_time(time.perf_counter() - t0, now)
             deadline += dt
             if not realtime and k % 200 == 0:
                 time.sleep(0)  # let the executor thread take commands
@@ -405,22 +456,21 @@ class MujocoBridge:
         wall, sim_t, steps = time.monotonic(), self.sim.time, self.sim.stats.steps
         w0, s0, k0 = since
         elapsed = wall - w0
-        m = min(self.n_step_times, len(self.step_times))
-        times = self.step_times[:m] if m else np.zeros(1)
         st = self.sim.stats
         return {
             "mode": self.mode, "paused": self.paused, "sim_time": sim_t, "steps": steps,
             "wall_time": wall,  # time.monotonic(): one clock for every process of the host
             "rate_hz": (steps - k0) / elapsed if elapsed > 0 else 0.0,
             "rtf": (sim_t - s0) / elapsed if elapsed > 0 else 0.0,
-            "step_time_p99_us": float(np.percentile(times, 99) * 1e6),
-            "step_time_mean_us": float(times.mean() * 1e6),
+            **self.timing.summary(),
             "missed_steps": self.missed_steps,
             "commands_received": st.commands_received, "commands_rejected": st.commands_rejected,
             "steps_without_new_command": st.steps_without_new_command,
             "stale_steps": st.stale_steps, "braking": self.sim.braking,
             "saturated_steps": st.saturated_steps, "inertia_fixups": len(self.sim.warnings),
             "unstable_steps": st.unstable_steps, "integrator": self.sim.integrator,
+            "composed": self.controller.law_type if self.controller is not None else "",
+            "realtime": list(self.hygiene),
             "_now": (wall, sim_t, steps),
         }
 
@@ -434,6 +484,8 @@ class MujocoBridge:
         self._stats_window = s["_now"]
         return (f"{NAME}: stats t={s['sim_time']:.3f}s steps={s['steps']} rtf={s['rtf']:.4f} "
                 f"rate={s['rate_hz']:.1f}Hz step_p99={s['step_time_p99_us']:.0f}us "
+                f"period_p99={s.get('period_p99_us', 0.0):.0f}us "
+                f"jitter_p99={s.get('jitter_p99_us', 0.0):.0f}us overruns={s['overruns']} "
                 f"missed_steps={s['missed_steps']} commands={s['commands_received']} "
                 f"rejected={s['commands_rejected']} "
                 f"steps_without_new_command={s['steps_without_new_command']} "
@@ -443,23 +495,49 @@ class MujocoBridge:
         print(self.stats_line(), flush=True)
 
 
+def composed_controller(node, sim, argv: list[str] | None) -> Any:
+    """Composed mode (``controller_type`` set): a node ``controller`` in this process, with
+    this process's parameters (the robot, the gains ...) and ``type = controller_type``,
+    running the controller node's ``Controller``; None when ``controller_type`` is ''."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from rbd_ros.control.gains import LAWS
+    from rbd_ros.ros.nodes.controller import Controller
+
+    law_type = node.declare_parameter("controller_type", "").value
+    if not law_type:
+        return None
+    if law_type not in LAWS:
+        raise NodeConfigError(f"controller_type '{law_type}' is not one of {', '.join(LAWS)}")
+    # the parameters given to this process (command line, parameter files), not the global
+    # '__node:=mujoco_bridge' rename, which would name this node too
+    overrides = getattr(node, "_parameter_overrides", {})
+    given = [p for name, p in overrides.items() if name not in ("controller_type", "type")]
+    if "rate" not in overrides:  # the control rate is the stepping rate (model-derived gains)
+        given.append(Parameter("rate", Parameter.Type.DOUBLE, 1.0 / sim.config.timestep))
+    cnode = rclpy.create_node(
+        "controller", context=node.context, namespace=node.get_namespace(),
+        cli_args=topic_remaps(argv, "controller"), use_global_arguments=False,
+        parameter_overrides=[*given, Parameter("type", Parameter.Type.STRING, law_type)])
+    try:
+        controller = Controller(cnode, composed=True)
+    except Exception:
+        cnode.destroy_node()
+        raise
+    if list(controller.joints) != list(sim.joint_names):
+        raise NodeConfigError(f"composed: the controller's joints {controller.joints} and the "
+                              f"bridge's {list(sim.joint_names)} must be the same order")
+    return controller
+
+
 def main(argv: list[str] | None = None) -> int:
     import rclpy
 
     from rbd_ros.sim.simulator import Simulator
 
     def body(node) -> None:
-        logger = node.get_logger()
-
-        def log(level: str, message: str) -> None:
-            # one call site per severity: rclpy refuses a call site that changes severity
-            if level == "error":
-                logger.error(message)
-            elif level == "warn":
-                logger.warning(message)
-            else:
-                logger.info(message)
-
+        log = level_logger(node)
         try:
             config, config_source = bridge_config(node)
             loaded = robot_from_node(node)
@@ -469,7 +547,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error
             raise NodeConfigError(f"{type(exc).__name__}: {exc}") from None
-        bridge = MujocoBridge(node, sim, config, argv)
+        controller = composed_controller(node, sim, argv)
+        bridge = MujocoBridge(node, sim, config, argv, controller)
         node.declare_parameter("viewer", False)
         if node.get_parameter("viewer").value:
             from rbd_ros.ros.nodes.viewer import attach
@@ -477,11 +556,19 @@ def main(argv: list[str] | None = None) -> int:
             bridge.viewer = attach(node, sim.mj_model, sim.mj_data, bridge.lock, model.name)
         executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(node)
+        if controller is not None:
+            executor.add_node(controller.node)
+        if config.gc_freeze:
+            bridge.hygiene.append(freeze_garbage())
+        bridge.start()
+        composed = (f"composed controller {controller.law_type}" if controller is not None
+                    else "separate controller")
         print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "
               f"integrator={sim.integrator}, timestep={config.timestep:g} s, "
               f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
-              f"settings from {config_source})", flush=True)
-        bridge.start()
+              f"settings from {config_source}; {composed}; "
+              f"realtime: {'; '.join(bridge.hygiene) or 'none'})",
+              flush=True)
         try:
             executor.spin()
         finally:

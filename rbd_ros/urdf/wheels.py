@@ -1,0 +1,105 @@
+"""The two drive wheels of a differential-drive base in a URDF: ros2_control
+``diff_drive_controller``'s ``wheel_radius`` r and ``wheel_separation`` s, and the wheels'
+spin inertia (``MdhModel`` wheel fields).
+
+A wheel is a movable joint off the arm chain whose child link rides on ``base_link`` (the
+converter freezes it, so its mass is in the base body).  With its joint frame ``T`` (pose in
+``base_link`` at the reference) and axis ``a``:
+
+* left / right: the wheel at ``+y`` / ``-y`` of ``base_link``; both axles along ``+-y``;
+* ``s = |y_left - y_right|`` (the contact points' distance);
+* ``r``: the ``<cylinder>`` (or ``<sphere>``) radius of the wheel link's collision geometry,
+  else its visual geometry;
+* spin inertia ``I_a = a^T I_c a + m |a x c|^2`` (about the axle through the joint origin;
+  ``c`` the centre of mass in the joint frame, parallel-axis theorem).
+
+The base point of ``diff_drive`` is ``base_link``'s origin, which must lie on the axle midpoint
+(its x and the midpoint's x, y agree to 1 mm); otherwise the constraint would be wrong and the
+conversion refuses.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from rbd_ros.urdf.chain import Chain
+from rbd_ros.urdf.errors import UrdfError
+from rbd_ros.urdf.parse import UrdfTree
+
+_TOL = 1e-3  # m: how far the axle midpoint may sit from base_link's origin
+
+
+def _candidates(tree: UrdfTree, chain: Chain) -> list[str]:
+    """Movable joints off the chain whose child rides on the base body, axle along +-y."""
+    out = []
+    for jn, j in tree.joints.items():
+        if not j.movable or jn in chain.joints or chain.body.get(j.child, -1) != 0:
+            continue
+        axis = chain.reference[j.child][:3, :3] @ j.axis
+        if abs(abs(axis[1]) - 1.0) < 1e-6:
+            out.append(jn)
+    return out
+
+
+def _radius(tree: UrdfTree, link: str) -> float | None:
+    root = ET.fromstring(tree.xml)
+    for lk in root.iter("link"):
+        if lk.get("name") != link:
+            continue
+        for kind in ("collision", "visual"):
+            for el in lk.iter(kind):
+                for shape in ("cylinder", "sphere"):
+                    g = el.find(f"geometry/{shape}")
+                    if g is not None and g.get("radius") is not None:
+                        return float(g.get("radius"))
+    return None
+
+
+def _spin_inertia(tree: UrdfTree, chain: Chain, jn: str) -> float:
+    j = tree.joints[jn]
+    lk = tree.links[j.child]
+    a = j.axis / np.linalg.norm(j.axis)
+    R, c = lk.frame[:3, :3], lk.frame[:3, 3]  # child link = joint frame at the reference
+    Ic = R @ lk.inertia @ R.T
+    return float(a @ Ic @ a + lk.mass * np.dot(np.cross(a, c), np.cross(a, c)))
+
+
+def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: str | None = None,
+                radius: float | None = None, separation: float | None = None) -> dict:
+    """``MdhModel`` wheel fields (module docstring); given values win over the URDF's."""
+    cands = _candidates(tree, chain)
+    given = {"left": left, "right": right}
+    for role, sign, where in (("left", 1.0, "+y"), ("right", -1.0, "-y")):
+        if given[role] is None:
+            found = [jn for jn in cands if sign * chain.reference[tree.joints[jn].child][1, 3] > 0]
+            if len(found) != 1:
+                raise UrdfError(f"{tree.source}: cannot tell the {role} drive wheel of '{chain.base}' "
+                                f"(wheel joints with an axle along y at {where}: {found or 'none'}); "
+                                f"name it with {role}_wheel=")
+            given[role] = found[0]
+    left, right = given["left"], given["right"]
+    for role, jn in (("left_wheel", left), ("right_wheel", right)):
+        if jn not in tree.joints:
+            raise UrdfError(f"{tree.source}: {role} '{jn}' is not a joint of the URDF")
+        if jn not in cands:
+            raise UrdfError(f"{tree.source}: {role} '{jn}' is not a wheel of '{chain.base}' (a movable "
+                            f"joint off the arm chain, riding on the base, axle along y); wheels: {cands}")
+    pl = chain.reference[tree.joints[left].child][:3, 3]
+    pr = chain.reference[tree.joints[right].child][:3, 3]
+    mid = 0.5 * (pl + pr)
+    if abs(mid[0]) > _TOL or abs(mid[1]) > _TOL or abs(pl[0] - pr[0]) > _TOL:
+        raise UrdfError(f"{tree.source}: the axle midpoint of '{left}' and '{right}' is at "
+                        f"({mid[0]:.4g}, {mid[1]:.4g}) in '{chain.base}'; a diff_drive base point is "
+                        f"base_link's origin, which must sit on the axle midpoint")
+    if separation is None:
+        separation = float(pl[1] - pr[1])
+    if radius is None:
+        rl, rr = _radius(tree, tree.joints[left].child), _radius(tree, tree.joints[right].child)
+        if rl is None or rr is None or abs(rl - rr) > 1e-9:
+            raise UrdfError(f"{tree.source}: no common cylinder/sphere radius on the wheel links of "
+                            f"'{left}' and '{right}' (found {rl}, {rr}); give wheel_radius=")
+        radius = rl
+    spin = 0.5 * (_spin_inertia(tree, chain, left) + _spin_inertia(tree, chain, right))
+    return {"wheel_radius": float(radius), "wheel_separation": float(separation),
+            "wheel_joints": (left, right), "wheel_spin_inertia": spin}
