@@ -79,7 +79,7 @@ def test_composed_call_gives_the_node_commands() -> None:
     import rclpy
     from sensor_msgs.msg import JointState
 
-    from rbd_ros.control.trajectory import joint_trajectory_msg
+    from rbd_ros.ros.messages import to_joint_trajectory as joint_trajectory_msg
     from rbd_ros.ros.nodes.controller import Controller
 
     with ros_context() as ctx:
@@ -178,7 +178,7 @@ class Watcher:
     def run_tour(self, q0: np.ndarray, lead: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A 0.3 s move to q0 + 0.05 stamped ``lead`` s of simulated time ahead; the controller
         states from its start to 0.6 s after: (t - t_start, reference, measured)."""
-        from rbd_ros.control.trajectory import joint_trajectory_msg
+        from rbd_ros.ros.messages import to_joint_trajectory as joint_trajectory_msg
 
         self.wait(lambda: len(self.states) > 20, 60, "controller_state")
         deadline = time.monotonic() + 30
@@ -205,7 +205,7 @@ class Watcher:
 def test_composed_lockstep_tracks_like_separate_processes() -> None:
     """arm7 computed torque, a 0.3 s move stamped ahead: the composed lockstep run and the
     bridge + controller node lockstep run follow the same spline and the same motion."""
-    from rbd_ros.control.trajectory import joint_trajectory_msg
+    from rbd_ros.ros.messages import to_joint_trajectory as joint_trajectory_msg
 
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
     bridge = ["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "mode:=lockstep",
