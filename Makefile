@@ -1,6 +1,6 @@
 # The two commands of the README. Both run the same idempotent setup first.
 #   make demo   set everything up, then run the main job on the bundled default robot
-#   make test   set everything up (plus test peers), then run the test suite
+#   make test   set everything up (plus test peers), then lint (ruff, ruff.toml) and run the test suite
 SHELL := /bin/bash
 PY := .venv/bin/python
 DEMO_ARGS ?= --robot puma560 --controller computed_torque --record out/demo
@@ -17,6 +17,7 @@ demo: setup
 	.venv/bin/rbd-ros bringup $(DEMO_ARGS)
 
 test: setup-test
+	$(PY) -m ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # every figure of README's performance table, in one run: results in bench/results/run-*.json

@@ -166,6 +166,7 @@ def rtb(r: Robot, T: np.ndarray, Q0: np.ndarray, fast: bool) -> dict:
 def pin_dls(r: Robot, T: np.ndarray, Q0: np.ndarray, iters: int = 100, attempts: int = 10,
             damp: float = 1e-12) -> dict:
     import pinocchio as pin
+
     from urdf_oracles import pin_from_mdh
 
     m = pin_from_mdh(r.model)
@@ -222,7 +223,8 @@ def main() -> None:
         rtb_version = None
     import pinocchio
 
-    results = {"load_average_start": list(os.getloadavg()), "n_targets": n, "tolerance": TOL, "threads": numba.get_num_threads(),
+    results = {"load_average_start": list(os.getloadavg()), "n_targets": n, "tolerance": TOL,
+               "threads": numba.get_num_threads(),
                "machine": platform.processor() or platform.machine(),
                "python": platform.python_version(), "rtb": rtb_version,
                "pinocchio": pinocchio.__version__, "robots": {}}

@@ -263,8 +263,10 @@ def profile_server(quick: bool) -> dict:
         row = {
             "deserialize_request": med_ms(lambda: deserialize_message(raw_req, InverseDynamics.Request), number),  # noqa: B023
             "handler_total": med_ms(lambda: handler(req, InverseDynamics.Response()), number),  # noqa: B023
-            "validate_and_convert": med_ms(lambda: (svc.permutation(req.joint_names), svc.states("p", req.positions, 7),  # noqa: B023
-                                                    svc.states("v", req.velocities, 7), svc.states("a", req.accelerations, 7)), number),  # noqa: B023
+            "validate_and_convert": med_ms(lambda: (svc.permutation(req.joint_names),
+                                                    svc.states("p", req.positions, 7),
+                                                    svc.states("v", req.velocities, 7),
+                                                    svc.states("a", req.accelerations, 7)), number),
             "kernel": med_ms(lambda: robot.inverse_dynamics(qa, qda, qdda), number),  # noqa: B023
             "fill_response": med_ms(lambda: setattr(res, "efforts", f64(tau)), number),  # noqa: B023
             "fill_numpy_assign": med_ms(lambda: setattr(res, "efforts", tau.reshape(-1)), number),  # noqa: B023
@@ -334,10 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     t_start = time.monotonic()
 
-    from rbd_ros.ros.client import DynamicsClient
-    from rbd_ros.robot import Robot
-    from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
     from std_srvs.srv import Trigger
+
+    from rbd_ros.robot import Robot
+    from rbd_ros.ros.client import DynamicsClient
+    from rbd_ros_interfaces.srv import ForwardSimulate, InverseDynamics
 
     server = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                           "-p", f"service_namespace:={NS}"])

@@ -24,8 +24,7 @@ def main(argv: list[str]) -> int:
     import numpy as np
     import rclpy
     from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-    from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
-                                 SingleThreadedExecutor)
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
     from std_srvs.srv import Trigger
 
     from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS, f64

@@ -22,7 +22,7 @@ def pack_model(model: MdhModel) -> np.ndarray:
     read-only array differently and its call path is measurably slower (~50 ns per call).
 
     Each joint's constant transform ``A_i`` comes from ``mdh_transform`` (the one MDH
-    formula, 003_871da85b02213601.txt §1.6) at ``q = 0``; see ``layout`` for why
+    formula, 003 §1.6) at ``q = 0``; see ``layout`` for why
     ``^{i-1}T_i(q) = A_i Rz(q)`` / ``A_i Tz(q)`` is exact.
     """
     n = model.dof

@@ -80,9 +80,10 @@ class MobileBaseRobot(Robot):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
         if arr.shape != (size,):
+            inputs = size == self.nu != self.nv
             raise ValueError(f"{name} must have shape ({size},) ({self.base_type} base: 3 base + "
-                             f"{self.dof} joint {'inputs' if size == self.nu != self.nv else 'entries'}"
-                             f"{'; diff_drive inputs are [tau_left, tau_right, joints]' if size == self.nu != self.nv else ''})"
+                             f"{self.dof} joint {'inputs' if inputs else 'entries'}"
+                             f"{'; diff_drive inputs are [tau_left, tau_right, joints]' if inputs else ''})"
                              f", got {arr.shape}")
         if not np.isfinite(arr).all():
             raise ValueError(f"{name} contains {'NaN' if np.isnan(arr).any() else 'Inf'}")

@@ -4,7 +4,7 @@
 MuJoCo's ``mjModel``).  It is what the URDF converter produces, what ``Robot.from_mdh`` and
 ``Robot.from_yaml`` take, and what the YAML model files hold.
 
-Frames (003_871da85b02213601.txt §1.6, and ERRATA.md "003"):
+Frames (003 §1.6, misprint 003 (4.40); docs/references.md):
 
     ^{i-1}T_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)
 
@@ -307,15 +307,26 @@ class MdhModel:
 
     @classmethod
     def from_yaml(cls, path_or_text: str) -> "MdhModel":
+        """From a YAML file or text (``to_yaml`` form, optionally under ``model:``). A missing
+        ``.yaml``/``.yml`` file raises FileNotFoundError, malformed YAML a ValueError naming
+        the line."""
         import os
 
         import yaml
 
-        text = path_or_text
-        if "\n" not in path_or_text and os.path.exists(path_or_text):
+        text, label = path_or_text, "model YAML text"
+        one_line = "\n" not in path_or_text
+        if one_line and os.path.isfile(path_or_text):
             with open(path_or_text, encoding="utf-8") as fh:
-                text = fh.read()
-        data = yaml.safe_load(text)
+                text, label = fh.read(), path_or_text
+        elif one_line and path_or_text.strip().endswith((".yaml", ".yml")):
+            raise FileNotFoundError(f"{path_or_text}: model file not found")  # not YAML text
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            raise ValueError(f"{label}: malformed YAML{where}: {getattr(exc, 'problem', exc)}") from None
         if isinstance(data, dict) and "model" in data and "joints" not in data:
             data = data["model"]
         return cls.from_dict(data)

@@ -7,7 +7,7 @@ Conventions (all SI, world frame = the URDF ``base_link``):
   Shapes and finiteness are checked here (``ValueError`` naming the argument); the kernels
   trust their inputs.
 * dynamics: ``tau = M(q) qdd + h(q, qd)``, ``h = C(q, qd) qd + g(q)``
-  (003_871da85b02213601.txt (5.1)), rigid body only by default.  With
+  (003 (5.1)), rigid body only by default.  With
   ``include_actuators=True``: ``+ G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17)).
 * ``tool_wrench = [f; m]``: applied *by the environment on the tool*, world frame, moment
   about the tool origin; ``inverse_dynamics`` returns ``ID - J_tool^T w`` (the joint torques
@@ -36,9 +36,9 @@ from typing import Any, Callable, Sequence
 import numba
 import numpy as np
 
-from rbd_ros.algorithm import checked, coriolis, crba, energy, forward_dynamics as fdmod
-from rbd_ros.algorithm import integrators, kinematics, rnea
-from rbd_ros.algorithm import ik as ikmod, statics
+from rbd_ros.algorithm import checked, coriolis, crba, energy, integrators, kinematics, rnea, statics
+from rbd_ros.algorithm import forward_dynamics as fdmod
+from rbd_ros.algorithm import ik as ikmod
 from rbd_ros.data import Workspace, empty_workspace, pack_model
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 
@@ -55,8 +55,6 @@ _crba_checked = checked.entry(checked.crba_checked)
 _gravity_checked = checked.entry(checked.gravity_checked)
 _bias_checked = checked.entry(checked.bias_checked)
 _RNEA, _CRBA = "rnea", "crba"  # default methods: identity check first keeps the fast path fast
-INTEGRATORS = {"rk4": integrators.RK4, "semi_implicit_euler": integrators.SEMI_IMPLICIT_EULER,
-               "euler": integrators.SEMI_IMPLICIT_EULER}
 
 
 class SimulationError(RuntimeError):
@@ -533,15 +531,14 @@ class Robot:
         callback ``tau_fn(t, q, qd, out)`` evaluated at the start of every step (then ``steps``
         is required): an ``@njit`` function runs inside the integrator, a plain Python function
         is called between one-step kernel calls (same result, a few microseconds slower per
-        step).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or ``"semi_implicit_euler"``.
+        step).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or ``"semi_implicit_euler"``
+        (alias ``"euler"``; ``algorithm.integrators.INTEGRATORS``).
         Returns a ``SimulationResult`` that unpacks as ``q, qd, qdd`` (each ``(steps + 1, n)``;
         ``algorithm.integrators``).  Raises ``SimulationError`` ("diverged at t = ...") when the
         state becomes NaN or Inf, ``SingularMassMatrixError`` when M(q) is singular."""
         q0 = self._states("q0", q0, batch_ok=False)
         qd0 = self._states("qd0", qd0, batch_ok=False)
-        key = str(integrator).lower()
-        if key not in INTEGRATORS:
-            raise ValueError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        method = integrators.integrator_code(integrator)  # ValueError naming the choices
         if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool)
                 and np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive number, got {dt}")
@@ -572,7 +569,7 @@ class Robot:
         # a private workspace: the kernel releases the GIL, so another thread may use self._ws
         ws = empty_workspace(n)
         args = (self._mp, ws)
-        h, method, act = float(dt), INTEGRATORS[key], bool(include_actuators)
+        h, act = float(dt), bool(include_actuators)
         try:
             if python_fn is None:
                 integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, fn, use_fn, Q, QD, QDD)

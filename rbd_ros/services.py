@@ -23,12 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbd_ros.algorithm.integrators import integrator_code
 from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
-from rbd_ros.robot import INTEGRATORS as ROBOT_INTEGRATORS
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
 DEFAULT_MAX_POINTS = 1_000_000
-INTEGRATORS = tuple(ROBOT_INTEGRATORS)  # the names Robot.simulate takes
 BASE_NAMES = {nm for q, v in BASE_COORDINATES.values() for nm in q + v}  # of any base kind
 
 
@@ -80,7 +79,7 @@ class DynamicsService:
         # a moving base: its coordinates are named entries beside the joints (module docstring)
         self._bq, self._bv = tuple(robot.base_position_names), tuple(robot.base_velocity_names)
         self.floating = bool(self._bq)
-        self.integrators = INTEGRATORS  # the names robot.simulate takes, its default first
+        self.integrators: tuple[str, ...] = ()  # a floating robot's, its default first
         if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
             from rbd_ros.floating_base import INTEGRATORS as FLOATING
 
@@ -308,12 +307,17 @@ class DynamicsService:
         q0 = self._positions("initial_positions", initial_positions, pq, nq, 1)[0]
         qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1))[0]
         tau = self._to_model(pv, self.states("torques", torques, nv))
-        names = self.integrators
-        integrator = (integrator or names[0]).lower()
-        if integrator not in names:
-            kind = "floating" if self.floating else "fixed"
-            raise RequestError(f"integrator '{integrator}' unknown; use one of {list(names)} "
-                               f"(a {kind}-base robot)")
+        if self.floating:
+            integrator = (integrator or self.integrators[0]).lower()
+            if integrator not in self.integrators:
+                raise RequestError(f"integrator '{integrator}' unknown; use one of "
+                                   f"{list(self.integrators)} (a floating-base robot)")
+        else:
+            integrator = integrator or "rk4"
+            try:
+                integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
+            except ValueError as exc:
+                raise RequestError(str(exc)) from None
         for name, value in (("dt", dt), ("torque_period", torque_period)):
             if not (math.isfinite(value) and value > 0):
                 raise RequestError(f"{name} must be a positive number, got {value}")

@@ -5,7 +5,7 @@ Gives Pinocchio and MuJoCo an oracle of any MDH model that is independent of our
 
 Layout: ``base_link`` (the world) -[fixed: ``base``]-> ``<prefix>frame0`` -[joint 1]->
 link 1 -> ... -> link n -[fixed: ``tool``]-> ``tip_link``.  Joint i's origin is the MDH
-transform ``mdh_transform(a, alpha, d, theta)`` at q = 0 (003_871da85b02213601.txt §1.6,
+transform ``mdh_transform(a, alpha, d, theta)`` at q = 0 (003 §1.6,
 constant theta/d offsets included), its axis z.  Inertials: origin ``xyz`` = centre of mass,
 ``rpy`` = 0 (the inertia tensor is in link-frame axes), the full tensor.  Limits: URDF has
 no infinity, so infinite limits are written as +-``BIG`` (1e6).  ``<dynamics damping=

@@ -1,6 +1,7 @@
 """A minimal server of a custom rbd_ros_interfaces service, run as its own process by
 test_smoke.py: answers /smoke/gravity with efforts = 2 * positions."""
 import rclpy
+
 from rbd_ros_interfaces.srv import Gravity
 
 

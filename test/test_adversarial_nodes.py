@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from test_control_node import peer  # noqa: F401 - the fixture: this test's ROS side
 
 from robots_data import BUNDLED_URDF
 from ros_helpers import REPO
-from test_control_node import peer  # noqa: F401 - the fixture: this test's ROS side
 
 pytest.importorskip("rclpy")
 
@@ -121,7 +121,7 @@ def test_item4_info_uses_its_argument(tmp_path) -> None:  # noqa: ANN001
     assert out.returncode == 0 and "robot 'planar2'" in out.stdout, out.stdout + out.stderr
     assert "puma" not in out.stdout
     out = _cli("info", str(tmp_path / "missing.urdf"))
-    assert out.returncode == 2 and "missing.urdf' does not exist" in _one_line_error(out, "rbd_info")
+    assert out.returncode == 2 and "missing.urdf': file not found" in _one_line_error(out, "rbd_info")
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot name='x'><link")
     out = _cli("info", str(broken))

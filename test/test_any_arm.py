@@ -168,8 +168,9 @@ def test_controller_node_derives_logs_and_shows_its_gains(node_process, models) 
     """No gains given for a UR10: the node derives them at the first measured pose for its
     ``bandwidth``, logs them with their source, and a parameter read returns them; a gain
     given as a parameter wins."""
-    from ros_helpers import ros_context
     from test_control_node import READY, Peer
+
+    from ros_helpers import ros_context
 
     model = model_of(models, "ur10")
     proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={example_robot_urdf(REAL['ur10'][0])}",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 import pytest
+import yaml
 
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link

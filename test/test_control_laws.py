@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rbd_ros.control.gains import LAWS, load_gains, validate_gain, validate_gains
-from rbd_ros.control.laws import (ComputedTorque, Reference, ResolvedAcceleration, TaskPD, make_law)
+from rbd_ros.control.laws import ComputedTorque, Reference, ResolvedAcceleration, TaskPD, make_law
+from rbd_ros.lie.so3 import orientation_error
 from rbd_ros.robot import Robot
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link
-from rbd_ros.lie.so3 import orientation_error
 
 RNG = np.random.default_rng(3)
 

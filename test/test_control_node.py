@@ -158,9 +158,9 @@ def peer():
 
 
 def _trajectory(names, times, positions):
-    from rbd_ros.control.trajectory import joint_trajectory_msg
+    from rbd_ros.ros.messages import to_joint_trajectory
 
-    return joint_trajectory_msg(names, times, positions)
+    return to_joint_trajectory(names, times, positions)
 
 
 # ---- closed loop through processes ---------------------------------------------------------
@@ -204,8 +204,8 @@ def test_task_space_node_reaches_a_target_pose(node_process, arm_process, peer) 
     """Resolved acceleration: ~/target_pose, a 0.2 s Cartesian move, ~/task_state error."""
     from geometry_msgs.msg import PoseStamped
 
-    from rbd_ros.robot import Robot
     from rbd_ros.lie.so3 import rotation_to_quaternion
+    from rbd_ros.robot import Robot
 
     robot = Robot.from_yaml(ARM7)
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
@@ -241,8 +241,8 @@ def test_joint_space_node_reaches_a_target_pose_through_ik(node_process, arm_pro
     unreachable pose is refused with a reason and the reference stays."""
     from geometry_msgs.msg import PoseStamped
 
-    from rbd_ros.robot import Robot
     from rbd_ros.lie.so3 import rotation_to_quaternion
+    from rbd_ros.robot import Robot
 
     robot = Robot.from_yaml(ARM7)
     q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])

@@ -4,9 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbd_ros.control.trajectory import (CartesianMove, HoldPosition, JointSpline, clamped_spline_velocities,
-                                        cubic_coefficients, joint_trajectory_msg, quintic_coefficients,
-                                        quintic_point_to_point, quintic_time_scaling)
+from rbd_ros.control.trajectory import (
+    CartesianMove,
+    HoldPosition,
+    JointSpline,
+    clamped_spline_velocities,
+    cubic_coefficients,
+    quintic_coefficients,
+    quintic_point_to_point,
+    quintic_time_scaling,
+)
 from rbd_ros.lie.so3 import orientation_error, pose_matrix
 
 RNG = np.random.default_rng(7)
@@ -168,10 +175,3 @@ def test_cartesian_move_is_consistent_with_its_twist() -> None:
     mv.evaluate(3.5, T, v, a)
     np.testing.assert_allclose(T, T1, atol=1e-12)
     assert not v.any() and not a.any()
-
-
-def test_joint_trajectory_msg_round_numbers() -> None:
-    msg = joint_trajectory_msg(["a", "b"], [0.5, 1.9999999999], np.ones((2, 2)))
-    assert msg.joint_names == ["a", "b"]
-    assert (msg.points[0].time_from_start.sec, msg.points[0].time_from_start.nanosec) == (0, 500_000_000)
-    assert (msg.points[1].time_from_start.sec, msg.points[1].time_from_start.nanosec) == (2, 0)

@@ -7,15 +7,14 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 import pytest
 
-from core_oracles import (bundled, mujoco_compatible, mujoco_model, pinocchio_model, random_model,
-                          rel_err)
+from core_oracles import bundled, mujoco_compatible, mujoco_model, pinocchio_model, random_model, rel_err
 from rbd_ros.algorithm import aba as aba_mod
 from rbd_ros.algorithm import forward_dynamics as fd_mod
 from rbd_ros.robot import Robot, SimulationError
 
-import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 TOL = 1e-9
 
 CASES = {

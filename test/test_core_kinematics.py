@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 import pytest
 
 from core_oracles import bundled, pinocchio_model, random_model, rel_err
 from rbd_ros.robot import Robot
 
-import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 TOL = 1e-9
 
 CASES = {

@@ -11,8 +11,8 @@ import pytest
 from core_oracles import REPO, bundled, random_model, rel_err
 from rbd_ros.formulations import METHODS
 from rbd_ros.formulations.cli import main as cli_main
-from robots_data import PANDA, UR5, example_robot_urdf
 from rbd_ros.robot import Robot
+from robots_data import PANDA, UR5, example_robot_urdf
 
 TOL = 1e-10
 ID = [m for m in METHODS["inverse_dynamics"] if m != "rnea"]

@@ -30,9 +30,8 @@ def service(robot: Robot) -> DynamicsService:
 
 @pytest.fixture(scope="module")
 def client():
-    from ros_helpers import NodeProcess
-
     from rbd_ros.ros.client import DynamicsClient
+    from ros_helpers import NodeProcess
 
     proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                         "-p", "service_namespace:=ikdyn"])

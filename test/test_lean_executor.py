@@ -1,7 +1,8 @@
 """``LeanExecutor`` (the dynamics server's and the controller's executor): runs the timers,
 subscriptions and services of its nodes, the built-in parameter services included; hands nodes
-with other entities to rclpy's executor; stops on ``shutdown`` and on context shutdown.  Oracle: rclpy's own clients and parameter
-semantics, in this process, on contexts of the tests' own."""
+with other entities to rclpy's executor; stops on ``shutdown`` and on context shutdown; falls back
+to rclpy's executor when an rclpy internal it uses is missing.  Oracle: rclpy's own clients and
+parameter semantics, in this process, on contexts of the tests' own."""
 from __future__ import annotations
 
 import threading
@@ -9,7 +10,7 @@ import time
 
 import numpy as np
 
-from ros_helpers import call, ros_context, wait_for_service
+from ros_helpers import call, ros_context, spin_in_background, wait_for_service
 
 
 def _spin(loop) -> tuple[threading.Thread, list]:  # noqa: ANN001
@@ -228,3 +229,67 @@ def test_environment_switch_hands_every_node_to_rclpy(monkeypatch):
         assert loop.unsupported() == []
         monkeypatch.setenv("RBD_ROS_EXECUTOR", "rclpy")
         assert loop.unsupported() == ["RBD_ROS_EXECUTOR=rclpy"]
+
+
+def test_a_missing_rclpy_internal_falls_back_to_rclpys_executor_with_one_log_line(monkeypatch, capfd):
+    """On an rclpy without one of the internals LeanExecutor uses (simulated by deleting one),
+    spin logs one line naming it and serves the node with rclpy's executor: calls answered,
+    shutdown() still stops it."""
+    import rclpy
+    import rclpy.signals
+    from std_srvs.srv import Trigger
+
+    from rbd_ros.ros.lean_executor import LeanExecutor, missing_internals
+
+    assert missing_internals() == []
+    monkeypatch.delattr(rclpy.signals, "SignalHandlerGuardCondition")
+    assert missing_internals() == ["rclpy.signals.SignalHandlerGuardCondition"]
+    with ros_context() as ctx:
+        server = rclpy.create_node("loop_old_rclpy", context=ctx)
+        server.create_service(Trigger, "/loop_old_rclpy/trigger",
+                              lambda req, res: (setattr(res, "message", "served"), res)[-1])
+        loop = LeanExecutor(context=ctx)
+        loop.add_node(server)
+        assert loop.unsupported() == ["rclpy lacks rclpy.signals.SignalHandlerGuardCondition"]
+        thread, outcome = _spin(loop)
+        caller = rclpy.create_node("loop_old_caller", context=ctx)
+        trig = caller.create_client(Trigger, "/loop_old_rclpy/trigger")
+        wait_for_service(trig)
+        assert [call(caller, trig, Trigger.Request()).message for _ in range(3)] == ["served"] * 3
+        _stop(loop, thread, outcome)
+    logged = [line for line in capfd.readouterr().err.splitlines() if "LeanExecutor" in line]
+    assert len(logged) == 1 and "SignalHandlerGuardCondition" in logged[0]
+    assert "SingleThreadedExecutor instead" in logged[0]
+
+
+def test_the_dynamics_client_takes_rclpys_path_without_the_internals(monkeypatch):
+    """DynamicsClient checks the same internals and then calls through call_async: a stand-in
+    gravity service (rclpy's executor, this process) answers it."""
+    import rclpy
+    import rclpy.signals
+
+    from rbd_ros.ros.client import DynamicsClient
+    from rbd_ros_interfaces.srv import Gravity
+
+    monkeypatch.delattr(rclpy.signals, "SignalHandlerGuardCondition")
+    with ros_context() as ctx:
+        server = rclpy.create_node("fake_gravity", context=ctx)
+
+        def gravity(req, res):
+            res.efforts = [2.0 * q for q in req.positions]
+            res.success = True
+            return res
+
+        server.create_service(Gravity, "/fake/gravity", gravity)
+        executor = spin_in_background(server)
+        client_node = rclpy.create_node("fake_gravity_client", context=ctx)
+        dyn = DynamicsClient(namespace="fake", node=client_node, timeout=10.0)
+        own = DynamicsClient(namespace="fake", timeout=10.0)  # its own context and node
+        try:
+            assert dyn._lean is False and own._lean is False
+            assert dyn.gravity([0.25], joint_names=["j1"]).tolist() == [0.5]
+            assert own.gravity([0.75], joint_names=["j1"]).tolist() == [1.5]
+        finally:
+            own.close()
+            dyn.close()
+            executor.shutdown(timeout_sec=1.0)

@@ -18,7 +18,8 @@ def test_golden_so3_and_duindam_stramigioli_is_not_returned() -> None:
     body = RigidBody("SO3", I3)
     wd = body.acceleration(W)
     np.testing.assert_allclose(wd, [-6.0, 3.0, -2.0 / 3.0], atol=1e-14)
-    ds = np.linalg.solve(I3, -(-so3.ad(I3 @ W).T) @ W)  # M w-dot = -C_DS w
+    C_ds = -so3.ad(I3 @ W).T  # Duindam-Stramigioli's C
+    ds = np.linalg.solve(I3, -C_ds @ W)  # M w-dot = -C_DS w
     np.testing.assert_allclose(ds, [6.0, -3.0, 2.0 / 3.0], atol=1e-14)
     assert np.abs(wd - ds).max() > 1.0
     np.testing.assert_allclose(body.coriolis(W), -so3.hat(I3 @ W), atol=0)  # (68), ERRATA

@@ -11,16 +11,14 @@ import threading
 import time
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
 import pytest
 
+from rbd_ros.robot import Robot  # noqa: E402
+from rbd_ros.ros.client import DynamicsClient, DynamicsError  # noqa: E402
+from rbd_ros.ros.messages import from_joint_trajectory, to_joint_trajectory  # noqa: E402
 from robots_data import BUNDLED_URDF, REPO
 from ros_helpers import ros_context
-
-import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
-
-from rbd_ros.ros.client import (DynamicsClient, DynamicsError, from_joint_trajectory,  # noqa: E402
-                            to_joint_trajectory)
-from rbd_ros.robot import Robot  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 

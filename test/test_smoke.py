@@ -9,9 +9,8 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from ros_helpers import REPO, NodeProcess, call, ros_context, wait_for_service
+from ros_helpers import REPO, call, ros_context, wait_for_service
 
 TWO_LINK = """<robot name="two">
   <link name="base_link"/>
@@ -128,5 +127,5 @@ def test_info_node_reports_missing_file(node_process):
     proc = node_process(["info", "--ros-args", "-p", "urdf_path:=/nonexistent/robot.urdf"])
     assert proc.proc.wait(60) == 2
     assert proc.stop() == 2  # the output read to its end before it is checked
-    assert "urdf_path '/nonexistent/robot.urdf' does not exist" in proc.output
+    assert "urdf_path '/nonexistent/robot.urdf': file not found" in proc.output
     assert "Traceback" not in proc.output

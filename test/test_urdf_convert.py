@@ -1,4 +1,4 @@
-"""URDF -> MDH conversion against Pinocchio on the ORIGINAL URDF (003_871da85b02213601.txt §1.6).
+"""URDF -> MDH conversion against Pinocchio on the ORIGINAL URDF (003 §1.6).
 
 What is compared (the converter's documented contract):
 
@@ -13,12 +13,11 @@ What is compared (the converter's documented contract):
 """
 from __future__ import annotations
 
-import zlib
-
 import functools
 import glob
 import math
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np

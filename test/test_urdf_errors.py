@@ -50,7 +50,8 @@ def test_missing_file_and_wrong_root(tmp_path: Path) -> None:
 
 def test_xacro_failure(tmp_path: Path) -> None:
     f = tmp_path / "bad.xacro"
-    f.write_text('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="${undefined_thing}"/></robot>')
+    f.write_text('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+                 '<link name="${undefined_thing}"/></robot>')
     _raises(r"bad\.xacro: xacro failed: .*undefined_thing", f)
 
 

@@ -1,4 +1,4 @@
-"""Axis lines -> modified DH frames (rbd_ros.urdf.geometry), 003_871da85b02213601.txt §1.6.
+"""Axis lines -> modified DH frames (rbd_ros.urdf.geometry), 003 §1.6.
 
 Every axis case is checked against the MDH frame rules (z_i on axis i in the URDF direction,
 x_i a common normal of axes i and i+1, origin on axis i), and a URDF whose link frames are
@@ -166,7 +166,8 @@ def test_mdh_urdf_round_trip_recovers_table(model: MdhModel) -> None:
 
 
 def test_mdh_transform_is_the_frame_formula() -> None:
-    """The frames the converter composes are Rx(alpha) Tx(a) Rz(theta) Tz(d) (ERRATA 003)."""
+    """The frames the converter composes are Rx(alpha) Tx(a) Rz(theta) Tz(d) (misprint 003 (4.40),
+    docs/references.md)."""
     a, alpha, d, theta = 0.3, 0.7, -0.2, 1.1
     T = mdh_transform(a, alpha, d, theta)
     ca, sa, ct, st_ = np.cos(alpha), np.sin(alpha), np.cos(theta), np.sin(theta)

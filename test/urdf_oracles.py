@@ -18,8 +18,9 @@ import numpy as np
 import pinocchio as pin
 
 from rbd_ros.algorithm.mdh import mdh_transform
+from rbd_ros.lie.so3 import axis_rotation, rpy_matrix
+from rbd_ros.lie.so3 import to_rpy as matrix_rpy
 from rbd_ros.model import REVOLUTE, MdhModel
-from rbd_ros.lie.so3 import axis_rotation, rpy_matrix, to_rpy as matrix_rpy
 
 
 # ---- Pinocchio on the original URDF ----------------------------------------------------------

@@ -1,11 +1,12 @@
 """Jitted rigid-body algorithms, one per module (Pinocchio style).
 
-* ``mdh``: the modified-DH link transform (003_871da85b02213601.txt §1.6)
+* ``mdh``: the modified-DH link transform (003 §1.6)
 * ``layout``: packed model / workspace layout (the Model/Data split; ``rbd_ros.data``)
 * ``kinematics``: link frames, velocities/accelerations, Jacobians, J-dot qd, analytic Jacobian
 * ``rnea``: inverse dynamics, gravity g(q), bias h(q, qd) (003 §4.5)
 * ``crba``: mass matrix M(q);  ``aba``: articulated-body forward dynamics
 * ``forward_dynamics``: qdd (ABA; Cholesky variant kept as a check)
+* ``actuators``: the drive model of 003 (6.16)-(6.17) per joint, inlined by every kernel
 * ``coriolis``: C(q, qd) with M-dot - 2C skew;  ``energy``: kinetic and potential energy
 * ``integrators``: RK4 and semi-implicit Euler over a whole horizon
 * ``statics``: ``tau = J^T m`` and the static backward pass (003 ch.2);  ``ik``: inverse

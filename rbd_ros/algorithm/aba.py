@@ -1,6 +1,6 @@
 """Articulated-body algorithm (Featherstone), O(n) forward dynamics (jitted).
 
-Solves 003_871da85b02213601.txt (5.2) ``qdd = M^{-1} (tau - h - g)`` without forming M.
+Solves 003 (5.2) ``qdd = M^{-1} (tau - h - g)`` without forming M.
 All spatial quantities are in world coordinates about the world origin (so no spatial
 transforms between links are needed); a spatial motion is ``[w; v_O]``, a force ``[n_O; f]``:
 
@@ -8,7 +8,7 @@ transforms between links are needed); a spatial motion is ``[w; v_O]``, a force 
    ``IA_i = I_i``, ``pA_i = v_i x* I_i v_i``;
 2. for i = n..1: ``U = IA_i S_i``, ``D = S_i^T U``, ``u = tau_i - S_i^T pA_i``;
    ``IA_{i-1} += IA_i - U U^T / D``, ``pA_{i-1} += pA_i + (IA_i - U U^T/D) c_i + U u / D``;
-3. ``a_0 = [0; -g]`` (gravity as base acceleration, ERRATA "003"), for i = 1..n:
+3. ``a_0 = [0; -g]`` (gravity as base acceleration, misprint 003 §4.5 step 1), for i = 1..n:
    ``a' = a_{i-1} + c_i``, ``qdd_i = (u - U^T a') / D``, ``a_i = a' + S_i qdd_i``.
 
 Actuators (003 (6.17)): ``D += G^2 Jm``, ``u -= B qd + Tc sign(qd)``.
@@ -26,10 +26,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rbd_ros.algorithm.actuators import armature, friction
 from rbd_ros.algorithm.crba import link_world_inertia
 from rbd_ros.algorithm.kinematics import forward_kinematics
-from rbd_ros.algorithm.layout import (ARM, COUL, GRAV, VISC, WA, WC, WCH, WCI, WCM, WD, WIA, WPA,
-                                      WS, WU, WV)
+from rbd_ros.algorithm.layout import GRAV, WA, WC, WCH, WCI, WCM, WD, WIA, WPA, WS, WU, WV
 
 
 @njit(cache=True)
@@ -181,11 +181,9 @@ def articulate_link(mp: np.ndarray, ws: np.ndarray, i: int, p: int, qd: np.ndarr
     D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5
     u = tau[i] - (s0 * ws[i, WPA] + s1 * ws[i, WPA + 1] + s2 * ws[i, WPA + 2]
                   + s3 * ws[i, WPA + 3] + s4 * ws[i, WPA + 4] + s5 * ws[i, WPA + 5])
-    if actuators:
-        v = qd[i]
-        sg = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-        D += mp[i, ARM]
-        u -= mp[i, VISC] * v + mp[i, COUL] * sg
+    if actuators:  # (6.17): armature on the diagonal, friction off the input
+        D += armature(mp, i)
+        u -= friction(mp, i, qd[i])
     ws[i, WU] = U0
     ws[i, WU + 1] = U1
     ws[i, WU + 2] = U2

@@ -1,6 +1,6 @@
 """Coriolis/centrifugal matrix C(q, qd) with ``M-dot - 2 C`` skew-symmetric (jitted).
 
-From the link-wise form of the mass matrix, 003_871da85b02213601.txt (3.37)-(3.40),
+From the link-wise form of the mass matrix, 003 (3.37)-(3.40),
 ``M = sum_k m_k Jv_k^T Jv_k + Jw_k^T I_k Jw_k`` (``Jv_k`` of the centre of mass, ``I_k`` world
 axes), the factorisation
 
@@ -8,7 +8,7 @@ axes), the factorisation
 
 gives ``C qd = h - g`` (the Newton-Euler velocity terms, (3.47)) and
 ``C + C^T = M-dot`` (``I-dot_k = [w_k x] I_k - I_k [w_k x]``), i.e. ``M-dot - 2C`` is
-skew-symmetric.  Columns (002_ad553f664761af43.txt (3.15)-(3.16) in spatial form, world
+skew-symmetric.  Columns (002 (3.15)-(3.16) in spatial form, world
 frame at the world origin): with ``S_j = [s_w; s_v]`` and ``S-dot_j = v_j x S_j``,
 ``Jw_j = s_w``, ``Jv_kj = s_v + s_w x c_k``, ``Jw-dot_j = S-dot_j,w``,
 ``Jv-dot_kj = S-dot_j,v + S-dot_j,w x c_k + s_w x c-dot_k``.  O(n^3); not a hot-path kernel.

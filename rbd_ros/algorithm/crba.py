@@ -1,6 +1,6 @@
 """Composite-rigid-body algorithm: the joint-space mass matrix M(q) (jitted).
 
-M is the inertia matrix of 003_871da85b02213601.txt (3.40), ``M = sum_k m_k J_sk^T J_sk +
+M is the inertia matrix of 003 (3.40), ``M = sum_k m_k J_sk^T J_sk +
 J_wk^T I_k J_wk`` (3.37)-(3.38), computed in O(n^2) by composite bodies in world
 coordinates about the world origin (Featherstone's CRBA):
 
@@ -8,7 +8,7 @@ coordinates about the world origin (Featherstone's CRBA):
   rotational inertia ``I_O = R I_c R^T + m (|c|^2 E - c c^T)`` (``c`` world centre of mass);
 * composite ``I^C_i = sum_{k >= i}`` of those (a serial chain: the subtree is links i..n);
 * joint motion ``S_j = [z_j; p_j x z_j]`` (revolute) or ``[0; z_j]`` (prismatic), the
-  Jacobian columns of 002_ad553f664761af43.txt (3.15)-(3.16) seen at the world origin;
+  Jacobian columns of 002 (3.15)-(3.16) seen at the world origin;
 * ``F_j = I^C_j S_j`` = ``[I_O w + h x v; m v - h x w]`` and ``M_ij = M_ji = S_i . F_j``
   for ``i <= j``.
 """
@@ -18,8 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, motion_subspace
-from rbd_ros.algorithm.layout import (COM, IC, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS,
-                                      mrow)
+from rbd_ros.algorithm.layout import COM, IC, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS
 
 
 @njit(cache=True)

@@ -1,11 +1,11 @@
 """Kinetic and potential energy (jitted).
 
-003_871da85b02213601.txt (3.35): ``K = sum_k 1/2 m_k |c-dot_k|^2 + 1/2 w_k^T I_k w_k``
+003 (3.35): ``K = sum_k 1/2 m_k |c-dot_k|^2 + 1/2 w_k^T I_k w_k``
 (world axes, ``I_k`` about the centre of mass), computed from the link velocities, not from
 M, so ``K == 1/2 qd^T M qd`` is a real check.  Potential (3.39)/(3.41) with the sign made
 explicit: ``P = -sum_k m_k g . c_k`` for the world gravity vector ``g`` (so ``P = m 9.81 h``
 for ``g = (0, 0, -9.81)``; the printed (3.39) writes ``g^T s`` with ``g = [0 0 -g]``, which
-has the opposite sign).
+has the opposite sign: misprint 003 (3.39), docs/references.md).
 """
 from __future__ import annotations
 

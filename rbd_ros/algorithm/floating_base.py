@@ -13,7 +13,7 @@ dynamics do not depend on the base pose except through gravity, ``g_b = R^T g``.
 
 * RNEA: frame 0 starts with the base's ``w``, ``w-dot`` and origin acceleration
   ``a_o = v-dot_b + w_b x v_b - g_b`` (the classical acceleration minus gravity, 003 §4.5
-  with ERRATA "003"), moved to MDH frame 0 (``kinematics.velocity_acceleration_from``); the
+  with misprint 003 §4.5 step 1), moved to MDH frame 0 (``kinematics.velocity_acceleration_from``); the
   base wrench is the base body's Newton-Euler wrench plus link 1's force moved to the base
   origin (003 (4.36)-(4.37) one step further).
 * CRBA: ``M = [[I^C_0, F^T], [F, M_joints]]``, ``I^C_0`` the composite inertia of everything
@@ -35,10 +35,15 @@ from numba import njit
 
 from rbd_ros.algorithm.aba import aba_accelerations, aba_articulate, aba_velocities
 from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
-from rbd_ros.algorithm.kinematics import (angles, forward_kinematics, joint_angles,
-                                          point_acceleration, rot, velocity_acceleration_from)
-from rbd_ros.algorithm.layout import (AP, AR, COM, GRAV, IC, MASS, MCOM, WA, WCH, WCI, WCM, WF,
-                                      WIA, WN, WP, WPA)
+from rbd_ros.algorithm.kinematics import (
+    angles,
+    forward_kinematics,
+    joint_angles,
+    point_acceleration,
+    rot,
+    velocity_acceleration_from,
+)
+from rbd_ros.algorithm.layout import AP, AR, COM, GRAV, IC, MASS, MCOM, WA, WCH, WCI, WCM, WF, WIA, WN, WP, WPA
 from rbd_ros.algorithm.rnea import backward_pass, body_wrench
 
 #: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")

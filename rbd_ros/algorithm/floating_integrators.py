@@ -2,7 +2,7 @@
 
 State ``(q, v)`` in the free-flyer layout (``floating_base``); base kinematics
 ``T-dot = T (v_b, w_b)^`` (body twist, right multiplication), joints ``q-dot = qd``.  The
-base is integrated on the group (not in the papers; formulations.md §4.5), the joints in
+base is integrated on the group (not in the documents), the joints in
 the same Runge-Kutta tableau:
 
 * ``LIE_EULER``: ``T+ = T exp(h V^)``, ``q+ = q + h qd``, ``v+ = v + h a``;

@@ -1,4 +1,4 @@
-"""Forward dynamics ``qdd = M^{-1} (tau - h(q, qd))`` (003_871da85b02213601.txt (5.2)).
+"""Forward dynamics ``qdd = M^{-1} (tau - h(q, qd))`` (003 (5.2)).
 
 Two algorithms:
 
@@ -24,10 +24,10 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.aba import aba
+from rbd_ros.algorithm.actuators import armature, friction
 from rbd_ros.algorithm.crba import crba_from_transforms
-from rbd_ros.algorithm.kinematics import (joint_transforms, velocity_acceleration_pass,
-                                          world_transforms)
-from rbd_ros.algorithm.layout import ARM, COUL, VISC, VZERO, mrow, vrow
+from rbd_ros.algorithm.kinematics import joint_transforms, velocity_acceleration_pass, world_transforms
+from rbd_ros.algorithm.layout import VZERO, mrow, vrow
 from rbd_ros.algorithm.rnea import backward_pass
 
 #: joints from which ``forward_dynamics`` uses ABA instead of Cholesky (module docstring)
@@ -78,12 +78,10 @@ def fd_cholesky(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, t
     world_transforms(mp, ws, n)
     r0 = mrow(n)
     crba_from_transforms(mp, ws, n, ws, r0)
-    if actuators:
+    if actuators:  # M' = M + diag(G^2 Jm), tau' = tau - B qd - Tc sign(qd)
         for i in range(n):
-            v = qd[i]
-            s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-            qdd[i] -= mp[i, VISC] * v + mp[i, COUL] * s
-            ws[r0 + i, i] += mp[i, ARM]
+            qdd[i] -= friction(mp, i, qd[i])
+            ws[r0 + i, i] += armature(mp, i)
     if not cholesky_solve_inplace(ws, r0, n, qdd):
         for i in range(n):
             qdd[i] = np.nan

@@ -14,7 +14,7 @@ solution.  ``position_error = |p_t - p|`` (m), ``orientation_error = |log(R_t R^
   uniformly random configuration inside the limits (``random_config``).  The best pose over
   all attempts is returned.
 * ``newton_solve``: 003 (1.20)-(1.23), ``q_i = q_{i-1} + k J^{-1}(q_{i-1}) (r - r_{i-1})`` with
-  the minus sign the print lost (formulations §6.3) and ``r - r_{i-1}`` read as the task error
+  the minus sign the print lost (misprint 003 §1.9 step 3) and ``r - r_{i-1}`` read as the task error
   ``e`` above (instead of Euler angles, whose rate Jacobian is singular at theta = 0).  For a
   non-square J the least-squares / least-norm inverse is used.  No limits, no restarts; a
   singular J (pivot below ``PIVOT_EPS``) ends the iteration.

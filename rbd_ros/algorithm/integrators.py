@@ -1,8 +1,8 @@
 """Whole-horizon integration of the forward dynamics in one jitted call.
 
 State ``x = [q; qd]``, ``x-dot = f(x, tau) = [qd; FD(q, qd, tau)]``
-(003_871da85b02213601.txt (5.3)-(5.4); note (5.3) prints ``M^{-1}[h + g - tau]``, the sign
-of (5.2) ``M^{-1}[tau - h - g]`` is the right one).  Torques are a zero-order hold: step k
+(003 (5.3)-(5.4); misprint 003 (5.3): it prints ``M^{-1}[h + g - tau]``, the sign
+of (5.2) ``M^{-1}[tau - h - g]`` is the right one; docs/references.md).  Torques are a zero-order hold: step k
 (time ``k dt``) uses ``tau[k]`` over ``[k dt, (k+1) dt)``.  Optionally a jitted torque
 callback ``tau_fn(t, q, qd, out)`` (an ``@njit`` function) fills ``tau[k]`` from the state at
 the start of step k (a sampled controller), overwriting that row.
@@ -26,6 +26,28 @@ from rbd_ros.algorithm.layout import vrow
 
 RK4 = 0
 SEMI_IMPLICIT_EULER = 1
+
+#: Every integrator name rbd_ros accepts (any case) -> (this module's kernel code, or None if
+#: only MuJoCo has it; MuJoCo's ``mjtIntegrator`` name).  The one table of ``Robot.simulate``,
+#: the ``forward_simulate`` service and the MuJoCo bridge.  MuJoCo's ``Euler`` is also
+#: semi-implicit (velocity first, then position with the new velocity; plus implicit joint
+#: damping), so "euler" and "semi_implicit_euler" name it in both.
+INTEGRATORS: dict[str, tuple[int | None, str]] = {
+    "rk4": (RK4, "mjINT_RK4"),
+    "semi_implicit_euler": (SEMI_IMPLICIT_EULER, "mjINT_EULER"),
+    "euler": (SEMI_IMPLICIT_EULER, "mjINT_EULER"),
+    "implicit": (None, "mjINT_IMPLICIT"),
+    "implicitfast": (None, "mjINT_IMPLICITFAST"),
+}
+CORE_INTEGRATORS = tuple(name for name, (code, _) in INTEGRATORS.items() if code is not None)
+
+
+def integrator_code(name: str) -> int:
+    """The kernel code of a core integrator name (any case); ValueError naming the choices."""
+    code = INTEGRATORS.get(str(name).strip().lower(), (None, ""))[0]
+    if code is None:
+        raise ValueError(f"integrator '{name}' unknown; use one of {list(CORE_INTEGRATORS)}")
+    return code
 
 
 @njit(cache=True)

@@ -1,8 +1,9 @@
 """Kinematics: link frames, velocities and accelerations, Jacobians (jitted).
 
-Sources: 003_871da85b02213601.txt §1.6 (MDH frames; ERRATA "003"), (4.29)-(4.34) (velocity
-and acceleration recursion, with (4.31)-(4.32) restored from (4.14)-(4.15) per ERRATA),
-002_ad553f664761af43.txt (3.13)-(3.16) (Jacobian columns), 003 (1.34)-(1.37) (Euler-angle
+Sources: 003 §1.6 (MDH frames; misprint 003 (4.40)), (4.29)-(4.34) (velocity
+and acceleration recursion, with (4.31)-(4.32) restored from (4.14)-(4.15): misprint
+003 (4.31)-(4.32), docs/references.md),
+002 (3.13)-(3.16) (Jacobian columns), 003 (1.34)-(1.37) (Euler-angle
 analytic Jacobian).
 
 All kernels take the packed model ``mp`` and a workspace ``ws`` (``rbd_ros.algorithm.layout``)
@@ -13,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.layout import (A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS,
-                                      WV, WVD, WW, WWD, vrow)
+from rbd_ros.algorithm.layout import A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS, WV, WVD, WW, WWD, vrow
 from rbd_ros.lie.so3 import euler_zyz
 
 
@@ -196,7 +196,7 @@ def jacobian(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, frame: int, J: np.nd
 def motion_subspace(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
     """Joint i's spatial motion ``S_i = [z_i; p_i x z_i]`` (revolute) or ``[0; z_i]``
     (prismatic) in world coordinates at the world origin into ``ws[i, WS:WS+6]``: the
-    Jacobian column of 002_ad553f664761af43.txt (3.15)-(3.16) of the body point at the world
+    Jacobian column of 002 (3.15)-(3.16) of the body point at the world
     origin.  Needs world transforms."""
     z0 = ws[i, WGR + 2]
     z1 = ws[i, WGR + 5]
@@ -265,12 +265,12 @@ def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, q
     """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_angles``:
 
         w_i   = R^T w_{i-1} + z qd_i                                   (R joints, (4.29))
-        wd_i  = R^T wd_{i-1} + (R^T w_{i-1}) x z qd_i + z qdd_i        (R joints, ERRATA (4.31))
+        wd_i  = R^T wd_{i-1} + (R^T w_{i-1}) x z qd_i + z qdd_i        (R joints, misprint 003 (4.31))
         vd_i  = R^T (vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p))            (4.33)
               [+ 2 (R^T w_{i-1}) x z qd_i + z qdd_i for T joints]                  (4.34)
 
     with ``R = ^{i-1}R_i``, ``p = ^{i-1}p_i``.  The base starts at rest with
-    ``vd_0 = -g`` (003 §4.5 step 1, ERRATA) when ``gravity`` is true, else ``vd_0 = 0``.
+    ``vd_0 = -g`` (misprint 003 §4.5 step 1) when ``gravity`` is true, else ``vd_0 = 0``.
     Writes ``ws[i, WW/WWD/WVD]``.
     """
     g = qd.shape[0] + 2

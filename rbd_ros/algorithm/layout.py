@@ -9,7 +9,7 @@ Kernels take two 2-D float64 arrays, so a call from Python unboxes few arguments
 * ``AR`` .. ``AR + 8``: rotation of ``A_i = mdh_transform(a, alpha, d, theta)`` at ``q = 0``
   (row-major), ``AP`` .. ``AP + 2`` its translation.  The joint transform is then
   ``^{i-1}T_i(q) = A_i Rz(q)`` (revolute) or ``A_i Tz(q)`` (prismatic): exact, because in
-  003_871da85b02213601.txt §1.6 ``Rz(theta_0 + q) Tz(d) = Rz(theta_0) Tz(d) Rz(q)`` and
+  003 §1.6 ``Rz(theta_0 + q) Tz(d) = Rz(theta_0) Tz(d) Rz(q)`` and
   ``Tz(d_0 + q) = Tz(d_0) Tz(q)``.  So the one MDH formula (``mdh.mdh_transform``) is
   evaluated once, at packing time, and kernels only apply the joint motion
   (Pinocchio's ``placement * joint.calc(q)``).
@@ -19,7 +19,7 @@ Kernels take two 2-D float64 arrays, so a call from Python unboxes few arguments
 Row ``n`` is the base (world -> frame 0) and row ``n + 1`` the tool (frame n -> tool),
 both in the ``AR``/``AP`` columns; row ``n`` also holds the floating base body in ``MASS``,
 ``COM``, ``MCOM``, ``IC`` (zero for a fixed base).  Row ``n + 2``: ``GRAV`` world gravity (3) and ``A0`` the
-RNEA base acceleration ``-R_base^T g`` in frame 0 (003 §4.5 step 1, ERRATA "003").
+RNEA base acceleration ``-R_base^T g`` in frame 0 (misprint 003 §4.5 step 1, docs/references.md).
 
 ``ws`` (workspace, mutable, shape ``(2 n + NVEC + 1, max(NW, n))``), built by
 ``rbd_ros.data.Workspace``: rows ``i < n`` hold per-link quantities (columns below),

@@ -1,9 +1,9 @@
 """Recursive Newton-Euler inverse dynamics (jitted), and its special cases g(q) and h(q, qd).
 
-003_871da85b02213601.txt §4.5 in link frames (ERRATA "003" applied):
+003 §4.5 in link frames (misprints of 003 corrected, docs/references.md):
 
 * forward: ``kinematics.velocity_acceleration_pass`` ((4.29)-(4.34), ``vd_0 = -g``);
-* centre-of-mass acceleration (4.35) *without* the misprinted extra term:
+* centre-of-mass acceleration (4.35) *without* the misprinted extra term (misprint 003 (4.35)):
   ``sdd_i = vd_i + wd_i x s_i + w_i x (w_i x s_i)``;
 * backward (4.36)-(4.37): ``F_i = m_i sdd_i``, ``N_i = I_i wd_i + w_i x I_i w_i``,
   ``f_i = F_i + R f_{i+1}``, ``n_i = N_i + R n_{i+1} + s_i x F_i + p_{i+1} x R f_{i+1}``
@@ -25,10 +25,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from rbd_ros.algorithm.kinematics import (angles, forward_kinematics, joint_angles, rot,
-                                          velocity_acceleration_pass)
-from rbd_ros.algorithm.layout import (AP, ARM, ATYPE, COM, COUL, IC, MASS, VISC, VZERO, WF, WGR,
-                                      WN, WP, WVD, WW, WWD, vrow)
+from rbd_ros.algorithm.actuators import armature, friction
+from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, rot, velocity_acceleration_pass
+from rbd_ros.algorithm.layout import AP, ATYPE, COM, IC, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, vrow
 
 
 @njit(cache=True, inline="always")
@@ -119,11 +118,9 @@ def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float
 
 @njit(cache=True)
 def add_actuator_torques(mp: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> None:
-    """``tau += G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17))."""
+    """``tau += G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17), ``algorithm.actuators``)."""
     for i in range(qd.shape[0]):
-        v = qd[i]
-        s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-        tau[i] += mp[i, ARM] * qdd[i] + mp[i, VISC] * v + mp[i, COUL] * s
+        tau[i] += armature(mp, i) * qdd[i] + friction(mp, i, qd[i])
 
 
 @njit(cache=True)

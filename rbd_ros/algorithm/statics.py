@@ -1,6 +1,6 @@
 """Statics (jitted): joint torques for a tool wrench, and the wrench each joint transmits.
 
-003_871da85b02213601.txt ch.2.  The tool exerts ``m = [f; n]`` (force first, moment about the
+003 ch.2.  The tool exerts ``m = [f; n]`` (force first, moment about the
 tool origin) *on the environment*.  Virtual work (2.1), ``dq^T tau - dr^T m = 0``, gives
 
     tau = J^T m                                                              (2.2)
@@ -9,7 +9,7 @@ with ``J`` the geometric Jacobian of the tool origin (rows [linear; angular], wo
 ``kinematics.frame_jacobian``).  A wrench given in the tool frame, ``^H m``, is first rotated:
 ``m = [^0R_H ^H f; ^0R_H ^H n]``.  This is the corrected (2.6)-(2.7): the printed ``Gamma``
 adds ``^0p_H x ^0f``, a moment about the *base* origin, while ``J`` maps to the velocity of the
-*tool* origin (formulations §5.3; planar 2R, l1 = l2 = 1, q = 0, f = (0, 1, 0): tau = (2, 1),
+*tool* origin (misprint 003 (2.6)-(2.7); planar 2R, l1 = l2 = 1, q = 0, f = (0, 1, 0): tau = (2, 1),
 the literal (2.7) gives (4, 3)).
 
 ``joint_wrenches`` is the static case of the RNEA backward pass 003 (4.36)-(4.39) (zero
@@ -22,8 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.kinematics import (forward_kinematics, frame_jacobian,
-                                          velocity_acceleration_pass)
+from rbd_ros.algorithm.kinematics import forward_kinematics, frame_jacobian, velocity_acceleration_pass
 from rbd_ros.algorithm.layout import AP, VZERO, WF, WGR, WN, vrow
 from rbd_ros.algorithm.rnea import backward_pass, gravity
 

@@ -1,4 +1,4 @@
-"""Torque control laws of 003_871da85b02213601.txt chapter 6, over the core's jitted kernels.
+"""Torque control laws of 003 chapter 6, over the core's jitted kernels.
 
 ROS-free.  Every law is an object with one entry point::
 
@@ -12,7 +12,7 @@ mode is where voltages live.  Conventions and guarantees shared by all laws:
 
 * errors are ``e = q_d - q``, ``e' = q_d' - q'`` (003 (6.20), (6.42)); the book prints
   (6.18) and (6.28) with ``K_p (q - q_d)``, a sign slip: its own expansion (6.19) uses
-  ``K_p (q_d - q)``, and only that sign is stable;
+  ``K_p (q_d - q)``, and only that sign is stable (misprint 003 (6.18), docs/references.md);
 * the damping term of the joint PD laws acts on ``e' = q_d' - q'``; for a set point
   (``q_d' = 0``) that is exactly the book's ``-K_v q'`` of (6.18)/(6.28)/(6.34);
 * torques are saturated at the effort limits (the smaller of the model's and the law's
@@ -36,16 +36,24 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from rbd_ros.algorithm.actuators import coulomb, viscous
 from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
-from rbd_ros.algorithm.layout import COUL, VISC
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
 from rbd_ros.algorithm.rnea import gravity, rnea_full
-from rbd_ros.control.gains import (DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, DEFAULT_RATE,
-                                   LAW_GAINS, LAWS, load_gains, model_gains, validate_gain,
-                                   validate_gains)
+from rbd_ros.control.gains import (
+    DEFAULT_BANDWIDTH,
+    DEFAULT_DAMPING_RATIO,
+    DEFAULT_RATE,
+    LAW_GAINS,
+    LAWS,
+    load_gains,
+    model_gains,
+    validate_gain,
+    validate_gains,
+)
 from rbd_ros.data import empty_workspace, pack_model
-from rbd_ros.model import MdhModel
 from rbd_ros.lie.so3 import orientation_error
+from rbd_ros.model import MdhModel
 
 OK, BAD_INPUT, BAD_OUTPUT = 0, 1, 2
 _STATUS = {OK: "ok", BAD_INPUT: "non-finite state or reference: zero torque",
@@ -98,11 +106,6 @@ def _all_finite(x: np.ndarray) -> bool:  # pragma: no cover - jitted
 def _joint_inputs_ok(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray,
                      qddr: np.ndarray) -> bool:  # pragma: no cover - jitted
     return _all_finite(q) and _all_finite(qd) and _all_finite(qr) and _all_finite(qdr) and _all_finite(qddr)
-
-
-@njit(cache=True, inline="always")
-def _sign(x: float) -> float:  # pragma: no cover - jitted
-    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
 
 @njit(cache=True)
@@ -183,7 +186,8 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
     if actuators:  # Coulomb (and stiff viscous, vref = 1) terms at the reference velocity
         for i in range(q.shape[0]):
-            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i])) + vref[i] * mp[i, VISC] * (qdr[i] - qd[i])
+            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
+                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -305,7 +309,8 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
     if actuators and posture:  # friction at the reference velocity, as in computed torque
         for i in range(n):
-            tau[i] += mp[i, COUL] * (_sign(qdr[i]) - _sign(qd[i])) + vref[i] * mp[i, VISC] * (qdr[i] - qd[i])
+            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
+                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -421,7 +426,7 @@ class PD(ControlLaw):
 class PDGravity(PD):
     """PD with gravity compensation, 003 (6.34) in torque form:
     ``tau = K_p (q_d - q) + K_v (q_d' - q') + g(q)``.  For a set point the Lyapunov function
-    (6.36) decreases along motions (6.39) (printed without its minus sign:
+    (6.36) decreases along motions (6.39) (printed without its minus sign, misprint 003 (6.39):
     ``V' = -q'^T K_v q' <= 0``), so ``q -> q_d`` with no offset."""
 
     name = "pd_gravity"

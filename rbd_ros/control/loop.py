@@ -31,8 +31,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.control.laws import Reference
-from rbd_ros.control.trajectory import (INTERPOLATIONS, CartesianMove, HoldPosition, JointSpline,
-                                        quintic_point_to_point)
+from rbd_ros.control.trajectory import INTERPOLATIONS, CartesianMove, HoldPosition, JointSpline, quintic_point_to_point
 
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
 

@@ -399,27 +399,3 @@ class CartesianMove:
         v[3:] = dsig * self.phi
         a[:3] = ddsig * self.dp
         a[3:] = ddsig * self.phi
-
-
-# ---- ROS message helper (imports trajectory_msgs lazily; the rest of the module is ROS-free) ----
-def joint_trajectory_msg(joint_names: Sequence[str], times: Sequence[float], positions: np.ndarray,
-                         velocities: np.ndarray | None = None, accelerations: np.ndarray | None = None):
-    """A ``trajectory_msgs/JointTrajectory`` (stamp 0 = "start on receipt") with one point per
-    row of ``positions`` at ``time_from_start = times[k]`` seconds."""
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    msg = JointTrajectory()
-    msg.joint_names = [str(n) for n in joint_names]
-    P = np.asarray(positions, dtype=float)
-    for k, t in enumerate(np.asarray(times, dtype=float)):
-        pt = JointTrajectoryPoint()
-        pt.positions = P[k].tolist()
-        if velocities is not None:
-            pt.velocities = np.asarray(velocities, dtype=float)[k].tolist()
-        if accelerations is not None:
-            pt.accelerations = np.asarray(accelerations, dtype=float)[k].tolist()
-        sec, nanosec = divmod(int(round(float(t) * 1e9)), 1_000_000_000)
-        pt.time_from_start = Duration(sec=sec, nanosec=nanosec)
-        msg.points.append(pt)
-    return msg

@@ -16,7 +16,7 @@ rate; the diff-drive velocity block of ``rbd_ros.floating_base``'s layout), ``qd
 ``A B = 0`` (9), ``d = 0``, with ``B = [[cos, 0], [sin, 0], [0, 1]] (+) E``;
 ``B-dot u = [-sin phi omega v_x, cos phi omega v_x, 0, ...]``.  With the partial-velocity
 matrices ``T_i = J_i B`` (44), (46) is ``B^T`` times the body sum of 000 (35), so as an ODE
-(sheet §2.2):
+(000 (8)-(11)):
 
     (B^T M B) u-dot = B^T (f + f_c - h - M B-dot u)           (M, h, f_c: 000 (35), (27))
 
@@ -49,8 +49,7 @@ import numpy as np
 
 from rbd_ros.formulations import Formulations, gauss, kane, lagrange, planar_base
 from rbd_ros.formulations.chain import KC, KG, KM, world_kinematics
-from rbd_ros.formulations.planar_base import (base_accelerations, base_rates, to_base_frame,
-                                              world_rates)
+from rbd_ros.formulations.planar_base import base_accelerations, base_rates, to_base_frame, world_rates
 from rbd_ros.formulations.udwadia_kalaba import kkt, udwadia_kalaba
 
 METHODS = ("kane", "udwadia_kalaba", "kkt")

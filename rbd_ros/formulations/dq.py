@@ -1,16 +1,16 @@
 """Dual-quaternion algebra of 001 §2, on tuples (jitted, allocation-free, inlined by numba).
 
-Conventions (001; formulations sheet §0, §3.1):
+Conventions (001; docs/references.md, conventions):
 
 * quaternion ``h = h1 + i h2 + j h3 + k h4``, **scalar first**, a 4-tuple;
 * dual quaternion ``h = h_P + eps h_D`` (``eps^2 = 0``) (1)-(2), an 8-tuple ``vec8``
   (primary then dual);
 * a *pure* dual quaternion (twist ``xi = w + eps v``, wrench ``zeta = f + eps tau``) is
   stored as its ``vec6 = [P(vec3); D(vec3)]``, a 6-tuple: twists ``[w; v]`` (angular
-  first), wrenches ``[f; tau]`` (force first, ERRATA "001");
+  first), wrenches ``[f; tau]`` (force first; misprint 001 (22)-(23) for the ordering);
 * pose ``x = r + eps (1/2) p r`` (unit), ``x_a^b`` = pose of ``F_a`` w.r.t. ``F_b``;
   composition ``x_c^a = x_b^a x_c^b``;
-* adjoint (3) ``Ad(x) xi = x xi x^*`` = ``R w + eps (R v + p x R w)`` (sheet §3.1, verified);
+* adjoint (3) ``Ad(x) xi = x xi x^*`` = ``R w + eps (R v + p x R w)`` (checked numerically);
   the same map moves a wrench ``f + eps tau`` (moment about the new origin);
 * cross product (7)-(8) for pure dual quaternions: ``a x b = P(a) x P(b) + eps (P(a) x D(b)
   + D(a) x P(b))`` (the spatial motion cross product);

@@ -16,10 +16,10 @@ Forward, i = 1..n (``xi_0 = xi-dot_0 = 0``):
     f_i = m_i (D(xi-dot) + P(xi) x D(xi)),  tau_i = I_i P(xi-dot) + P(xi) x I_i P(xi)        (25)-(26)
     zeta_{c_i} = (f_i + eps tau_i) - m_i g^{c_i}                                                (24)
 
-(``D(xi-dot)`` is not the classical CoM acceleration, (23); ERRATA "001").  Joint twists of
+(``D(xi-dot)`` is not the classical CoM acceleration: misprint 001 (22)-(23)).  Joint twists of
 001 Table 1 are ``S_i qd_i`` with ``S = l`` (revolute), ``eps l`` (prismatic), ``(1 + eps h) l``
 (helical); their derivatives ``S_i qdd_i`` (after (21), where the axis is joint i's own,
-``l_{j_{i-1}}``, not the printed ``l_{j_i}``: sheet §3.6).  Gravity in the CoM frame is carried
+``l_{j_{i-1}}``, not the printed ``l_{j_i}``: misprint 001 (21)).  Gravity in the CoM frame is carried
 down the chain, ``g^{c_i} = Ad(r_{c_{i-1}}^{c_i}) g^{c_{i-1}}`` (= ``Ad(r_0^{c_i}) g``).
 
 Backward, i = n..1 (``zeta_{n+1}``: the wrench the end effector exerts on the environment, in
@@ -30,7 +30,7 @@ the tool frame ``j_n``; footnote 6 leaves the sign open; ours: the robot supplie
 (001 writes ``Ad(x_{c_i}^{j_{i-1}}) zeta_{c_i} + Ad(x_{j_i}^{j_{i-1}}) zeta_{i+1}``: the same by
 linearity of Ad, one adjoint fewer).  Generalized force: the dual part of
 ``<zeta_i, S_i>`` (30): revolute ``<tau, l>``, prismatic ``<f, l>``, helical
-``<tau, l> + h <f, l>`` (ERRATA "001": 001 gives no helical force).
+``<tau, l> + h <f, l>`` (001 gives no helical force: misprint 001 Table 1, helical).
 
 The tool wrench of ``Robot`` (``w = [f; m]`` on the tool by the environment, world, moment
 about the tool origin) gives ``zeta_{n+1} = -(R_tool^T f + eps R_tool^T m)``.
@@ -41,8 +41,19 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.formulations.chain import Chain
-from rbd_ros.formulations.dq import (ad_frame, ad_frame_inv, cross, dqmul, frame, inner,
-                                     joint_pose, pose, qmul, rotation_matrix, rtmul)
+from rbd_ros.formulations.dq import (
+    ad_frame,
+    ad_frame_inv,
+    cross,
+    dqmul,
+    frame,
+    inner,
+    joint_pose,
+    pose,
+    qmul,
+    rotation_matrix,
+    rtmul,
+)
 from rbd_ros.lie.so3 import rotation_to_quaternion
 
 # packed columns (row i < n: body i; row n: K_{-1} = X[0] and gravity)

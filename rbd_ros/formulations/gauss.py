@@ -8,7 +8,7 @@ with the adjoint (3) of 001 §2:
     J_i[:, j] = Ad((x_{c_i}^0)^*) Ad(x_{j_{j-1}}^0) S_j        (j <= i, else 0)
 
 (001 obtains the same ``J`` from the pose Jacobian, ``2 I_bar H+_8(x^*) J_x``; (33) pads with
-``n - i`` zero columns: one coordinate per body, sheet §3.6.)  Its derivative, from Lemma
+``n - i`` zero columns: one coordinate per body: misprint 001 (33).)  Its derivative, from Lemma
 2.1 (9): ``J-dot_i[:, j] = -(sum_{j < k <= i} J_i[:, k] qd_k) x J_i[:, j]`` (cross product (8)).
 
     Psi_i = blkdiag(I_i, m_i E3)                                                     (31)
@@ -22,7 +22,7 @@ Here the only applied CoM wrench is the tool's (``Robot``'s ``w = [f; m]`` on th
 moment about the tool origin, moved to the last CoM); inverse dynamics
 ``tau = M_GP qdd + C_GP qd + g_GP - J_n^T sigma_tool``.
 
-Remark 4.1 (52): ``(1/2) M-dot_GP - C_GP`` is skew, but it equals (ERRATA "001")
+Remark 4.1 (52): ``(1/2) M-dot_GP - C_GP`` is skew, but it equals (misprint 001 Remark 4.1)
 
     A = sum [ (J-dot^T Psi J - J^T Psi J-dot)/2 - J^T S_bar J ]
 
@@ -184,7 +184,7 @@ def gauss(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, wrench: np.ndarray, use
 
 
 def remark41_matrix(dp: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """Remark 4.1's matrix, corrected (ERRATA "001"): ``A = sum [(J-dot^T Psi J - J^T Psi
+    """Remark 4.1's matrix, corrected (misprint 001 Remark 4.1): ``A = sum [(J-dot^T Psi J - J^T Psi
     J-dot)/2 - J^T S_bar J]``, which equals ``(1/2) M-dot_GP - C_GP`` and is skew."""
     n = q.shape[0]
     J, Jd, _ = jacobians(dp, q, qd)

@@ -14,7 +14,7 @@ Per body i (000 (21), (25); ordering angular first):
 The extra ``M_i W_i J_i`` vanishes against ``qd`` ((37): ``W_i J_i qd = [w x w; 0] = 0``) and
 makes ``M-dot - 2C`` skew (after (38)).  Generalized forces: gravity
 ``f_c = sum m_i J_v,i^T g`` (27); applied ``J_i^T w_i^ex``, ``w_i^ex = [n_i ; R_i f_i]`` (28) (R_i
-maps body to base components, ERRATA "000").  Inverse dynamics ``tau = M qdd + h - f_c -
+maps body to base components, misprint 000 (28)).  Inverse dynamics ``tau = M qdd + h - f_c -
 J_n^T w_n^ex`` for the tool wrench (``Robot``'s convention, module ``robot``).
 
 Jacobian columns for a joint screw ``[z_j; u_j]`` (world, axis through ``o_j``, body j's
@@ -25,7 +25,7 @@ angular velocity ``w_j``, origin velocity ``v_j``), j <= i:
                                           + z_j x (c-dot_i - v_j) + w_j x u_j
 
 (``J-dot_w`` in the body frame: the derivative of ``R_i^T`` gives ``-[w_i x]``, cf. 000
-Theorem 1 (17) and Corollary 1 (A-6), whose inertial-frame sign ERRATA corrects.)
+Theorem 1 (17) and Corollary 1 (A-6), whose inertial-frame sign is misprinted: misprint 000 (A-6).)
 """
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ origin 003 (3.15)
 
     H_k = [[S, m s], [m s^T, m]],   S = int p p^T dm = (1/2) tr(I_c) E - I_c + m s s^T
 
-(002 (2.11): ``J = (1/2) tr(I) E - I``).  Misprints corrected (formulations sheet §1.6):
+(002 (2.11): ``J = (1/2) tr(I) E - I``).  Misprints corrected (docs/references.md):
 003 (3.30) never defines ``Q_j`` (it is ``S_j^``, placed *after* ``^{j-1}T_j`` in modified DH);
-003 (3.9) is garbled (use (3.15)); 002 §2.4's W-form force has ``W-ddot`` (ERRATA "002");
+003 (3.9) is garbled (use (3.15)); 002 §2.4's W-form force has ``W-ddot`` (misprint 002 §2.4);
 the gravity term has the sign of (3.26), ``P = -sum m_k g^T s_k`` with g pointing down (the
 ``P_i = m_i g^T s_i`` of (3.39)/(3.41) has the wrong sign), and ``s_k`` is the CoM in frame k,
 taken to the world by the full ``T_k`` (3.31 omits the origin).
@@ -27,7 +27,7 @@ Direct, 003 (3.28)-(3.30), every trace evaluated as written (``N_tr(n) = n(n+1)(
 The ``dT`` and ``d2T`` matrices come from cached partial products, so the cost stays
 O(n^4) (the trace sum), not O(n^5).
 
-Recursive (sheet §1.4; derived from 002 (1.2), ``tau_i = sum_{j >= i} tr(dT_j/dq_i H_j
+Recursive (Hollerbach's, named in 002 §1.4; derived from 002 (1.2), ``tau_i = sum_{j >= i} tr(dT_j/dq_i H_j
 T-ddot_j^T)``, with gravity as the base acceleration ``T-ddot_0 = -G``, ``G = [[0, g], [0, 0]]``):
 
     T_i = T_{i-1} A_i,  T-dot_i = T-dot_{i-1} A_i + T_i Q_i qd_i
@@ -43,8 +43,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.formulations.chain import (KC, KG, KI, KM, constant_transform, joint_transform, mm4,
-                                        screw_matrix)
+from rbd_ros.formulations.chain import KC, KG, KI, KM, constant_transform, joint_transform, mm4, screw_matrix
 
 
 def trace_count(n: int) -> int:

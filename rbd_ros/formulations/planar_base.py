@@ -8,7 +8,7 @@ in the world (gravity along world -z), then the MDH/screw arm mounted at the con
 Two velocity conventions (both followed by the arm joint rates):
 
 * **world rates** ``qd = [x-dot, y-dot, phi-dot, ...]`` (001: the generalized coordinates of
-  §3.2 and the projections of §3.2.2 are on world axes; sheet §3.6 [NEW, note]).  All
+  §3.2 and the projections of §3.2.2 are on world axes: misprint 001 §3.2.2).  All
   formulation kernels of this package take these (``whole_body_chain`` is an ordinary chain).
 * **base rates** ``v = [v_x, v_y, omega, ...]`` in the base frame, as ROS ``cmd_vel``/odometry
   twists and ``pin.JointModelPlanar`` (``a = dv/dt`` of those components).
@@ -29,10 +29,10 @@ generalized forces of §3.2.2 read off the world-frame wrench ``zeta_1 = f + eps
 about the world origin) transmitted into the base:
 
     f_x = P(<zeta_1, i>),  f_y = P(<zeta_1, j>),
-    tau_phi = D(<zeta_1, k>) - (p_B x f)_z      (ERRATA "001": moment about B, not the origin)
+    tau_phi = D(<zeta_1, k>) - (p_B x f)_z      (misprint 001 §3.2.2: about B)
 
 The base body twist in its CoM frame ``c_B`` (B's axes, origin ``B + R com``):
-``xi_B = phi-dot k + eps R^T (x-dot, y-dot, 0)`` at B (sheet §3.6), moved to ``c_B`` with (3);
+``xi_B = phi-dot k + eps R^T (x-dot, y-dot, 0)`` at B (misprint 001 §3.2.2), moved to ``c_B`` with (3);
 ``xi-dot_B = phi-ddot k + eps (R^T (x-ddot, y-ddot, 0) - w x v)`` (the derivative of body
 components, so that (23) ``p-ddot = D(xi-dot) + P(xi) x D(xi)`` holds).
 """
@@ -276,7 +276,7 @@ def dqne_planar(base: np.ndarray, dp: np.ndarray, gravity: np.ndarray, q: np.nda
     # (29) for the base: zeta_1 in the world (j_0 = F_0), Ad(x_{c_B}^0)
     pc = rmul(Rb, cb[0], cb[1], cb[2])
     z1 = ad_frame(Rb, (q[0] + pc[0], q[1] + pc[1], pc[2]), zc)
-    # §3.2.2 with the ERRATA yaw: moment about B = (x, y, 0)
+    # §3.2.2 with the corrected yaw (misprint 001 §3.2.2): moment about B = (x, y, 0)
     tau[0] = inner(z1, (1.0, 0.0, 0.0, 0.0, 0.0, 0.0))[0]
     tau[1] = inner(z1, (0.0, 1.0, 0.0, 0.0, 0.0, 0.0))[0]
     tau[2] = inner(z1, (0.0, 0.0, 1.0, 0.0, 0.0, 0.0))[1] - (q[0] * z1[1] - q[1] * z1[0])

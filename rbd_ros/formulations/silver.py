@@ -2,8 +2,8 @@
 Newton-Euler (002 §3.2), as an O(n) recursion in world coordinates.
 
 Kinetic energy (3.1) ``K = sum (1/2) m_i v_i^2 + (1/2) w_i . I_i . w_i``; with the
-identities (3.4)-(3.7) and the corrected (3.10) (``dw_i/dqd_j``, not ``dw_i/dq_j``: sheet
-§1.6 [NEW, verified]) Lagrange's equations become (3.11)-(3.12)
+identities (3.4)-(3.7) and the corrected (3.10) (``dw_i/dqd_j``, not ``dw_i/dq_j``:
+misprint 002 (3.10)) Lagrange's equations become (3.11)-(3.12)
 
     tau_j = sum_{i >= j} ( F_i . dv_i/dqd_j + N_i . dw_i/dqd_j ),
     F_i = m_i v-dot_i,   N_i = I_i w-dot_i + w_i x (I_i w_i),
@@ -17,7 +17,7 @@ the tip (the "additional link" of 002 §3.2 carries the tool load) gives
     tau_j = z_j . n_j + u_j . f_j.
 
 Forward (``w_0 = w-dot_0 = 0``, origin acceleration ``a_0 = -g``: gravity as base
-acceleration, ERRATA "002"):
+acceleration, misprint 002 (1.2)):
 
     w_j = w_{j-1} + z_j qd_j,   w-dot_j = w-dot_{j-1} + w_{j-1} x z_j qd_j + z_j qdd_j
     a_j = a_{j-1} + w-dot_{j-1} x r + w_{j-1} x (w_{j-1} x r) + 2 w_{j-1} x u_j qd_j + u_j qdd_j

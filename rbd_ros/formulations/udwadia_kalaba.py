@@ -8,7 +8,7 @@ Udwadia-Kalaba (001 (62)), ``M^{1/2}`` the symmetric positive-definite root (eig
 
 equivalently (63) ``M qdd + Omega C qd - M^{1/2} D^+ b = Omega tau``, ``Omega = E - M^{1/2} D^+ A
 M^{-1}``, ``Q = tau - C qd``.  For a full-row-rank ``A``, ``M^{1/2} D^+ = A^T (A M^{-1} A^T)^{-1}``
-(sheet §3.5, not in the papers): the KKT system
+(not in the documents): the KKT system
 
     [ M  A^T ] [ qdd  ]   [ Q ]
     [ A   0  ] [ -lam ] = [ b ],      Q_c = A^T lam                                      (KKT)

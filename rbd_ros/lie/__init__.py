@@ -6,7 +6,7 @@ rotations in rbd_ros.
   004's ``ad~`` and dexp with its inverse, each module the same interface (``name``,
   ``dim``, 004's selection ``H`` into se(3), ``to_se3``/``from_se3`` for poses);
 * :mod:`.rigid_body`: ``RigidBody(group, inertia)``, ``M v-dot + ad~_{(Mv)} v = tau``
-  (004 (107)-(108), ERRATA "004") with gravity, integrated by Lie-Euler or RKMK4.
+  (004 (107)-(108), misprint 004 (74)) with gravity, integrated by Lie-Euler or RKMK4.
 
 Conventions: twists ``[v; w]`` linear first (004, Pinocchio), body frame; quaternions
 ``(x, y, z, w)`` scalar last; 004's ``S(phi) = dexp(-phi)``.

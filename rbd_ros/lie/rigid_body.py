@@ -1,13 +1,13 @@
 """``RigidBody``: singularity-free dynamics of one rigid body on SO(3), SE(2), SE(3) or X(z)
 (004), and its integration on the group.
 
-Dynamics in body-frame quasi-velocities ``v`` (004 (57), (107)-(108), ERRATA "004"):
+Dynamics in body-frame quasi-velocities ``v`` (004 (57), (107)-(108), misprint 004 (74)):
 
     M v-dot + C(v) v = tau + tau_g,   C(v) = ad~_{(M v)},   C(v) v = -ad_v^T M v
 
-with ``M`` any symmetric positive-definite m x m body inertia (ERRATA: not only diagonal;
+with ``M`` any symmetric positive-definite m x m body inertia (misprint 004 §4: not only diagonal;
 body frame possibly off the centre of mass) and the gravity wrench the paper omits
-(ERRATA, formulations.md §4.6), in SE(3) coordinates ``tau_g6 = [m R^T g0; c x m R^T g0]``,
+(misprint 004 §4, docs/references.md), in SE(3) coordinates ``tau_g6 = [m R^T g0; c x m R^T g0]``,
 projected by 004's selection ``H`` ((58), (62), (77), (88)): ``tau_g = H^T tau_g6``.  Mass and
 centre of mass come from ``M`` where it holds them (``M = [[m E, -m c^], [m c^, ...]]``); for
 SO(3) pass ``mass`` and ``com`` (the fixed point to centre of mass).
@@ -15,7 +15,7 @@ SO(3) pass ``mass`` and ``com`` (the fixed point to centre of mass).
 Each group is a subgroup of SE(3) (pose ``Q`` embedded as a 4x4 ``T``, velocity ``V = H v``),
 and since ``H`` is a Lie-algebra homomorphism, ``ad_v^T p = H^T ad_{Hv}^T (H p)``: one
 jitted kernel integrates every group.  Kinematics ``T-dot = T (H v)^`` (right
-multiplication: body velocity).  Integrators (not in 004, formulations.md §4.5):
+multiplication: body velocity).  Integrators (not in 004):
 
 * ``lie_euler``: ``T+ = T exp(h (H v)^)``, ``v+ = v + h v-dot``;
 * ``rkmk4`` (Runge-Kutta-Munthe-Kaas, classical RK4 tableau in the chart ``T = T_k exp(phi^)``):
@@ -67,7 +67,7 @@ def _rhs(M: np.ndarray, H: np.ndarray, T: np.ndarray, v: np.ndarray, tau: np.nda
     G[3] = -(v1 * f2 - v2 * f1) - (w1 * n2 - w2 * n1)
     G[4] = -(v2 * f0 - v0 * f2) - (w2 * n0 - w0 * n2)
     G[5] = -(v0 * f1 - v1 * f0) - (w0 * n1 - w1 * n0)
-    if use_g:  # + [F; c x F], F = m R^T g0 (ERRATA gravity)
+    if use_g:  # + [F; c x F], F = m R^T g0 (misprint 004 §4: gravity)
         F0 = T[0, 0] * mg[0] + T[1, 0] * mg[1] + T[2, 0] * mg[2]
         F1 = T[0, 1] * mg[0] + T[1, 1] * mg[1] + T[2, 1] * mg[2]
         F2 = T[0, 2] * mg[0] + T[1, 2] * mg[1] + T[2, 2] * mg[2]
@@ -212,7 +212,7 @@ class RigidBody:
         return np.ascontiguousarray(self.group.to_se3(P))
 
     def coriolis(self, v: Any) -> np.ndarray:
-        """``C(v) = ad~_{(M v)}`` (004 (107)-(108), ERRATA)."""
+        """``C(v) = ad~_{(M v)}`` (004 (107)-(108), misprint 004 (74))."""
         return self.group.ad_tilde(self.M @ self._vec("v", v))
 
     def acceleration(self, v: Any, wrench: Any = None, pose: Any = None) -> np.ndarray:

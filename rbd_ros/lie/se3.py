@@ -2,16 +2,16 @@
 ``[f; n]`` collocated with them.
 
 * ``V^ = [[w^, v], [0, 0]]`` (004 Table 1), ``ad_V = [[w^, v^], [0, w^]]`` (004 (8)),
-  ``ad~_p = [[0, -f^], [-f^, -h^]]`` for ``p = [f; h]`` (004 (73), ERRATA "004"), so
+  ``ad~_p = [[0, -f^], [-f^, -h^]]`` for ``p = [f; h]`` (004 (73), misprint 004 (74)), so
   ``ad~_p V = -ad_V^T p``.
-* ``exp(V) = [[exp(w^), J(w) v], [0, 1]]`` with ``J = so3.dexp`` (not in 004, formulations.md
-  §4.5); ``log`` its inverse (``v = J(w)^{-1} p``).
+* ``exp(V) = [[exp(w^), J(w) v], [0, 1]]`` with ``J = so3.dexp`` (not in 004); ``log`` its
+  inverse (``v = J(w)^{-1} p``).
 * ``dexp(V) = sum_k ad_V^k / (k+1)! = [[J, Q], [0, J]]`` with Barfoot's closed-form ``Q(v, w)``;
   ``dexp_inv = [[J^-1, -J^-1 Q J^-1], [0, J^-1]]``.  004's ``S(phi) = dexp(-phi)`` (29)/(55).
 
 Jitted kernels for hot loops (no allocation): :func:`_exp` (4x4 into a buffer),
 :func:`_ad_apply` and :func:`_dexp_inv_series` (``S(phi)^{-1} x`` by its Bernoulli series
-through ``ad^8``, 004 (29) inverted as in formulations.md §4.5: relative error below
+through ``ad^8``, 004 (29) inverted: relative error below
 ``2e-8 |phi|^10``, so exact to rounding for integrator steps with ``|phi| < 0.1``).
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ def ad(V: Sequence[float]) -> np.ndarray:
 
 
 def ad_tilde(p: Sequence[float]) -> np.ndarray:
-    """``ad~_p = [[0, -f^], [-f^, -h^]]`` for ``p = [f; h]`` (004 (73), ERRATA)."""
+    """``ad~_p = [[0, -f^], [-f^, -h^]]`` for ``p = [f; h]`` (004 (73), misprint 004 (74))."""
     p = np.asarray(p, dtype=float)
     F = so3.hat(p[:3])
     return -np.block([[np.zeros((3, 3)), F], [F, so3.hat(p[3:])]])
@@ -156,7 +156,7 @@ _BERNOULLI = (1.0, 0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0, 
 def _dexp_inv_series(phi: np.ndarray, x: np.ndarray, out: np.ndarray, t1: np.ndarray,
                      t2: np.ndarray) -> None:
     """``out = S(phi)^{-1} x = x + 1/2 ad x + 1/12 ad^2 x - 1/720 ad^4 x + ...`` through
-    ``ad^8`` (formulations.md §4.5); ``t1, t2`` are 6-vector scratch."""
+    ``ad^8`` (004 (29) inverted); ``t1, t2`` are 6-vector scratch."""
     for i in range(6):
         out[i] = x[i]
         t1[i] = x[i]

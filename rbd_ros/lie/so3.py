@@ -1,7 +1,7 @@
 """SO(3): rotations.  The one home of rotation conversions in rbd_ros.
 
 Algebra: ``w^ = [[0, -w3, w2], [w3, 0, -w1], [-w2, w1, 0]]`` (004 Table 1), ``ad_w = w^``,
-``ad~_p = -p^`` (004 (68), ERRATA "004" Table 1).  Closed forms (not in 004, which gives only
+``ad~_p = -p^`` (004 (68), misprint 004 Table 1).  Closed forms (not in 004, which gives only
 the series (64)), ``t = |w|``:
 
 * ``exp(w) = E + sin t / t w^ + (1 - cos t) / t^2 w^2`` (Rodrigues);
@@ -47,7 +47,7 @@ ad = hat  # ad_w = w^ on so(3)
 
 
 def ad_tilde(p: Sequence[float]) -> np.ndarray:
-    """``ad~_p = -p^`` (004 (68), ERRATA): ``ad~_p v = -ad_v^T p``."""
+    """``ad~_p = -p^`` (004 (68), misprint 004 Table 1): ``ad~_p v = -ad_v^T p``."""
     return -hat(p)
 
 

@@ -2,8 +2,8 @@
 ``[[Rz(theta), p], [0, 1]]``.
 
 ``ad_V = [[0, -r, 0, v], [r, 0, 0, -u], [0, 0, 0, 0], [0, 0, 0, 0]]`` (89),
-``ad~_p = [[0, 0, 0, -p2], [0, 0, 0, p1], [0, 0, 0, 0], [p2, -p1, 0, 0]]`` (004 Table 1,
-ERRATA: C = ad~, not ad, of Mv).  Embeds in SE(3) through 004's ``H`` (88); exp and log are
+``ad~_p = [[0, 0, 0, -p2], [0, 0, 0, p1], [0, 0, 0, 0], [p2, -p1, 0, 0]]`` (004 Table 1;
+misprint 004 (74): C = ad~, not ad, of Mv).  Embeds in SE(3) through 004's ``H`` (88); exp and log are
 SE(2)'s with ``z = w`` added.
 """
 from __future__ import annotations

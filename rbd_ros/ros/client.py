@@ -7,8 +7,8 @@
         sim = dyn.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001)
 
 Pass ``node=`` to use a node of yours (its context is used for the calls). Arrays are in the
-order of ``joint_names`` (default: the model's). ``from_joint_trajectory`` /
-``to_joint_trajectory`` convert ``trajectory_msgs/JointTrajectory`` for users who hold one.
+order of ``joint_names`` (default: the model's). ``rbd_ros.ros.messages.from_joint_trajectory``
+/ ``to_joint_trajectory`` convert ``trajectory_msgs/JointTrajectory`` for users who hold one.
 A refused request raises ``DynamicsError`` with the server's message.
 """
 from __future__ import annotations
@@ -51,6 +51,7 @@ class DynamicsClient:
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
+
         from rbd_ros_interfaces import srv
 
         self._own = node is None
@@ -68,18 +69,15 @@ class DynamicsClient:
         self._executor.add_node(node)
         prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
         from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
+        from rbd_ros.ros.topics import dynamics_service_types
 
-        self._clients = {
-            name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
-            for name, t in (("inverse_dynamics", srv.InverseDynamics),
-                            ("forward_simulate", srv.ForwardSimulate),
-                            ("mass_matrix", srv.MassMatrix), ("gravity", srv.Gravity),
-                            ("forward_kinematics", srv.ForwardKinematics),
-                            ("jacobian", srv.Jacobian), ("get_model", srv.GetModel),
-                            ("inverse_kinematics", srv.InverseKinematics),
-                            ("static_torques", srv.StaticTorques))}
+        self._clients = {name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
+                         for name, t in dynamics_service_types().items()}
         self._srv = srv
         self._model_names: list[str] | None = None
+        from rbd_ros.ros.lean_executor import missing_internals
+
+        self._lean = not missing_internals()  # else rclpy's call_async, see lean_executor
 
     # ---- plumbing -------------------------------------------------------------------------
     def close(self) -> None:
@@ -101,7 +99,7 @@ class DynamicsClient:
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until every service is available."""
-        for name, client in self._clients.items():
+        for client in self._clients.values():
             if not client.wait_for_service(timeout_sec=timeout or self.timeout):
                 raise DynamicsError(f"service {client.srv_name} not available")
 
@@ -131,7 +129,8 @@ class DynamicsClient:
     def _send_until_answered(self, client: Any, request: Any, patience: float) -> Any:
         """The resend rule of ``_call``: send, wait ``patience`` for an answer to any request
         sent so far, double ``patience``, send again, until ``timeout`` (then None)."""
-        if self._own:  # nothing else spins this node: wait on the client handle itself
+        futures: list = []  # of call_async (rclpy's path)
+        if self._own and self._lean:  # nothing else spins this node: wait on the handle itself
             from rbd_ros.ros.lean_executor import wait_for_response
 
             sent: set[int] = set()
@@ -143,8 +142,6 @@ class DynamicsClient:
             def wait(until: float) -> Any:
                 return wait_for_response(client, sent, until, self._context)
         else:
-            futures: list = []
-
             def send() -> None:
                 futures.append(client.call_async(request))
 
@@ -166,7 +163,7 @@ class DynamicsClient:
                 patience *= 2
             return None
         finally:
-            if not self._own:  # unanswered requests: rclpy would keep their futures
+            if futures:  # unanswered requests: rclpy would keep their futures
                 for f in futures:
                     if not f.done():
                         client.remove_pending_request(f)
@@ -320,44 +317,3 @@ class DynamicsClient:
             return IKSolution(out.positions[0], bool(out.solved[0]), float(out.position_errors[0]),
                               float(out.orientation_errors[0]), int(out.iterations[0]))
         return out
-
-
-# ---- trajectory_msgs/JointTrajectory ----------------------------------------------------------
-def from_joint_trajectory(traj) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(joint_names, t, q, qd, qdd)`` from a JointTrajectory; missing velocities or
-    accelerations become zeros, and points must all have the same number of positions."""
-    names = list(traj.joint_names)
-    n, m = len(names), len(traj.points)
-    t = np.empty(m)
-    q, qd, qdd = np.zeros((m, n)), np.zeros((m, n)), np.zeros((m, n))
-    for k, p in enumerate(traj.points):
-        if len(p.positions) != n:
-            raise ValueError(f"trajectory point {k} has {len(p.positions)} positions for {n} joints")
-        t[k] = p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
-        q[k] = p.positions
-        if len(p.velocities):
-            qd[k] = p.velocities
-        if len(p.accelerations):
-            qdd[k] = p.accelerations
-    return names, t, q, qd, qdd
-
-
-def to_joint_trajectory(joint_names: list[str], t, q, qd=None, qdd=None, effort=None):
-    """A JointTrajectory from arrays (rows = points)."""
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    traj = JointTrajectory(joint_names=list(joint_names))
-    for k, tk in enumerate(np.asarray(t, dtype=float)):
-        sec, nanosec = divmod(int(round(tk * 1e9)), 1_000_000_000)
-        p = JointTrajectoryPoint(positions=q[k].tolist(),
-                                 time_from_start=Duration(sec=sec, nanosec=nanosec))
-        if qd is not None:
-            p.velocities = np.asarray(qd)[k].tolist()
-        if qdd is not None:
-            p.accelerations = np.asarray(qdd)[k].tolist()
-        if effort is not None:
-            p.effort = np.asarray(effort)[k].tolist()
-        traj.points.append(p)
-    return traj

@@ -1,9 +1,9 @@
-"""What every rbd_ros node shares: start-up, clean failure, robot description loading."""
+"""What every rbd_ros node shares: start-up, clean failure, the recorder's QoS (the robot
+parameters: ``rbd_ros.ros.robot_params``)."""
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 
 def recordable_qos():
@@ -33,25 +33,9 @@ def level_logger(node) -> Callable[[str, str], None]:
     return log
 
 
-class NodeConfigError(Exception):
-    """A parameter or input a node cannot start with; reported in one line, exit code 2."""
-
-
-def load_description_xml(robot_description: str, urdf_path: str) -> tuple[str, str]:
-    """The URDF XML to use and where it came from: ``robot_description`` (XML text) wins,
-    then ``urdf_path`` (a .urdf or .xacro file), then the bundled default robot."""
-    from rbd_ros.resources import bundled_urdf
-
-    if robot_description.strip():
-        return robot_description, "robot_description parameter"
-    path = Path(urdf_path) if urdf_path else bundled_urdf()
-    if not path.is_file():
-        raise NodeConfigError(f"urdf_path '{path}' does not exist")
-    if path.suffix == ".xacro":
-        import xacro
-
-        return xacro.process_file(str(path)).toxml(), str(path)
-    return path.read_text(encoding="utf-8"), str(path)
+class NodeConfigError(ValueError):
+    """A parameter or input a node cannot start with; reported in one line, exit code 2 (a
+    ValueError, so ``rbd-ros bringup`` reports it in one line too)."""
 
 
 def _log_warnings(node) -> None:  # noqa: ANN001

@@ -1,10 +1,19 @@
 """A lean single-threaded executor for rbd_ros's nodes (dynamics server, controller, bringup).
 
-rclpy's ``SingleThreadedExecutor`` rebuilds its wait set in Python on every wake-up: it walks
-every entity of every node, enters each handle, allocates an ``rcl`` wait set, then wraps the
-ready callback in a ``Task`` coroutine and schedules it.  For a service answered in a few
-microseconds, or a control law computed in tens, that bookkeeping is most of the node's share
-of a round trip (measured: 0.1-0.15 ms per call or cycle).
+Why it exists: rclpy's ``SingleThreadedExecutor`` rebuilds its wait set in Python on every
+wake-up: it walks every entity of every node, enters each handle, allocates an ``rcl`` wait
+set, then wraps the ready callback in a ``Task`` coroutine and schedules it.  For a service
+answered in a few microseconds, or a control law computed in tens, that bookkeeping is most of
+the node's share of a round trip (measured: 0.1-0.15 ms per call or cycle; a
+``MultiThreadedExecutor`` adds another 0.2-0.3 ms).  On two cores shared by the bridge, the
+controller and the bringup's recorder in a lockstep loop, that CPU is what the loop lacks
+(bench/README.md, "Services").
+
+Why not rclpy's ``EventsExecutor``: it lives in ``rclpy.experimental`` (no stable API, only
+in recent distributions), and in the rclpy 9.1 wheels this project uses it never answered a
+service call (bench/README.md; rechecked: the process hung and took SIGKILL to end), so it
+could not serve the dynamics server; a loop of our own over rclpy's wait set is small,
+measured, and falls back to rclpy's executor (below).
 
 ``LeanExecutor`` keeps one wait set for its lifetime, with the nodes' timers, subscriptions
 and services, a wake-up guard condition and rclpy's SIGINT guard condition, and calls each
@@ -13,6 +22,11 @@ called (``call_timer_with_info``) then its callback; a subscription's message is
 passed (``msg`` or ``(msg, info)``, as rclpy decides); a service's request is taken,
 ``callback(request, Response())`` is sent back.  The same rcl calls as rclpy's executor, with
 no coroutine, task or per-wake allocation.
+
+Contract: these are rclpy internals (``RCLPY_INTERNALS``), not its public API.  When ``spin``
+starts it checks them; on an rclpy where one is missing it logs one line naming it and spins
+rclpy's ``SingleThreadedExecutor`` instead (slower, same behaviour).  ``wait_for_response``
+users check ``missing_internals()`` and take rclpy's ``call_async`` path likewise.
 
 Scope, checked when ``spin`` starts: synchronous callbacks of timers, subscriptions and
 services, the node's built-in parameter services and the ``/clock`` subscription of
@@ -28,12 +42,48 @@ the client's handle, without an executor.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from contextlib import ExitStack
 
 WAKE_PERIOD_NS = 200_000_000  # re-check shutdown at least this often (a signal also wakes it)
 SWITCH_ENV = "RBD_ROS_EXECUTOR"  # "rclpy": every node on rclpy's SingleThreadedExecutor
+_C = "rclpy.impl.implementation_singleton"  # its rclpy_implementation: the C extension
+#: the rclpy internals used here, as (module, attribute path)
+RCLPY_INTERNALS = (
+    (_C, "rclpy_implementation.WaitSet.clear_entities"),
+    (_C, "rclpy_implementation.WaitSet.add_timer"),
+    (_C, "rclpy_implementation.WaitSet.add_subscription"),
+    (_C, "rclpy_implementation.WaitSet.add_service"),
+    (_C, "rclpy_implementation.WaitSet.add_client"),
+    (_C, "rclpy_implementation.WaitSet.add_guard_condition"),
+    (_C, "rclpy_implementation.WaitSet.wait"),
+    (_C, "rclpy_implementation.WaitSet.get_ready_entities"),
+    (_C, "rclpy_implementation.Timer.call_timer_with_info"),
+    (_C, "rclpy_implementation.Timer.is_timer_ready"),
+    (_C, "rclpy_implementation.Subscription.take_message"),
+    (_C, "rclpy_implementation.Service.service_take_request"),
+    (_C, "rclpy_implementation.Client.send_request"),
+    (_C, "rclpy_implementation.Client.take_response"),
+    ("rclpy.signals", "SignalHandlerGuardCondition"),
+    ("rclpy.subscription", "Subscription.CallbackType.MessageOnly"),
+    ("rclpy.timer", "TimerInfo"),
+    ("rclpy.event_handler", "EventHandler"),
+)
+
+
+def missing_internals() -> list[str]:
+    """The entries of ``RCLPY_INTERNALS`` this rclpy lacks (empty: the lean paths work)."""
+    out = []
+    for module, path in RCLPY_INTERNALS:
+        try:
+            obj = importlib.import_module(module)
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            out.append(f"{module}.{path}")
+    return out
 
 
 class LeanExecutor:
@@ -66,13 +116,19 @@ class LeanExecutor:
         return self._done.wait(timeout_sec)
 
     def unsupported(self) -> list[str]:
-        """What makes ``spin`` hand the nodes to rclpy's executor (empty: served here)."""
-        from rclpy.event_handler import EventHandler
-
+        """What makes ``spin`` hand the nodes to rclpy's executor (empty: served here): the
+        environment switch, a missing rclpy internal, entities this loop does not serve."""
         out = []
         if os.environ.get(SWITCH_ENV, "").strip().lower() == "rclpy":
             out.append(f"{SWITCH_ENV}=rclpy")
+        missing = missing_internals()
+        if missing:
+            return [*out, "rclpy lacks " + ", ".join(missing)]
+        from rclpy.event_handler import EventHandler
+
         for node in self._nodes:
+            if not all(hasattr(sub, "_callback_type") for sub in node.subscriptions):
+                out.append("rclpy lacks rclpy.subscription.Subscription._callback_type")
             for kind in ("clients", "guards"):
                 entities = list(getattr(node, kind))
                 if entities:
@@ -86,17 +142,17 @@ class LeanExecutor:
         """Serve until ``shutdown``; raises ``ExternalShutdownException`` when the context is
         shut down (Ctrl-C, ``rclpy.shutdown``), as rclpy's executors do."""
         from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
-        from rclpy.signals import SignalHandlerGuardCondition
-        from rclpy.subscription import Subscription
-        from rclpy.timer import TimerInfo
 
         unsupported = self.unsupported()
         if unsupported:
-            self._nodes[0].get_logger().info(
-                "LeanExecutor serves timers, subscriptions and services only; spinning a "
-                "SingleThreadedExecutor instead ("
-                + "; ".join(unsupported) + ")")
+            message = ("LeanExecutor serves timers, subscriptions and services with rclpy "
+                       "internals it checks; spinning rclpy's SingleThreadedExecutor instead ("
+                       + "; ".join(unsupported) + ")")
+            logger = self._nodes[0].get_logger()
+            if any(reason.startswith("rclpy lacks") for reason in unsupported):
+                logger.warning(message)
+            else:
+                logger.info(message)
             executor = SingleThreadedExecutor(context=self._context)
             for node in self._nodes:
                 executor.add_node(node)
@@ -104,6 +160,11 @@ class LeanExecutor:
                              daemon=True).start()
             executor.spin()
             return
+        from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+        from rclpy.signals import SignalHandlerGuardCondition
+        from rclpy.subscription import Subscription
+        from rclpy.timer import TimerInfo
+
         self._done.clear()
         sigint = SignalHandlerGuardCondition(self._context)
         try:
@@ -230,3 +291,28 @@ def wait_for_response(client, sent: set[int], until: float, context):  # noqa: A
             # with Fast DDS every response of the service wakes all its clients: not ours
             if header is not None and header.request_id.sequence_number in sent:
                 return response
+
+
+
+def call_once(node, client, request, timeout: float):  # noqa: ANN001, ANN201
+    """Send ``request`` on ``client`` of ``node`` (a helper node that no executor spins) and
+    return the response, or None after ``timeout`` s: waited for on the client's handle
+    (``wait_for_response``), or through ``call_async`` and a ``SingleThreadedExecutor`` on an
+    rclpy that lacks an internal of ``RCLPY_INTERNALS``."""
+    import time
+
+    if missing_internals():
+        from rclpy.executors import SingleThreadedExecutor
+
+        executor = SingleThreadedExecutor(context=node.context)
+        executor.add_node(node)
+        try:
+            future = client.call_async(request)
+            executor.spin_until_future_complete(future, timeout_sec=timeout)
+            return future.result() if future.done() else None
+        finally:
+            executor.shutdown()
+    until = time.monotonic() + timeout
+    with client.handle:
+        sent = {client.handle.send_request(request)}
+    return wait_for_response(client, sent, until, node.context)

@@ -49,8 +49,8 @@ def tool_errors(model: MdhModel, reference: np.ndarray, measured: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Per sample: the tool's position error ``|p(q_d) - p(q)|`` (m) and orientation error
     angle ``|orientation_error(R(q_d), R(q))|`` (rad)."""
-    from rbd_ros.robot import Robot
     from rbd_ros.lie.so3 import orientation_error
+    from rbd_ros.robot import Robot
 
     robot = Robot(model)
     Td, T = robot.fk(np.asarray(reference, float)), robot.fk(np.asarray(measured, float))

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.model import PRISMATIC, MdhModel
 from rbd_ros.physical import balance_moments
@@ -63,8 +64,6 @@ from rbd_ros.physical import balance_moments
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
 
-INTEGRATORS = {"euler": "mjINT_EULER", "rk4": "mjINT_RK4", "implicit": "mjINT_IMPLICIT",
-               "implicitfast": "mjINT_IMPLICITFAST"}
 DEFAULT_MIN_MASS = 1e-6  # kg
 FRICTION_IMPEDANCE = 0.9999  # solimp of the dry-friction constraint (MuJoCo default 0.9-0.95)
 DEFAULT_MIN_INERTIA = 1e-9  # kg m^2
@@ -126,14 +125,14 @@ def _quat(R: np.ndarray) -> np.ndarray:
 
 
 def integrator_enum(name: str) -> "mujoco.mjtIntegrator":
-    """``Euler``, ``RK4``, ``implicit`` or ``implicitfast`` (any case) as MuJoCo's enum."""
+    """A name of ``rbd_ros.algorithm.integrators.INTEGRATORS`` (any case: ``Euler`` =
+    ``semi_implicit_euler``, ``RK4``, ``implicit``, ``implicitfast``) as MuJoCo's enum."""
     import mujoco
 
     key = str(name).strip().lower()
     if key not in INTEGRATORS:
-        raise ValueError(f"unknown integrator '{name}'; use one of Euler, RK4, implicit, "
-                         "implicitfast")
-    return getattr(mujoco.mjtIntegrator, INTEGRATORS[key])
+        raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}; got '{name}'")
+    return getattr(mujoco.mjtIntegrator, INTEGRATORS[key][1])
 
 
 def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str = "RK4",

@@ -45,9 +45,10 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.motor import COMMAND_MODES, MotorModel, SensorModel
-from rbd_ros.sim.mujoco_model import INTEGRATORS, build_mujoco_model
+from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum
 
 MODES = ("realtime", "lockstep", "max")
 AUTO = "auto"  # integrator: RK4 unless damping makes it unstable, then implicitfast
@@ -107,8 +108,8 @@ class BridgeConfig:
                 else tuple(float(v) for v in value))
         if not (self.timestep > 0 and math.isfinite(self.timestep)):
             raise ValueError(f"timestep must be > 0 s, got {self.timestep}")
-        if str(self.integrator).lower() not in (*INTEGRATORS, AUTO):
-            raise ValueError(f"integrator must be one of auto, Euler, RK4, implicit, implicitfast; "
+        if str(self.integrator).strip().lower() not in (AUTO, *INTEGRATORS):  # the core's table
+            raise ValueError(f"integrator must be one of {AUTO}, {', '.join(INTEGRATORS)}; "
                              f"got '{self.integrator}'")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got '{self.mode}'")
@@ -485,9 +486,10 @@ class Simulator:
         capped at ``0.5 m_ii / dt`` (m_ii: the joint-space inertia diagonal, armature included,
         at the current pose); implicit integrators take the configured value."""
         b = np.full(self.n, float(self.config.brake_damping))
-        if self.integrator.lower() not in ("euler", "rk4"):
-            return b
         mj = self._mj
+        if integrator_enum(self.integrator) not in (mj.mjtIntegrator.mjINT_EULER,
+                                                    mj.mjtIntegrator.mjINT_RK4):
+            return b
         mj.mj_forward(self.mj_model, self.mj_data)
         M = np.zeros((self.mj_model.nv, self.mj_model.nv))
         mj.mj_fullM(self.mj_model, self.mj_data, M)

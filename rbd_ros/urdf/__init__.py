@@ -3,7 +3,7 @@
 ``load_model(source, base_link=None, tip_link=None, locked_joints=None, xacro_args=None,
 gravity=(0, 0, -9.81)) -> MdhModel`` is the entry point (``Robot.from_urdf`` calls it);
 ``load_conversion`` returns the same model with link offsets, axis cases and diagnostics.
-Frames follow Craig's modified DH, 003_871da85b02213601.txt §1.6: see :mod:`.geometry` for
+Frames follow Craig's modified DH, 003 §1.6: see :mod:`.geometry` for
 how each axis configuration is handled and :mod:`.chain` for base/tip selection and locking.
 """
 from rbd_ros.urdf.convert import UrdfConversion, convert_tree, load_conversion, load_model

@@ -14,7 +14,7 @@
 :func:`select_chain` returns a :class:`Chain` holding, for the reference configuration
 (chain joints at q = 0, locked joints at their values), every link's pose in the
 ``base_link`` frame and the index of the moving body it rides on (0 = the fixed world);
-those bodies become the links of the modified-DH chain (003_871da85b02213601.txt §1.6).
+those bodies become the links of the modified-DH chain (003 §1.6).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
                      [--xacro-arg k:=v ...] [--format table|yaml|json] [-o model.yaml]
 
 The table lists Craig's parameters a_{i-1}, alpha_{i-1}, d_i, theta_i (offset; radians)
-of 003_871da85b02213601.txt §1.6 with joint type, limits and the relation of each axis to
+of 003 §1.6 with joint type, limits and the relation of each axis to
 the next.  ``-o`` writes the YAML that ``MdhModel.from_yaml`` / ``Robot.from_yaml`` read
 back identically.  Bad input exits non-zero with one line ``rbd-ros urdf2mdh: error: ...``.
 """

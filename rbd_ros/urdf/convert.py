@@ -1,4 +1,4 @@
-"""URDF/xacro -> :class:`~rbd_ros.model.MdhModel` (Craig's modified DH, 003_871da85b02213601.txt §1.6).
+"""URDF/xacro -> :class:`~rbd_ros.model.MdhModel` (Craig's modified DH, 003 §1.6).
 
 Pipeline: :mod:`.parse` (file / string / xacro -> checked tree), :mod:`.chain` (base/tip,
 fold fixed joints, lock off-chain joints), :mod:`.geometry` (axis lines -> MDH frames and

@@ -1,6 +1,6 @@
 """Joint axes as lines in space -> Craig's modified DH frames and parameters.
 
-003_871da85b02213601.txt §1.6 (ERRATA.md "003"): frame ``i`` has its z axis on joint axis
+003 §1.6 (misprint 003 (4.40), docs/references.md): frame ``i`` has its z axis on joint axis
 ``i``; ``x_i`` lies on the common normal of axes ``i`` and ``i+1`` and the origin ``O_i`` is
 where that normal meets axis ``i``; then
 

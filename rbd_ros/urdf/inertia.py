@@ -5,7 +5,7 @@ maps ``I -> R I R^T``; merging bodies uses the parallel-axis theorem
 
     I = sum_k [ I_k + m_k (|r_k|^2 E - r_k r_k^T) ],   r_k = c_k - c,   c = sum m_k c_k / m
 
-(003_871da85b02213601.txt §1.6 gives the frames the result is expressed in).
+(003 §1.6 gives the frames the result is expressed in).
 """
 from __future__ import annotations
 

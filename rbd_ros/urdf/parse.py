@@ -6,7 +6,7 @@ exceptions) into a small immutable :class:`UrdfTree` with numpy transforms, and 
 they do not: duplicate names, joints naming unknown links, several roots or cycles, zero
 joint axes.  Every failure is a :class:`~rbd_ros.urdf.errors.UrdfError` naming the culprit.
 
-The converter on top of it follows 003_871da85b02213601.txt §1.6 (Craig's modified DH).
+The converter on top of it follows 003 §1.6 (Craig's modified DH).
 """
 from __future__ import annotations
 

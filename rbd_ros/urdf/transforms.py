@@ -2,7 +2,7 @@
 
 URDF's ``rpy`` is roll-pitch-yaw about fixed axes, ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (the
 same convention as urdfdom and Pinocchio; the rotation helpers live in :mod:`rbd_ros.lie.so3`).
-Pure numpy; the modified-DH link transform itself lives in :func:`rbd_ros.algorithm.mdh.mdh_transform` (003_871da85b02213601.txt §1.6).
+Pure numpy; the modified-DH link transform itself lives in :func:`rbd_ros.algorithm.mdh.mdh_transform` (003 §1.6).
 """
 from __future__ import annotations
 

@@ -31,15 +31,19 @@ from pathlib import Path
 
 import numpy as np
 
+from rbd_ros.resources import DEFAULT_ROBOT
+from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 from rbd_ros.ros.bringup.report import real_time_factor
-from rbd_ros.resources import DEFAULT_ROBOT
 
-TOPICS = {
-    "/joint_states": "sensor_msgs/msg/JointState",
-    "/effort_controller/commands": "std_msgs/msg/Float64MultiArray",
-    "/controller/joint_trajectory": "trajectory_msgs/msg/JointTrajectory",
-    "/controller/controller_state": "sensor_msgs/msg/JointState",
+STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
+TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
+CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
+TOPICS = {  # recorded
+    STATES: "sensor_msgs/msg/JointState",
+    COMMANDS: "std_msgs/msg/Float64MultiArray",
+    TOUR: "trajectory_msgs/msg/JointTrajectory",
+    CONTROLLER_STATE: "sensor_msgs/msg/JointState",
 }
 
 
@@ -118,7 +122,7 @@ class Bringup:
         if args.timestep is not None and not (np.isfinite(args.timestep) and args.timestep > 0):
             raise ValueError(f"--timestep must be a positive number of seconds, got {args.timestep}")
         self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
-                                                      args.base_link, args.tip_link), args)
+                                                      args.base_link, args.tip_link))
         # checked before anything starts: inside the limits and the effort limits (or refused)
         self.tour = plan_tour(self.model, segment_time=args.segment_time)
         bridge: dict = {"initial_positions": [float(x) for x in self.tour.start]}
@@ -150,16 +154,12 @@ class Bringup:
         self.last_stamp = -1  # of the last recorded /joint_states (ns)
 
     @staticmethod
-    def load_model(params: dict, args: argparse.Namespace):
-        """The model every node loads: ``model_yaml`` (bundled robots) or the URDF."""
-        from rbd_ros.model import MdhModel
-        from rbd_ros.robot import Robot
+    def load_model(params: dict):
+        """The model every node loads from these parameters (their one loader,
+        ``rbd_ros.ros.robot_params``)."""
+        from rbd_ros.ros.robot_params import robot_model
 
-        if "model_yaml" in params:
-            model = MdhModel.from_yaml(params["model_yaml"])
-        else:
-            model = Robot.from_urdf(params["urdf_path"], base_link=args.base_link or None,
-                                    tip_link=args.tip_link or None).model
+        model = robot_model(params).model
         if model.base_type != "fixed":
             raise ValueError(f"'{model.name}' has a {model.base_type} base: the bridge, the "
                              "controllers and the bringup drive fixed-base arms so far (mobile "
@@ -192,9 +192,9 @@ class Bringup:
         from trajectory_msgs.msg import JointTrajectory
 
         from rbd_ros.ros.bringup.recorder import header_stamp_ns
-        from rbd_ros.control.trajectory import joint_trajectory_msg
         from rbd_ros.ros.common import recordable_qos
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
+        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
         record = Path(self.args.record) if self.args.record else None
         if record is not None:
@@ -229,34 +229,35 @@ class Bringup:
             # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
             if self.recording and 1e-9 * stamp <= self.record_until and stamp > self.last_stamp:
                 self.last_stamp = stamp
-                self.recorder.write("/joint_states", stamp, raw)
+                self.recorder.write(STATES, stamp, raw)
 
         def on_controller_state(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
             with self.lock:
                 self.controller_state.append((1e-9 * stamp, raw))
             if self.recording and 1e-9 * stamp <= self.record_until:
-                self.recorder.write("/controller/controller_state", stamp, raw)
+                self.recorder.write(CONTROLLER_STATE, stamp, raw)
 
         def on_command(raw: bytes) -> None:
             if self.recording:
                 with self.lock:
                     t = self.last_state[0] if self.last_state else 0.0
                 if t <= self.record_until:
-                    self.recorder.write("/effort_controller/commands", int(t * 1e9), raw)
+                    self.recorder.write(COMMANDS, int(t * 1e9), raw)
 
         def on_diagnostics(msg: String) -> None:
             diag = json.loads(msg.data)
             with self.lock:
                 self.diagnostics.append(diag)
 
-        node.create_subscription(String, "/mujoco_bridge/diagnostics", on_diagnostics, 10)
-        node.create_subscription(JointState, "/joint_states", on_state, qos, raw=True)
-        node.create_subscription(JointState, "/controller/controller_state", on_controller_state,
+        node.create_subscription(String, topics.node_topic("mujoco_bridge", topics.DIAGNOSTICS),
+                                 on_diagnostics, 10)
+        node.create_subscription(JointState, STATES, on_state, qos, raw=True)
+        node.create_subscription(JointState, CONTROLLER_STATE, on_controller_state,
                                  qos, raw=True)
-        node.create_subscription(Float64MultiArray, "/effort_controller/commands", on_command,
+        node.create_subscription(Float64MultiArray, COMMANDS, on_command,
                                  qos, raw=True)
-        traj_pub = node.create_publisher(JointTrajectory, "/controller/joint_trajectory",
+        traj_pub = node.create_publisher(JointTrajectory, TOUR,
                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
         # topics at the lockstep rate (messages were lost on a loaded machine); and lean: rclpy's
@@ -277,8 +278,8 @@ class Bringup:
             # take seconds while the lockstep loop already runs)
             while (time.monotonic() < deadline
                    and (traj_pub.get_subscription_count() == 0
-                        or node.count_publishers("/effort_controller/commands") == 0
-                        or node.count_publishers("/controller/controller_state") == 0)):
+                        or node.count_publishers(COMMANDS) == 0
+                        or node.count_publishers(CONTROLLER_STATE) == 0)):
                 time.sleep(0.01)
             # the tour starts at a stated simulated time (the header stamp, as for ros2_control's
             # joint_trajectory_controller): the bridge pauses, the controller accepts the tour
@@ -299,13 +300,12 @@ class Bringup:
             t_start = t_pause + 0.1
             waypoints, times = self.tour.waypoints, self.tour.times
             rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
-            traj = joint_trajectory_msg(self.joint_names, times, waypoints, rest, rest)
-            sec, nanosec = divmod(int(round(t_start * 1e9)), 1_000_000_000)
-            traj.header.stamp.sec, traj.header.stamp.nanosec = sec, nanosec
+            traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
+            set_stamp(traj.header.stamp, t_start)
             self.recording = self.recorder is not None
             traj_pub.publish(traj)
             if self.recorder:
-                self.recorder.write_message("/controller/joint_trajectory", int(t_now * 1e9),
+                self.recorder.write_message(TOUR, int(t_now * 1e9),
                                             traj)
             self.wait_for_tour_accepted()
             self.set_paused(node, False)
@@ -375,19 +375,17 @@ class Bringup:
         import rclpy
         from std_srvs.srv import SetBool
 
-        from rbd_ros.ros.lean_executor import wait_for_response
+        from rbd_ros.ros.lean_executor import call_once
 
         with self.lock:
             seen = len(self.diagnostics)
         helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)
         try:
-            client = helper.create_client(SetBool, "/mujoco_bridge/pause")
+            client = helper.create_client(SetBool, topics.node_topic("mujoco_bridge", topics.PAUSE))
             if not client.wait_for_service(timeout_sec=timeout):
                 raise RuntimeError("the bridge's pause service did not appear")
-            with client.handle:
-                sent = {client.handle.send_request(SetBool.Request(data=paused))}
-            wait_for_response(client, sent, time.monotonic() + timeout, node.context)
+            call_once(helper, client, SetBool.Request(data=paused), timeout)
         finally:
             helper.destroy_node()
         deadline = time.monotonic() + timeout
@@ -443,8 +441,8 @@ class Bringup:
                 with self.lock:
                     return bool(self.controller_state) and self.controller_state[-1][0] >= sim_end
             counts = self.recorder.counts
-            return (counts["/effort_controller/commands"] >= counts["/joint_states"] and
-                    counts["/controller/controller_state"] >= counts["/effort_controller/commands"])
+            return (counts[COMMANDS] >= counts[STATES] and
+                    counts[CONTROLLER_STATE] >= counts[COMMANDS])
 
         deadline = time.monotonic() + limit
         # all delivered before the controller stops: samples still in its writer's history
@@ -467,10 +465,10 @@ class Bringup:
 
     def finish(self, record: Path | None, t_start: float, sim_end: float, rtf: float,
                diag_start: dict | None, diag_end: dict | None) -> int:
-        from rbd_ros.ros.bringup.report import make_report, plot
-
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
+
+        from rbd_ros.ros.bringup.report import make_report, plot
 
         with self.lock:
             raws = [c for c in self.controller_state if t_start <= c[0] <= sim_end]

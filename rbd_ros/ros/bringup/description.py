@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rbd_ros.control.gains import LAWS
 from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
 
-CONTROLLER_TYPES = ("pd", "pid", "pd_gravity", "computed_torque", "task_pd",
-                    "resolved_acceleration", "none")
+CONTROLLER_TYPES = (*LAWS, "none")  # the laws of rbd_ros.control, or no controller node
 MODES = ("lockstep", "realtime", "max")
 
 #: launch arguments with their defaults ('' = not set); shared by both launch files and the CLI

@@ -1,7 +1,10 @@
 """Node ``controller``: a torque controller of 003 chapter 6 on ros2_control's topics.
 
-    rbd-ros controller --ros-args -p type:=computed_torque [-p urdf_path:=FILE |
-        -p robot_description:=XML] [-p base_link:=L -p tip_link:=L] [-p kp:=400.0 ...]
+    rbd-ros controller --ros-args -p type:=computed_torque [-p model_yaml:=FILE |
+        -p urdf_path:=FILE | -p robot_description:=XML] [-p base_link:=L -p tip_link:=L]
+        [-p gravity:=[0.0,0.0,-9.81]] [-p kp:=400.0 ...]
+
+The robot parameters are those of every node (``rbd_ros.ros.robot_params``).
 
 A thin adapter (messages and parameters) over the ROS-free ``rbd_ros.control.loop.ControlLoop``
 (laws, trajectories, safety), which the MuJoCo bridge also runs in its composed mode.
@@ -63,16 +66,12 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.common import (NodeConfigError, level_logger, load_description_xml,
-                                  recordable_qos, run_node)
+from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
+from rbd_ros.ros.messages import set_stamp, to_seconds
+from rbd_ros.ros.robot_params import robot_from_node
 
 TRIGGERS = ("joint_states", "timer")  # and "composed": called by the MuJoCo bridge
-COMMAND_TOPIC = "/effort_controller/commands"
-
-
-def _stamp_from_seconds(t: float) -> tuple[int, int]:
-    ns = int(round(t * 1e9))
-    return divmod(ns, 1_000_000_000)
 
 
 class Controller:
@@ -93,8 +92,7 @@ class Controller:
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension
         from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.control.gains import (DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, LAWS,
-                                           gain_names, load_gains)
+        from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, LAWS, gain_names, load_gains
         from rbd_ros.control.laws import make_law
         from rbd_ros.control.loop import ControlLoop
         from rbd_ros.control.trajectory import INTERPOLATIONS
@@ -107,11 +105,6 @@ class Controller:
         law_type = p("type", "computed_torque", ro).value
         if law_type not in LAWS:
             raise NodeConfigError(f"unknown type '{law_type}'; use one of {', '.join(LAWS)}")
-        urdf_path = p("urdf_path", "", ro).value
-        robot_description = p("robot_description", "", ro).value
-        model_yaml = p("model_yaml", "", ro).value
-        base_link = p("base_link", "", ro).value
-        tip_link = p("tip_link", "", ro).value
         joints_param = list(p("joints", [""], ParameterDescriptor(read_only=True, dynamic_typing=True)).value or [])
         gains_file = p("gains_file", "", ro).value
         self.trigger = p("trigger", "joint_states", ro).value
@@ -133,7 +126,8 @@ class Controller:
         self.publish_state = bool(p("publish_state", True).value)
 
         # ---- robot, law, gains -----------------------------------------------------------------
-        model, source, stem = self._load_model(model_yaml, robot_description, urdf_path, base_link, tip_link)
+        loaded = robot_from_node(node)  # model_yaml | robot_description | urdf_path, gravity
+        model, source, stem = loaded.model, loaded.source, loaded.stem
         self.model = model
         n = self.dof = model.dof
         bandwidth = float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value)
@@ -174,22 +168,22 @@ class Controller:
         # ---- ROS interfaces --------------------------------------------------------------------
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
-        self.cmd_pub = node.create_publisher(Float64MultiArray, COMMAND_TOPIC, pub_qos)
-        self.state_pub = node.create_publisher(JointState, "~/controller_state", pub_qos)
+        self.cmd_pub = node.create_publisher(Float64MultiArray, topics.COMMANDS, pub_qos)
+        self.state_pub = node.create_publisher(JointState, topics.CONTROLLER_STATE, pub_qos)
         self.cmd_msg = Float64MultiArray()
         self.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
         self.state_msg = JointState()
         self.state_msg.name = list(joints)
         self.task_pub = None
         if self.law.task_space:
-            self.task_pub = node.create_publisher(Float64MultiArray, "~/task_state", qos)
+            self.task_pub = node.create_publisher(Float64MultiArray, topics.TASK_STATE, qos)
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
-        node.create_subscription(PoseStamped, "~/target_pose", self._on_target_pose, qos)
-        node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, qos)
+        node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
+        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, qos)
         if not composed:
-            node.create_subscription(JointState, "/joint_states", self._on_joint_state, qos)
+            node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
             wall = Clock(clock_type=ClockType.STEADY_TIME)
             if self.trigger == "timer":
                 node.create_timer(1.0 / rate, self._on_timer)
@@ -231,25 +225,6 @@ class Controller:
         print(self._ready_text, flush=True)
 
     # ---- set-up helpers -----------------------------------------------------------------------
-    @staticmethod
-    def _load_model(model_yaml: str, robot_description: str, urdf_path: str, base_link: str,
-                    tip_link: str) -> tuple[Any, str, str]:
-        """The MdhModel, where it came from, and a name for the gains lookup (file stem)."""
-        from pathlib import Path
-
-        from rbd_ros.model import MdhModel
-
-        if model_yaml:
-            if not Path(model_yaml).is_file():
-                raise NodeConfigError(f"model_yaml '{model_yaml}' does not exist")
-            return MdhModel.from_yaml(model_yaml), model_yaml, Path(model_yaml).stem
-        xml, source = load_description_xml(robot_description, urdf_path)
-        from rbd_ros.robot import Robot
-
-        robot = Robot.from_urdf(xml, base_link=base_link or None, tip_link=tip_link or None)
-        stem = Path(source).stem if source.endswith((".urdf", ".xacro")) else ""
-        return robot.model, source, stem
-
     def _on_set_parameters(self, params: list[Any]) -> Any:
         from rcl_interfaces.msg import SetParametersResult
 
@@ -297,7 +272,7 @@ class Controller:
     # ---- inputs -------------------------------------------------------------------------------
     def _on_joint_state(self, msg: Any) -> None:
         stamp = msg.header.stamp
-        t = stamp.sec + 1e-9 * stamp.nanosec
+        t = to_seconds(stamp)
         if t == 0.0:
             t = self.node.get_clock().now().nanoseconds * 1e-9
         if self.loop.joint_state(msg.name, msg.position, msg.velocity, t) \
@@ -352,7 +327,7 @@ class Controller:
 
     def _publish_state(self, t: float) -> None:
         msg = self.state_msg
-        msg.header.stamp.sec, msg.header.stamp.nanosec = _stamp_from_seconds(t)
+        set_stamp(msg.header.stamp, t)
         msg.position = array.array("d", self.loop.ref_out.tobytes())
         msg.velocity = array.array("d", self.loop.q_out.tobytes())
         msg.effort = array.array("d", self.tau_out.tobytes())

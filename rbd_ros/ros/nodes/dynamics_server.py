@@ -3,9 +3,8 @@
 ``rbd-ros dynamics-server --ros-args -p urdf_path:=arm.urdf -p tip_link:=tool0``
 
 Parameters
-  robot_description  URDF XML (wins over urdf_path)      urdf_path   .urdf/.xacro file
-  model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``), instead of a URDF
-  base_link, tip_link  chain ends ('' = inferred)        gravity     [0, 0, -9.81] (base frame)
+  the robot: model_yaml | robot_description | urdf_path, base_link, tip_link, gravity (those of
+  every node: ``rbd_ros.ros.robot_params``; gravity: parameter > model file > [0, 0, -9.81])
   base               'fixed' or 'floating' (base_link a free body on SE(3), which then needs an
                      inertial); '' = the model file's (a URDF: fixed). A floating robot's
                      requests name the base coordinates beside the joints (GetModel
@@ -38,7 +37,10 @@ import traceback
 
 import numpy as np
 
-from rbd_ros.ros.common import NodeConfigError, load_description_xml, run_node
+from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.ros.topics import dynamics_service_types
+
 
 def SERVICE_QOS():
     """Reliable with a deep history: with the default depth of 10, a burst of requests from
@@ -54,10 +56,6 @@ def f64(x: np.ndarray) -> array.array:
     ``array.array('d', value)``, which copies an ``array.array`` with one memcpy but iterates a
     numpy array element by element (0.12-0.35 us per value: 8-25 ms for 10 000 x 7 efforts)."""
     return array.array("d", np.ascontiguousarray(x, dtype=np.float64).tobytes())
-
-
-SERVICES = ("inverse_dynamics", "forward_simulate", "mass_matrix", "gravity",
-            "forward_kinematics", "jacobian", "get_model", "inverse_kinematics", "static_torques")
 
 
 def matrix_to_pose(T: np.ndarray):
@@ -86,26 +84,6 @@ def model_joints_msg(model) -> list:
             gear_ratio=float(model.gear_ratio[i]), rotor_inertia=float(model.rotor_inertia[i]),
             viscous=float(model.viscous[i]), coulomb=float(model.coulomb[i])))
     return out
-
-
-def load_robot(node):
-    """The Robot from the node's parameters (see the module docstring)."""
-    from rbd_ros.robot import Robot
-
-    gravity = np.asarray(node.get_parameter("gravity").value, dtype=float)
-    if gravity.shape != (3,) or not np.isfinite(gravity).all():
-        raise NodeConfigError(f"gravity must be 3 finite numbers, got {list(gravity)}")
-    base_type = node.get_parameter("base").value or None  # '' = the file's (URDF: fixed)
-    model_yaml = node.get_parameter("model_yaml").value
-    if model_yaml:
-        robot = Robot.from_yaml(model_yaml, base=base_type)
-        return Robot(robot.model.replace(gravity=gravity)), model_yaml
-    xml, source = load_description_xml(node.get_parameter("robot_description").value,
-                                       node.get_parameter("urdf_path").value)
-    base = node.get_parameter("base_link").value or None
-    tip = node.get_parameter("tip_link").value or None
-    return Robot.from_urdf(xml, base_link=base, tip_link=tip, gravity=gravity,
-                           base=base_type or "fixed"), source
 
 
 def service_prefix(namespace: str) -> str:
@@ -154,9 +132,9 @@ def _answers(node, name: str, timeout: float = 3.0) -> bool:
     """Whether a ``GetModel`` request to ``name`` gets a response within ``timeout`` s (on a
     helper node no executor spins)."""
     import rclpy
-    from rbd_ros_interfaces.srv import GetModel
 
-    from rbd_ros.ros.lean_executor import wait_for_response
+    from rbd_ros.ros.lean_executor import call_once
+    from rbd_ros_interfaces.srv import GetModel
 
     helper = rclpy.create_node(f"{node.get_name()}_probe", namespace=node.get_namespace(),
                                context=node.context, use_global_arguments=False,
@@ -166,9 +144,7 @@ def _answers(node, name: str, timeout: float = 3.0) -> bool:
         until = time.monotonic() + timeout
         if not client.wait_for_service(timeout_sec=timeout):
             return False
-        with client.handle:
-            sent = {client.handle.send_request(GetModel.Request())}
-        return wait_for_response(client, sent, until, node.context) is not None
+        return call_once(helper, client, GetModel.Request(), max(0.0, until - time.monotonic())) is not None
     finally:
         helper.destroy_node()
 
@@ -192,39 +168,33 @@ class DynamicsServer:
 
     def __init__(self, node) -> None:
         import rclpy
-        from rbd_ros_interfaces import srv
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
+
         from rbd_ros.robot import Robot
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
 
         self.node = node
         started = time.monotonic()
-        for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
-                              ("base_link", ""), ("tip_link", ""), ("base", ""),
-                              ("gravity", [0.0, 0.0, -9.81]), ("service_namespace", "rbd"),
-                              ("max_points", DEFAULT_MAX_POINTS),
+        for name, default in (("service_namespace", "rbd"), ("base", ""), ("max_points", DEFAULT_MAX_POINTS),
                               ("allow_shared_namespace", False)):
             node.declare_parameter(name, default)
         prefix = service_prefix(node.get_parameter("service_namespace").value)
-        robot, source = load_robot(node)
+        loaded = robot_from_node(node, base=node.get_parameter("base").value)  # + gravity ...
+        robot, source = Robot(loaded.model), loaded.source
         if not node.get_parameter("allow_shared_namespace").value:
             refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
         self.service = DynamicsService(robot, max_points)
         # the simulation gets its own workspace, so it can run beside the other services
         self.sim_service = DynamicsService(Robot(robot.model), max_points)
-        types = {"inverse_dynamics": srv.InverseDynamics, "forward_simulate": srv.ForwardSimulate,
-                 "mass_matrix": srv.MassMatrix, "gravity": srv.Gravity,
-                 "forward_kinematics": srv.ForwardKinematics, "jacobian": srv.Jacobian,
-                 "get_model": srv.GetModel, "inverse_kinematics": srv.InverseKinematics,
-                 "static_torques": srv.StaticTorques}
+        types = dynamics_service_types()
         # the companion node: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either
         self.sim_node = rclpy.create_node(f"{node.get_name()}_sim", namespace=node.get_namespace(),
                                           context=node.context, use_global_arguments=False,
                                           start_parameter_services=False)
         self._services = []
-        for name in SERVICES:
+        for name in types:
             handler = self._guard(getattr(self, "_" + name))
             owner = self.sim_node if name == "forward_simulate" else node
             self._services.append(owner.create_service(types[name], prefix + name, handler,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from rbd_ros.ros.common import NodeConfigError, load_description_xml, run_node
+from rbd_ros.ros.common import NodeConfigError, run_node
 
 
 def describe(xml: str) -> list[str]:
@@ -47,11 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     def body(node: Node) -> None:
         node.declare_parameter("urdf_path", "")
         node.declare_parameter("robot_description", "")
-        if files:
-            xml, source = load_description_xml("", files[0])
+        from rbd_ros.ros.robot_params import urdf_errors, urdf_source
+        from rbd_ros.urdf.parse import read_description
+
+        if files:  # a FILE argument wins over the parameters
+            source, where, _ = urdf_source("", files[0])
         else:
-            xml, source = load_description_xml(node.get_parameter("robot_description").value,
-                                               node.get_parameter("urdf_path").value)
+            source, where, _ = urdf_source(node.get_parameter("robot_description").value,
+                                           node.get_parameter("urdf_path").value)
+        with urdf_errors(where):  # the converter's reader: xacro expanded, errors name the file
+            xml, source = read_description(source)
         for line in describe(xml):
             print(line, flush=True)
         node.get_logger().info(f"described {source}")

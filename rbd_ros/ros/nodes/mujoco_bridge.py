@@ -9,7 +9,8 @@ simulates exactly what the dynamics core computes with.
 Parameters
   robot:  ``model_yaml`` (an MDH model file) | ``robot_description`` (URDF XML) |
           ``urdf_path`` (.urdf/.xacro); none -> the bundled default robot.  ``base_link``,
-          ``tip_link`` ('' = inferred); ``gravity`` (3 numbers, overrides the model's).
+          ``tip_link`` ('' = inferred); ``gravity`` (parameter > model file > [0, 0, -9.81]).
+          The loader of every node: ``rbd_ros.ros.robot_params``.
   viewer: ``true`` opens MuJoCo's interactive viewer on the simulation where there is a
           display (``rbd_ros.ros.nodes.viewer.attach``; otherwise one warning line).
   bridge: ``config_file`` (default ``config/bridge.yaml``) and every key of that file as a
@@ -82,7 +83,6 @@ from __future__ import annotations
 
 import array
 import json
-import math
 import sys
 import threading
 import time
@@ -92,12 +92,13 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.common import (NodeConfigError, level_logger, load_description_xml,
-                                  recordable_qos, run_node)
+from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
+from rbd_ros.ros.messages import set_stamp
+from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden
 
 NAME = "mujoco_bridge"
-COMMAND_TOPIC = "/effort_controller/commands"
 MAX_LAG = 0.1  # s behind schedule before realtime mode gives up catching up
 SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max modes
 
@@ -160,38 +161,6 @@ def bridge_config(node) -> tuple[Any, str]:
             .replace("'>", "")
         changes[f.name] = _coerce(f.name, kind, value)
     return base.replace(**changes), path or "built-in defaults"
-
-
-def load_model(node):
-    """The ``MdhModel`` from the node's robot parameters (see the module docstring)."""
-    from rbd_ros.model import MdhModel
-
-    for name, default in (("robot_description", ""), ("urdf_path", ""), ("model_yaml", ""),
-                          ("base_link", ""), ("tip_link", "")):
-        node.declare_parameter(name, default)
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    node.declare_parameter("gravity", None, ParameterDescriptor(dynamic_typing=True))
-    model_yaml = node.get_parameter("model_yaml").value
-    if model_yaml:
-        model, source = MdhModel.from_yaml(model_yaml), model_yaml
-    else:
-        xml, source = load_description_xml(node.get_parameter("robot_description").value,
-                                           node.get_parameter("urdf_path").value)
-        try:
-            from rbd_ros.urdf import load_model as urdf_to_mdh
-        except ImportError as exc:
-            raise NodeConfigError(f"the URDF converter is not available ({exc}); give "
-                                  "model_yaml instead") from None
-        model = urdf_to_mdh(xml, node.get_parameter("base_link").value or None,
-                            node.get_parameter("tip_link").value or None)
-    gravity = node.get_parameter("gravity").value
-    if gravity is not None:
-        g = np.array(gravity, dtype=float).reshape(-1)
-        if g.shape != (3,) or not np.isfinite(g).all():
-            raise NodeConfigError(f"gravity must be 3 finite numbers, got {gravity}")
-        model = model.replace(gravity=g)
-    return model, source
 
 
 # ---- the node -----------------------------------------------------------------------------------
@@ -282,19 +251,19 @@ class MujocoBridge:
         self._state_msg.name = self._names
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
-        self.pub_state = node.create_publisher(JointState, "/joint_states", pub_qos)
-        self.pub_clock = node.create_publisher(Clock, "/clock", pub_qos)
-        self.pub_diag = node.create_publisher(String, "~/diagnostics", 10)
+        self.pub_state = node.create_publisher(JointState, topics.JOINT_STATES, pub_qos)
+        self.pub_clock = node.create_publisher(Clock, topics.CLOCK, pub_qos)
+        self.pub_diag = node.create_publisher(String, topics.DIAGNOSTICS, 10)
         self.inbox: CommandInbox | None = None
         if controller is None:  # composed: the commands come from the law in this process
             try:
-                self.inbox = CommandInbox(node, COMMAND_TOPIC, qos, argv)
+                self.inbox = CommandInbox(node, topics.COMMANDS, qos, argv)
             except Exception as exc:  # noqa: BLE001 - rclpy internals changed: use the executor
                 node.get_logger().warning(f"commands through the executor (slower): {exc}")
-                self.sub = node.create_subscription(Float64MultiArray, COMMAND_TOPIC,
+                self.sub = node.create_subscription(Float64MultiArray, topics.COMMANDS,
                                                     self.on_command, qos)
-        self.srv_reset = node.create_service(Trigger, "~/reset", self.on_reset)
-        self.srv_pause = node.create_service(SetBool, "~/pause", self.on_pause)
+        self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
+        self.srv_pause = node.create_service(SetBool, topics.PAUSE, self.on_pause)
         self._start = (time.monotonic(), sim.time, 0)
         self._diag_window = self._stats_window = self._start
         self.timers = []
@@ -312,18 +281,13 @@ class MujocoBridge:
         """One /joint_states (and /clock) of the current state (``measured``: what
         ``sim.measure()`` just gave); caller holds the lock or owns the simulator."""
         q, qd, effort = self.sim.measure() if measured is None else measured
-        t = self.sim.time
-        sec = int(math.floor(t))
-        nsec = int(round((t - sec) * 1e9))
-        if nsec >= 1_000_000_000:
-            sec, nsec = sec + 1, nsec - 1_000_000_000
         msg, clock = self._state_msg, self._clock_msg  # reused: publish() copies them out
-        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+        set_stamp(msg.header.stamp, self.sim.time)
         msg.position = array.array("d", q.tobytes())  # buffer copies, not Python lists
         msg.velocity = array.array("d", qd.tobytes())
         msg.effort = array.array("d", effort.tobytes())
         self.pub_state.publish(msg)
-        clock.clock.sec, clock.clock.nanosec = sec, nsec
+        clock.clock.sec, clock.clock.nanosec = msg.header.stamp.sec, msg.header.stamp.nanosec
         self.pub_clock.publish(clock)
 
     def _idle_publish(self) -> None:
@@ -576,7 +540,8 @@ def main(argv: list[str] | None = None) -> int:
         log = level_logger(node)
         try:
             config, config_source = bridge_config(node)
-            model, source = load_model(node)
+            loaded = robot_from_node(node)
+            model, source = loaded.model, loaded.source
             sim = Simulator(model, config, log=log)
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise

@@ -7,8 +7,9 @@ Live: node ``rbd_viewer`` shows the bridge's MuJoCo model (same robot parameters
 bridge: ``robot_description``, ``urdf_path``, ``model_yaml``, ``base_link``, ``tip_link``;
 none: the bundled default robot; with ``urdf_path``, the URDF's own shapes) at the joint
 positions of ``/joint_states``, matched by joint name.  Replay: ``DIR`` of ``rbd-ros
-bringup --record DIR`` (``recording.npz`` and ``model.yaml``) in real time, looping.  The bridge can also open the viewer on its own
-simulation (``-p viewer:=true``).  Without a display: one line saying so, exit status 1.
+bringup --record DIR`` (``recording.npz`` and ``model.yaml``) in real time, looping.  The
+bridge can also open the viewer on its own simulation (``-p viewer:=true``).  Without a
+display: one line saying so, exit status 1.
 """
 from __future__ import annotations
 
@@ -69,12 +70,14 @@ def live(argv: list[str]) -> int:
         import mujoco
         from sensor_msgs.msg import JointState
 
+        from rbd_ros.ros import topics
         from rbd_ros.ros.common import recordable_qos
-        from rbd_ros.ros.nodes.mujoco_bridge import load_model
+        from rbd_ros.ros.robot_params import robot_from_node
         from rbd_ros.sim.mujoco_model import build_mujoco_model
         from rbd_ros.sim.viewer import Viewer
 
-        model, source = load_model(node)
+        loaded = robot_from_node(node)  # the robot parameters of every node
+        model, source = loaded.model, loaded.source
         shapes: list = []
         urdf = node.get_parameter("urdf_path").value
         if urdf and not node.get_parameter("model_yaml").value:
@@ -102,7 +105,7 @@ def live(argv: list[str]) -> int:
                 mujoco.mj_kinematics(m, d)
                 viewer.sync()
 
-        node.create_subscription(JointState, "/joint_states", on_state, recordable_qos())
+        node.create_subscription(JointState, topics.JOINT_STATES, on_state, recordable_qos())
         node.create_timer(1.0 / 30.0, tick)
         print(f"{NAME}: ready (viewer on /joint_states, model {model.name!r} from {source})",
               flush=True)

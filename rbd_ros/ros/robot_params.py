@@ -1,0 +1,131 @@
+"""The robot a node works on, from its parameters: the one loader of the controller, the
+MuJoCo bridge, the dynamics server and ``rbd-ros bringup``.
+
+Parameters (read-only)
+  model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``, ``config/NAME.yaml``); wins
+  robot_description  URDF XML text; wins over urdf_path
+  urdf_path          a .urdf or .xacro file; none of the three -> the bundled default robot
+  base_link, tip_link  chain ends of a URDF ('' = inferred)
+  gravity            3 numbers (m/s^2, base frame). One rule for every node: this parameter
+                     > the model file's ``gravity`` > [0, 0, -9.81] (URDF has no gravity).
+
+Bad input raises ``NodeConfigError`` with one line naming the parameter and the file: a
+``model_yaml`` that does not exist or is not YAML, a xacro that fails (missing argument), a
+URDF the converter refuses (non-finite mass ...).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.ros.common import NodeConfigError
+
+#: name -> default ('' = not given; gravity None = not given)
+ROBOT_PARAMETERS: dict[str, Any] = {"model_yaml": "", "robot_description": "", "urdf_path": "",
+                                    "base_link": "", "tip_link": "", "gravity": None}
+
+
+@dataclass(frozen=True)
+class LoadedRobot:
+    """The ``MdhModel``, where it came from (a path or 'robot_description parameter') and a
+    name for look-ups by robot (the file stem; '' for XML text)."""
+
+    model: Any
+    source: str
+    stem: str
+
+
+def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
+    """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``; missing = not given);
+    ``base`` a ``MdhModel.base_type`` for the dynamics server ('' = the file's; URDF: fixed)."""
+    from rbd_ros.model import MdhModel
+    from rbd_ros.urdf import load_model
+
+    p = {**ROBOT_PARAMETERS, **{k: v for k, v in params.items() if v is not None}}
+    gravity = _gravity(p["gravity"])
+    if p["model_yaml"]:
+        path = str(p["model_yaml"])
+        if not Path(path).is_file():
+            raise NodeConfigError(f"model_yaml '{path}': file not found")
+        try:
+            model = MdhModel.from_yaml(path)
+            model = model.replace(base_type=base) if base else model
+        except (ValueError, TypeError) as exc:
+            raise NodeConfigError(f"model_yaml '{path}': {_after(str(exc), path)}") from None
+        loaded = LoadedRobot(model, path, Path(path).stem)
+    else:
+        source, where, stem = urdf_source(p["robot_description"], p["urdf_path"])
+        with urdf_errors(where):
+            model = load_model(source, base_link=p["base_link"] or None, tip_link=p["tip_link"] or None,
+                               base_type=base or "fixed")
+        loaded = LoadedRobot(model, source if stem else "robot_description parameter", stem)
+    if gravity is not None:
+        loaded = LoadedRobot(loaded.model.replace(gravity=gravity), loaded.source, loaded.stem)
+    return loaded
+
+
+def urdf_source(robot_description: str, urdf_path: str) -> tuple[str, str, str]:
+    """What to give the URDF converter (XML text or a file path), the parameter it came from
+    as error messages name it, and the file stem ('' for XML text): ``robot_description``
+    wins, then ``urdf_path``, then the bundled default robot."""
+    from rbd_ros.resources import bundled_urdf
+
+    if str(robot_description).strip():
+        return robot_description, "robot_description", ""
+    path = Path(urdf_path).expanduser() if urdf_path else bundled_urdf()
+    if not path.is_file():
+        raise NodeConfigError(f"urdf_path '{path}': file not found")
+    return str(path), f"urdf_path '{path}'", path.stem
+
+
+@contextmanager
+def urdf_errors(where: str) -> Iterator[None]:
+    """A ``UrdfError`` of the converter as ``NodeConfigError('<where>: <reason>')``."""
+    from rbd_ros.urdf import UrdfError
+
+    try:
+        yield
+    except UrdfError as exc:  # its message starts with the file or 'robot_description string'
+        path = where.partition("'")[2].rstrip("'")  # "urdf_path '<path>'" -> <path>
+        label = path or "robot_description string"
+        raise NodeConfigError(f"{where}: {_after(str(exc), label)}") from None
+
+
+def _after(message: str, label: str) -> str:
+    """``message`` without a leading ``label:`` (the caller names the parameter and file)."""
+    return message[len(label) + 1:].strip() if message.startswith(label + ":") else message
+
+
+def _gravity(value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    try:
+        g = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        g = np.full(1, np.nan)
+    if g.shape != (3,) or not np.isfinite(g).all():
+        raise NodeConfigError(f"gravity must be 3 finite numbers, got {value!r}")
+    return g
+
+
+def declare_robot_parameters(node: Any) -> None:
+    """Declare the robot parameters (read-only) on ``node``."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    for name, default in ROBOT_PARAMETERS.items():
+        if default is None:  # any type: an unset gravity stays None
+            node.declare_parameter(name, None, ParameterDescriptor(read_only=True, dynamic_typing=True))
+        else:
+            node.declare_parameter(name, default, ParameterDescriptor(read_only=True))
+
+
+def robot_from_node(node: Any, base: str = "") -> LoadedRobot:
+    """Declare the robot parameters on ``node`` and load the model they describe (``base``:
+    ``robot_model``)."""
+    declare_robot_parameters(node)
+    return robot_model({name: node.get_parameter(name).value for name in ROBOT_PARAMETERS}, base)

@@ -1,0 +1,37 @@
+"""Topic and service names of the rbd_ros nodes, and the dynamics services' types: one place
+for the nodes, the bringup and ``DynamicsClient``.  ``~/x`` topics are the node's own
+(``/controller/x`` for the node named ``controller``: ``node_topic``)."""
+from __future__ import annotations
+
+# ros2_control's topics: the bridge publishes states and simulated time, takes commands
+JOINT_STATES = "/joint_states"
+COMMANDS = "/effort_controller/commands"
+CLOCK = "/clock"
+# the controller's own
+CONTROLLER_STATE = "~/controller_state"
+JOINT_TRAJECTORY = "~/joint_trajectory"
+TARGET_POSE = "~/target_pose"
+TASK_STATE = "~/task_state"
+# the bridge's own
+DIAGNOSTICS = "~/diagnostics"
+RESET = "~/reset"
+PAUSE = "~/pause"
+
+#: the dynamics server's services (under ``/<service_namespace>/``) -> rbd_ros_interfaces/srv type
+DYNAMICS_SERVICES = {"inverse_dynamics": "InverseDynamics", "forward_simulate": "ForwardSimulate",
+                     "mass_matrix": "MassMatrix", "gravity": "Gravity",
+                     "forward_kinematics": "ForwardKinematics", "jacobian": "Jacobian",
+                     "get_model": "GetModel", "inverse_kinematics": "InverseKinematics",
+                     "static_torques": "StaticTorques"}
+
+
+def node_topic(node: str, name: str) -> str:
+    """The absolute name of node ``node``'s topic ``name`` (``~/x`` -> ``/node/x``)."""
+    return f"/{node.strip('/')}/{name[2:]}" if name.startswith("~/") else name
+
+
+def dynamics_service_types() -> dict[str, type]:
+    """``DYNAMICS_SERVICES`` with the generated service classes."""
+    from rbd_ros_interfaces import srv
+
+    return {name: getattr(srv, kind) for name, kind in DYNAMICS_SERVICES.items()}
