@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_floating_base import pin_pair, pin_rk4_chart, random_state, with_base_inertial
 
 from robots_data import BUNDLED_URDF
-from test_floating_base import pin_pair, pin_rk4_chart, random_state, with_base_inertial
 
 pin = pytest.importorskip("pinocchio")
 from rbd_ros.robot import Robot  # noqa: E402
@@ -184,9 +184,8 @@ def test_bad_requests_refused(setup, case: str, message: str) -> None:
 def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
     """A real server with ``base:=floating``: get_model reports the base, inverse dynamics and
     forward_simulate answer in the caller's order, a joints-only request is refused."""
-    from ros_helpers import NodeProcess
-
     from rbd_ros.ros.client import DynamicsClient, DynamicsError
+    from ros_helpers import NodeProcess
 
     robot, service, *_ = setup
     path = tmp_path / "arm7_floating.urdf"
