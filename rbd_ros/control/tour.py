@@ -254,3 +254,84 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
     raise ValueError(f"no tour fits: joint '{model.joint_names[i]}' needs {tau[i]:.1f} N m along "
                      f"even the smallest tour tried, more than {effort_margin:.0%} of its effort "
                      f"limit {lim[i]:g}; try a longer --segment-time")
+
+
+# ---- mobile bases: a figure eight for the base while the arm tours --------------------------
+@dataclass
+class FigureEight:
+    """A base path for ``rbd-ros bringup`` on a mobile base: a figure eight (lemniscate of
+    Gerono, ``c(s) = a [sin s, sin s cos s]``, ``s`` in ``[0, 2 pi]``) turned by ``-pi/4`` so
+    it leaves ``start`` heading along the base's x axis, with the heading along the path
+    (``yaw = atan2(c'_y, c'_x)``, so a differential drive can follow it: no side velocity).
+    ``s(t)`` is a rest-to-rest quintic over ``duration``: the base starts and ends at rest at
+    ``start`` (``[x, y, yaw]``, world), the peak speed is ``15/8`` of the mean.  ``|c'|`` never
+    vanishes (``cos s`` and ``cos 2s`` are never both zero), so the heading is smooth.
+
+    ``evaluate(t, p, pd, pdd)`` writes the world pose ``[x, y, yaw]`` and its first two time
+    derivatives (a ``JointReference`` over three coordinates); heading derivatives from the
+    curvature ``kappa(s) = (x'y'' - y'x'') / |c'|^2``: ``yaw' = kappa s'``,
+    ``yaw'' = kappa_s s'^2 + kappa s''``."""
+
+    start: np.ndarray
+    size: float = 0.8  # a (m): the eight spans 2a along its axis and a across
+    duration: float = 12.0
+    t0: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.start = np.asarray(self.start, dtype=float).reshape(3)
+        if not (np.isfinite(self.size) and self.size > 0 and np.isfinite(self.duration) and self.duration > 0):
+            raise ValueError(f"figure eight needs a positive size and duration, got {self.size}, {self.duration}")
+        self._turn = self.start[2] - np.pi / 4  # c'(0) = a [1, 1] points at +45 deg
+
+    def _s(self, t: float) -> tuple[float, float, float]:
+        """``s, s', s''`` of the rest-to-rest quintic ``2 pi (10 r^3 - 15 r^4 + 6 r^5)``."""
+        T = self.duration
+        r = min(max((t - self.t0) / T, 0.0), 1.0)
+        k = 2.0 * np.pi
+        return (k * (10 * r**3 - 15 * r**4 + 6 * r**5), k * (30 * r**2 - 60 * r**3 + 30 * r**4) / T,
+                k * (60 * r - 180 * r**2 + 120 * r**3) / T**2)
+
+    def evaluate(self, t: float, p: np.ndarray, pd: np.ndarray, pdd: np.ndarray) -> None:
+        a = self.size
+        s, sd, sdd = self._s(t)
+        ss, cs, s2, c2 = np.sin(s), np.cos(s), np.sin(2 * s), np.cos(2 * s)
+        c = a * np.array([ss, 0.5 * s2])  # curve and its s-derivatives, eight frame
+        c1 = a * np.array([cs, c2])
+        c2v = a * np.array([-ss, -2 * s2])
+        c3 = a * np.array([-cs, -4 * c2])
+        n2 = c1 @ c1
+        cross = c1[0] * c2v[1] - c1[1] * c2v[0]
+        kappa = cross / n2
+        kappa_s = (c1[0] * c3[1] - c1[1] * c3[0]) / n2 - 2.0 * cross * (c1 @ c2v) / n2**2
+        ct, st = np.cos(self._turn), np.sin(self._turn)
+        R = np.array([[ct, -st], [st, ct]])
+        p[:2] = self.start[:2] + R @ c
+        pd[:2] = R @ c1 * sd
+        pdd[:2] = R @ (c2v * sd**2 + c1 * sdd)
+        p[2] = np.arctan2(c1[1], c1[0]) + self._turn
+        p[2] = self.start[2] + np.angle(np.exp(1j * (p[2] - self.start[2])))  # near the start's yaw
+        pd[2] = kappa * sd
+        pdd[2] = kappa_s * sd**2 + kappa * sdd
+
+    def sample(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(p, pd, pdd)``, each ``(len(t), 3)``, with the heading unwrapped."""
+        out = np.zeros((3, len(t), 3))
+        for k, tk in enumerate(t):
+            self.evaluate(float(tk), out[0, k], out[1, k], out[2, k])
+        out[0, :, 2] = np.unwrap(out[0, :, 2])
+        return out[0], out[1], out[2]
+
+    @property
+    def end_time(self) -> float:
+        return self.t0 + self.duration
+
+
+def plan_mobile_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: float = 4.0,
+                     size: float = 0.8, **arm: float) -> tuple[Tour, FigureEight]:
+    """The bringup tour of a mobile manipulator: the arm's ``plan_tour`` (three segments of
+    ``segment_time``) and a figure eight of ``size`` m for the base over the same time, from
+    the origin heading along x.  ``q_start`` is the arm's part."""
+    tour = plan_tour(model, q_start, segment_time=segment_time, **arm)
+    eight = FigureEight(np.zeros(3), size, tour.duration)
+    tour.notes.append(f"base: figure eight {2 * size:g} m x {size:g} m in {tour.duration:g} s")
+    return tour, eight
