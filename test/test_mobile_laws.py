@@ -163,3 +163,23 @@ def test_refusals(robot) -> None:  # noqa: ANN001
     q = np.r_[0.0, 0.0, math.nan, ARM0]
     u = law.compute(0.0, q, np.zeros(robot.nv), MobileReference(robot.dof))
     assert law.fault and (u == 0).all()
+
+
+def test_figure_eight_is_a_rolling_path() -> None:
+    """The base tour: rates equal central differences of the pose, no side velocity in the
+    heading frame (a diff drive can follow it), starts and ends at rest at the start pose,
+    stays inside 2a x a."""
+    start = np.array([0.5, -0.2, 0.3])
+    eight = FigureEight(start, 0.8, 12.0)
+    t = np.linspace(0.0, 12.0, 6001)
+    p, pd, pdd = eight.sample(t)
+    h = t[1] - t[0]
+    np.testing.assert_allclose(np.gradient(p, h, axis=0)[1:-1], pd[1:-1], atol=1e-4)
+    np.testing.assert_allclose(np.gradient(pd, h, axis=0)[1:-1], pdd[1:-1], atol=2e-3)
+    side = -np.sin(p[:, 2]) * pd[:, 0] + np.cos(p[:, 2]) * pd[:, 1]
+    assert np.abs(side).max() < 1e-12
+    np.testing.assert_allclose(p[0], start, atol=1e-12)
+    np.testing.assert_allclose(p[-1], start, atol=1e-12)
+    assert np.abs(pd[[0, -1]]).max() < 1e-12
+    assert np.linalg.norm(pd[:, :2], axis=1).max() > 0.5  # it does drive
+    assert np.linalg.norm(p[:, :2] - start[:2], axis=1).max() < 0.8 * math.sqrt(2) + 1e-9
