@@ -250,42 +250,62 @@ class WholeBodyComputedTorque(MobileLaw):
         self.a_star[1] = 0.0
 
 
+class RateLimitedTwist:
+    """The reference twist ``w_r`` of the velocity law (and of a path driven by ``cmd_vel``):
+    moves toward the command, clipped to ``max_velocity``, by at most ``max_acceleration dt``
+    per call; a command older than ``timeout`` s (or not finite) counts as zero, so the twist
+    **brakes** to rest at ``max_acceleration``.  ``update(t, cmd, cmd_time)`` fills ``w``
+    (m/s, m/s, rad/s) and ``wd`` (its rate over the last step); ``diff`` keeps ``w[1] = 0``."""
+
+    max_dt = 0.1
+
+    def __init__(self, max_velocity: np.ndarray, max_acceleration: np.ndarray, timeout: float,
+                 diff: bool, w0: Any = None) -> None:
+        self.max_velocity, self.max_acceleration = max_velocity, max_acceleration
+        self.timeout, self.diff = float(timeout), diff
+        self.w = np.zeros(3) if w0 is None else np.array(w0, dtype=float)
+        self.wd = np.zeros(3)
+        self.braking = False
+        self.t_prev = math.nan
+
+    def update(self, t: float, cmd: np.ndarray, cmd_time: float) -> None:
+        dt = t - self.t_prev
+        if not (0.0 < dt <= self.max_dt):
+            dt = 0.0
+        self.t_prev = t
+        self.braking = not (0.0 <= t - cmd_time <= self.timeout and np.isfinite(cmd).all())
+        target = np.zeros(3) if self.braking else np.clip(cmd, -self.max_velocity, self.max_velocity)
+        if self.diff:
+            target[1] = self.w[1] = 0.0
+        step = np.clip(target - self.w, -self.max_acceleration * dt, self.max_acceleration * dt)
+        self.w += step
+        self.wd[:] = step / dt if dt > 0 else 0.0
+
+
 class DiffDriveVelocity(MobileLaw):
     """Body twist following with limits and a timeout brake (module docstring)."""
 
     name = "diff_drive_velocity"
-    max_dt = 0.1
 
     def __init__(self, robot: Any, **kw: Any) -> None:
         super().__init__(robot, **kw)
-        self.twist_ref = np.zeros(3)  # w_r: the rate-limited reference twist
-        self.twist_ref_d = np.zeros(3)
-        self.braking = False
-        self._t_prev = math.nan
-        self._idx = [0, 2] if self.diff else [0, 1, 2]
+        self.twist = RateLimitedTwist(self.max_velocity, self.max_acceleration, self.cmd_vel_timeout,
+                                      self.diff)
+
+    @property
+    def braking(self) -> bool:
+        return self.twist.braking
 
     def reset(self) -> None:
-        self._t_prev = math.nan
+        self.twist.t_prev = math.nan
 
     def _base(self, t: float, q: np.ndarray, v: np.ndarray, ref: MobileReference) -> None:
-        dt = t - self._t_prev
-        first = not math.isfinite(self._t_prev)
-        if first:
-            self.twist_ref[:] = v[:3]  # bumpless start from the measured twist
-        if not (0.0 < dt <= self.max_dt):
-            dt = 0.0
-        self._t_prev = t
-        self.braking = not (0.0 <= t - ref.twist_time <= self.cmd_vel_timeout) or not np.isfinite(ref.twist).all()
-        target = np.zeros(3) if self.braking else np.clip(ref.twist, -self.max_velocity, self.max_velocity)
-        if self.diff:
-            target[1] = 0.0
-            self.twist_ref[1] = 0.0
-        step = np.clip(target - self.twist_ref, -self.max_acceleration * dt, self.max_acceleration * dt)
-        self.twist_ref += step
-        self.twist_ref_d[:] = step / dt if dt > 0 else 0.0
-        kv = self.gains["kv_base"]
-        self.error[:3] = self.twist_ref - v[:3]
-        self.a_star[:3] = self.twist_ref_d + kv * self.error[:3]
+        tw = self.twist
+        if not math.isfinite(tw.t_prev):
+            tw.w[:] = v[:3]  # bumpless start from the measured twist
+        tw.update(t, ref.twist, ref.twist_time)
+        self.error[:3] = tw.w - v[:3]
+        self.a_star[:3] = tw.wd + self.gains["kv_base"] * self.error[:3]
 
 
 MOBILE_LAW_CLASSES = {"diff_drive_velocity": DiffDriveVelocity,

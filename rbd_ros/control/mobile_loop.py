@@ -1,0 +1,309 @@
+"""``MobileControlLoop``: the ROS-free loop of a mobile manipulator's controller (issue 18).
+
+A ``ControlLoop`` (arm state from ``/joint_states``, arm trajectories, watchdog: all as for an
+arm) with the base added:
+
+* **state**: the arm from ``/joint_states`` (the base entries there are ignored), the base
+  from ``/odom`` (``odom``: pose in the odom frame -> ``[x, y, yaw]``, twist in the base frame
+  -> ``[v_x, v_y, omega]``).  With ``sync="stamp"`` (default) a cycle runs when both carry the
+  same stamp (the bridge publishes them together each step; whichever arrives second
+  triggers), so the law never sees an odometry one step old; ``sync="latest"`` cycles on every
+  ``/joint_states`` with the latest odometry (a robot whose odometry runs on its own clock).
+* **base references** (``MobileReference``): ``base_path`` (a ``nav_msgs/Path``-shaped message
+  in the odom frame, not empty, finite, unit quaternions): a C2 spline through the poses
+  (``JointSpline`` over ``[x, y, yaw]``, the heading unwrapped from the current reference) from
+  the current base reference, ending at rest on the last pose; times from the poses' stamps
+  relative to the header's (a header stamp of 0: the pose stamps are times from start), or,
+  when no pose carries a time, from the arc length at ``path_speed``.  ``cmd_vel`` (a
+  ``TwistStamped``-shaped message, frame '' or the base frame, finite): the velocity law takes
+  it as its command; the whole-body law drives its path reference with it (``TwistPath``).
+  Received commands are stamped with the control time of the latest state (so
+  ``cmd_vel_timeout`` is in the same clock as the loop).
+* **refusals**: a malformed path or twist (NaN/Inf, wrong frame, empty, no timing) is refused
+  with one logged line and the base **stops safely**: the command becomes zero (velocity
+  law) or the path reference brakes to rest at the acceleration limit from where it is
+  (``TwistPath`` with no command), never a jump.
+
+Commands: the ``joints`` order of the wheel joints (diff drive; wheel torques N m) or
+``base_x, base_y, base_yaw`` (planar; base force and moment N, N m, base frame) and the arm's
+joints, as the MuJoCo bridge's ``/effort_controller/commands``.  ``state_names`` /
+``ref_out`` / ``q_out`` / ``effort_out``: ``base_x, base_y, base_yaw`` and the arm (``joints``
+order) with the reference, the measurement and the generalized effort ``[F_x, F_y, M_z, arm]``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.control.loop import ControlLoop, LogFn, stamp_seconds
+from rbd_ros.control.mobile_laws import MobileReference, RateLimitedTwist
+from rbd_ros.control.trajectory import HoldPosition, JointSpline
+
+BASE_STATE_NAMES = ("base_x", "base_y", "base_yaw")
+SYNCS = ("stamp", "latest")
+DEFAULT_PATH_SPEED = 0.3  # m/s along an untimed path
+
+
+def yaw_of(x: float, y: float, z: float, w: float) -> float:
+    """The yaw (about z) of the quaternion ``(x, y, z, w)``."""
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+class TwistPath:
+    """A base path driven by a twist: the pose integrates the rate-limited reference twist
+    (``RateLimitedTwist``, base frame of the reference heading) from ``start``; with no
+    (fresh) command it brakes to rest.  ``evaluate(t, p, pd, pdd)`` as a ``JointReference`` over
+    ``[x, y, yaw]`` (world rates ``pd = [R w_xy, w_z]``, ``pdd = [R (w' + w_z S w), w_z']``);
+    called with increasing ``t`` (once per cycle)."""
+
+    def __init__(self, start: np.ndarray, twist0: np.ndarray, t0: float, limiter: RateLimitedTwist) -> None:
+        self.p = np.array(start, dtype=float)
+        self.limiter = limiter
+        limiter.w[:] = twist0
+        limiter.t_prev = t0
+        self.cmd = np.zeros(3)
+        self.cmd_time = -math.inf
+        self.t = t0
+
+    def command(self, twist: np.ndarray, t: float) -> None:
+        self.cmd[:] = twist
+        self.cmd_time = t
+
+    def evaluate(self, t: float, p: np.ndarray, pd: np.ndarray, pdd: np.ndarray) -> None:
+        lim = self.limiter
+        if t > self.t:
+            lim.update(t, self.cmd, self.cmd_time)
+            dt = t - self.t
+            c, s = math.cos(self.p[2] + 0.5 * lim.w[2] * dt), math.sin(self.p[2] + 0.5 * lim.w[2] * dt)
+            self.p[0] += dt * (c * lim.w[0] - s * lim.w[1])  # midpoint heading
+            self.p[1] += dt * (s * lim.w[0] + c * lim.w[1])
+            self.p[2] += dt * lim.w[2]
+            self.t = t
+        w, wd = lim.w, lim.wd
+        c, s = math.cos(self.p[2]), math.sin(self.p[2])
+        p[:] = self.p
+        pd[0], pd[1], pd[2] = c * w[0] - s * w[1], s * w[0] + c * w[1], w[2]
+        ax, ay = wd[0] - w[2] * w[1], wd[1] + w[2] * w[0]
+        pdd[0], pdd[1], pdd[2] = c * ax - s * ay, s * ax + c * ay, wd[2]
+
+
+class MobileControlLoop(ControlLoop):
+    """State, references and the mobile law of one controller (module docstring)."""
+
+    def __init__(self, robot: Any, law: Any, joints: list[str] | None = None, log: LogFn | None = None,
+                 state_timeout: float = 0.5, interpolation: str = "auto", odom_frame: str = "odom",
+                 base_frame: str = "", sync: str = "stamp", path_speed: float = DEFAULT_PATH_SPEED) -> None:
+        if sync not in SYNCS:
+            raise ValueError(f"sync must be one of {SYNCS}, got '{sync}'")
+        if not (math.isfinite(path_speed) and path_speed > 0):
+            raise ValueError(f"path_speed must be a positive number of m/s, got {path_speed}")
+        self.robot = robot
+        self.mobile_law = law
+        super().__init__(robot.model, law, None, log, state_timeout, interpolation)
+        model = robot.model
+        self.diff = robot.base_type == "diff_drive"
+        self.base_names = list(model.wheel_joints) if self.diff else list(BASE_STATE_NAMES)
+        if self.diff and len(self.base_names) != 2:
+            raise ValueError(f"'{model.name}' names no wheel joints (model.wheel_joints)")
+        names = self.base_names + list(model.joint_names)
+        joints = [j for j in (joints or []) if j] or names
+        if sorted(joints) != sorted(names):
+            raise ValueError(f"joints {joints} must be {names} in any order (base entries then the arm)")
+        self.joints = joints
+        self.cmd_index = np.array([names.index(j) for j in joints], dtype=np.intp)
+        self.tau_out = np.zeros(len(names))
+        arm_order = [j for j in joints if j in model.joint_names]
+        self.state_names = list(BASE_STATE_NAMES) + arm_order
+        self._state_index = np.r_[0, 1, 2, [3 + list(model.joint_names).index(j) for j in arm_order]].astype(np.intp)
+        self.ref_out = np.zeros(3 + self.dof)
+        self.q_out = np.zeros(3 + self.dof)
+        self.effort_out = np.zeros(3 + self.dof)
+        self.odom_frame, self.base_frame = odom_frame, base_frame or model.base_link
+        self.sync = sync
+        self.path_speed = float(path_speed)
+        self.mref = MobileReference(self.dof)
+        self.qb = np.zeros(3)  # base pose, world
+        self.vb = np.zeros(3)  # base twist, base frame
+        self.t_odom = math.nan
+        self.have_base = False
+        self.t_cycled = -math.inf
+        self.base_reference: Any = None  # HoldPosition / JointSpline / TwistPath over [x, y, yaw]
+        self._base_pending: list[tuple[Any, Any]] = []
+        self._q = np.zeros(3 + self.dof)
+        self._v = np.zeros(3 + self.dof)
+        self._y_warned = False
+
+    def warm_up(self) -> None:
+        """Nothing to compile beyond the arm's trajectories (the mobile laws are numpy)."""
+
+    # ---- inputs -------------------------------------------------------------------------------
+    def odom(self, position: Any, orientation: Any, linear: Any, angular: Any, t: float,
+             frame_id: str = "", child_frame_id: str = "") -> bool:
+        """An odometry sample (``nav_msgs/Odometry`` fields); False if ignored (logged once)."""
+        if frame_id not in ("", self.odom_frame) or child_frame_id not in ("", self.base_frame):
+            if not getattr(self, "_odom_frame_warned", False):
+                self.log("error", f"/odom in frames '{frame_id}' -> '{child_frame_id}', not "
+                                  f"'{self.odom_frame}' -> '{self.base_frame}': ignored")
+                self._odom_frame_warned = True
+            return False
+        o = orientation
+        pose = (float(position.x), float(position.y), yaw_of(o.x, o.y, o.z, o.w))
+        twist = (float(linear.x), float(linear.y), float(angular.z))
+        if not (np.isfinite(pose).all() and np.isfinite(twist).all()):
+            return False
+        self.qb[:], self.vb[:] = pose, twist
+        self.t_odom = float(t)
+        if not self.have_base:
+            self.have_base = True
+            self._first_base()
+        return True
+
+    def _first_base(self) -> None:
+        if self.base_reference is None:
+            self.base_reference = HoldPosition(self.qb.copy())
+        pending, self._base_pending = self._base_pending, []
+        for handler, early in pending:
+            handler(early)
+
+    def ready(self) -> bool:
+        """A new state to cycle on: arm and base of the same stamp (``sync="stamp"``) or any new
+        arm state with some odometry (``"latest"``)."""
+        if not (self.have_state and self.have_base) or self.t <= self.t_cycled:
+            return False
+        return self.sync == "latest" or self.t == self.t_odom
+
+    def _stop(self, why: str) -> None:
+        """Refusal: one line, and the base stops safely (module docstring)."""
+        self.log("error", why)
+        ref = self.mref
+        ref.twist[:] = 0.0
+        ref.twist_time = -math.inf
+        if self.have_base and self.mobile_law.name == "whole_body_computed_torque":
+            self._twist_path()
+
+    def _current_base(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p, pd, pdd = np.zeros(3), np.zeros(3), np.zeros(3)
+        if isinstance(self.base_reference, TwistPath):
+            p[:] = self.base_reference.p
+            lim = self.base_reference.limiter
+            c, s = math.cos(p[2]), math.sin(p[2])
+            pd[:] = c * lim.w[0] - s * lim.w[1], s * lim.w[0] + c * lim.w[1], lim.w[2]
+        elif self.base_reference is not None:
+            self.base_reference.evaluate(t, p, pd, pdd)
+        else:
+            p[:] = self.qb
+        return p, pd, pdd
+
+    def _twist_path(self) -> TwistPath:
+        """The base reference as a ``TwistPath`` from where it is now (kept if it is one)."""
+        if isinstance(self.base_reference, TwistPath):
+            return self.base_reference
+        law = self.mobile_law
+        p, pd, _ = self._current_base(self.t)
+        c, s = math.cos(p[2]), math.sin(p[2])
+        w0 = np.array([c * pd[0] + s * pd[1], -s * pd[0] + c * pd[1], pd[2]])
+        limiter = RateLimitedTwist(law.max_velocity, law.max_acceleration, law.cmd_vel_timeout, self.diff)
+        self.base_reference = TwistPath(p, w0, self.t, limiter)
+        return self.base_reference
+
+    def cmd_vel(self, frame_id: str, linear: Any, angular: Any) -> bool:
+        """A ``TwistStamped``'s fields; False (reason logged, base stopping) if refused."""
+        if not self.have_base or not self.have_state:
+            self._base_pending.append((lambda m: self.cmd_vel(*m), (frame_id, linear, angular)))
+            return True
+        try:
+            if frame_id not in ("", self.base_frame):
+                raise ValueError(f"frame '{frame_id}' is not the base frame '{self.base_frame}'")
+            twist = np.array([linear.x, linear.y, angular.z], dtype=float)
+            if not np.isfinite(twist).all() or not np.isfinite([linear.z, angular.x, angular.y]).all():
+                raise ValueError("twist contains NaN or Inf")
+        except ValueError as exc:
+            self._stop(f"cmd_vel refused: {exc}; stopping the base")
+            return False
+        if self.diff and twist[1] != 0.0:
+            if not self._y_warned:
+                self.log("warn", "cmd_vel linear.y ignored: a differential drive cannot move sideways")
+                self._y_warned = True
+            twist[1] = 0.0
+        self.mref.twist[:] = twist
+        self.mref.twist_time = self.t
+        if self.mobile_law.name == "whole_body_computed_torque":
+            self._twist_path().command(twist, self.t)
+        return True
+
+    def base_path(self, msg: Any) -> bool:
+        """A ``nav_msgs/Path``-shaped reference; False (reason logged, base stopping) if refused."""
+        if not self.have_base or not self.have_state:
+            self._base_pending.append((self.base_path, msg))
+            self.log("info", "base path received before the first state: it starts with it")
+            return True
+        try:
+            if self.mobile_law.name != "whole_body_computed_torque":
+                raise ValueError(f"{self.mobile_law.name} follows ~/cmd_vel; paths are for "
+                                 "whole_body_computed_torque")
+            frame = msg.header.frame_id
+            if frame != self.odom_frame:
+                raise ValueError(f"frame '{frame}' is not the odom frame '{self.odom_frame}'")
+            if not msg.poses:
+                raise ValueError("the path is empty")
+            P = np.empty((len(msg.poses), 3))
+            stamps = np.empty(len(msg.poses))
+            for k, ps in enumerate(msg.poses):
+                pp, o = ps.pose.position, ps.pose.orientation
+                quat = np.array([o.x, o.y, o.z, o.w], dtype=float)
+                if not (np.isfinite(quat).all() and np.isfinite([pp.x, pp.y, pp.z]).all()):
+                    raise ValueError(f"pose {k} contains NaN or Inf")
+                if abs(np.linalg.norm(quat) - 1.0) > 1e-3:
+                    raise ValueError(f"pose {k} has a quaternion of norm {np.linalg.norm(quat):.4g}, not 1")
+                P[k] = pp.x, pp.y, yaw_of(*quat)
+                stamps[k] = stamp_seconds(ps.header.stamp)
+            now = self.t
+            start = self._current_base(now)
+            P[:, 2] = np.unwrap(np.r_[start[0][2], P[:, 2]])[1:]  # each heading within pi of the last
+            head = stamp_seconds(msg.header.stamp)
+            if np.any(stamps != 0.0):
+                tfs = stamps - head if head > 0 else stamps
+                if np.any(np.diff(np.r_[0.0, tfs]) <= 0):
+                    raise ValueError("pose times must increase (stamps relative to the header stamp)")
+            else:  # untimed: arc length (and turning) at path_speed
+                seg = np.diff(np.vstack([start[0], P]), axis=0)
+                dist = np.hypot(seg[:, 0], seg[:, 1])
+                turn = np.abs(seg[:, 2]) * self.path_speed / max(self.mobile_law.max_velocity[2] * 0.5, 1e-9)
+                tfs = np.cumsum(np.maximum(np.maximum(dist, turn) / self.path_speed * 1.875, 0.05))
+            spline = JointSpline.from_points(now, tfs, P, None, None, start=start,
+                                             interpolation=self.interpolation)
+        except ValueError as exc:
+            self._stop(f"base path refused: {exc}; stopping the base")
+            return False
+        self.base_reference = spline
+        self.log("info", f"base path accepted: {len(P)} poses, {tfs[-1]:.3f} s from t = {now:.3f}")
+        return True
+
+    # ---- the cycle ----------------------------------------------------------------------------
+    def cycle(self, t: float) -> np.ndarray:
+        """References at ``t``, the law, efforts ``tau_out`` (``joints`` order)."""
+        ref = self.mref
+        self.base_reference.evaluate(t, ref.base, ref.base_d, ref.base_dd)
+        self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)
+        q, v = self._q, self._v
+        q[:3], q[3:], v[:3], v[3:] = self.qb, self.q, self.vb, self.qd
+        law = self.mobile_law
+        tau = law.compute(t, q, v, ref)
+        if law.fault:
+            if not self._fault_logged:
+                self.log("error", law.status)
+                self._fault_logged = True
+        elif self._fault_logged:
+            self.log("info", "inputs finite again: control resumed")
+            self._fault_logged = False
+        self.tau_out[:] = tau[self.cmd_index]
+        idx = self._state_index
+        self.ref_out[:3], self.ref_out[3:] = ref.base, ref.q
+        self.ref_out[:] = self.ref_out[idx]
+        self.q_out[:] = q[idx]
+        self.effort_out[:] = law.generalized[idx]
+        self.t_cycled = t
+        self.cycles += 1
+        return self.tau_out
