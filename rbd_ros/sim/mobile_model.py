@@ -8,9 +8,14 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
 
 * ``wheels`` (diff_drive; the default): a **free joint** (``base_free``) on the base body, two
   wheel bodies on hinge joints (named ``model.wheel_joints``, axles along the base y axis at
-  ``y = +-s/2``, cylinders of radius r) driven by torque actuators, and passive **casters**:
+  ``y = +-s/2``, cylinders of radius r) driven by torque actuators, touching the floor through
+  a sphere of radius r (one contact point under the axle: a cylinder's contacts at both rims
+  would scrub when turning, Coulomb friction at 4 cm apart resisting like a brake), and
+  passive **casters**:
   frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed to the base at ``x = casters``, touching the
-  floor.  Wheels and floor have Coulomb friction ``friction`` (MuJoCo's pyramid-free elliptic
+  floor.  The floor contacts have a time constant of ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps;
+  MuJoCo's default 0.02 s lets a loaded wheel creep sideways ~1 cm/s).
+  Wheels and floor have Coulomb friction ``friction`` (MuJoCo's pyramid-free elliptic
   default: sliding, torsional, rolling), so the wheels roll and can slip as on a real floor.
   The wheel mass is a uniform disc's, ``m_w = 2 I_a / r^2`` from the model's spin inertia
   ``I_a`` (``rbd_ros.urdf.wheels``), taken out of the lumped base body (mass, centre of mass
@@ -43,6 +48,7 @@ BASE_MODELS = ("wheels", "ideal")
 PLANAR_JOINTS = BASE_COORDINATES["planar"][0]  # base_x, base_y, base_yaw
 DEFAULT_WHEEL_JOINTS = ("left_wheel_joint", "right_wheel_joint")
 FREE_JOINT = "base_free"
+CONTACT_TIME_CONSTANT = 0.004  # s: floor contacts stiffer than MuJoCo's 0.02 s (less creep)
 WHEEL_HALF_WIDTH = 0.02  # m, the wheel cylinders' half length (contact is on the tread)
 BASE_COLOUR = [0.35, 0.38, 0.42, 1.0]
 WHEEL_COLOUR = [0.12, 0.12, 0.12, 1.0]
@@ -114,8 +120,9 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
     looks = _Looks(spec, model, (), ground=False) if visuals else None
     world = spec.worldbody
     mjg = mujoco.mjtGeom
+    stiff = [max(CONTACT_TIME_CONSTANT, 4.0 * float(timestep)), 1.0]  # contact solref
     floor = dict(type=mjg.mjGEOM_PLANE, size=[50.0, 50.0, 0.1], name="floor",
-                 friction=[friction, 0.005, 0.0001])
+                 friction=[friction, 0.005, 0.0001], solref=stiff)
     if visuals:
         floor.update(material="floor", rgba=[1.0, 1.0, 1.0, 1.0])
     world.add_geom(**floor)
@@ -159,17 +166,19 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
             if wheel_coulomb > 0:
                 joint.frictionloss = float(wheel_coulomb)
                 joint.solref_friction = [2.0 * float(timestep), 1.0]
-            contact = dict(contype=1, conaffinity=1, condim=3, friction=[friction, 0.005, 0.0001]) \
-                if rolling else dict(contype=0, conaffinity=0)
             wheel.add_geom(type=mjg.mjGEOM_CYLINDER, size=[r, WHEEL_HALF_WIDTH, 0.0],
                            quat=axle.tolist(), rgba=WHEEL_COLOUR, mass=0.0, name=f"{name}_tyre",
-                           **contact)
+                           contype=0, conaffinity=0, group=1)
+            if rolling:  # one contact point under the axle (a cylinder's two rim points scrub)
+                wheel.add_geom(type=mjg.mjGEOM_SPHERE, size=[r, 0.0, 0.0], mass=0.0, group=3,
+                               name=f"{name}_contact", condim=3, contype=1, conaffinity=1,
+                               friction=[friction, 0.005, 0.0001], solref=stiff)
         if rolling:
             rc = 0.5 * r
             for k, x in enumerate(casters if casters is not None else (span, -span)):
                 base.add_geom(type=mjg.mjGEOM_SPHERE, size=[rc, 0.0, 0.0], name=f"caster{k}",
                               pos=[float(x), 0.0, rc - h], condim=1, priority=1, contype=1, conaffinity=1,
-                              mass=0.0, rgba=WHEEL_COLOUR)
+                              mass=0.0, rgba=WHEEL_COLOUR, solref=stiff)
     if looks is not None:
         looks.link(base, -1)  # base_link -> joint 1 (model.base: the mount)
     warnings += add_arm(spec, base, model, timestep, contacts, True, armature=armature,
