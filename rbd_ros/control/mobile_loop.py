@@ -116,7 +116,7 @@ class MobileControlLoop(ControlLoop):
         self.tau_out = np.zeros(len(names))
         arm_order = [j for j in joints if j in model.joint_names]
         self.state_names = list(BASE_STATE_NAMES) + arm_order
-        self._state_index = np.r_[0, 1, 2, [3 + list(model.joint_names).index(j) for j in arm_order]].astype(np.intp)
+        self._out_index = np.r_[0, 1, 2, [3 + list(model.joint_names).index(j) for j in arm_order]].astype(np.intp)
         self.ref_out = np.zeros(3 + self.dof)
         self.q_out = np.zeros(3 + self.dof)
         self.effort_out = np.zeros(3 + self.dof)
@@ -299,7 +299,7 @@ class MobileControlLoop(ControlLoop):
             self.log("info", "inputs finite again: control resumed")
             self._fault_logged = False
         self.tau_out[:] = tau[self.cmd_index]
-        idx = self._state_index
+        idx = self._out_index
         self.ref_out[:3], self.ref_out[3:] = ref.base, ref.q
         self.ref_out[:] = self.ref_out[idx]
         self.q_out[:] = q[idx]

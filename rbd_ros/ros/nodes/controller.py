@@ -102,9 +102,12 @@ class Controller:
         self.lock = threading.RLock()  # re-entered: gains derived in a step set parameters
         ro = ParameterDescriptor(read_only=True)
         p = node.declare_parameter
-        law_type = p("type", "computed_torque", ro).value
+        law_type = (node.get_parameter("type") if node.has_parameter("type")
+                    else p("type", "computed_torque", ro)).value
         if law_type not in LAWS:
-            raise NodeConfigError(f"unknown type '{law_type}'; use one of {', '.join(LAWS)}")
+            from rbd_ros.control.mobile_laws import MOBILE_LAWS
+
+            raise NodeConfigError(f"unknown type '{law_type}'; use one of {', '.join(LAWS + MOBILE_LAWS)}")
         joints_param = list(p("joints", [""], ParameterDescriptor(read_only=True, dynamic_typing=True)).value or [])
         gains_file = p("gains_file", "", ro).value
         self.trigger = p("trigger", "joint_states", ro).value
@@ -128,6 +131,10 @@ class Controller:
         # ---- robot, law, gains -----------------------------------------------------------------
         loaded = robot_from_node(node)  # model_yaml | robot_description | urdf_path, gravity
         model, source, stem = loaded.model, loaded.source, loaded.stem
+        if model.base_type != "fixed":
+            raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: use type "
+                                  "diff_drive_velocity or whole_body_computed_torque (an arm law "
+                                  "would leave the base undriven)")
         self.model = model
         n = self.dof = model.dof
         bandwidth = float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value)
@@ -349,10 +356,20 @@ class Controller:
 
 
 def main(argv: list[str] | None = None) -> int:
-    holder: dict[str, Controller] = {}
+    holder: dict[str, Any] = {}
 
     def body(node: Any) -> None:
-        holder["controller"] = Controller(node)
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        from rbd_ros.control.mobile_laws import MOBILE_LAWS
+
+        law_type = node.declare_parameter("type", "computed_torque", ParameterDescriptor(read_only=True)).value
+        if law_type in MOBILE_LAWS:  # a mobile manipulator: rbd_ros.ros.nodes.mobile_controller
+            from rbd_ros.ros.nodes.mobile_controller import MobileController
+
+            holder["controller"] = MobileController(node, law_type)
+        else:
+            holder["controller"] = Controller(node)
 
     from rbd_ros.ros.lean_executor import LeanExecutor
 

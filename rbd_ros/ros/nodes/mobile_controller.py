@@ -1,0 +1,204 @@
+"""The controller node on a mobile manipulator (``rbd-ros controller`` with ``type`` one of
+``diff_drive_velocity``, ``whole_body_computed_torque``; issue 18).
+
+    rbd-ros controller --ros-args -p type:=whole_body_computed_torque -p model_yaml:=config/mobile_arm7.yaml
+
+A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
+``rbd_ros.control.mobile_laws``).  Topics (``~`` the node's name):
+
+* subscribes ``/joint_states`` (the arm's joints; base entries ignored) and ``/odom``
+  (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``); a cycle runs when
+  both of one stamp are in (``sync: stamp``; ``latest``: on every ``/joint_states``);
+* subscribes ``~/cmd_vel`` (``geometry_msgs/TwistStamped``, frame '' or ``base_frame``;
+  diff_drive_controller's interface since Jazzy; ``linear.y`` for a planar base only),
+  ``~/base_path`` (``nav_msgs/Path`` in ``odom_frame``; whole-body law) and
+  ``~/joint_trajectory`` (the arm, as for an arm controller).  These callbacks only write a
+  buffer; the next cycle reads it (so a command is stamped with the control time).  Malformed
+  twists and paths (NaN/Inf, wrong frame, empty) are refused with one logged line and the base
+  stops (brakes at ``max_acceleration``);
+* publishes ``/effort_controller/commands`` (wheel torques or base force/moment, then the arm,
+  in the ``joints`` order; the MuJoCo bridge's order) and ``~/controller_state``
+  (``sensor_msgs/JointState``: names ``base_x, base_y, base_yaw`` and the arm; ``position`` the
+  reference (base pose in the odom frame, arm ``q_d``), ``velocity`` the measurement, ``effort``
+  the generalized effort ``[F_x, F_y, M_z, arm torques]``).
+
+Parameters (read-only unless said): ``type``, ``joints``, ``rate`` (Hz, for the gains),
+``bandwidth`` (arm, Hz), ``base_bandwidth`` (Hz), ``damping_ratio``, ``lookahead`` (m, diff
+drive path law), ``model_actuators`` (arm drive terms; false against a bridge whose base model
+is ``ideal``), ``wheel_effort_limit`` (N m), ``base_force_limit`` (N, N m), ``max_velocity``,
+``max_acceleration`` ([v_x, v_y, omega] limits), ``cmd_vel_timeout`` (s of control time),
+``odom_frame`` (odom), ``base_frame`` (the model's base link), ``sync``, ``path_speed`` (m/s
+along an untimed path), ``state_timeout`` (s, wall; one zero command then silence as for an
+arm), ``interpolation``, ``publish_state``.  Composed mode (the law inside the bridge) is for
+fixed-base arms only so far.
+"""
+from __future__ import annotations
+
+import array
+import math
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos
+from rbd_ros.ros.messages import set_stamp, to_seconds
+
+CMD_VEL = "~/cmd_vel"
+BASE_PATH = "~/base_path"
+
+
+class MobileController:
+    """The node's state and callbacks (see the module docstring)."""
+
+    def __init__(self, node: Any, law_type: str) -> None:
+        from geometry_msgs.msg import TwistStamped
+        from nav_msgs.msg import Odometry, Path
+        from rcl_interfaces.msg import ParameterDescriptor
+        from rclpy.clock import Clock, ClockType
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+        from trajectory_msgs.msg import JointTrajectory
+
+        from rbd_ros.control import mobile_laws as ml
+        from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO
+        from rbd_ros.control.mobile_loop import DEFAULT_PATH_SPEED, SYNCS, MobileControlLoop
+        from rbd_ros.mobile_base import MobileBaseRobot
+        from rbd_ros.ros.robot_params import robot_from_node
+
+        self.node = node
+        self.log = node.get_logger()
+        self.law_type = law_type
+        ro = ParameterDescriptor(read_only=True)
+        dyn = ParameterDescriptor(read_only=True, dynamic_typing=True)
+        p = node.declare_parameter
+        joints_param = list(p("joints", [""], dyn).value or [])
+        rate = float(p("rate", 1000.0, ro).value)
+        state_timeout = float(p("state_timeout", 0.5).value)
+        interpolation = p("interpolation", "auto", ro).value
+        self.publish_state = bool(p("publish_state", True).value)
+        sync = p("sync", "stamp", ro).value
+        if sync not in SYNCS:
+            raise NodeConfigError(f"sync must be one of {SYNCS}, got '{sync}'")
+        loaded = robot_from_node(node)
+        model = loaded.model
+        if model.base_type not in ("diff_drive", "planar"):
+            raise NodeConfigError(f"type {law_type} drives a mobile base; '{model.name}' has a "
+                                  f"{model.base_type} base (use an arm law: computed_torque ...)")
+        robot = MobileBaseRobot(model)
+
+        def num(name: str, default: Any) -> Any:
+            value = p(name, default, dyn).value
+            return list(value) if isinstance(value, (list, tuple, array.array)) else value
+
+        kw = dict(bandwidth=float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value),
+                  base_bandwidth=float(p("base_bandwidth", ml.DEFAULT_BASE_BANDWIDTH, ro).value),
+                  damping_ratio=float(p("damping_ratio", DEFAULT_DAMPING_RATIO, ro).value), rate=rate,
+                  model_actuators=bool(p("model_actuators", True, ro).value),
+                  lookahead=float(p("lookahead", ml.DEFAULT_LOOKAHEAD, ro).value),
+                  wheel_effort_limit=float(num("wheel_effort_limit", math.inf)),
+                  base_force_limit=num("base_force_limit", math.inf),
+                  cmd_vel_timeout=float(p("cmd_vel_timeout", ml.DEFAULT_CMD_VEL_TIMEOUT, ro).value),
+                  max_velocity=num("max_velocity", list(ml.DEFAULT_MAX_VELOCITY)),
+                  max_acceleration=num("max_acceleration", list(ml.DEFAULT_MAX_ACCELERATION)))
+        try:
+            self.law = ml.make_mobile_law(law_type, robot, **kw)
+            self.loop = MobileControlLoop(
+                robot, self.law, joints_param, level_logger(node), state_timeout, interpolation,
+                odom_frame=p("odom_frame", "odom", ro).value, base_frame=p("base_frame", "", ro).value,
+                sync=sync, path_speed=float(p("path_speed", DEFAULT_PATH_SPEED, ro).value))
+        except (ValueError, TypeError) as exc:
+            raise NodeConfigError(str(exc)) from None
+        self.joints = self.loop.joints
+        self.tau_out = self.loop.tau_out
+        self.inbox: deque = deque(maxlen=1000)  # (loop method, message) written by the callbacks
+
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        pub_qos = recordable_qos()
+        self.cmd_pub = node.create_publisher(Float64MultiArray, topics.COMMANDS, pub_qos)
+        self.state_pub = node.create_publisher(JointState, topics.CONTROLLER_STATE, pub_qos)
+        self.cmd_msg = Float64MultiArray()
+        m = len(self.joints)
+        self.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=m, stride=m)]
+        self.state_msg = JointState()
+        self.state_msg.name = list(self.loop.state_names)
+        loop = self.loop
+        node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, pub_qos)
+        node.create_subscription(Odometry, topics.ODOM, self._on_odom, pub_qos)
+        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY,
+                                 lambda msg: self.inbox.append((loop.trajectory, msg)), qos)
+        node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
+        node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
+        node.create_timer(0.05, self._watchdog, clock=wall)
+        g = self.law.gains
+        self._ready_text = (f"controller: ready ({law_type}, {model.base_type} base + {model.dof} joints, "
+                            f"{loaded.source})")
+        self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
+        self.log.info(f"{law_type} on a {model.base_type} base + {model.dof} joints from {loaded.source}; "
+                      f"commands in the order {self.joints}; gains kp={g['kp'][0]:.4g} kd={g['kd'][0]:.4g} "
+                      f"(arm), kp_base={g['kp_base'][0]:.4g} kd_base={g['kd_base'][0]:.4g} "
+                      f"kv_base={g['kv_base'][0]:.4g}; " + "; ".join(self.law.gain_notes))
+
+    def _announce_ready(self) -> None:
+        self._ready_timer.cancel()
+        print(self._ready_text, flush=True)
+
+    # ---- inputs: state ------------------------------------------------------------------------
+    def _cmd_vel(self, msg: Any) -> bool:
+        return self.loop.cmd_vel(msg.header.frame_id, msg.twist.linear, msg.twist.angular)
+
+    def _on_joint_state(self, msg: Any) -> None:
+        t = to_seconds(msg.header.stamp)
+        if t == 0.0 and self.loop.sync == "latest":  # unstamped (stamp sync pairs the stamps as they are)
+            t = self.node.get_clock().now().nanoseconds * 1e-9
+        if self.loop.joint_state(msg.name, msg.position, msg.velocity, t):
+            self._maybe_cycle()
+
+    def _on_odom(self, msg: Any) -> None:
+        pose, twist = msg.pose.pose, msg.twist.twist
+        if self.loop.odom(pose.position, pose.orientation, twist.linear, twist.angular,
+                          to_seconds(msg.header.stamp), msg.header.frame_id, msg.child_frame_id):
+            self._maybe_cycle()
+
+    def _watchdog(self) -> None:
+        if self.loop.watchdog(time.monotonic()):
+            self._publish_command()
+
+    # ---- the cycle ----------------------------------------------------------------------------
+    def _maybe_cycle(self) -> None:
+        loop = self.loop
+        if not loop.ready():
+            return
+        while self.inbox:  # what the subscriptions buffered, in arrival order
+            handler, msg = self.inbox.popleft()
+            handler(msg)
+        t = loop.t
+        loop.cycle(t)
+        self._publish_command()
+        if self.publish_state:
+            msg = self.state_msg
+            set_stamp(msg.header.stamp, t)
+            msg.position = array.array("d", loop.ref_out.tobytes())
+            msg.velocity = array.array("d", loop.q_out.tobytes())
+            msg.effort = array.array("d", loop.effort_out.tobytes())
+            try:
+                self.state_pub.publish(msg)
+            except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
+                if self.node.context.ok():
+                    raise
+
+    @property
+    def cycles(self) -> int:
+        return self.loop.cycles
+
+    def _publish_command(self) -> None:
+        self.cmd_msg.data = array.array("d", np.ascontiguousarray(self.tau_out).tobytes())
+        try:
+            self.cmd_pub.publish(self.cmd_msg)
+        except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
+            if self.node.context.ok():
+                raise
