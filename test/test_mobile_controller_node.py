@@ -1,0 +1,186 @@
+"""The controller node on a mobile manipulator (issue 18) as real processes, through the MuJoCo
+bridge in lockstep with the ideal base (the core's dynamics): ``diff_drive_velocity`` follows
+``~/cmd_vel``, brakes after ``cmd_vel_timeout``, refuses malformed twists with one line and
+stops the base; ``whole_body_computed_torque`` on the holonomic base refuses malformed paths
+(empty, wrong frame, NaN) and drives a valid one to its end.  Velocities and poses are read off
+the bridge's ``/odom`` (not the controller's own state)."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from ros_helpers import REPO, raise_callback_errors, ros_context, spin_in_background
+
+MOBILE = str(REPO / "config" / "mobile_arm7.yaml")
+OMNI = str(REPO / "config" / "omni_arm7.yaml")
+READY = "controller: ready"
+BRIDGE_READY = "mujoco_bridge: ready"
+
+
+class BasePeer:
+    """Records ``/odom``; publishes ``~/cmd_vel`` and ``~/base_path``."""
+
+    def __init__(self, ctx) -> None:  # noqa: ANN001
+        import rclpy
+        from geometry_msgs.msg import TwistStamped
+        from nav_msgs.msg import Odometry, Path
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        self.node = rclpy.create_node("mobile_test_peer", context=ctx)
+        self.cv = threading.Condition()
+        self.odom: list[tuple[float, float, float, float, float, float, float]] = []
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self.node.create_subscription(Odometry, "/odom", self._on_odom, qos)
+        self.twist_pub = self.node.create_publisher(TwistStamped, "/controller/cmd_vel", qos)
+        self.path_pub = self.node.create_publisher(Path, "/controller/base_path", qos)
+        self.executor = spin_in_background(self.node)
+
+    def _on_odom(self, m) -> None:  # noqa: ANN001
+        o = m.pose.pose.orientation
+        yaw = math.atan2(2 * (o.w * o.z + o.x * o.y), 1 - 2 * (o.y * o.y + o.z * o.z))
+        row = (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, m.pose.pose.position.x,
+               m.pose.pose.position.y, yaw, m.twist.twist.linear.x, m.twist.twist.linear.y,
+               m.twist.twist.angular.z)
+        with self.cv:
+            self.odom.append(row)
+            self.cv.notify_all()
+
+    def wait(self, predicate, timeout: float = 60.0, what: str = "condition") -> None:  # noqa: ANN001
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while not predicate():
+                raise_callback_errors(self.executor)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"timed out waiting for {what}")
+                self.cv.wait(min(left, 0.1))
+
+    def last(self) -> np.ndarray:
+        with self.cv:
+            return np.array(self.odom[-1])
+
+    def wait_sim(self, dt: float, timeout: float = 120.0) -> np.ndarray:
+        """Wait ``dt`` s of simulated time; the latest odometry row."""
+        t0 = self.last()[0]
+        self.wait(lambda: self.odom[-1][0] >= t0 + dt, timeout, f"{dt} s of simulated time")
+        return self.last()
+
+    def twist(self, vx: float, vy: float, wz: float, frame: str = "") -> None:
+        from geometry_msgs.msg import TwistStamped
+
+        m = TwistStamped()
+        m.header.frame_id = frame
+        m.twist.linear.x, m.twist.linear.y, m.twist.angular.z = vx, vy, wz
+        self.twist_pub.publish(m)
+
+    def stream(self, vx: float, vy: float, wz: float, until, timeout: float = 120.0) -> None:  # noqa: ANN001
+        """Publish the twist every 20 ms of wall time until ``until(odom row)``."""
+        deadline = time.monotonic() + timeout
+        while not until(self.last()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the base never reached the commanded twist (last odom {self.last()})")
+            self.twist(vx, vy, wz)
+            time.sleep(0.02)
+
+    def path(self, poses, frame: str = "odom", times=None) -> None:  # noqa: ANN001
+        from geometry_msgs.msg import PoseStamped
+        from nav_msgs.msg import Path
+
+        msg = Path()
+        msg.header.frame_id = frame
+        for k, (x, y, yaw) in enumerate(poses):
+            ps = PoseStamped()
+            ps.pose.position.x, ps.pose.position.y = float(x), float(y)
+            ps.pose.orientation.z, ps.pose.orientation.w = math.sin(0.5 * yaw), math.cos(0.5 * yaw)
+            if times is not None:
+                ps.header.stamp.sec, ps.header.stamp.nanosec = divmod(int(round(times[k] * 1e9)), 1_000_000_000)
+            msg.poses.append(ps)
+        self.path_pub.publish(msg)
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+
+
+@pytest.fixture
+def base_peer():  # noqa: ANN201
+    with ros_context() as ctx:
+        p = BasePeer(ctx)
+        yield p
+        p.close()
+
+
+def _start(node_process, yaml: str, law: str, extra: list[str]):  # noqa: ANN001, ANN202
+    node_process(["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={yaml}", "-p", "mode:=lockstep",
+                  "-p", "base_model:=ideal"], ready=BRIDGE_READY, timeout=120)
+    return node_process(["controller", "--ros-args", "-p", f"model_yaml:={yaml}", "-p", f"type:={law}",
+                         "-p", "model_actuators:=false", *extra], ready=READY, timeout=120)
+
+
+def _wait_line(proc, text: str, timeout: float = 60.0) -> str:  # noqa: ANN001
+    return proc.wait_for(text, timeout)
+
+
+def test_cmd_vel_refusals_stop_the_base_and_the_timeout_brakes(node_process, base_peer) -> None:  # noqa: ANN001
+    ctl = _start(node_process, MOBILE, "diff_drive_velocity",
+                 ["-p", "cmd_vel_timeout:=1.0", "-p", "max_acceleration:=[1.0, 1.0, 2.0]"])
+    peer = base_peer
+    peer.wait(lambda: len(peer.odom) > 5, 120, "/odom")
+    while peer.twist_pub.get_subscription_count() == 0:
+        time.sleep(0.02)
+
+    def moving(row: np.ndarray) -> bool:
+        return abs(row[4] - 0.4) < 1e-3 and abs(row[6] - 0.3) < 1e-3
+
+    for bad, why in (((math.nan, 0.0, 0.3), ""), ((0.4, 0.0, 0.3), "map")):
+        peer.stream(0.4, 0.0, 0.3, moving)
+        t_bad = peer.last()[0]
+        peer.twist(*bad, frame=why)
+        line = _wait_line(ctl, "twist contains NaN" if not why else "frame 'map'")
+        assert "cmd_vel refused" in line and "stopping the base" in line
+        # the refusal (not the 1 s timeout) stops it: at 1 m/s^2 from 0.4 m/s within 0.5 s
+        peer.wait_sim(1.0)
+        after = np.array([r for r in peer.odom if t_bad + 0.6 <= r[0] <= t_bad + 0.9])
+        assert after.size and np.abs(after[:, 4]).max() < 0.02 and np.abs(after[:, 6]).max() < 0.05, after[-1]
+    # the timeout: moving at the command until ~1 s after the last one, then braking to rest
+    peer.stream(0.4, 0.0, 0.3, moving)
+    t_last = peer.last()[0]
+    peer.wait_sim(2.5)
+    with peer.cv:
+        rows = np.array(peer.odom)
+    held = rows[(rows[:, 0] > t_last + 0.1) & (rows[:, 0] < t_last + 0.9)]
+    assert np.abs(held[:, 4] - 0.4).max() < 2e-3, "stopped before the timeout"
+    stopped = rows[rows[:, 0] > t_last + 2.0]
+    assert np.abs(stopped[:, 4]).max() < 1e-3 and np.abs(stopped[:, 6]).max() < 1e-3
+    assert np.abs(rows[:, 5]).max() < 1e-9  # ideal diff drive: no side velocity
+    acc = np.abs(np.diff(rows[:, 4]) / np.maximum(np.diff(rows[:, 0]), 1e-9))
+    assert acc[np.diff(rows[:, 0]) > 0].max() < 1.2  # the acceleration limit (1 m/s^2) holds
+
+
+def test_base_path_refusals_and_a_path_on_the_holonomic_base(node_process, base_peer) -> None:  # noqa: ANN001
+    ctl = _start(node_process, OMNI, "whole_body_computed_torque", [])
+    peer = base_peer
+    peer.wait(lambda: len(peer.odom) > 5, 120, "/odom")
+    while peer.path_pub.get_subscription_count() == 0:
+        time.sleep(0.02)
+    peer.path([])
+    assert "the path is empty" in _wait_line(ctl, "base path refused")
+    peer.path([(0.3, 0.2, 0.5)], frame="base_link")
+    assert "frame 'base_link'" in _wait_line(ctl, "frame 'base_link'")
+    peer.path([(0.3, math.nan, 0.5)])
+    assert "NaN" in _wait_line(ctl, "NaN")
+    row = peer.last()
+    assert np.abs(row[1:7]).max() < 1e-6  # refusals moved nothing
+    # a valid timed path: through (0.2, 0.1, 0.2) at 1 s to (0.3, 0.2, 0.5) at 2 s
+    peer.path([(0.2, 0.1, 0.2), (0.3, 0.2, 0.5)], times=[1.0, 2.0])
+    _wait_line(ctl, "base path accepted")
+    t0 = peer.last()[0]
+    peer.wait(lambda: peer.odom[-1][0] > t0 + 3.0, 180, "the path's end")
+    row = peer.last()
+    np.testing.assert_allclose(row[1:4], [0.3, 0.2, 0.5], atol=1e-4)
+    assert np.abs(row[4:7]).max() < 1e-3
+    # holonomic: cmd_vel with v_y drives it sideways (the path law integrates the twist)
+    peer.stream(0.0, 0.2, 0.0, lambda r: abs(r[5] - 0.2) < 1e-3)
