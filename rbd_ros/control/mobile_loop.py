@@ -259,14 +259,14 @@ class MobileControlLoop(ControlLoop):
                     raise ValueError(f"pose {k} has a quaternion of norm {np.linalg.norm(quat):.4g}, not 1")
                 P[k] = pp.x, pp.y, yaw_of(*quat)
                 stamps[k] = stamp_seconds(ps.header.stamp)
-            now = self.t
+            head = stamp_seconds(msg.header.stamp)
+            now = head if head > self.t else self.t  # a path stamped ahead starts then
             start = self._current_base(now)
             P[:, 2] = np.unwrap(np.r_[start[0][2], P[:, 2]])[1:]  # each heading within pi of the last
-            head = stamp_seconds(msg.header.stamp)
             if np.any(stamps != 0.0):
                 tfs = stamps - head if head > 0 else stamps
-                if np.any(np.diff(np.r_[0.0, tfs]) <= 0):
-                    raise ValueError("pose times must increase (stamps relative to the header stamp)")
+                if tfs[0] < 0 or np.any(np.diff(tfs) <= 0):
+                    raise ValueError("pose times must increase from 0 (stamps relative to the header stamp)")
             else:  # untimed: arc length (and turning) at path_speed
                 seg = np.diff(np.vstack([start[0], P]), axis=0)
                 dist = np.hypot(seg[:, 0], seg[:, 1])

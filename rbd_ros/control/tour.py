@@ -330,8 +330,11 @@ def plan_mobile_tour(model: MdhModel, q_start: np.ndarray | None = None, segment
                      size: float = 0.8, **arm: float) -> tuple[Tour, FigureEight]:
     """The bringup tour of a mobile manipulator: the arm's ``plan_tour`` (three segments of
     ``segment_time``) and a figure eight of ``size`` m for the base over the same time, from
-    the origin heading along x.  ``q_start`` is the arm's part."""
-    tour = plan_tour(model, q_start, segment_time=segment_time, **arm)
+    the origin heading along x.  ``q_start`` is the arm's part; the arm's tour is planned on the
+    arm fixed to its base (the base's motion adds inertial loads the feedback carries)."""
+    fixed = model.replace(base_type="fixed", wheel_radius=0.0, wheel_separation=0.0, wheel_joints=(),
+                          wheel_spin_inertia=0.0)
+    tour = plan_tour(fixed, q_start, segment_time=segment_time, **arm)
     eight = FigureEight(np.zeros(3), size, tour.duration)
     tour.notes.append(f"base: figure eight {2 * size:g} m x {size:g} m in {tour.duration:g} s")
     return tour, eight

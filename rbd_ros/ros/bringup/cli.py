@@ -39,6 +39,7 @@ from rbd_ros.ros.bringup.report import real_time_factor
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
 TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
 CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
+BASE_PATH = "/controller/base_path"  # a mobile base's tour (rbd_ros.ros.nodes.mobile_controller)
 TOPICS = {  # recorded
     STATES: "sensor_msgs/msg/JointState",
     COMMANDS: "std_msgs/msg/Float64MultiArray",
@@ -98,8 +99,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="write report.json, plot.png, bag/, video.mp4, index.html")
     p.add_argument("--no-video", action="store_true", help="with --record: no video")
     p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
-    p.add_argument("--segment-time", type=_positive_seconds, default=2.0,
-                   help="seconds per tour segment")
+    p.add_argument("--segment-time", type=_positive_seconds, default=None,
+                   help="seconds per tour segment (default 2; a mobile base's figure eight: 6)")
+    p.add_argument("--base-model", default="wheels", choices=["wheels", "ideal"],
+                   help="a mobile base in the bridge: wheels on a floor (default) or the core's "
+                        "ideal rolling model")
     p.add_argument("--integrator", default=None,
                    choices=["auto", "Euler", "RK4", "implicit", "implicitfast"],
                    help="the bridge's MuJoCo integrator (default: config/bridge.yaml, auto = RK4 "
@@ -115,7 +119,9 @@ class Bringup:
     """Runs the nodes and the demo; see the module docstring."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from rbd_ros.control.tour import plan_tour
+        from rbd_ros.control.mobile_laws import MOBILE_LAWS
+        from rbd_ros.control.tour import plan_mobile_tour, plan_tour
+        from rbd_ros.model import MOBILE_BASES
         from rbd_ros.ros.bringup.description import robot_parameters
 
         self.args = args
@@ -123,10 +129,30 @@ class Bringup:
             raise ValueError(f"--timestep must be a positive number of seconds, got {args.timestep}")
         self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
                                                       args.base_link, args.tip_link))
+        self.mobile = self.model.base_type in MOBILE_BASES
+        if self.mobile != (args.controller in MOBILE_LAWS):
+            raise ValueError(f"'{self.model.name}' has a {self.model.base_type} base: use --controller "
+                             + (" or ".join(MOBILE_LAWS) if self.mobile else "with an arm law (not "
+                                f"{args.controller}, which drives a mobile base)"))
+        if self.mobile and args.controller != "whole_body_computed_torque":
+            raise ValueError(f"the bringup tour drives the base along a path: use --controller "
+                             f"whole_body_computed_torque ({args.controller} follows ~/cmd_vel)")
+        if self.mobile and args.composed:
+            raise ValueError("--composed runs fixed-base arms only so far (a mobile base's law runs "
+                             "in the controller process)")
         # checked before anything starts: inside the limits and the effort limits (or refused)
-        self.tour = plan_tour(self.model, segment_time=args.segment_time)
-        bridge: dict = {"initial_positions": [float(x) for x in self.tour.start]}
+        self.eight = None
+        bridge: dict = {}
         controller: dict = {}
+        if self.mobile:
+            self.tour, self.eight = plan_mobile_tour(self.model, segment_time=args.segment_time or 6.0)
+            base = [0.0] * (2 if self.model.base_type == "diff_drive" else 3)
+            bridge["base_model"] = args.base_model
+            controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
+        else:
+            self.tour = plan_tour(self.model, segment_time=args.segment_time or 2.0)
+            base = []
+        bridge["initial_positions"] = base + [float(x) for x in self.tour.start]
         if args.integrator:
             bridge["integrator"] = args.integrator
         if args.timestep is not None:
@@ -135,7 +161,8 @@ class Bringup:
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               controller=args.controller, mode=args.mode, bridge=bridge,
-                              controller_parameters=controller, composed=args.composed)
+                              controller_parameters=controller, composed=args.composed,
+                              services=not self.mobile)  # the services do not serve mobile bases yet
         if args.rt_priority:
             for spec in self.specs:
                 if spec.executable == "mujoco_bridge":
@@ -157,13 +184,14 @@ class Bringup:
     def load_model(params: dict):
         """The model every node loads from these parameters (their one loader,
         ``rbd_ros.ros.robot_params``)."""
+        from rbd_ros.model import MOBILE_BASES
         from rbd_ros.ros.robot_params import robot_model
 
         model = robot_model(params).model
-        if model.base_type != "fixed":
+        if model.base_type != "fixed" and model.base_type not in MOBILE_BASES:
             raise ValueError(f"'{model.name}' has a {model.base_type} base: the bridge, the "
-                             "controllers and the bringup drive fixed-base arms so far (mobile "
-                             "bases there are the next step; the core's Robot simulates them)")
+                             "controllers and the bringup drive fixed-base arms and mobile (planar, "
+                             "diff_drive) bases")
         return model
 
     # ---- processes --------------------------------------------------------------------------
@@ -203,7 +231,10 @@ class Bringup:
             record.mkdir(parents=True, exist_ok=True)
             from rbd_ros.ros.bringup.recorder import BagRecorder
 
-            self.recorder = BagRecorder(record / "bag", TOPICS)
+            recorded = dict(TOPICS)
+            if self.mobile:
+                recorded.update({topics.ODOM: "nav_msgs/msg/Odometry", BASE_PATH: "nav_msgs/msg/Path"})
+            self.recorder = BagRecorder(record / "bag", recorded)
         model = self.model
         self.joint_names = list(model.joint_names)
         if not self.args.quiet:
@@ -229,7 +260,21 @@ class Bringup:
             # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
             if self.recording and 1e-9 * stamp <= self.record_until and stamp > self.last_stamp:
                 self.last_stamp = stamp
-                self.recorder.write(STATES, stamp, raw)
+                if self.recorder:
+                    self.recorder.write(STATES, stamp, raw)
+                if self.mobile:
+                    self.state_raw.append((1e-9 * stamp, raw))
+
+        self.odom_raw: list[tuple[float, bytes]] = []  # a mobile base's /odom and /joint_states
+        self.state_raw: list[tuple[float, bytes]] = []
+
+        def on_odom(raw: bytes) -> None:
+            stamp = header_stamp_ns(raw)
+            if self.recording and 1e-9 * stamp <= self.record_until:
+                with self.lock:
+                    self.odom_raw.append((1e-9 * stamp, raw))
+                if self.recorder:
+                    self.recorder.write(topics.ODOM, stamp, raw)
 
         def on_controller_state(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
@@ -259,6 +304,14 @@ class Bringup:
                                  qos, raw=True)
         traj_pub = node.create_publisher(JointTrajectory, TOUR,
                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        path_pub = None
+        if self.mobile:
+            from nav_msgs.msg import Odometry
+            from nav_msgs.msg import Path as PathMsg
+
+            node.create_subscription(Odometry, topics.ODOM, on_odom, qos, raw=True)
+            path_pub = node.create_publisher(PathMsg, BASE_PATH,
+                                             QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
         # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
         # topics at the lockstep rate (messages were lost on a loaded machine); and lean: rclpy's
         # SingleThreadedExecutor spent ~0.1 ms per message here, CPU the bridge and controller
@@ -278,6 +331,7 @@ class Bringup:
             # take seconds while the lockstep loop already runs)
             while (time.monotonic() < deadline
                    and (traj_pub.get_subscription_count() == 0
+                        or (path_pub is not None and path_pub.get_subscription_count() == 0)
                         or node.count_publishers(COMMANDS) == 0
                         or node.count_publishers(CONTROLLER_STATE) == 0)):
                 time.sleep(0.01)
@@ -302,11 +356,18 @@ class Bringup:
             rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
             traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
             set_stamp(traj.header.stamp, t_start)
-            self.recording = self.recorder is not None
+            self.recording = self.recorder is not None or self.mobile
             traj_pub.publish(traj)
             if self.recorder:
                 self.recorder.write_message(TOUR, int(t_now * 1e9),
                                             traj)
+            if path_pub is not None:  # the base's figure eight from the same stamp
+                from rbd_ros.ros.bringup.mobile import base_path_message
+
+                path = base_path_message(self.eight, t_start)
+                path_pub.publish(path)
+                if self.recorder:
+                    self.recorder.write_message(BASE_PATH, int(t_now * 1e9), path)
             self.wait_for_tour_accepted()
             self.set_paused(node, False)
             horizon = self.args.duration or float(times[-1] + 0.5)
@@ -337,9 +398,10 @@ class Bringup:
                     print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
                 if not spin.is_alive():
                     raise RuntimeError("the bringup's ROS executor stopped")
-                refused = [line for line in controller.lines if "trajectory refused" in line]
+                refused = [line for line in controller.lines
+                           if "trajectory refused" in line or "base path refused" in line]
                 if refused:
-                    reason = refused[0].split("trajectory refused:", 1)[-1].strip()
+                    reason = refused[0].split("refused:", 1)[-1].strip()
                     raise RuntimeError(f"the controller refused the tour: {reason}")
                 if t_now >= sim_end:
                     break
@@ -409,19 +471,24 @@ class Bringup:
         controller's reason) is an error."""
         proc = self.law_process()
         deadline = time.monotonic() + timeout
+        wanted = [("trajectory accepted", "trajectory received before any")]
+        if self.mobile:  # and the base's path
+            wanted.append(("base path accepted", "base path received before"))
         while time.monotonic() < deadline:
-            for line in list(proc.lines):
-                if "trajectory refused" in line:
-                    reason = line.split("trajectory refused:", 1)[-1].strip()
+            lines = list(proc.lines)
+            for line in lines:
+                if "trajectory refused" in line or "base path refused" in line:
+                    reason = line.split("refused:", 1)[-1].strip()
                     raise RuntimeError(f"the controller refused the tour: {reason}")
-                # accepted, or kept for the first state after the pause (then it starts on
-                # its stamp too: that state is older than the stamp)
-                if "trajectory accepted" in line or "trajectory received before any" in line:
-                    return
+            # accepted, or kept for the first state after the pause (then it starts on
+            # its stamp too: that state is older than the stamp)
+            if all(any(a in line or b in line for line in lines) for a, b in wanted):
+                return
             if not proc.alive():
                 raise RuntimeError("the controller exited before accepting the tour")
             time.sleep(0.01)
-        raise RuntimeError(f"the controller did not accept the tour within {timeout} s")
+        tail = "\n".join(proc.lines[-5:])
+        raise RuntimeError(f"the controller did not accept the tour within {timeout} s; its last lines:\n{tail}")
 
     def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
                                   limit: float = 10.0) -> None:
@@ -477,9 +544,10 @@ class Bringup:
         n = len(self.joint_names)
         cs = [deserialize_message(raw, JointState) for _, raw in raws]
         t = np.array([c[0] for c in raws]) - t_start
-        ref = np.array([c.position[:n] for c in cs])
-        meas = np.array([c.velocity[:n] for c in cs])
-        tau = np.array([c.effort[:n] for c in cs])
+        k = 3 if self.mobile else 0  # a mobile base's controller state: base_x, base_y, base_yaw first
+        ref = np.array([c.position[k:k + n] for c in cs])
+        meas = np.array([c.velocity[k:k + n] for c in cs])
+        tau = np.array([c.effort[k:k + n] for c in cs])
         missed = self.missed_cycles(diag_start, diag_end, self.args.composed)
         tool = None
         if self.args.controller in ("task_pd", "resolved_acceleration"):
@@ -488,6 +556,20 @@ class Bringup:
             tool = tool_errors(self.model, ref, meas)
         report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed, tool=tool)
         report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
+        base_xy = None
+        if self.mobile:
+            from rbd_ros.ros.bringup.mobile import base_report
+
+            base_ref = np.array([c.position[:3] for c in cs])
+            base_meas = np.array([c.velocity[:3] for c in cs])
+            odom, wheels = self.base_samples(t_start, sim_end)
+            for key, value in base_report(base_ref, base_meas, np.array([c.effort[:3] for c in cs]),
+                                          odom, wheels, self.model).items():
+                setattr(report, key, value)
+            if self.args.base_model == "ideal":
+                report.wheel_slip_max = None  # the ideal model's wheels roll by construction
+            report.mode += f", base model {self.args.base_model}"
+            base_xy = (base_ref[:, :2], base_meas[:, :2])
         if diag_end:
             keep = ("period_p50_us", "period_p99_us", "period_max_us", "jitter_p99_us",
                     "jitter_max_us", "overruns", "missed_steps", "steps_without_new_command",
@@ -500,7 +582,7 @@ class Bringup:
             report.to_json(record / "report.json")
             title = (f"{self.specs[0].parameters['urdf_path'].rsplit('/', 1)[-1]}: "
                      f"{self.args.controller}, {self.args.mode}")
-            plot(record / "plot.png", self.joint_names, t, ref, meas, tau, title=title)
+            plot(record / "plot.png", self.joint_names, t, ref, meas, tau, title=title, base_xy=base_xy)
             counts = ", ".join(f"{k} {v}" for k, v in self.recorder.counts.items())
             print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})",
                   flush=True)
@@ -508,10 +590,36 @@ class Bringup:
 
             params = {"bringup": vars(self.args), **{s.name: s.parameters for s in self.specs}}
             for line in video_and_page(record, self.model, t, meas, ref, report, params, title,
-                                       video=not self.args.no_video,
+                                       video=not (self.args.no_video or self.mobile),
                                        robot=self.specs[0].parameters):
                 print(line, flush=True)
         return 0
+
+    def base_samples(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray | None]:
+        """``/odom`` rows ``(t, v_x, v_y, omega)`` and the wheel rates ``(t, left, right)`` of
+        ``/joint_states`` (diff drive) within ``[t0, t1]``."""
+        from nav_msgs.msg import Odometry
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import JointState
+
+        with self.lock:
+            odom_raw = [r for r in self.odom_raw if t0 <= r[0] <= t1]
+            state_raw = [r for r in self.state_raw if t0 <= r[0] <= t1]
+        rows = []
+        for ts, raw in odom_raw:
+            tw = deserialize_message(raw, Odometry).twist.twist
+            rows.append((ts, tw.linear.x, tw.linear.y, tw.angular.z))
+        odom = np.array(sorted(rows)) if rows else np.zeros((0, 4))
+        wheels = None
+        names = list(self.model.wheel_joints)
+        if names and state_raw:
+            out = []
+            for ts, raw in state_raw:
+                js = deserialize_message(raw, JointState)
+                idx = [list(js.name).index(w) for w in names]
+                out.append((ts, js.velocity[idx[0]], js.velocity[idx[1]]))
+            wheels = np.array(out)
+        return odom, wheels
 
     @staticmethod
     def missed_cycles(diag_start: dict | None, last: dict | None, composed: bool = False) -> int:

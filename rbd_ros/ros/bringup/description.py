@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from rbd_ros.control.gains import LAWS
+from rbd_ros.control.mobile_laws import MOBILE_LAWS
 from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
 
-CONTROLLER_TYPES = (*LAWS, "none")  # the laws of rbd_ros.control, or no controller node
+CONTROLLER_TYPES = (*LAWS, *MOBILE_LAWS, "none")  # the laws of rbd_ros.control, or no controller node
 MODES = ("lockstep", "realtime", "max")
 
 #: launch arguments with their defaults ('' = not set); shared by both launch files and the CLI

@@ -23,6 +23,17 @@ class Report:
     tool_position_max: float | None = None  # m
     tool_orientation_rms: float | None = None  # rad
     tool_orientation_max: float | None = None  # rad
+    # mobile bases (rbd_ros.ros.bringup.mobile.base_report): the base point's distance to its
+    # reference (m), the heading error (rad), the largest wheel slip (m/s, diff drive) and
+    # side velocity (m/s), and the peak base efforts (F_x, F_y N, M_z N m)
+    base_path_rms: float | None = None
+    base_path_max: float | None = None
+    base_heading_rms: float | None = None
+    base_heading_max: float | None = None
+    wheel_slip_max: float | None = None
+    lateral_velocity_max: float | None = None
+    peak_base_effort: list[float] | None = None
+    peak_wheel_torque: list[float] | None = None  # N m, left and right (diff drive)
     #: which ran: 'composed' (the law in the bridge's loop) or 'separate' (a controller process),
     #: and the bridge mode, e.g. 'composed, realtime'
     mode: str = ""
@@ -43,6 +54,15 @@ class Report:
             lines.append(f"tool position error rms {self.tool_position_rms:.3e} m, max "
                          f"{self.tool_position_max:.3e} m; orientation error rms "
                          f"{self.tool_orientation_rms:.3e} rad, max {self.tool_orientation_max:.3e} rad")
+        if self.base_path_rms is not None:
+            lines.append(f"base path error rms {self.base_path_rms:.3e} m, max {self.base_path_max:.3e} m; "
+                         f"heading error rms {self.base_heading_rms:.3e} rad, max {self.base_heading_max:.3e} rad")
+            extra = [f"{k} {getattr(self, k):.3e} m/s" for k in ("wheel_slip_max", "lateral_velocity_max")
+                     if getattr(self, k) is not None]
+            peak = ", ".join(f"{x:.2f}" for x in self.peak_base_effort or [])
+            wheel = ([f"peak wheel torque [{', '.join(f'{x:.2f}' for x in self.peak_wheel_torque)}] N m"]
+                     if self.peak_wheel_torque else [])
+            lines.append("; ".join([*extra, f"peak base effort [F_x, F_y, M_z] [{peak}]", *wheel]))
         lines.append(f"simulated {self.duration:.3f} s in {self.samples} samples; real-time "
                      f"factor {self.rtf:.3f}; missed cycles {self.missed_cycles}")
         if self.mode:
@@ -108,14 +128,32 @@ def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndar
 
 
 def plot(path: str | Path, joint_names: list[str], times: np.ndarray, reference: np.ndarray,
-         measured: np.ndarray, torque: np.ndarray, title: str = "") -> None:
-    """PNG: reference vs measured per joint, torques, tracking error."""
+         measured: np.ndarray, torque: np.ndarray, title: str = "",
+         base_xy: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    """PNG: reference vs measured per joint, torques, tracking error; with ``base_xy`` =
+    (reference, measured) base positions ``(S, 2)`` also the base's x-y path."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
+    if base_xy is None:
+        fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
+    else:
+        fig = plt.figure(figsize=(15, 9))
+        grid = fig.add_gridspec(3, 3)
+        axes = [fig.add_subplot(grid[0, :2])]
+        axes += [fig.add_subplot(grid[k, :2], sharex=axes[0]) for k in (1, 2)]
+        xy = fig.add_subplot(grid[:, 2])
+        ref_xy, meas_xy = (np.asarray(a, float) for a in base_xy)
+        xy.plot(ref_xy[:, 0], ref_xy[:, 1], "--", color="k", lw=1, label="reference")
+        xy.plot(meas_xy[:, 0], meas_xy[:, 1], color="C3", lw=1, label="measured (odom)")
+        xy.set_aspect("equal", adjustable="datalim")
+        xy.set_xlabel("x [m]")
+        xy.set_ylabel("y [m]")
+        xy.set_title("base path")
+        xy.legend(loc="upper right", fontsize=7)
+        xy.grid(alpha=0.3)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, name in enumerate(joint_names):
         c = colors[k % len(colors)]

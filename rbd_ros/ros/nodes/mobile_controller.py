@@ -155,8 +155,8 @@ class MobileController:
         t = to_seconds(msg.header.stamp)
         if t == 0.0 and self.loop.sync == "latest":  # unstamped (stamp sync pairs the stamps as they are)
             t = self.node.get_clock().now().nanoseconds * 1e-9
-        if self.loop.joint_state(msg.name, msg.position, msg.velocity, t):
-            self._maybe_cycle()
+        self.loop.joint_state(msg.name, msg.position, msg.velocity, t)
+        self._maybe_cycle()
 
     def _on_odom(self, msg: Any) -> None:
         pose, twist = msg.pose.pose, msg.twist.twist
@@ -171,11 +171,11 @@ class MobileController:
     # ---- the cycle ----------------------------------------------------------------------------
     def _maybe_cycle(self) -> None:
         loop = self.loop
+        while self.inbox:  # what the subscriptions buffered, in arrival order, with each state
+            handler, msg = self.inbox.popleft()  # (also a paused bridge's repeated one)
+            handler(msg)
         if not loop.ready():
             return
-        while self.inbox:  # what the subscriptions buffered, in arrival order
-            handler, msg = self.inbox.popleft()
-            handler(msg)
         t = loop.t
         loop.cycle(t)
         self._publish_command()
