@@ -111,12 +111,13 @@ def test_bad_arguments_exit_with_a_reason():
     assert "Traceback" not in proc.stderr
 
 
-def test_a_mobile_base_is_refused_with_the_reason():
+def test_a_mobile_base_with_an_arm_law_is_refused_with_the_reason():
+    """A mobile base needs a mobile law (test_bringup_mobile.py runs one)."""
     proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "'mobile_arm7' has a diff_drive base: the bridge, the controllers and the bringup " \
-           "drive fixed-base arms so far" in proc.stderr
+    assert "'mobile_arm7' has a diff_drive base: use --controller diff_drive_velocity or " \
+           "whole_body_computed_torque" in proc.stderr
     assert "[bringup] t =" not in proc.stdout  # refused before any node started
 
 

@@ -177,6 +177,7 @@ class Bringup:
         self.diagnostics: list[dict] = []  # the bridge's JSON diagnostics
         self.recorder = None
         self.recording = False  # set when the tour is sent: the bag holds the demo, not start-up
+        self.collecting = False  # likewise: a mobile base's /odom and wheel rates for the report
         self.record_until = float("inf")  # simulated time of the last state to record
         self.last_stamp = -1  # of the last recorded /joint_states (ns)
 
@@ -258,11 +259,12 @@ class Bringup:
             with self.lock:
                 self.last_state = (1e-9 * stamp, raw)
             # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
-            if self.recording and 1e-9 * stamp <= self.record_until and stamp > self.last_stamp:
+            if (self.recording or self.collecting) and 1e-9 * stamp <= self.record_until \
+                    and stamp > self.last_stamp:
                 self.last_stamp = stamp
-                if self.recorder:
+                if self.recording:
                     self.recorder.write(STATES, stamp, raw)
-                if self.mobile:
+                if self.collecting:
                     self.state_raw.append((1e-9 * stamp, raw))
 
         self.odom_raw: list[tuple[float, bytes]] = []  # a mobile base's /odom and /joint_states
@@ -270,10 +272,10 @@ class Bringup:
 
         def on_odom(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
-            if self.recording and 1e-9 * stamp <= self.record_until:
+            if self.collecting and 1e-9 * stamp <= self.record_until:
                 with self.lock:
                     self.odom_raw.append((1e-9 * stamp, raw))
-                if self.recorder:
+                if self.recording:
                     self.recorder.write(topics.ODOM, stamp, raw)
 
         def on_controller_state(raw: bytes) -> None:
@@ -356,7 +358,8 @@ class Bringup:
             rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
             traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
             set_stamp(traj.header.stamp, t_start)
-            self.recording = self.recorder is not None or self.mobile
+            self.recording = self.recorder is not None
+            self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
             traj_pub.publish(traj)
             if self.recorder:
                 self.recorder.write_message(TOUR, int(t_now * 1e9),
