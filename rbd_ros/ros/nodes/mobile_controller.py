@@ -13,7 +13,8 @@ A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
   diff_drive_controller's interface since Jazzy; ``linear.y`` for a planar base only),
   ``~/base_path`` (``nav_msgs/Path`` in ``odom_frame``; whole-body law) and
   ``~/joint_trajectory`` (the arm, as for an arm controller).  These callbacks only write a
-  buffer; the next cycle reads it (so a command is stamped with the control time).  Malformed
+  buffer; the next cycle reads it, or a 20 ms wall timer while no state comes (a command is
+  stamped with the latest state's control time).  Malformed
   twists and paths (NaN/Inf, wrong frame, empty) are refused with one logged line and the base
   stops (brakes at ``max_acceleration``);
 * publishes ``/effort_controller/commands`` (wheel torques or base force/moment, then the arm,
@@ -134,6 +135,7 @@ class MobileController:
         node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         node.create_timer(0.05, self._watchdog, clock=wall)
+        node.create_timer(0.02, self._drain, clock=wall)  # references while no state comes (a paused bridge)
         g = self.law.gains
         self._ready_text = (f"controller: ready ({law_type}, {model.base_type} base + {model.dof} joints, "
                             f"{loaded.source})")
@@ -171,9 +173,7 @@ class MobileController:
     # ---- the cycle ----------------------------------------------------------------------------
     def _maybe_cycle(self) -> None:
         loop = self.loop
-        while self.inbox:  # what the subscriptions buffered, in arrival order, with each state
-            handler, msg = self.inbox.popleft()  # (also a paused bridge's repeated one)
-            handler(msg)
+        self._drain()
         if not loop.ready():
             return
         t = loop.t
@@ -190,6 +190,13 @@ class MobileController:
             except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
                 if self.node.context.ok():
                     raise
+
+    def _drain(self) -> None:
+        """What the subscriptions buffered, in arrival order: before each cycle, and every 20 ms
+        of wall time (stamped with the latest state's time, as in a cycle)."""
+        while self.inbox:
+            handler, msg = self.inbox.popleft()
+            handler(msg)
 
     @property
     def cycles(self) -> int:
