@@ -178,6 +178,7 @@ class Bringup:
         self.recorder = None
         self.recording = False  # set when the tour is sent: the bag holds the demo, not start-up
         self.collecting = False  # likewise: a mobile base's /odom and wheel rates for the report
+        self.last_odom_stamp = -1
         self.record_until = float("inf")  # simulated time of the last state to record
         self.last_stamp = -1  # of the last recorded /joint_states (ns)
 
@@ -272,7 +273,9 @@ class Bringup:
 
         def on_odom(raw: bytes) -> None:
             stamp = header_stamp_ns(raw)
-            if self.collecting and 1e-9 * stamp <= self.record_until:
+            # a paused lockstep bridge repeats its last state and odometry at 10 Hz: kept once
+            if self.collecting and 1e-9 * stamp <= self.record_until and stamp > self.last_odom_stamp:
+                self.last_odom_stamp = stamp
                 with self.lock:
                     self.odom_raw.append((1e-9 * stamp, raw))
                 if self.recording:
