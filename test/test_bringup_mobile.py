@@ -70,3 +70,15 @@ def test_mobile_bringup_refusals() -> None:
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert why in proc.stderr
         assert "[bringup] t =" not in proc.stdout
+
+
+def test_description_of_a_mobile_robot() -> None:
+    """The launch files' description: no dynamics server for a mobile base (the services do
+    not serve one yet), the mobile law on the controller."""
+    from rbd_ros.ros.bringup.description import describe
+
+    specs = describe(robot="mobile_arm7", controller="whole_body_computed_torque", mode="lockstep")
+    assert [s.name for s in specs] == ["mujoco_bridge", "controller"]
+    assert specs[1].parameters["type"] == "whole_body_computed_torque"
+    assert specs[1].parameters["model_yaml"].endswith("mobile_arm7.yaml")
+    assert [s.name for s in describe(robot="arm7")] == ["mujoco_bridge", "dynamics_server", "controller"]

@@ -93,14 +93,24 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
     return params
 
 
+def _mobile(params: dict[str, Any]) -> bool:
+    """Whether the robot of these parameters has a mobile (planar, diff_drive) base: its model
+    YAML says so (a URDF alone loads as a fixed arm)."""
+    from rbd_ros.model import MOBILE_BASES, MdhModel
+
+    path = params.get("model_yaml")
+    return bool(path) and MdhModel.from_yaml(path).base_type in MOBILE_BASES
+
+
 def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", tip_link: str = "",
              controller: str = "computed_torque", mode: str = "realtime",
-             use_sim_time: str | bool = True, services: bool = True,
+             use_sim_time: str | bool = True, services: bool | None = None,
              simulate: bool = True, bridge: dict[str, Any] | None = None,
              controller_parameters: dict[str, Any] | None = None,
              composed: str | bool = False) -> list[NodeSpec]:
     """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
-    ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
+    ``services``; default: unless the robot has a mobile base, which the services do not serve
+    yet) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
     ``controller_parameters``: extra parameters of those two nodes (e.g. the bridge's
     ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``).
     ``composed``: the controller runs inside the bridge (its parameter ``controller_type``,
@@ -110,6 +120,8 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
     common = robot_parameters(robot, urdf, base_link, tip_link)
+    if services is None:
+        services = not _mobile(common)
     sim_time = _truthy(use_sim_time) and simulate
     composed = _truthy(composed, "composed") and controller != "none"
     if composed and not simulate:
