@@ -14,6 +14,8 @@
 * ``checked``: validated single-state entry points for ``rbd_ros.Robot``
 * ``floating_base``: RNEA, CRBA, ABA with a free-flyer root (the fixed-base passes in base
   coordinates plus the root);  ``floating_integrators``: Lie-Euler and RKMK4 on SE(3) x R^n
+* ``gather``: index copies between joint orders into preallocated arrays (the control loop's
+  and the simulator's per-step conversions)
 
 Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function
 itself, not on the modules it calls: after editing a kernel, delete the ``*.nbi``/``*.nbc``

@@ -28,28 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from rbd_ros.algorithm.gather import gather, gather2
 from rbd_ros.control.laws import Reference
 from rbd_ros.control.trajectory import INTERPOLATIONS, CartesianMove, HoldPosition, JointSpline, quintic_point_to_point
 
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
-
-
-@njit(cache=True)
-def gather(src: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jitted
-    """``out[i] = src[index[i]]`` (np.take costs ~3x more on 7 entries)."""
-    for i in range(index.shape[0]):
-        out[i] = src[index[i]]
-
-
-@njit(cache=True)
-def gather2(a: np.ndarray, b: np.ndarray, index: np.ndarray, out_a: np.ndarray,
-            out_b: np.ndarray) -> None:  # pragma: no cover - jitted
-    """``out_a[i] = a[index[i]]``, ``out_b[i] = b[index[i]]``."""
-    for i in range(index.shape[0]):
-        out_a[i] = a[index[i]]
-        out_b[i] = b[index[i]]
 
 
 def stamp_seconds(stamp: Any) -> float:
@@ -140,10 +124,14 @@ class ControlLoop:
             self._state_index[:] = index
         if len(pos) != len(names):
             return False
+        if not isinstance(pos, np.ndarray):  # a message's array.array: a view, not a copy
+            pos = np.frombuffer(pos)
         if len(vel) == len(names):
-            gather2(np.frombuffer(pos), np.frombuffer(vel), self._state_index, self.q, self.qd)
+            if not isinstance(vel, np.ndarray):
+                vel = np.frombuffer(vel)
+            gather2(pos, vel, self._state_index, self.q, self.qd)
         else:
-            gather(np.frombuffer(pos), self._state_index, self.q)
+            gather(pos, self._state_index, self.q)
             if not self._no_velocity_warned:
                 self.log("warn", "/joint_states has no velocities: estimating them by finite "
                                  "differences")

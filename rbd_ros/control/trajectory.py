@@ -178,9 +178,9 @@ class HoldPosition:
         self.end_time = -np.inf
 
     def evaluate(self, t: float, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
-        q[:] = self.q
-        qd[:] = 0.0
-        qdd[:] = 0.0
+        np.copyto(q, self.q)  # (``q[:] = ...`` makes a view object each call)
+        qd.fill(0.0)
+        qdd.fill(0.0)
 
 
 class JointSpline:
