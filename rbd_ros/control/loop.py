@@ -9,8 +9,8 @@ controller_manager calls ``update()`` in the loop that reads and writes the hard
 * ``joint_state(names, position, velocity, t)``: a measured state (any joint order, extra joints
   ignored; missing velocities -> finite differences ``qd = (q - q_prev) / dt``);
 * ``trajectory(msg)`` / ``target_pose(msg)``: references, from any object with the fields of a
-  ``trajectory_msgs/JointTrajectory`` / ``geometry_msgs/PoseStamped`` (no ROS import here;
-  a pose for a joint-space law goes through IK);
+  ``trajectory_msgs/JointTrajectory`` / ``geometry_msgs/PoseStamped`` (no ROS import here:
+  ``rbd_ros.control.references`` reads them; a pose for a joint-space law goes through IK);
   interpolated like ros2_control's joint_trajectory_controller (``trajectory.JointSpline``),
   holding the last point; before any trajectory the reference holds the first measured
   position; references received before the first state start with it;
@@ -31,14 +31,10 @@ import numpy as np
 
 from rbd_ros.algorithm.gather import gather, gather2
 from rbd_ros.control.laws import Reference
+from rbd_ros.control.references import from_joint_trajectory, to_seconds
 from rbd_ros.control.trajectory import INTERPOLATIONS, CartesianMove, HoldPosition, JointSpline, quintic_point_to_point
 
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
-
-
-def stamp_seconds(stamp: Any) -> float:
-    """A ``builtin_interfaces/Time`` (or Duration) in seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def _print_log(level: str, message: str) -> None:
@@ -199,26 +195,14 @@ class ControlLoop:
                 return True
             cols = [names.index(j) for j in self.model.joint_names]
             m = len(msg.points)
-
-            def table(field: str) -> np.ndarray | None:
-                rows = [getattr(pt, field) for pt in msg.points]
-                lens = {len(r) for r in rows}
-                if lens == {0}:
-                    return None
-                if lens != {len(names)}:
-                    raise ValueError(f"every point needs {len(names)} {field} (or none)")
-                return np.array([list(r) for r in rows], dtype=float)[:, cols]
-
-            P, V, A = table("positions"), table("velocities"), table("accelerations")
-            if P is None:
-                raise ValueError("points carry no positions")
-            tfs = np.array([stamp_seconds(pt.time_from_start) for pt in msg.points])
+            _, tfs, P, V, A = from_joint_trajectory(msg)
+            P, V, A = (None if X is None else X[:, cols] for X in (P, V, A))  # model order
             lo, hi = self.model.lower, self.model.upper
             bad = np.flatnonzero(((P < lo - 1e-9) | (P > hi + 1e-9)).any(axis=0))
             if bad.size:
                 raise ValueError(f"positions outside the joint limits for "
                                  f"{[self.model.joint_names[i] for i in bad]}")
-            stamp = stamp_seconds(msg.header.stamp)
+            stamp = to_seconds(msg.header.stamp)
             t0 = stamp if stamp > now else now
             start = self._current_reference(t0)
             previous = self.reference if t0 > now else None
