@@ -5,8 +5,7 @@ publishing.  Prints mean, p50, p99 and max per step (us) and the transient alloc
 (tracemalloc high-water mark above the start, B) for PUMA 560 and arm7, computed torque.
 
 ``.venv/bin/python bench/bench_loop_step.py [--steps 20000] [--robots puma560 arm7]
-[--law computed_torque]``; runs on any checkout (``PYTHONPATH`` = the one to measure).
-Not run by CI.
+[--law computed_torque]`` (the step: ``rbd_ros.sim.closed_loop.composed_loop``).  Not run by CI.
 """
 from __future__ import annotations
 
@@ -20,36 +19,6 @@ import tracemalloc
 import numpy as np
 
 
-def composed_step(robot: str, law_name: str):
-    from rbd_ros.control.laws import make_law
-    from rbd_ros.control.loop import ControlLoop
-    from rbd_ros.control.tour import plan_tour
-    from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
-
-    model = MdhModel.from_yaml(str(config_file(robot)))
-    tour = plan_tour(model)
-    sim = Simulator(model, BridgeConfig(mode="realtime", initial_positions=tuple(tour.start)),
-                    log=lambda level, msg: None)
-    law = make_law(law_name, model, q0=sim.q, rate=1.0 / sim.config.timestep)
-    names = list(sim.joint_names)
-    loop = ControlLoop(model, law, names, log=lambda level, msg: None)
-    q, qd, _ = sim.measure()
-    loop.joint_state(names, q, qd, sim.time)
-    loop.reference = tour.spline(0.0)
-
-    def step() -> None:
-        q, qd, _ = sim.measure()
-        loop.joint_state(names, q, qd, sim.time)
-        tau = loop.cycle(sim.time)
-        now = time.monotonic()
-        sim.command(tau, now)
-        sim.step(now)
-
-    return step
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=20000)
@@ -57,8 +26,12 @@ def main() -> int:
     ap.add_argument("--law", default="computed_torque")
     args = ap.parse_args()
     print(f"{'robot':<8} {'mean us':>8} {'p50 us':>8} {'p99 us':>8} {'max us':>8} {'transient B':>12}")
+    from rbd_ros.model import MdhModel
+    from rbd_ros.resources import config_file
+    from rbd_ros.sim.closed_loop import composed_loop
+
     for robot in args.robots:
-        step = composed_step(robot, args.law)
+        step, _, _ = composed_loop(MdhModel.from_yaml(str(config_file(robot))), args.law)
         for _ in range(2000):
             step()
         gc.collect()

@@ -13,15 +13,15 @@ Measured with ``tracemalloc`` (every allocation through Python's and NumPy's all
   with the law's own kernel) plus two Python ints (the step counters).  A temporary NumPy
   array (an object of ~100 B plus its data) would raise it.
 
-The loop and the pieces are ``sim.measure``, ``loop.joint_state``, ``loop.cycle``,
-``sim.command``, ``sim.step``.  Only the joint-space laws: the task-space laws still make
-small arrays per cycle (orientation error, Cartesian reference).
+The step is ``rbd_ros.sim.closed_loop.composed_loop``'s; its pieces ``sim.measure``,
+``loop.joint_state``, ``loop.cycle``, ``sim.command``, ``sim.step``.  Only the joint-space
+laws: the task-space laws still make small arrays per cycle (orientation error, Cartesian
+reference).
 """
 from __future__ import annotations
 
 import gc
 import itertools
-import time
 import tracemalloc
 
 import numpy as np
@@ -62,29 +62,11 @@ def robot(request):
 @pytest.mark.parametrize("law_name", ["computed_torque", "pd", "pd_gravity", "pid"])
 def test_composed_loop_allocates_nothing_per_step(robot, law_name) -> None:
     from rbd_ros.algorithm.gather import gather2
-    from rbd_ros.control.laws import make_law
-    from rbd_ros.control.loop import ControlLoop
-    from rbd_ros.control.tour import plan_tour
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+    from rbd_ros.sim.closed_loop import composed_loop
 
-    tour = plan_tour(robot)
-    sim = Simulator(robot, BridgeConfig(mode="realtime", initial_positions=tuple(tour.start)),
-                    log=lambda level, msg: None)
-    law = make_law(law_name, robot, q0=sim.q, rate=1.0 / sim.config.timestep)
-    names = list(sim.joint_names)
-    loop = ControlLoop(robot, law, names, log=lambda level, msg: None)
+    step, sim, loop = composed_loop(robot, law_name)  # the bringup's tour as the reference
+    law, names = loop.law, list(sim.joint_names)
     q, qd, _ = sim.measure()
-    loop.joint_state(names, q, qd, sim.time)
-    loop.reference = tour.spline(0.0)  # a moving reference (the bringup's tour)
-
-    def step() -> None:  # what the bridge's stepping thread does in composed mode
-        q, qd, _ = sim.measure()
-        loop.joint_state(names, q, qd, sim.time)
-        tau = loop.cycle(sim.time)
-        now = time.monotonic()
-        sim.command(tau, now)
-        sim.step(now)
-
     for _ in range(300):
         step()
     # nothing accumulates
