@@ -1,22 +1,22 @@
 """No allocation per step in the composed loop (issue 20): simulator + ``ControlLoop`` + law,
-as the MuJoCo bridge runs them in composed mode, without ROS.
+as the MuJoCo bridge runs them in composed mode, without ROS
+(``rbd_ros.sim.closed_loop.composed_loop``), for every law on arm7 and computed torque on
+PUMA 560, along the bringup's tour (and a Cartesian move for the task-space laws).
 
 Measured with ``tracemalloc`` (every allocation through Python's and NumPy's allocators):
 
 * nothing accumulates: the traced memory after 2000 more steps is what it was (a per-step
   object kept anywhere would grow it by 2000 times its size), and the garbage collector's
-  count of new container objects does not grow either (so no collection pause comes from the
-  loop);
-* nothing transient: the high-water mark of one kind of call over 1000 calls, above where it
-  started, is at most numba's own argument bookkeeping (one ``NRT_MemInfo`` per array
-  argument of a kernel, freed on return; calibrated here with ``gather2``'s five arrays and
-  with the law's own kernel) plus two Python ints (the step counters).  A temporary NumPy
-  array (an object of ~100 B plus its data) would raise it.
-
-The step is ``rbd_ros.sim.closed_loop.composed_loop``'s; its pieces ``sim.measure``,
-``loop.joint_state``, ``loop.cycle``, ``sim.command``, ``sim.step``.  Only the joint-space
-laws: the task-space laws still make small arrays per cycle (orientation error, Cartesian
-reference).
+  count of container objects does not grow (no collection is ever due to the loop);
+* the Python side allocates nothing: with every jitted kernel the step calls replaced by a
+  stub that returns what the kernel returned, the high-water mark of 500 steps above where it
+  started is that of an empty call plus the step counters (Python ints above 256 are objects).
+  A temporary NumPy array, a view (``x[:] = y``), a reduction's result (``a.any()``) would
+  raise it by 100 B or more; main's simulator raised it by 3.2 kB;
+* the kernels allocate nothing themselves: each, called alone with the arguments the step gave
+  it, costs what a jitted no-op with the same arguments costs (numba's dispatch: an
+  ``NRT_MemInfo`` per array argument, a type-fingerprint buffer for long argument lists, the
+  argument tuple beyond 20 arguments; all freed on return).
 """
 from __future__ import annotations
 
@@ -27,18 +27,20 @@ import tracemalloc
 import numpy as np
 import pytest
 
-INTS = 2 * 32  # two Python ints above 256 (the step counters), bytes
+INTS = 2 * 32  # two Python ints alive at once while a counter is incremented, bytes
+LAWS = ["computed_torque", "pd", "pd_gravity", "pid", "task_pd", "resolved_acceleration"]
+CASES = [("puma560", "computed_torque")] + [("arm7", law) for law in LAWS]
 
 
-def _peak_and_net(f, calls: int = 1000) -> tuple[int, int]:
+def _peak_and_net(f, calls: int = 500) -> tuple[int, int]:
     """``f()`` ``calls`` times under tracemalloc: (high-water mark above the start, net), B."""
-    for _ in itertools.repeat(None, 200):
+    for _ in itertools.repeat(None, 100):
         f()
     gc.collect()
     gc.disable()
     tracemalloc.start(1)
     try:
-        for _ in itertools.repeat(None, 50):
+        for _ in itertools.repeat(None, 20):
             f()
         tracemalloc.reset_peak()
         start, _ = tracemalloc.get_traced_memory()
@@ -51,22 +53,86 @@ def _peak_and_net(f, calls: int = 1000) -> tuple[int, int]:
     return peak - start, end - start
 
 
-@pytest.fixture(scope="module", params=["puma560", "arm7"])
-def robot(request):
+def _loop_modules() -> list:
+    from rbd_ros.control import laws, loop, trajectory
+    from rbd_ros.sim import motor, simulator
+
+    return [simulator, motor, loop, trajectory, laws]
+
+
+def _patched(modules, wrap):
+    """Every numba kernel in the namespaces of ``modules`` replaced by ``wrap(name, kernel)``;
+    returns the undo."""
+    from numba.core.registry import CPUDispatcher
+
+    saved = [(m, name, k) for m in modules for name, k in list(vars(m).items())
+             if isinstance(k, CPUDispatcher)]
+    for m, name, k in saved:
+        setattr(m, name, wrap(name, k))
+
+    def undo() -> None:
+        for m, name, k in saved:
+            setattr(m, name, k)
+    return undo
+
+
+def _record_kernels(call) -> dict:
+    """``{name: (kernel, args, result)}`` of the kernels one ``call()`` makes (the last call of
+    each)."""
+    seen: dict = {}
+
+    def wrap(name, kernel):
+        def record(*args):
+            result = kernel(*args)
+            seen[name] = (kernel, list(args), result)
+            return result
+        return record
+
+    undo = _patched(_loop_modules(), wrap)
+    try:
+        call()
+    finally:
+        undo()
+    return seen
+
+
+def _python_side(call, seen: dict) -> int:
+    """Transient of ``call()`` with every kernel a stub of the same arity returning what the
+    kernel returned (a Python-to-Python call with fixed parameters allocates nothing)."""
+    def wrap(name, kernel):
+        if name not in seen:
+            return kernel
+        _, args, result = seen[name]
+        params = ", ".join(f"a{i}" for i in range(len(args)))
+        return eval(f"lambda {params}: result", {"result": result})  # noqa: S307 - test stub
+
+    undo = _patched(_loop_modules(), wrap)
+    try:
+        return _peak_and_net(call)[0]
+    finally:
+        undo()
+
+
+def _dispatch_cost(args: list) -> int:
+    """Transient of a jitted no-op called with ``args``: numba's own cost of the call."""
+    from numba import njit
+
+    params = ", ".join(f"a{i}" for i in range(len(args)))
+    noop = njit(eval(f"lambda {params}: None"))  # noqa: S307 - test stub
+    return _peak_and_net(lambda: noop(*args))[0]
+
+
+@pytest.mark.parametrize("robot_name, law_name", CASES)
+def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
+    from rbd_ros.control.trajectory import CartesianMove
     from rbd_ros.model import MdhModel
     from rbd_ros.resources import config_file
-
-    return MdhModel.from_yaml(str(config_file(request.param)))
-
-
-@pytest.mark.parametrize("law_name", ["computed_torque", "pd", "pd_gravity", "pid"])
-def test_composed_loop_allocates_nothing_per_step(robot, law_name) -> None:
-    from rbd_ros.algorithm.gather import gather2
     from rbd_ros.sim.closed_loop import composed_loop
 
+    robot = MdhModel.from_yaml(str(config_file(robot_name)))
+    empty, _ = _peak_and_net(lambda: None)
     step, sim, loop = composed_loop(robot, law_name)  # the bringup's tour as the reference
-    law, names = loop.law, list(sim.joint_names)
-    q, qd, _ = sim.measure()
+    law = loop.law
     for _ in range(300):
         step()
     # nothing accumulates
@@ -81,20 +147,21 @@ def test_composed_loop_allocates_nothing_per_step(robot, law_name) -> None:
     assert net <= INTS, f"{net} B more after 2000 steps"
     assert grown < 100, f"{grown} new container objects in 2000 steps"
 
-    # nothing transient beyond numba's argument bookkeeping
-    floor5, _ = _peak_and_net(lambda: gather2(q, qd, loop.cmd_index, loop.ref_out, loop.q_out))
-    ref = loop.ref
-    floor_law, _ = _peak_and_net(lambda: law._compute(1.0, loop.q, loop.qd, ref))
-    t = sim.time
-    pieces = {"sim.measure": sim.measure,
-              "loop.joint_state": lambda: loop.joint_state(names, q, qd, t),
-              "sim.command": lambda: sim.command(loop.tau_out, t),
-              "sim.step": lambda: sim.step(t)}
-    for name, f in pieces.items():
-        peak, _ = _peak_and_net(f)
-        assert peak <= floor5 + INTS, f"{name} allocates: {peak} B transient > {floor5 + INTS}"
-    cycle, _ = _peak_and_net(lambda: loop.cycle(t))
-    assert cycle <= max(floor_law, floor5) + INTS, f"loop.cycle allocates: {cycle} B"
-    whole, _ = _peak_and_net(step)
-    assert whole <= max(floor_law, floor5) + INTS, f"the step allocates: {whole} B"
-    assert np.isfinite(loop.tau_out).all() and sim.stats.unstable_steps == 0
+    references = ["tour"] + (["cartesian"] if law.task_space else [])
+    for what in references:
+        if what == "cartesian":  # the law's target_pose path: a Cartesian move from here
+            T1 = law.T.copy()
+            T1[:3, 3] += [0.03, -0.02, 0.02]
+            loop.cartesian = CartesianMove(law.T.copy(), T1, sim.time, 5.0)
+            for _ in range(100):
+                step()
+        seen = _record_kernels(step)
+        assert {"gather", "_saturate", "_state_ok"} <= set(seen), sorted(seen)
+        python = _python_side(step, seen)
+        assert python <= empty + INTS, \
+            f"{law_name} ({what}): the step's Python side allocates {python} B transient"
+        for name, (kernel, args, _) in seen.items():
+            cost, _ = _peak_and_net(lambda k=kernel, a=args: k(*a))
+            dispatch = _dispatch_cost(args)
+            assert cost <= dispatch, f"kernel {name} allocates: {cost} B, its call {dispatch} B"
+    assert np.isfinite(loop.tau_out).all() and not law.fault and sim.stats.unstable_steps == 0

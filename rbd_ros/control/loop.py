@@ -107,17 +107,8 @@ class ControlLoop:
     # ---- inputs -------------------------------------------------------------------------------
     def joint_state(self, names: list[str], pos: Any, vel: Any, t: float) -> bool:
         """A measured state at control time ``t``; False if it was ignored (joints missing)."""
-        if names != self._state_names:
-            try:
-                index = [names.index(j) for j in self.model.joint_names]
-            except ValueError:
-                if not self._missing_warned:
-                    missing = [j for j in self.model.joint_names if j not in names]
-                    self.log("error", f"/joint_states lacks joints {missing}: ignored")
-                    self._missing_warned = True
-                return False
-            self._state_names = list(names)
-            self._state_index[:] = index
+        if names != self._state_names and not self._new_state_order(names):
+            return False
         if len(pos) != len(names):
             return False
         if not isinstance(pos, np.ndarray):  # a message's array.array: a view, not a copy
@@ -152,6 +143,22 @@ class ControlLoop:
             pending, self._pending = self._pending, []
             for handler, early in pending:
                 handler(early)
+        return True
+
+    def _new_state_order(self, names: list[str]) -> bool:
+        """Where the model's joints are in ``names`` (False, logged once, if some are missing).
+        Its own method: a comprehension over ``names`` in ``joint_state`` would make ``names``
+        a closure cell, allocated on every call."""
+        try:
+            index = [names.index(j) for j in self.model.joint_names]
+        except ValueError:
+            if not self._missing_warned:
+                missing = [j for j in self.model.joint_names if j not in names]
+                self.log("error", f"/joint_states lacks joints {missing}: ignored")
+                self._missing_warned = True
+            return False
+        self._state_names = list(names)
+        self._state_index[:] = index
         return True
 
     def watchdog(self, now: float) -> bool:
@@ -286,7 +293,7 @@ class ControlLoop:
         if self.cartesian is not None:
             self.cartesian.evaluate(t, ref.T, ref.v, ref.a)
             ref.joint, ref.task = False, True
-            ref.q[:] = math.nan
+            ref.q.fill(math.nan)
         else:
             self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)
             ref.joint, ref.task = True, False

@@ -254,6 +254,9 @@ class Simulator:
         self._bad_state_warnings = np.array([int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
                                              int(W.mjWARN_BADQVEL)], dtype=np.intp)
         self.mj_data = mujoco.MjData(self.mj_model)
+        # MuJoCo's warning counters, a view into mj_data (``mj_data.warning`` makes a new
+        # wrapper object on every access)
+        self._warning_numbers = self.mj_data.warning.number
         self.dof_adr = np.array([self.mj_model.jnt_dofadr[mujoco.mj_name2id(
             self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names],
             dtype=np.intp)
@@ -419,12 +422,16 @@ class Simulator:
             return self._reject(f"command has {arr.size} values, expected {self.n} "
                                 f"({list(self.joint_names)})")
         if not scatter_finite(arr, self.order, self._command):  # model order, or untouched
-            bad = [self.joint_names[k] for k in np.flatnonzero(~np.isfinite(arr))]
-            return self._reject(f"command has NaN/Inf for {bad}")
+            return self._reject(f"command has NaN/Inf for {self._non_finite(arr)}")
         self._command_time = now
         self._fresh = True
         self.stats.commands_received += 1
         return True
+
+    def _non_finite(self, values: np.ndarray) -> list[str]:
+        """The joints whose command is NaN/Inf (not a comprehension inside ``command``: it would
+        make ``self`` a closure cell, allocated on every call)."""
+        return [self.joint_names[k] for k in np.flatnonzero(~np.isfinite(values))]
 
     def _reject(self, why: str) -> bool:
         self.stats.commands_rejected += 1
@@ -488,7 +495,7 @@ class Simulator:
         np.copyto(d.ctrl, ctrl)
         t_before = d.time
         gather(d.qpos, self.qpos_adr, self._good_q)
-        numbers, bad = d.warning.number, self._bad_state_warnings
+        numbers, bad = self._warning_numbers, self._bad_state_warnings
         bad_before = _count(numbers, bad)
         self._mj.mj_step(self.mj_model, d)
         self.stats.steps += 1
