@@ -9,12 +9,12 @@ import time
 
 import numpy as np
 import pytest
+from test_bridge_node import Client, bridge_args, finished
 
 from rbd_ros.mobile_base import MobileBaseRobot
 from rbd_ros.model import MdhModel
 from rbd_ros.resources import config_file
 from ros_helpers import raise_callback_errors, ros_context
-from test_bridge_node import Client, bridge_args, finished
 
 DT = 0.001
 TF_LINE = "/tf odom -> base frame not published: tf2_msgs is not importable"

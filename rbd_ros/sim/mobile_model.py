@@ -10,16 +10,16 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
   wheel bodies on hinge joints (named ``model.wheel_joints``, axles along the base y axis at
   ``y = +-s/2``, cylinders of radius r) driven by torque actuators, touching the floor through
   a sphere of radius r (one contact point under the axle: a cylinder's contacts at both rims
-  would scrub when turning, Coulomb friction at 4 cm apart resisting like a brake), and
-  passive **casters**:
-  frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed to the base at ``x = casters``, touching the
-  floor.  The floor contacts have a time constant of ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps;
-  MuJoCo's default 0.02 s lets a loaded wheel creep sideways ~1 cm/s).
-  Wheels and floor have Coulomb friction ``friction`` (MuJoCo's pyramid-free elliptic
-  default: sliding, torsional, rolling), so the wheels roll and can slip as on a real floor.
-  The wheel mass is a uniform disc's, ``m_w = 2 I_a / r^2`` from the model's spin inertia
-  ``I_a`` (``rbd_ros.urdf.wheels``), taken out of the lumped base body (mass, centre of mass
-  and inertia by the parallel-axis theorem), so MuJoCo's total inertia is the core's.
+  would scrub when turning, Coulomb friction 4 cm apart braking the yaw), and passive
+  **casters**: frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed
+  to the base at ``x = casters``, touching the floor.  Tyres and floor have Coulomb friction
+  ``friction`` (MuJoCo's default pyramidal cone, ``condim = 3``), so the wheels roll and can
+  slip as on a real floor; the floor contacts have a time constant of
+  ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps; with MuJoCo's default 0.02 s a loaded
+  wheel creeps sideways by ~1 cm/s in a turn).  The wheel mass is a uniform disc's,
+  ``m_w = 2 I_a / r^2`` from the model's spin inertia ``I_a`` (``rbd_ros.urdf.wheels``),
+  taken out of the lumped base body (mass, centre of mass and inertia by the parallel-axis
+  theorem), so MuJoCo's total mass and inertia are the core's.
 * ``ideal`` (both base types) and every ``planar`` base: the base body on three joints
   ``base_x``, ``base_y`` (world slides) and ``base_yaw`` (hinge about z through B): ``qpos`` =
   the core's ``q[:3]``.  The diff-drive wheels are then kinematic hinges (no contact); the
@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rbd_ros.model import BASE_COORDINATES, MdhModel
-from rbd_ros.sim.mujoco_model import (_Looks, _quat, add_arm, add_motors, compile_spec,
-                                      fix_inertia, new_spec)
+from rbd_ros.sim.mujoco_model import _Looks, _quat, add_arm, add_motors, compile_spec, fix_inertia, new_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco

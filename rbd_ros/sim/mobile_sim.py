@@ -43,8 +43,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.model import MOBILE_BASES, MdhModel
-from rbd_ros.sim.mobile_model import (BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names,
-                                      build_mobile_model)
+from rbd_ros.sim.mobile_model import BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names, build_mobile_model
 from rbd_ros.sim.simulator import AUTO, BridgeConfig, LogFn, Simulator
 
 ODOM_SOURCES = ("ground_truth", "wheel_odometry")
