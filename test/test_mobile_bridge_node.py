@@ -132,6 +132,14 @@ def test_wheels_roll_and_wheel_odometry_follows(node_process, client) -> None:
     assert odom.twist.twist.linear.x == pytest.approx(0.08 * qd[:2].mean(), rel=1e-6)
     odom, q, qd = drive([-3.0, 3.0], 600)  # opposite torques: turning left
     assert _yaw(odom.pose.pose.orientation) > 0.1 and odom.twist.twist.angular.z > 0.1
+    # ~/reset: the base back at its start, the wheel odometry with it
+    from std_srvs.srv import Trigger
+
+    assert client.call(Trigger, "/mujoco_bridge/reset", Trigger.Request()).success
+    t, q, qd, _ = client.step(np.concatenate([[0.0, 0.0], _hold(q0, q0, 0 * q0, 2)]))
+    odom = client.odom_at(t)
+    assert np.hypot(odom.pose.pose.position.x, odom.pose.pose.position.y) < 1e-3
+    assert abs(q[0]) < 1e-2 and abs(q[1]) < 1e-2  # wheel angles back near 0
     assert proc.stop() == 0
     assert "Traceback" not in proc.output
 

@@ -24,8 +24,10 @@ frictionloss on the wheel hinges).
   constraint holds through the core's constraint force ``lam``), with ``u`` the torques after
   the motor model's saturation and latency; MuJoCo is only set to the state (viewer, sensors).
   A run therefore equals the core's own ``simulate`` to round-off.  The arm's armature,
-  viscous and Coulomb friction are not in the core and not applied; the timeout brake is an
-  explicit damping torque ``-b * rate`` (held over the step).  The wheel angles (diff drive)
+  viscous and Coulomb friction and its joint limits are not in the core and not applied (an
+  arm left without commands falls freely); the timeout brake is an explicit damping torque
+  ``-b * rate`` (held over the step; capped as ``Simulator`` caps it for explicit
+  integrators, by MuJoCo's inertia, which for a wheel is its spin inertia alone).  The wheel angles (diff drive)
   integrate the rolling wheel rates ``(v_x -/+ omega s/2) / r`` by the trapezoid rule.
 
 ``initial_base_pose`` ``[x, y, yaw]`` places the base (diff drive; a planar base takes its
@@ -158,13 +160,16 @@ class MobileSimulator(Simulator):
     def _build_model(self, model: MdhModel, cfg: BridgeConfig) -> tuple[Any, list[str]]:
         m = self.mobile
         integrator = cfg.integrator if cfg.integrator.lower() != AUTO else "implicitfast"
+        # ideal: no motor model in MuJoCo's joints (the core has none; the brake's cap reads M)
+        armature, viscous, coulomb = ((False, False, False) if self.ideal else
+                                      (cfg.armature, cfg.viscous_friction, cfg.coulomb_friction))
         return build_mobile_model(
             self.robot_model, m.base_model, cfg.timestep, integrator,
             height=m.base_height or None, friction=m.floor_friction, contacts=cfg.contacts,
-            armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
-            wheel_armature=m.wheel_armature if cfg.armature else 0.0,
-            wheel_viscous=m.wheel_viscous if cfg.viscous_friction else 0.0,
-            wheel_coulomb=m.wheel_coulomb if cfg.coulomb_friction else 0.0,
+            armature=armature, viscous=viscous, coulomb=coulomb,
+            wheel_armature=m.wheel_armature if armature else 0.0,
+            wheel_viscous=m.wheel_viscous if viscous else 0.0,
+            wheel_coulomb=m.wheel_coulomb if coulomb else 0.0,
             min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
 
     def _choose_integrator(self) -> str:
