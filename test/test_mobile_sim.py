@@ -253,3 +253,41 @@ def test_wheel_odometry_integrates_the_exact_arc():
     assert odo.v_x == pytest.approx(v) and odo.omega == pytest.approx(w)
     with pytest.raises(ValueError):
         WheelOdometry(0.0, 0.5)
+
+
+@pytest.mark.parametrize("base_model", ["wheels", "ideal"])
+def test_command_timeout_brakes_the_wheels(diff_model, base_model):
+    """Stale commands (realtime/max clocks): zero torque and brake damping on the wheels too;
+    the rolling base slows down (both models), and starts braking only after the timeout."""
+    sim = MobileSimulator(diff_model, QUIET, MobileConfig(base_model=base_model), log=_quiet)
+    u = np.zeros(len(sim.joint_names))
+    u[:2] = 3.0
+    now = 0.0
+    for _ in range(500):
+        now += DT
+        sim.command(u, now)
+        sim.step(now)
+    v_driving = sim.base_state()[2][0]
+    assert v_driving > 0.3 and not sim.braking
+    for _ in range(1000):  # no more commands: stale after command_timeout (50 ms)
+        now += DT
+        sim.step(now)
+    assert sim.braking and sim.stats.stale_steps > 900
+    v_braked = sim.base_state()[2][0]
+    assert abs(v_braked) < 0.5 * v_driving  # (the falling arm rocks the base a little)
+    assert sim.stats.unstable_steps == 0
+
+
+def test_wheels_divergence_is_undone_in_place(diff_model):
+    """A step that blows MuJoCo up is undone with the whole configuration, the free base too
+    (``Simulator``'s undo alone would put the base back at the origin)."""
+    sim = MobileSimulator(diff_model, QUIET, MobileConfig(initial_base_pose=(2.0, 1.0, 0.3)),
+                          log=_quiet)
+    _drive(sim, [([1.0, 1.0], 200)])
+    before = sim.base_state()[0]
+    sim.command(np.full(len(sim.joint_names), 1e9), None)  # (1e10 and up MuJoCo zeroes)
+    sim.step(None)
+    assert sim.stats.unstable_steps == 1
+    pos, _, lin, _ = sim.base_state()
+    assert np.allclose(pos, before, atol=1e-2) and np.allclose(lin, 0.0)
+    assert np.hypot(pos[0] - 2.0, pos[1] - 1.0) < 0.5
