@@ -102,16 +102,66 @@ def service_prefix(namespace: str) -> str:
     return prefix
 
 
-#: seconds after start-up within which another server's services must have been discovered
+#: seconds after start-up within which another host's server must have been discovered
 DISCOVERY_WAIT = 1.0
+#: seconds a server waits for this host's lock of its namespace (a predecessor shutting down)
+LOCK_WAIT = 5.0
+
+
+def namespace_lock(prefix: str, shared: bool, wait: float = LOCK_WAIT):
+    """This host's lock of ``<prefix>`` in this ``ROS_DOMAIN_ID``: an open file holding an
+    ``flock``, exclusive for a server that must be alone, shared for one started with
+    ``allow_shared_namespace``.  The kernel drops it when the process ends, however it ends
+    (kill -9 included), so it never goes stale.  It makes the one-server-per-namespace check
+    exact on one host, where DDS discovery may take longer than any fixed window on a loaded
+    machine; ``refuse_if_served`` still covers servers on other hosts.
+
+    Returns the open file (keep it for the server's lifetime); ``NodeConfigError`` naming
+    the holder when an exclusive lock is still refused after ``wait`` s; ``None`` for a
+    shared server that could not share (it runs anyway, as it was told to)."""
+    import fcntl
+    import os
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), f"rbd_ros-locks-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    domain = os.environ.get("ROS_DOMAIN_ID", "0") or "0"
+    path = os.path.join(folder, f"domain{domain}{prefix.replace('/', '_')}lock")
+    handle = open(path, "a+")  # noqa: SIM115 - held open for the process's lifetime
+    mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+    until = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, mode)
+            break
+        except BlockingIOError:
+            if shared:
+                handle.close()
+                return None
+            if time.monotonic() >= until:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                handle.close()
+                raise NodeConfigError(
+                    f"the services {prefix}* are already offered by another dynamics_server "
+                    f"on this host ({holder}); stop it, choose another service_namespace, "
+                    f"or set allow_shared_namespace:=true") from None
+            time.sleep(0.1)
+    if not shared:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+    return handle
 
 
 def refuse_if_served(node, prefix: str, started: float) -> None:
     """``NodeConfigError`` when another server already answers ``<prefix>get_model``: two
     servers in one namespace would answer a client at random.  Discovery runs while the robot
-    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started``.  A server seen
-    in the graph is asked for its model, so the stale entry of a killed one (kept until its
-    DDS lease expires) does not block a restart."""
+    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started`` (this host's
+    servers are found exactly by ``namespace_lock``).  A server seen in the graph is asked for
+    its model, so the stale entry of a killed one (kept until its DDS lease expires) does not
+    block a restart."""
     name = prefix + "get_model"
     while node.count_services(name) == 0:
         if time.monotonic() - started >= DISCOVERY_WAIT:
@@ -181,7 +231,9 @@ class DynamicsServer:
         prefix = service_prefix(node.get_parameter("service_namespace").value)
         loaded = robot_from_node(node, base=node.get_parameter("base").value)  # + gravity ...
         robot, source = Robot(loaded.model), loaded.source
-        if not node.get_parameter("allow_shared_namespace").value:
+        shared = bool(node.get_parameter("allow_shared_namespace").value)
+        self._lock = namespace_lock(prefix, shared)
+        if not shared:
             refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
         self.service = DynamicsService(robot, max_points)
@@ -214,6 +266,8 @@ class DynamicsServer:
         self._sim_executor.shutdown(timeout_sec=1.0)
         self._sim_thread.join(timeout=5.0)
         self.sim_node.destroy_node()
+        if self._lock is not None:
+            self._lock.close()  # releases this host's lock of the namespace
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
