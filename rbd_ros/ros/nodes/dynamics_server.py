@@ -5,10 +5,16 @@
 Parameters
   the robot: model_yaml | robot_description | urdf_path, base_link, tip_link, gravity (those of
   every node: ``rbd_ros.ros.robot_params``; gravity: parameter > model file > [0, 0, -9.81])
-  base               'fixed' or 'floating' (base_link a free body on SE(3), which then needs an
-                     inertial); '' = the model file's (a URDF: fixed). A floating robot's
-                     requests name the base coordinates beside the joints (GetModel
-                     base_position_names, base_velocity_names; ``rbd_ros.services``)
+  base               'fixed', 'floating' (base_link a free body on SE(3), which then needs an
+                     inertial), 'planar' or 'diff_drive' (a ground base, x, y, yaw; a URDF's
+                     wheels are found by ``rbd_ros.urdf.wheels``); '' = the model file's (a
+                     URDF: fixed). A moving base's requests name its coordinates beside the
+                     joints (GetModel base_position_names, base_velocity_names; a diff_drive
+                     base's efforts are its wheel torques; ``rbd_ros.services``)
+  base_position_names, base_velocity_names, wheel_joint_names  string arrays renaming those
+                     entries (unset = base_x, base_y, base_yaw / base_vx, base_vy, base_wz for
+                     a ground base, base_x .. base_qw / base_vx .. base_wz for a floating one;
+                     the model's wheel joints); checked by ``rbd_ros.services.base_names``
   service_namespace  'rbd'                              max_points  1000000 states per request
   allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
                      the services under this namespace (clients would get answers from either)
@@ -212,6 +218,36 @@ def _servers_of(node, service: str) -> list[str]:
     return out
 
 
+#: the server's names of base coordinates and wheels (string arrays, unset = the defaults)
+NAME_PARAMETERS = ("base_position_names", "base_velocity_names", "wheel_joint_names")
+
+
+def served_names(node, model):
+    """Declare ``NAME_PARAMETERS`` (read-only) and check them against ``model``
+    (``rbd_ros.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
+    from rcl_interfaces.msg import ParameterDescriptor
+    from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
+    from rclpy.parameter import Parameter
+
+    from rbd_ros.services import base_names
+
+    given = {}
+    for name in NAME_PARAMETERS:
+        try:
+            node.declare_parameter(name, Parameter.Type.STRING_ARRAY, ParameterDescriptor(read_only=True))
+            given[name] = tuple(node.get_parameter(name).value)
+        except ParameterUninitializedException:
+            given[name] = ()
+        except InvalidParameterTypeException:
+            raise NodeConfigError(f"{name} must be a list of strings, e.g. "
+                                  f"\"{name}:=['a', 'b', 'c']\"") from None
+    try:
+        return base_names(model, given["base_position_names"], given["base_velocity_names"],
+                          given["wheel_joint_names"])
+    except ValueError as exc:
+        raise NodeConfigError(str(exc)) from None
+
+
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
     ``rbd_ros.services.DynamicsService``."""
@@ -221,7 +257,7 @@ class DynamicsServer:
 
         from rbd_ros.robot import Robot
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
+        from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService, named_model
 
         self.node = node
         started = time.monotonic()
@@ -230,15 +266,16 @@ class DynamicsServer:
             node.declare_parameter(name, default)
         prefix = service_prefix(node.get_parameter("service_namespace").value)
         loaded = robot_from_node(node, base=node.get_parameter("base").value)  # + gravity ...
-        robot, source = Robot(loaded.model), loaded.source
+        names = served_names(node, loaded.model)
+        robot, source = Robot(named_model(loaded.model, names)), loaded.source
         shared = bool(node.get_parameter("allow_shared_namespace").value)
         self._lock = namespace_lock(prefix, shared)
         if not shared:
             refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
-        self.service = DynamicsService(robot, max_points)
+        self.service = DynamicsService(robot, max_points, names)
         # the simulation gets its own workspace, so it can run beside the other services
-        self.sim_service = DynamicsService(Robot(robot.model), max_points)
+        self.sim_service = DynamicsService(Robot(robot.model), max_points, names)
         types = dynamics_service_types()
         # the companion node: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either
@@ -337,8 +374,8 @@ class DynamicsServer:
         res.gravity = Vector3(x=float(g[0]), y=float(g[1]), z=float(g[2]))
         res.model_yaml = model.to_yaml()
         res.base_type = model.base_type
-        res.base_position_names = list(self.service.robot.base_position_names)
-        res.base_velocity_names = list(self.service.robot.base_velocity_names)
+        res.base_position_names = list(self.service.names.positions)
+        res.base_velocity_names = list(self.service.names.velocities)
 
     def _static_torques(self, req, res) -> None:
         f, t = req.wrench.force, req.wrench.torque
