@@ -296,8 +296,16 @@ class DynamicsService:
                                f"base cannot slide sideways (v_y = 0 at the base point, 001 (64)); "
                                f"send 0")
 
+    def labels(self, joint_names: Sequence[str], space: str) -> list[str]:
+        """The caller's names of one ``space`` ('q' positions, 'v' velocities, 'u' efforts),
+        in the caller's order (for messages; ``joint_names`` already checked)."""
+        if not self.moving:
+            return list(joint_names)
+        keep = set({"q": self._qnames, "v": self._vnames, "u": self._unames}[space])
+        return [nm for nm in joint_names if nm in keep]
+
     def states(self, name: str, data: Sequence[float], n: int, rows: int | None = None,
-               unit: str = "") -> np.ndarray:
+               unit: str = "", labels: Sequence[str] | None = None) -> np.ndarray:
         """Packed row-major ``data`` as an (N, n) array; checks length, N and finiteness
         (``unit`` names the entries in messages; default: joints, or a moving base's position
         or velocity coordinates or a diff_drive base's efforts, by ``name``)."""
@@ -322,8 +330,9 @@ class DynamicsService:
                                f"{self.max_points} (parameter max_points)")
         if not np.isfinite(arr).all():
             bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-            raise RequestError(f"{name} contains NaN or Inf (first at state {bad // n}, "
-                               f"joint {bad % n})")
+            at = (f"'{labels[bad % n]}'" if labels is not None and len(labels) == n
+                  else f"joint {bad % n}")
+            raise RequestError(f"{name} contains NaN or Inf (first at state {bad // n}, {at})")
         return arr.reshape(k, n)
 
     def _to_model(self, perm: np.ndarray | None, x: np.ndarray) -> np.ndarray:
@@ -347,9 +356,10 @@ class DynamicsService:
         """``fn`` on N model-order states (``_one``: a single state unbatched)."""
         return np.asarray(fn(*(self._one(x) for x in xs), **kw))
 
-    def _positions(self, name: str, data, perm, nq: int, rows: int | None = None) -> np.ndarray:
+    def _positions(self, name: str, data, perm, nq: int, rows: int | None = None,
+                   labels: Sequence[str] | None = None) -> np.ndarray:
         """Checked positions in model order (N, nq), unit base quaternions."""
-        q = self._to_model(perm, self.states(name, data, nq, rows))
+        q = self._to_model(perm, self.states(name, data, nq, rows, labels=labels))
         self._base_quaternions(name, q)
         return q
 
@@ -387,9 +397,10 @@ class DynamicsService:
             if tau is not None:
                 return tau
         (pq, pv), (nq, nv) = self.spaces(joint_names, lateral=True), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq)
-        qd = self.states("velocities", velocities, nv, len(q))
-        qdd = self.states("accelerations", accelerations, nv, len(q))
+        lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
+        q = self._positions("positions", positions, pq, nq, labels=lq)
+        qd = self.states("velocities", velocities, nv, len(q), labels=lv)
+        qdd = self.states("accelerations", accelerations, nv, len(q), labels=lv)
         if self.mobile:  # model order for the rolling check and the core
             qd, qdd = self._to_model(pv, qd), self._to_model(pv, qdd)
         w = None
@@ -494,15 +505,16 @@ class DynamicsService:
         when ``duration`` runs past the torques. Output: the initial state and then every
         ``output_period`` (rounded to whole steps; 0 = every step)."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
-        q0 = self._positions("initial_positions", initial_positions, pq, nq, 1)[0]
-        qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1))[0]
+        lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
+        q0 = self._positions("initial_positions", initial_positions, pq, nq, 1, labels=lq)[0]
+        qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1, labels=lv))[0]
         pu, nu = pv, nv
         if self.mobile:
             self._mobile_options(include_actuators=include_actuators)
             self._rolling("initial_velocities", qd0[None])
             space, pu = self.efforts(joint_names)
             nu = len(space)
-        tau = self._to_model(pu, self.states("torques", torques, nu))
+        tau = self._to_model(pu, self.states("torques", torques, nu, labels=self.labels(joint_names, "u")))
         if self.moving:
             integrator = (integrator or self.integrators[0]).lower()
             if integrator not in self.integrators:
