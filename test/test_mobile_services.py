@@ -340,7 +340,7 @@ def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:  # noqa: AN
     r, service, pm, pd = omni
     proc = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={OMNI}", "-p", "base:=planar",
                          "-p", "tip_link:=tool0", "-p", "service_namespace:=mobomni",
-                         "-p", "base_position_names:=[x, y, theta]", "-p", "base_velocity_names:=[vx, vy, wz]"],
+                         "-p", "base_position_names:=['x', 'y', 'theta']", "-p", "base_velocity_names:=[vx, vy, wz]"],
                         ready="dynamics_server: ready", timeout=180)
     bad = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={OMNI}", "-p", "base:=planar",
                         "-p", "tip_link:=tool0", "-p", "service_namespace:=mobomni_bad",
@@ -358,3 +358,16 @@ def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:  # noqa: AN
     assert bad.proc.wait(180) == 2
     errors = [line for line in bad.output.splitlines() if line.startswith("dynamics_server: error:")]
     assert len(errors) == 1 and "wheel_joint_names is for a 'diff_drive' base; this one is 'planar'" in errors[0]
+
+
+def test_bringup_base_parameter_switches_a_model_file() -> None:
+    """``base:=planar`` on the diff-drive file drops its wheels (as ``Robot.from_yaml``);
+    ``base:=diff_drive`` on a file without wheels is one line saying what is needed."""
+    from rbd_ros.ros.common import NodeConfigError
+    from rbd_ros.ros.robot_params import robot_model
+
+    model = robot_model({"model_yaml": str(REPO / "config" / "mobile_arm7.yaml")}, "planar").model
+    assert model.base_type == "planar" and model.wheel_joints == () and model.wheel_radius == 0.0
+    with pytest.raises(NodeConfigError, match="base 'diff_drive' needs the wheels \\(radius, separation\\) of a "
+                                              "diff_drive model file or URDF; this model's base is 'planar'"):
+        robot_model({"model_yaml": str(REPO / "config" / "omni_arm7.yaml")}, "diff_drive")
