@@ -293,9 +293,15 @@ class DynamicsServer:
         self._sim_thread = spin_in_thread(self._sim_executor, "forward_simulate")
         model = robot.model
         print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
-              f"{model.base_type} base, "
+              f"{model.base_type} base{self._entries(names)}, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
+
+    @staticmethod
+    def _entries(names) -> str:
+        """A moving base's named entries for the ready line ('' for a fixed base)."""
+        every = names.positions + names.velocities + names.wheels
+        return f" {list(every)}" if every else ""
 
     def close(self) -> None:
         """Stop the simulation thread and destroy the companion node (the main node is the
