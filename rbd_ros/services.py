@@ -173,6 +173,7 @@ class DynamicsService:
             self._every = tuple(dict.fromkeys(self._bq + self._bv + self.names.wheels + self._identity))
             self._qindex = {nm: i for i, nm in enumerate(self._qnames)}
             self._vindex = {nm: i for i, nm in enumerate(self._vnames)}
+        self._seen: dict[tuple, np.ndarray | None] = {}  # checked name lists and orders (bounded)
 
     # ---- checking ------------------------------------------------------------------------
     def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
@@ -197,6 +198,8 @@ class DynamicsService:
         """A moving base's ``joint_names``: every name of ``_every`` once, in any order, and
         nothing else (``lateral``: the diff_drive lateral-force entry may be listed too)."""
         names = tuple(joint_names)
+        if (names, lateral) in self._seen:  # checked before: the same answer
+            return names
         lat = self.names.lateral_force
         unknown = [nm for nm in names if nm not in self._qindex and nm not in self._vindex
                    and nm not in self.names.wheels and not (lateral and lat and nm == lat)]
@@ -232,15 +235,24 @@ class DynamicsService:
                                    f"the joint torques: give all of {list(self._every)} in any order")
             raise RequestError(f"joint_names lacks {missing}; give all of {list(self._every)} "
                                f"in any order")
+        self._remember((names, lateral), None)
         return names
 
-    @staticmethod
-    def _order(names: tuple[str, ...], space: tuple[str, ...]) -> np.ndarray | None:
+    def _remember(self, key: tuple, value: np.ndarray | None) -> None:
+        if len(self._seen) < 256:  # a client's few name lists, not an unbounded stream
+            self._seen[key] = value
+
+    def _order(self, names: tuple[str, ...], space: tuple[str, ...]) -> np.ndarray | None:
         """The index in ``space`` of each of ``names`` that belongs to it, in the caller's
         order; None when that is ``space``'s own order."""
+        key = ("order", names, space)
+        if key in self._seen:
+            return self._seen[key]
         index = {nm: i for i, nm in enumerate(space)}
         perm = np.array([index[nm] for nm in names if nm in index], dtype=np.intp)
-        return None if (perm == np.arange(perm.size)).all() else perm
+        perm = None if (perm == np.arange(perm.size)).all() else perm
+        self._remember(key, perm)
+        return perm
 
     def spaces(self, joint_names: Sequence[str],
                lateral: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
