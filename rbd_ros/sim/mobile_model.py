@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rbd_ros.model import BASE_COORDINATES, MdhModel
+from rbd_ros.services import DEFAULT_WHEELS
 from rbd_ros.sim.mujoco_model import _Looks, _quat, add_arm, add_motors, compile_spec, fix_inertia, new_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 BASE_MODELS = ("wheels", "ideal")
 PLANAR_JOINTS = BASE_COORDINATES["planar"][0]  # base_x, base_y, base_yaw
-DEFAULT_WHEEL_JOINTS = ("left_wheel_joint", "right_wheel_joint")
 FREE_JOINT = "base_free"
 CONTACT_TIME_CONSTANT = 0.004  # s: floor contacts stiffer than MuJoCo's 0.02 s (less creep)
 WHEEL_HALF_WIDTH = 0.02  # m, the wheel cylinders' half length (contact is on the tread)
@@ -55,7 +55,7 @@ WHEEL_COLOUR = [0.12, 0.12, 0.12, 1.0]
 
 def wheel_joint_names(model: MdhModel) -> tuple[str, str]:
     """(left, right) wheel joint names: the model's, else ``left_wheel_joint``/``right_...``."""
-    return tuple(model.wheel_joints) if model.wheel_joints else DEFAULT_WHEEL_JOINTS
+    return tuple(model.wheel_joints) if model.wheel_joints else DEFAULT_WHEELS
 
 
 def base_actuator_names(model: MdhModel) -> tuple[str, ...]:
