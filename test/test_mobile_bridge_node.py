@@ -132,6 +132,12 @@ def test_wheels_roll_and_wheel_odometry_follows(node_process, client) -> None:
     assert odom.twist.twist.linear.x == pytest.approx(0.08 * qd[:2].mean(), rel=1e-6)
     odom, q, qd = drive([-3.0, 3.0], 600)  # opposite torques: turning left
     assert _yaw(odom.pose.pose.orientation) > 0.1 and odom.twist.twist.angular.z > 0.1
+    deadline = time.monotonic() + 30.0  # ~/diagnostics: ground-truth slip (1 s period)
+    while not any(d.get("steps", 0) >= 1200 for d in client.diagnostics):
+        assert time.monotonic() < deadline, client.diagnostics[-1:]
+        time.sleep(0.1)
+    diag = next(d for d in client.diagnostics if d.get("steps", 0) >= 1200)
+    assert 0.0 < diag["wheel_slip_max"] < 0.05 and diag["lateral_velocity_max"] < 0.05
     # ~/reset: the base back at its start, the wheel odometry with it
     from std_srvs.srv import Trigger
 

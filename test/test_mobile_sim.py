@@ -291,3 +291,20 @@ def test_wheels_divergence_is_undone_in_place(diff_model):
     pos, _, lin, _ = sim.base_state()
     assert np.allclose(pos, before, atol=1e-2) and np.allclose(lin, 0.0)
     assert np.hypot(pos[0] - 2.0, pos[1] - 1.0) < 0.5
+
+
+def test_wheels_slip_on_a_slippery_floor_and_the_ideal_base_never_does(diff_model):
+    """Ground-truth slip (``base_slip``): small on the default floor, large when the torques
+    exceed what friction 0.05 carries (the wheels spin: r w >> v_x), zero for the ideal base."""
+    grip = MobileSimulator(diff_model, QUIET, log=_quiet)
+    ice = MobileSimulator(diff_model, QUIET, MobileConfig(floor_friction=0.05), log=_quiet)
+    ideal = MobileSimulator(diff_model, QUIET, MobileConfig(base_model="ideal"), log=_quiet)
+    for sim in (grip, ice, ideal):
+        _drive(sim, [([4.0, 4.0], 300), ([-2.0, 3.0], 300)])
+    assert grip.slip_max < 0.02 and grip.lateral_max < 0.01
+    assert ice.slip_max > 0.5
+    _, qd, _ = ice.measure()
+    assert diff_model.wheel_radius * qd[:2].mean() > 2.0 * ice.base_state()[2][0]  # spinning
+    assert ideal.lateral_max == 0.0 and ideal.slip_max < 1e-12
+    ice.reset()
+    assert ice.slip_max == 0.0

@@ -12,9 +12,11 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
   a sphere of radius r (one contact point under the axle: a cylinder's contacts at both rims
   would scrub when turning, Coulomb friction 4 cm apart braking the yaw), and passive
   **casters**: frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed
-  to the base at ``x = casters``, touching the floor.  Tyres and floor have Coulomb friction
-  ``friction`` (MuJoCo's default pyramidal cone, ``condim = 3``), so the wheels roll and can
-  slip as on a real floor; the floor contacts have a time constant of
+  to the base at the four corners (``casters``), touching the floor through soft contacts
+  (``CASTER_TIME_CONSTANT``, a suspension: the drive wheels carry ~95 % of the weight, as
+  they must for traction; with contacts as stiff as the tyres' the casters took 80 %).
+  Tyres and floor have Coulomb friction ``friction`` (MuJoCo's default pyramidal cone,
+  ``condim = 3``), so the wheels roll and can slip as on a real floor; the floor contacts have a time constant of
   ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps; with MuJoCo's default 0.02 s a loaded
   wheel creeps sideways by ~1 cm/s in a turn).  The wheel mass is a uniform disc's,
   ``m_w = 2 I_a / r^2`` from the model's spin inertia ``I_a`` (``rbd_ros.urdf.wheels``),
@@ -48,6 +50,7 @@ BASE_MODELS = ("wheels", "ideal")
 PLANAR_JOINTS = BASE_COORDINATES["planar"][0]  # base_x, base_y, base_yaw
 FREE_JOINT = "base_free"
 CONTACT_TIME_CONSTANT = 0.004  # s: floor contacts stiffer than MuJoCo's 0.02 s (less creep)
+CASTER_TIME_CONSTANT = 0.03  # s: softer caster contacts, a suspension (the drive wheels carry the load)
 WHEEL_HALF_WIDTH = 0.02  # m, the wheel cylinders' half length (contact is on the tread)
 BASE_COLOUR = [0.35, 0.38, 0.42, 1.0]
 WHEEL_COLOUR = [0.12, 0.12, 0.12, 1.0]
@@ -88,7 +91,7 @@ def _base_without_wheels(model: MdhModel, m_w: float) -> tuple[float, np.ndarray
 
 def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: float = 0.001,
                        integrator: str = "implicitfast", *, height: float | None = None,
-                       friction: float = 1.0, casters: Sequence[float] | None = None,
+                       friction: float = 1.0, casters: Sequence[tuple[float, float]] | None = None,
                        contacts: bool = False, armature: bool = True, viscous: bool = True,
                        coulomb: bool = True, wheel_armature: float = 0.0,
                        wheel_viscous: float = 0.0, wheel_coulomb: float = 0.0,
@@ -97,7 +100,9 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
     """The MuJoCo model of the module docstring and the inertia fix-up warnings.
 
     ``height``: B above the floor (default: the wheel radius, or 0.1 m for a planar base);
-    ``casters``: x (m, base frame) of the caster spheres (default ``+-0.6 s``); the wheel
+    ``casters``: (x, y) (m, base frame) of the caster spheres (default the four corners
+    ``(+-0.6 s, +-0.3 s)``: casters on the centre line only would let the base roll onto one
+    wheel in a fast turn, lifting the other off the floor); the wheel
     joints' ``wheel_armature`` (kg m^2), ``wheel_viscous`` (N m s/rad), ``wheel_coulomb``
     (N m) are the wheels' motor model (003 §6.1, as the arm joints' ``armature`` ...)."""
     import mujoco
@@ -174,10 +179,11 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                                friction=[friction, 0.005, 0.0001], solref=stiff)
         if rolling:
             rc = 0.5 * r
-            for k, x in enumerate(casters if casters is not None else (span, -span)):
+            corners = [(x, y) for x in (span, -span) for y in (0.3 * s, -0.3 * s)]
+            for k, (x, y) in enumerate(casters if casters is not None else corners):
                 base.add_geom(type=mjg.mjGEOM_SPHERE, size=[rc, 0.0, 0.0], name=f"caster{k}",
-                              pos=[float(x), 0.0, rc - h], condim=1, priority=1, contype=1, conaffinity=1,
-                              mass=0.0, rgba=WHEEL_COLOUR, solref=stiff)
+                              pos=[float(x), float(y), rc - h], condim=1, priority=1, contype=1, conaffinity=1,
+                              mass=0.0, rgba=WHEEL_COLOUR, solref=[CASTER_TIME_CONSTANT, 1.0])
     if looks is not None:
         looks.link(base, -1)  # base_link -> joint 1 (model.base: the mount)
     warnings += add_arm(spec, base, model, timestep, contacts, True, armature=armature,
