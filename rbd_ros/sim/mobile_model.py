@@ -16,9 +16,9 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
   (``CASTER_TIME_CONSTANT``, a suspension: the drive wheels carry ~95 % of the weight, as
   they must for traction; with contacts as stiff as the tyres' the casters took 80 %).
   Tyres and floor have Coulomb friction ``friction`` (MuJoCo's default pyramidal cone,
-  ``condim = 3``), so the wheels roll and can slip as on a real floor; the floor contacts have a time constant of
-  ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps; with MuJoCo's default 0.02 s a loaded
-  wheel creeps sideways by ~1 cm/s in a turn).  The wheel mass is a uniform disc's,
+  ``condim = 3``), so the wheels roll and can slip as on a real floor; the tyre contacts
+  have a time constant of ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps; with MuJoCo's
+  default 0.02 s a loaded wheel creeps sideways by ~1 cm/s in a turn).  The wheel mass is a uniform disc's,
   ``m_w = 2 I_a / r^2`` from the model's spin inertia ``I_a`` (``rbd_ros.urdf.wheels``),
   taken out of the lumped base body (mass, centre of mass and inertia by the parallel-axis
   theorem), so MuJoCo's total mass and inertia are the core's.
