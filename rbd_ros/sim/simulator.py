@@ -241,11 +241,7 @@ class Simulator:
         # sensor parameters are per joint in command order; store them in model order
         self.sensors.reorder(self.order)
         route_mujoco_warnings(self.log)
-        self.mj_model, self.warnings = build_mujoco_model(
-            model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
-            cfg.contacts, actuators=True,
-            armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
-            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
+        self.mj_model, self.warnings = self._build_model(model, cfg)
         for w in self.warnings:
             self.log("warn", f"inertia fix-up: {w}")
         # no silent mj_resetData (q = 0, time = 0) on a bad acceleration: step() handles it
@@ -293,6 +289,15 @@ class Simulator:
         self._good_q = self.q0.copy()
         self.reset(keep_time=False)
         self.integrator = self._choose_integrator()
+
+    def _build_model(self, model: MdhModel, cfg: BridgeConfig) -> tuple[Any, list[str]]:
+        """The ``MjModel`` and its inertia fix-up warnings (a mobile base builds its own:
+        ``rbd_ros.sim.mobile_sim``)."""
+        return build_mujoco_model(
+            model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
+            cfg.contacts, actuators=True,
+            armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
+            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
 
     def damping_ratio_dt(self, poses: int = 0) -> np.ndarray:
         """``b dt / m_min`` per joint (model order), the explicit-damping stability number of
@@ -497,10 +502,14 @@ class Simulator:
         gather(d.qpos, self.qpos_adr, self._good_q)
         numbers, bad = self._warning_numbers, self._bad_state_warnings
         bad_before = _count(numbers, bad)
-        self._mj.mj_step(self.mj_model, d)
+        self._advance()
         self.stats.steps += 1
         if _count(numbers, bad) != bad_before or not _state_ok(d.qpos, d.qvel):
             self._undo_unstable_step(t_before, ctrl)
+
+    def _advance(self) -> None:
+        """The physics of one step (``mj_step``; the ideal mobile base integrates the core)."""
+        self._mj.mj_step(self.mj_model, self.mj_data)
 
     def _undo_unstable_step(self, t_before: float, ctrl: np.ndarray) -> None:
         """Back to the positions before the step, at rest, one timestep later (docstring)."""
