@@ -10,16 +10,18 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
   wheel bodies on hinge joints (named ``model.wheel_joints``, axles along the base y axis at
   ``y = +-s/2``, cylinders of radius r) driven by torque actuators, touching the floor through
   a sphere of radius r (one contact point under the axle: a cylinder's contacts at both rims
-  would scrub when turning, Coulomb friction at 4 cm apart resisting like a brake), and
-  passive **casters**:
-  frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed to the base at ``x = casters``, touching the
-  floor.  The floor contacts have a time constant of ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps;
-  MuJoCo's default 0.02 s lets a loaded wheel creep sideways ~1 cm/s).
-  Wheels and floor have Coulomb friction ``friction`` (MuJoCo's pyramid-free elliptic
-  default: sliding, torsional, rolling), so the wheels roll and can slip as on a real floor.
-  The wheel mass is a uniform disc's, ``m_w = 2 I_a / r^2`` from the model's spin inertia
-  ``I_a`` (``rbd_ros.urdf.wheels``), taken out of the lumped base body (mass, centre of mass
-  and inertia by the parallel-axis theorem), so MuJoCo's total inertia is the core's.
+  would scrub when turning, Coulomb friction 4 cm apart braking the yaw), and passive
+  **casters**: frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed
+  to the base at the four corners (``casters``), touching the floor through soft contacts
+  (``CASTER_TIME_CONSTANT``, a suspension: the drive wheels carry ~95 % of the weight, as
+  they must for traction; with contacts as stiff as the tyres' the casters took 80 %).
+  Tyres and floor have Coulomb friction ``friction`` (MuJoCo's default pyramidal cone,
+  ``condim = 3``), so the wheels roll and can slip as on a real floor; the tyre contacts
+  have a time constant of ``CONTACT_TIME_CONSTANT`` (at least 4 timesteps; with MuJoCo's
+  default 0.02 s a loaded wheel creeps sideways by ~1 cm/s in a turn).  The wheel mass is a uniform disc's,
+  ``m_w = 2 I_a / r^2`` from the model's spin inertia ``I_a`` (``rbd_ros.urdf.wheels``),
+  taken out of the lumped base body (mass, centre of mass and inertia by the parallel-axis
+  theorem), so MuJoCo's total mass and inertia are the core's.
 * ``ideal`` (both base types) and every ``planar`` base: the base body on three joints
   ``base_x``, ``base_y`` (world slides) and ``base_yaw`` (hinge about z through B): ``qpos`` =
   the core's ``q[:3]``.  The diff-drive wheels are then kinematic hinges (no contact); the
@@ -38,17 +40,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rbd_ros.model import BASE_COORDINATES, MdhModel
-from rbd_ros.sim.mujoco_model import (_Looks, _quat, add_arm, add_motors, compile_spec,
-                                      fix_inertia, new_spec)
+from rbd_ros.services import DEFAULT_WHEELS
+from rbd_ros.sim.mujoco_model import _Looks, _quat, add_arm, add_motors, compile_spec, fix_inertia, new_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
 
 BASE_MODELS = ("wheels", "ideal")
 PLANAR_JOINTS = BASE_COORDINATES["planar"][0]  # base_x, base_y, base_yaw
-DEFAULT_WHEEL_JOINTS = ("left_wheel_joint", "right_wheel_joint")
 FREE_JOINT = "base_free"
 CONTACT_TIME_CONSTANT = 0.004  # s: floor contacts stiffer than MuJoCo's 0.02 s (less creep)
+CASTER_TIME_CONSTANT = 0.03  # s: softer caster contacts, a suspension (the drive wheels carry the load)
 WHEEL_HALF_WIDTH = 0.02  # m, the wheel cylinders' half length (contact is on the tread)
 BASE_COLOUR = [0.35, 0.38, 0.42, 1.0]
 WHEEL_COLOUR = [0.12, 0.12, 0.12, 1.0]
@@ -56,7 +58,7 @@ WHEEL_COLOUR = [0.12, 0.12, 0.12, 1.0]
 
 def wheel_joint_names(model: MdhModel) -> tuple[str, str]:
     """(left, right) wheel joint names: the model's, else ``left_wheel_joint``/``right_...``."""
-    return tuple(model.wheel_joints) if model.wheel_joints else DEFAULT_WHEEL_JOINTS
+    return tuple(model.wheel_joints) if model.wheel_joints else DEFAULT_WHEELS
 
 
 def base_actuator_names(model: MdhModel) -> tuple[str, ...]:
@@ -89,7 +91,7 @@ def _base_without_wheels(model: MdhModel, m_w: float) -> tuple[float, np.ndarray
 
 def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: float = 0.001,
                        integrator: str = "implicitfast", *, height: float | None = None,
-                       friction: float = 1.0, casters: Sequence[float] | None = None,
+                       friction: float = 1.0, casters: Sequence[tuple[float, float]] | None = None,
                        contacts: bool = False, armature: bool = True, viscous: bool = True,
                        coulomb: bool = True, wheel_armature: float = 0.0,
                        wheel_viscous: float = 0.0, wheel_coulomb: float = 0.0,
@@ -98,7 +100,9 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
     """The MuJoCo model of the module docstring and the inertia fix-up warnings.
 
     ``height``: B above the floor (default: the wheel radius, or 0.1 m for a planar base);
-    ``casters``: x (m, base frame) of the caster spheres (default ``+-0.6 s``); the wheel
+    ``casters``: (x, y) (m, base frame) of the caster spheres (default the four corners
+    ``(+-0.6 s, +-0.3 s)``: casters on the centre line only would let the base roll onto one
+    wheel in a fast turn, lifting the other off the floor); the wheel
     joints' ``wheel_armature`` (kg m^2), ``wheel_viscous`` (N m s/rad), ``wheel_coulomb``
     (N m) are the wheels' motor model (003 §6.1, as the arm joints' ``armature`` ...)."""
     import mujoco
@@ -175,10 +179,11 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                                friction=[friction, 0.005, 0.0001], solref=stiff)
         if rolling:
             rc = 0.5 * r
-            for k, x in enumerate(casters if casters is not None else (span, -span)):
+            corners = [(x, y) for x in (span, -span) for y in (0.3 * s, -0.3 * s)]
+            for k, (x, y) in enumerate(casters if casters is not None else corners):
                 base.add_geom(type=mjg.mjGEOM_SPHERE, size=[rc, 0.0, 0.0], name=f"caster{k}",
-                              pos=[float(x), 0.0, rc - h], condim=1, priority=1, contype=1, conaffinity=1,
-                              mass=0.0, rgba=WHEEL_COLOUR, solref=stiff)
+                              pos=[float(x), float(y), rc - h], condim=1, priority=1, contype=1, conaffinity=1,
+                              mass=0.0, rgba=WHEEL_COLOUR, solref=[CASTER_TIME_CONSTANT, 1.0])
     if looks is not None:
         looks.link(base, -1)  # base_link -> joint 1 (model.base: the mount)
     warnings += add_arm(spec, base, model, timestep, contacts, True, armature=armature,

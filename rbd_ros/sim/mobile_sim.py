@@ -24,8 +24,10 @@ frictionloss on the wheel hinges).
   constraint holds through the core's constraint force ``lam``), with ``u`` the torques after
   the motor model's saturation and latency; MuJoCo is only set to the state (viewer, sensors).
   A run therefore equals the core's own ``simulate`` to round-off.  The arm's armature,
-  viscous and Coulomb friction are not in the core and not applied; the timeout brake is an
-  explicit damping torque ``-b * rate`` (held over the step).  The wheel angles (diff drive)
+  viscous and Coulomb friction and its joint limits are not in the core and not applied (an
+  arm left without commands falls freely); the timeout brake is an explicit damping torque
+  ``-b * rate`` (held over the step; capped as ``Simulator`` caps it for explicit
+  integrators, by MuJoCo's inertia, which for a wheel is its spin inertia alone).  The wheel angles (diff drive)
   integrate the rolling wheel rates ``(v_x -/+ omega s/2) / r`` by the trapezoid rule.
 
 ``initial_base_pose`` ``[x, y, yaw]`` places the base (diff drive; a planar base takes its
@@ -43,11 +45,11 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.model import MOBILE_BASES, MdhModel
-from rbd_ros.sim.mobile_model import (BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names,
-                                      build_mobile_model)
+from rbd_ros.sim.mobile_model import BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names, build_mobile_model
 from rbd_ros.sim.simulator import AUTO, BridgeConfig, LogFn, Simulator
 
 ODOM_SOURCES = ("ground_truth", "wheel_odometry")
+SETTLE_STEPS = 200  # steps letting a wheeled base sink onto the floor at reset
 
 
 @dataclass(frozen=True)
@@ -159,13 +161,16 @@ class MobileSimulator(Simulator):
     def _build_model(self, model: MdhModel, cfg: BridgeConfig) -> tuple[Any, list[str]]:
         m = self.mobile
         integrator = cfg.integrator if cfg.integrator.lower() != AUTO else "implicitfast"
+        # ideal: no motor model in MuJoCo's joints (the core has none; the brake's cap reads M)
+        armature, viscous, coulomb = ((False, False, False) if self.ideal else
+                                      (cfg.armature, cfg.viscous_friction, cfg.coulomb_friction))
         return build_mobile_model(
             self.robot_model, m.base_model, cfg.timestep, integrator,
             height=m.base_height or None, friction=m.floor_friction, contacts=cfg.contacts,
-            armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
-            wheel_armature=m.wheel_armature if cfg.armature else 0.0,
-            wheel_viscous=m.wheel_viscous if cfg.viscous_friction else 0.0,
-            wheel_coulomb=m.wheel_coulomb if cfg.coulomb_friction else 0.0,
+            armature=armature, viscous=viscous, coulomb=coulomb,
+            wheel_armature=m.wheel_armature if armature else 0.0,
+            wheel_viscous=m.wheel_viscous if viscous else 0.0,
+            wheel_coulomb=m.wheel_coulomb if coulomb else 0.0,
             min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
 
     def _choose_integrator(self) -> str:
@@ -207,8 +212,31 @@ class MobileSimulator(Simulator):
         self._wheel_angles = self.q0[:k].copy() if self.diff_drive else None
         self._q = np.concatenate([pose, arm_q])  # the core's state (ideal)
         self._v = np.concatenate([v3, arm_v])
+        if self.free_base:
+            self._settle(pose)
         self._write_base(pose, v3)
         self._mj.mj_forward(self.mj_model, d)
+        self.slip_max = self.lateral_max = 0.0
+
+    def _settle(self, pose: np.ndarray) -> None:
+        """Let the free base sink onto its contacts (``SETTLE_STEPS`` steps without torque,
+        the joints held at their start, the base at ``pose``), so the wheels start loaded:
+        placed at the wheel radius exactly, they carry no weight for the first steps and spin
+        freely under a torque.  The base stays level; the clock is not advanced."""
+        d, m = self.mj_data, self.mj_model
+        t, qpos = d.time, d.qpos.copy()
+        a = self._free_q
+        qpos[a:a + 2] = pose[:2]
+        qpos[a + 3:a + 7] = _yaw_quat(pose[2])
+        d.qpos[:] = qpos
+        d.qvel[:] = 0.0
+        d.ctrl[:] = 0.0
+        for _ in range(SETTLE_STEPS):
+            self._mj.mj_step(m, d)
+            qpos[a + 2] = d.qpos[a + 2]  # the base's height only (level, at its pose)
+            d.qpos[:] = qpos
+            d.qvel[:] = 0.0
+        d.time = t
 
     def _write_base(self, pose: np.ndarray, v3: np.ndarray) -> None:
         """Base pose ``(x, y, yaw)`` and base-frame twist ``(v_x, v_y, omega)`` into MuJoCo."""
@@ -260,7 +288,28 @@ class MobileSimulator(Simulator):
             qd[ix], qd[iy] = c * qd[ix] + s * qd[iy], -s * qd[ix] + c * qd[iy]
         return q, qd, effort
 
+    def base_slip(self) -> tuple[float, float]:
+        """Ground truth now: ``(wheel slip, lateral velocity)`` (m/s).  Wheel slip: the largest
+        speed of a wheel's contact point over the floor, ``|(v_x -/+ omega s/2 - r w_i, v_y)|``
+        (0 while rolling; 0 for a planar base); lateral: ``|v_y|`` at B (0 for the ideal diff
+        drive by construction)."""
+        _, _, lin, ang = self.base_state()
+        if not self.diff_drive:
+            return 0.0, abs(float(lin[1]))
+        r, s = self.robot_model.wheel_radius, self.robot_model.wheel_separation
+        w = self.mj_data.qvel[self.dof_adr[:2]]
+        along = (lin[0] - 0.5 * s * ang[2] - r * w[0], lin[0] + 0.5 * s * ang[2] - r * w[1])
+        return float(max(math.hypot(a, lin[1]) for a in along)), abs(float(lin[1]))
+
     # ---- stepping -----------------------------------------------------------------------------
+    def step(self, now: float | None = None) -> None:
+        """``Simulator.step``, then the running maxima of ``base_slip`` (``slip_max``,
+        ``lateral_max``, since the start or the last reset)."""
+        super().step(now)
+        slip, lateral = self.base_slip()
+        self.slip_max = max(self.slip_max, slip)
+        self.lateral_max = max(self.lateral_max, lateral)
+
     def _advance(self) -> None:
         np.copyto(self._good_qpos, self.mj_data.qpos)
         if not self.ideal:

@@ -162,11 +162,7 @@ class Bringup:
                               base_link=args.base_link, tip_link=args.tip_link,
                               controller=args.controller, mode=args.mode, bridge=bridge,
                               controller_parameters=controller, composed=args.composed,
-                              services=not self.mobile)  # the services do not serve mobile bases yet
-        if args.rt_priority:
-            for spec in self.specs:
-                if spec.executable == "mujoco_bridge":
-                    spec.parameters["rt_priority"] = args.rt_priority
+                              rt_priority=args.rt_priority)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so

@@ -91,7 +91,9 @@ Topics
       ~16 k steps: period_p50_us, period_p99_us, period_max_us, jitter_p99_us / jitter_max_us
       (``|period - timestep|``), overruns (steps whose work took longer than a timestep; since
       start; in lockstep and max the period is just the stepping rate, unpaced); composed (the
-      law's type or ''), realtime (the hygiene report).
+      law's type or ''), realtime (the hygiene report); a mobile base adds wheel_slip_max and
+      lateral_velocity_max (m/s, ground truth since the start or the last reset:
+      ``MobileSimulator.base_slip``).
   MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
   outside the joint limits are clamped onto them, with a warning.
 Services
@@ -503,6 +505,8 @@ class MujocoBridge:
             "unstable_steps": st.unstable_steps, "integrator": self.sim.integrator,
             "composed": self.controller.law_type if self.controller is not None else "",
             "realtime": list(self.hygiene),
+            **({"wheel_slip_max": self.sim.slip_max, "lateral_velocity_max": self.sim.lateral_max}
+               if self.odom is not None else {}),
             "_now": (wall, sim_t, steps),
         }
 
