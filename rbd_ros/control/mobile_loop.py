@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.control.loop import ControlLoop, LogFn, stamp_seconds
+from rbd_ros.control.loop import ControlLoop, LogFn
 from rbd_ros.control.mobile_laws import MobileReference, RateLimitedTwist
+from rbd_ros.control.references import to_seconds
 from rbd_ros.control.trajectory import HoldPosition, JointSpline
 
 BASE_STATE_NAMES = ("base_x", "base_y", "base_yaw")
@@ -157,12 +158,11 @@ class MobileControlLoop(ControlLoop):
         self.t_odom = float(t)
         if not self.have_base:
             self.have_base = True
-            self._first_base()
+            self.base_reference = HoldPosition(self.qb.copy())
         return True
 
-    def _first_base(self) -> None:
-        if self.base_reference is None:
-            self.base_reference = HoldPosition(self.qb.copy())
+    def _flush_pending(self) -> None:
+        """Base references that came before the first arm state and odometry, now both here."""
         pending, self._base_pending = self._base_pending, []
         for handler, early in pending:
             handler(early)
@@ -172,6 +172,8 @@ class MobileControlLoop(ControlLoop):
         arm state with some odometry (``"latest"``)."""
         if not (self.have_state and self.have_base) or self.t <= self.t_cycled:
             return False
+        if self._base_pending:
+            self._flush_pending()
         return self.sync == "latest" or self.t == self.t_odom
 
     def _stop(self, why: str) -> None:
@@ -258,8 +260,8 @@ class MobileControlLoop(ControlLoop):
                 if abs(np.linalg.norm(quat) - 1.0) > 1e-3:
                     raise ValueError(f"pose {k} has a quaternion of norm {np.linalg.norm(quat):.4g}, not 1")
                 P[k] = pp.x, pp.y, yaw_of(*quat)
-                stamps[k] = stamp_seconds(ps.header.stamp)
-            head = stamp_seconds(msg.header.stamp)
+                stamps[k] = to_seconds(ps.header.stamp)
+            head = to_seconds(msg.header.stamp)
             now = head if head > self.t else self.t  # a path stamped ahead starts then
             start = self._current_base(now)
             P[:, 2] = np.unwrap(np.r_[start[0][2], P[:, 2]])[1:]  # each heading within pi of the last
