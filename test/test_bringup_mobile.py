@@ -48,7 +48,7 @@ def test_mobile_bringup_bag_and_plot(run) -> None:  # noqa: ANN001
     assert {"/odom", "/controller/base_path", "/joint_states"} <= set(bag)
     assert len(bag["/controller/base_path"]) == 1
     _, path = bag["/controller/base_path"][0]
-    assert path.header.frame_id == "odom" and len(path.poses) == 180  # 18 s every 0.1 s
+    assert path.header.frame_id == "odom" and len(path.poses) == 120  # 12 s every 0.1 s
     n_odom, n_states = len(bag["/odom"]), len(bag["/joint_states"])
     assert n_odom >= 1900 and abs(n_odom - n_states) <= 100
     _, odom = bag["/odom"][-1]

@@ -100,7 +100,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-video", action="store_true", help="with --record: no video")
     p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
     p.add_argument("--segment-time", type=_positive_seconds, default=None,
-                   help="seconds per tour segment (default 2; a mobile base's figure eight: 6)")
+                   help="seconds per tour segment (default 2; with a mobile base 4: its figure eight takes the 3 segments)")
     p.add_argument("--base-model", default="wheels", choices=["wheels", "ideal"],
                    help="a mobile base in the bridge: wheels on a floor (default) or the core's "
                         "ideal rolling model")
@@ -145,7 +145,7 @@ class Bringup:
         bridge: dict = {}
         controller: dict = {}
         if self.mobile:
-            self.tour, self.eight = plan_mobile_tour(self.model, segment_time=args.segment_time or 6.0)
+            self.tour, self.eight = plan_mobile_tour(self.model, segment_time=args.segment_time or 4.0)
             base = [0.0] * (2 if self.model.base_type == "diff_drive" else 3)
             bridge["base_model"] = args.base_model
             controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
