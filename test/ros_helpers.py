@@ -77,6 +77,21 @@ def raise_callback_errors(spinner) -> None:
         raise RuntimeError("a test peer's ROS callback raised") from errors[0]
 
 
+def wait_on(cv, predicate, spinner, timeout: float = 30.0, what: str = "condition") -> None:
+    """Wait under the condition variable ``cv`` (which the peer's callbacks notify) until
+    ``predicate()``; a callback's exception in ``spinner`` is raised, a timeout names ``what``."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    with cv:
+        while not predicate():
+            raise_callback_errors(spinner)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"timed out waiting for {what}")
+            cv.wait(min(left, 0.1))
+
+
 def wait_for_service(client, timeout: float = 30.0) -> None:
     if not client.wait_for_service(timeout_sec=timeout):
         raise TimeoutError(f"service {client.srv_name} not available within {timeout} s")

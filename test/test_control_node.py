@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from ros_helpers import REPO, NodeProcess, raise_callback_errors, ros_context, spin_in_background
+from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background, wait_on
 
 ARM7 = str(REPO / "config" / "arm7.yaml")
 PLANAR2_URDF = str(REPO / "urdf" / "planar2.urdf")
@@ -92,14 +92,7 @@ class Peer:
         self._append(self.states, (t, np.array(msg.position), np.array(msg.velocity), np.array(msg.effort)))
 
     def wait(self, predicate, timeout: float = 30.0, what: str = "condition"):
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while not predicate():
-                raise_callback_errors(self.executor)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"timed out waiting for {what}")
-                self.cv.wait(min(left, 0.1))
+        wait_on(self.cv, predicate, self.executor, timeout, what)
 
     def wait_subscribed(self, pub, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

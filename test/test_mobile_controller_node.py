@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from ros_helpers import REPO, raise_callback_errors, ros_context, spin_in_background
+from ros_helpers import REPO, ros_context, spin_in_background, wait_on
 
 MOBILE = str(REPO / "config" / "mobile_arm7.yaml")
 OMNI = str(REPO / "config" / "omni_arm7.yaml")
@@ -50,14 +50,7 @@ class BasePeer:
             self.cv.notify_all()
 
     def wait(self, predicate, timeout: float = 60.0, what: str = "condition") -> None:  # noqa: ANN001
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while not predicate():
-                raise_callback_errors(self.executor)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"timed out waiting for {what}")
-                self.cv.wait(min(left, 0.1))
+        wait_on(self.cv, predicate, self.executor, timeout, what)
 
     def last(self) -> np.ndarray:
         with self.cv:
