@@ -62,9 +62,7 @@ def test_mobile_bringup_bag_and_plot(run) -> None:  # noqa: ANN001
 
 def test_mobile_bringup_refusals() -> None:
     for args, why in ((["--robot", "omni_arm7", "--controller", "diff_drive_velocity"], "follows ~/cmd_vel"),
-                      (["--robot", "arm7", "--controller", "whole_body_computed_torque"], "drives a mobile base"),
-                      (["--robot", "mobile_arm7", "--controller", "whole_body_computed_torque", "--composed"],
-                       "--composed runs fixed-base arms only")):
+                      (["--robot", "arm7", "--controller", "whole_body_computed_torque"], "drives a mobile base")):
         proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", *args], cwd=REPO,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -80,3 +78,18 @@ def test_description_of_a_mobile_robot() -> None:
     assert [s.name for s in specs] == ["mujoco_bridge", "dynamics_server", "controller"]
     assert specs[2].parameters["type"] == "whole_body_computed_torque"
     assert all(s.parameters["model_yaml"].endswith("mobile_arm7.yaml") for s in specs)
+
+
+def test_mobile_bringup_composed_ideal(tmp_path) -> None:  # noqa: ANN001
+    """The mobile law inside the bridge's loop (composed mode) on the ideal base: the core's own
+    dynamics, so the base tracks its path to micrometres (measured 4e-6 m over the whole tour)."""
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7", "--controller",
+         "whole_body_computed_torque", "--composed", "--base-model", "ideal", "--duration", "1.5",
+         "--quiet", "--json", str(out)], cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["mode"] == "composed, lockstep, base model ideal"
+    assert report["base_path_rms"] < 1e-4 and max(report["rms_error"]) < 1e-4
+    assert report["lateral_velocity_max"] < 1e-9 and "wheel_slip_max" not in report

@@ -100,7 +100,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-video", action="store_true", help="with --record: no video")
     p.add_argument("--json", default="", metavar="FILE", help="write the report as JSON")
     p.add_argument("--segment-time", type=_positive_seconds, default=None,
-                   help="seconds per tour segment (default 2; with a mobile base 4: its figure eight takes the 3 segments)")
+                   help="seconds per tour segment (default 2; with a mobile base 4: its figure eight "
+                        "takes the 3 segments)")
     p.add_argument("--base-model", default="wheels", choices=["wheels", "ideal"],
                    help="a mobile base in the bridge: wheels on a floor (default) or the core's "
                         "ideal rolling model")
@@ -137,9 +138,6 @@ class Bringup:
         if self.mobile and args.controller != "whole_body_computed_torque":
             raise ValueError(f"the bringup tour drives the base along a path: use --controller "
                              f"whole_body_computed_torque ({args.controller} follows ~/cmd_vel)")
-        if self.mobile and args.composed:
-            raise ValueError("--composed runs fixed-base arms only so far (a mobile base's law runs "
-                             "in the controller process)")
         # checked before anything starts: inside the limits and the effort limits (or refused)
         self.eight = None
         bridge: dict = {}

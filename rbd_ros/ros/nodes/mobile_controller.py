@@ -30,13 +30,15 @@ is ``ideal``), ``wheel_effort_limit`` (N m), ``base_force_limit`` (N, N m), ``ma
 ``max_acceleration`` ([v_x, v_y, omega] limits), ``cmd_vel_timeout`` (s of control time),
 ``odom_frame`` (odom), ``base_frame`` (the model's base link), ``sync``, ``path_speed`` (m/s
 along an untimed path), ``state_timeout`` (s, wall; one zero command then silence as for an
-arm), ``interpolation``, ``publish_state``.  Composed mode (the law inside the bridge) is for
-fixed-base arms only so far.
+arm), ``interpolation``, ``publish_state``.  Composed mode (``controller_type`` of the
+MuJoCo bridge): no ``/joint_states``/``/odom`` subscriptions; the bridge calls ``step`` with the
+state it just produced and the base's ground truth (``odom_source`` does not apply).
 """
 from __future__ import annotations
 
 import array
 import math
+import threading
 import time
 from collections import deque
 from typing import Any
@@ -54,7 +56,8 @@ BASE_PATH = "~/base_path"
 class MobileController:
     """The node's state and callbacks (see the module docstring)."""
 
-    def __init__(self, node: Any, law_type: str) -> None:
+    def __init__(self, node: Any, law_type: str, composed: bool = False,
+                 base_state: Any = None) -> None:
         from geometry_msgs.msg import TwistStamped
         from nav_msgs.msg import Odometry, Path
         from rcl_interfaces.msg import ParameterDescriptor
@@ -116,6 +119,7 @@ class MobileController:
         self.joints = self.loop.joints
         self.tau_out = self.loop.tau_out
         self.inbox: deque = deque(maxlen=1000)  # (loop method, message) written by the callbacks
+        self.lock = threading.RLock()  # composed: the bridge's stepping thread and the executor's drain
 
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()
@@ -127,19 +131,24 @@ class MobileController:
         self.state_msg = JointState()
         self.state_msg.name = list(self.loop.state_names)
         loop = self.loop
-        node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, pub_qos)
-        node.create_subscription(Odometry, topics.ODOM, self._on_odom, pub_qos)
+        self.composed = composed
+        self.base_state = base_state  # composed: the simulator's ground truth (position, quaternion, linear, angular)
+        if not composed:
+            node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, pub_qos)
+            node.create_subscription(Odometry, topics.ODOM, self._on_odom, pub_qos)
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY,
                                  lambda msg: self.inbox.append((loop.trajectory, msg)), qos)
         node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
         node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
-        node.create_timer(0.05, self._watchdog, clock=wall)
         node.create_timer(0.02, self._drain, clock=wall)  # references while no state comes (a paused bridge)
+        if not composed:
+            node.create_timer(0.05, self._watchdog, clock=wall)
         g = self.law.gains
         self._ready_text = (f"controller: ready ({law_type}, {model.base_type} base + {model.dof} joints, "
                             f"{loaded.source})")
-        self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
+        if not composed:
+            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
         self.log.info(f"{law_type} on a {model.base_type} base + {model.dof} joints from {loaded.source}; "
                       f"commands in the order {self.joints}; gains kp={g['kp'][0]:.4g} kd={g['kd'][0]:.4g} "
                       f"(arm), kp_base={g['kp_base'][0]:.4g} kd_base={g['kd_base'][0]:.4g} "
@@ -191,12 +200,28 @@ class MobileController:
                 if self.node.context.ok():
                     raise
 
+    def step(self, t: float, names: list[str], position: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+        """Composed mode (the MuJoCo bridge's loop): one cycle on the arm state in ``names``
+        order and the simulator's base ground truth at ``t``; returns the efforts (``joints``
+        order), published as well."""
+        from types import SimpleNamespace as NS
+
+        pos, quat, lin, ang = self.base_state()
+        loop = self.loop
+        with self.lock:
+            loop.joint_state(names, position, velocity, t)
+            loop.odom(NS(x=pos[0], y=pos[1], z=pos[2]), NS(x=quat[0], y=quat[1], z=quat[2], w=quat[3]),
+                      NS(x=lin[0], y=lin[1], z=lin[2]), NS(x=ang[0], y=ang[1], z=ang[2]), t)
+            self._maybe_cycle()
+        return self.tau_out
+
     def _drain(self) -> None:
         """What the subscriptions buffered, in arrival order: before each cycle, and every 20 ms
         of wall time (stamped with the latest state's time, as in a cycle)."""
-        while self.inbox:
-            handler, msg = self.inbox.popleft()
-            handler(msg)
+        with self.lock:
+            while self.inbox:
+                handler, msg = self.inbox.popleft()
+                handler(msg)
 
     @property
     def cycles(self) -> int:

@@ -539,13 +539,14 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
     from rclpy.parameter import Parameter
 
     from rbd_ros.control.gains import LAWS
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS
     from rbd_ros.ros.nodes.controller import Controller
 
     law_type = node.declare_parameter("controller_type", "").value
     if not law_type:
         return None
-    if law_type not in LAWS:
-        raise NodeConfigError(f"controller_type '{law_type}' is not one of {', '.join(LAWS)}")
+    if law_type not in LAWS + MOBILE_LAWS:
+        raise NodeConfigError(f"controller_type '{law_type}' is not one of {', '.join(LAWS + MOBILE_LAWS)}")
     # the parameters given to this process (command line, parameter files), not the global
     # '__node:=mujoco_bridge' rename, which would name this node too
     overrides = getattr(node, "_parameter_overrides", {})
@@ -557,7 +558,14 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
         cli_args=topic_remaps(argv, "controller"), use_global_arguments=False,
         parameter_overrides=[*given, Parameter("type", Parameter.Type.STRING, law_type)])
     try:
-        controller = Controller(cnode, composed=True)
+        if law_type in MOBILE_LAWS:  # a mobile base: the law reads the base's ground truth
+            from rbd_ros.ros.nodes.mobile_controller import MobileController
+
+            if not hasattr(sim, "base_state"):
+                raise NodeConfigError(f"controller_type {law_type} drives a mobile base; this robot has none")
+            controller = MobileController(cnode, law_type, composed=True, base_state=sim.base_state)
+        else:
+            controller = Controller(cnode, composed=True)
     except Exception:
         cnode.destroy_node()
         raise
