@@ -82,6 +82,9 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
     for role, jn in (("left_wheel", left), ("right_wheel", right)):
         if jn not in tree.joints:
             raise UrdfError(f"{tree.source}: {role} '{jn}' is not a joint of the URDF")
+        if not tree.joints[jn].movable:
+            raise UrdfError(f"{tree.source}: {role} '{jn}' is a {tree.joints[jn].type} joint; a drive wheel "
+                            f"turns (continuous or revolute); wheels of '{chain.base}': {cands or 'none'}")
         if jn not in cands:
             raise UrdfError(f"{tree.source}: {role} '{jn}' is not a wheel of '{chain.base}' (a movable "
                             f"joint off the arm chain, riding on the base, axle along y); wheels: {cands}")

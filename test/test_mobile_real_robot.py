@@ -1,0 +1,196 @@
+"""Mobile manipulators from a real description we never tuned for: PAL's TIAGo
+(example-robot-data ``tiago_no_hand.urdf``): a differential-drive base (``wheel_left_joint`` /
+``wheel_right_joint``, four fixed casters), a prismatic torso, a head branch off the chain
+(locked) and a 7-joint arm.
+
+Oracles: Pinocchio on the same URDF with a planar root joint at the URDF root
+(``base_footprint``), every joint off our chain locked at 0 (``pin.buildReducedModel``: wheels
+and head), for the planar base to 1e-9 relative; the diff drive through a KKT solve with
+Pinocchio's M and h, the wheels' spin inertia and the rolling constraint
+(``test_mobile_base_robot._pin_kkt``); the URDF's own numbers for the wheels; MuJoCo for the
+bridge (wheels) and the core's simulate (ideal)."""
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core_oracles import rel_err
+from rbd_ros import Robot
+from rbd_ros.urdf.errors import UrdfError
+
+pin = pytest.importorskip("pinocchio")
+from test_mobile_base_robot import _pin_kkt, pin_mass, pin_q, states  # noqa: E402
+
+TOL = 1e-9
+
+
+ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
+if not (ROBOTS / "tiago_description" / "robots" / "tiago_no_hand.urdf").is_file():
+    pytest.skip(f"example-robot-data (TIAGo's URDF) is not installed under {ROBOTS}: "
+                "pip install -r requirements-test.txt", allow_module_level=True)
+TIAGO_DIR = ROBOTS / "tiago_description" / "robots"
+TIAGO = str(TIAGO_DIR / "tiago_no_hand.urdf")
+WHEELS = {"left_wheel": "wheel_left_joint", "right_wheel": "wheel_right_joint"}
+TIP = "wrist_ft_tool_link"
+ARM = ("torso_lift_joint", *(f"arm_{i}_joint" for i in range(1, 8)))
+
+
+def pin_tiago(gravity: np.ndarray):  # noqa: ANN201
+    """TIAGo on ``pin.JointModelPlanar`` (at base_footprint), all but torso and arm locked at 0."""
+    full = pin.buildModelFromUrdf(TIAGO, pin.JointModelPlanar())
+    lock = [full.getJointId(j) for j in full.names[2:] if j not in ARM]
+    pm = pin.buildReducedModel(full, lock, pin.neutral(full))
+    pm.gravity.linear[:] = gravity
+    assert tuple(pm.names[2:]) == ARM and pm.nv == 3 + len(ARM)
+    return full, pm, pm.createData()
+
+
+@pytest.fixture(scope="module")
+def tiago():  # noqa: ANN201
+    r = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", tip_link=TIP, **WHEELS)
+    return (r, *pin_tiago(r.model.gravity))
+
+
+@pytest.fixture(scope="module")
+def tiago_planar(tiago):  # noqa: ANN001, ANN201
+    return Robot.from_urdf(TIAGO, base="planar", base_link="base_link", tip_link=TIP), *tiago[2:]
+
+
+# ---- the conversion ---------------------------------------------------------------------------
+def test_wheels_found_from_the_urdf_geometry(tiago) -> None:  # noqa: ANN001
+    """Radius and separation read from the URDF: the wheel cylinders' radius 0.0985 m (= the
+    height of base_link above base_footprint) and the wheel joints' y = +-0.2022 m; the spin
+    inertia is the wheel link's inertia about its axle (Pinocchio's body inertia)."""
+    r, full, _, _ = tiago
+    m = r.model
+    assert m.wheel_radius == 0.0985 and m.wheel_separation == pytest.approx(2 * 0.2022, abs=1e-15)
+    assert m.wheel_joints == ("wheel_left_joint", "wheel_right_joint")
+    fd = full.createData()
+    pin.forwardKinematics(full, fd, pin.neutral(full))
+    assert fd.oMi[full.getJointId("wheel_left_joint")].translation[2] == pytest.approx(m.wheel_radius)
+    for jn in m.wheel_joints:
+        inertia = full.inertias[full.getJointId(jn)]  # about the joint frame, axle = joint z
+        spin = inertia.inertia[2, 2] + inertia.mass * (inertia.lever[0] ** 2 + inertia.lever[1] ** 2)
+        assert m.wheel_spin_inertia == pytest.approx(spin, rel=1e-12)
+    # wheels found without being named, the same
+    auto = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", tip_link=TIP).model
+    assert (auto.wheel_radius, auto.wheel_separation, auto.wheel_joints) == \
+        (m.wheel_radius, m.wheel_separation, m.wheel_joints)
+
+
+def test_whole_robot_is_carried_by_the_base(tiago) -> None:  # noqa: ANN001
+    """Every link of the URDF rides on the robot: base body (base_link, base_footprint and
+    what is fixed to it, casters, wheels, torso column) plus the chain (head lumped on the
+    torso) weigh what Pinocchio's whole model weighs; the base body is Pinocchio's root body."""
+    r, full, pm, _ = tiago
+    m = r.model
+    assert m.base_mass + m.mass.sum() == pytest.approx(pin.computeTotalMass(full), rel=1e-12)
+    assert m.base_mass == pytest.approx(pm.inertias[1].mass, rel=1e-12)
+    lever = pm.inertias[1].lever - [0.0, 0.0, 0.0985]  # base_footprint -> base_link
+    assert rel_err(m.base_com, lever) < 1e-12
+    assert m.joint_names == ARM and m.joint_type[0] == 1  # prismatic torso
+
+
+def test_base_footprint_or_base_link_same_dynamics(tiago) -> None:  # noqa: ANN001
+    """base_footprint sits on the floor under the axle midpoint, base_link on the axle: the
+    same vertical line, so the same base rates and the same M and h."""
+    r = tiago[0]
+    f = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_footprint", tip_link=TIP, **WHEELS)
+    assert f.model.base_mass == pytest.approx(r.model.base_mass, rel=1e-14)
+    for q, v, _ in states(r.nv, 11, rolling=True):
+        assert rel_err(f.mass_matrix(q), r.mass_matrix(q)) < 1e-12
+        assert rel_err(f.bias(q, v), r.bias(q, v)) < 1e-12
+
+
+def test_tip_inferred_without_the_wheels_but_not_past_the_head() -> None:
+    with pytest.raises(UrdfError, match="give tip_link") as err:
+        Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", **WHEELS)
+    assert "wheel_" not in str(err.value) and TIP in str(err.value)
+
+
+# ---- planar base: Pinocchio to 1e-9 ----------------------------------------------------------
+@pytest.mark.parametrize("method", ("silver", "kane", "gauss"))
+def test_planar_inverse_dynamics_vs_pinocchio(tiago_planar, method: str) -> None:  # noqa: ANN001
+    r, pm, pd = tiago_planar
+    for q, v, a in states(r.nv, 1):
+        q[3] = 0.1  # the torso's stroke (0 .. 0.35 m)
+        assert rel_err(r.inverse_dynamics(q, v, a, method=method), pin.rnea(pm, pd, pin_q(q), v, a)) < TOL
+
+
+def test_planar_mass_bias_gravity_forward_vs_pinocchio(tiago_planar) -> None:  # noqa: ANN001
+    r, pm, pd = tiago_planar
+    for q, v, a in states(r.nv, 2):
+        qp = pin_q(q)
+        assert rel_err(r.mass_matrix(q), pin_mass(pm, pd, q)) < TOL
+        assert rel_err(r.bias(q, v), pin.rnea(pm, pd, qp, v, 0 * v)) < TOL
+        assert rel_err(r.gravity(q), pin.computeGeneralizedGravity(pm, pd, qp)) < TOL
+        tau = 20.0 * a
+        assert rel_err(r.forward_dynamics(q, v, tau), pin.aba(pm, pd, qp, v, tau)) < TOL
+
+
+# ---- differential drive: KKT with Pinocchio's M, h -------------------------------------------
+@pytest.mark.parametrize("method", ("kane", "udwadia_kalaba", "kkt"))
+def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(tiago, method: str) -> None:  # noqa: ANN001
+    r, _, pm, pd = tiago
+    rng = np.random.default_rng(5)
+    for q, v, _ in states(r.nv, 5, rolling=True):
+        u = rng.uniform(-20, 20, r.nu)
+        a_ref, lam_ref = _pin_kkt(r, pm, pd, q, v, u)
+        a, lam = r.constrained_dynamics(q, v, u, method=method)
+        assert a[1] == 0.0 and rel_err(a, a_ref) < TOL
+        assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)) and abs(lam_ref) > 1e-2
+
+
+def _pin_efforts(r, pm, pd, q, v, a):  # noqa: ANN001, ANN202
+    """Inverse dynamics from Pinocchio's M, h plus the wheels' spin inertia:
+    ``Q = M a + h`` gives the arm torques, the lateral force ``lam = Q_y`` and the wheel torques
+    realising ``(F_x, M_z) = (Q_x, Q_omega)`` (``tau_L,R = r (F_x/2 -/+ M_z/s)``)."""
+    rad, sep, Ia = r.model.wheel_radius, r.model.wheel_separation, r.model.wheel_spin_inertia
+    M = pin_mass(pm, pd, q)
+    M[0, 0] += 2 * Ia / rad**2
+    M[2, 2] += Ia * sep**2 / (2 * rad**2)
+    Q = M @ a + pin.rnea(pm, pd, pin_q(q), v, 0 * v)
+    wheels = rad * np.array([0.5 * Q[0] - Q[2] / sep, 0.5 * Q[0] + Q[2] / sep])
+    return wheels, Q[3:], Q[1]
+
+
+@pytest.mark.parametrize("method", ("silver", "kane", "gauss"))
+def test_diff_drive_inverse_dynamics_vs_pinocchio(tiago, method: str) -> None:  # noqa: ANN001
+    """Wheel torques, arm torques and the lateral force against Pinocchio's M a + h, and the
+    torques fed back through the KKT solve give the acceleration (condition of M: ~1e-7)."""
+    r, _, pm, pd = tiago
+    for q, v, a in states(r.nv, 6, rolling=True):
+        eff = r.inverse_dynamics(q, v, a, method=method)
+        wheels, joints, lam = _pin_efforts(r, pm, pd, q, v, a)
+        u = np.concatenate([eff.wheels, eff.joints])
+        assert rel_err(u, np.concatenate([wheels, joints])) < TOL
+        assert abs(eff.lateral_force - lam) < TOL * max(1.0, abs(lam))
+        a_ref, lam_ref = _pin_kkt(r, pm, pd, q, v, u)
+        assert rel_err(a_ref, a) < 1e-9 * np.linalg.cond(pin_mass(pm, pd, q))
+        assert rel_err(r.gravity(q), pin.computeGeneralizedGravity(pm, pd, pin_q(q))) < TOL
+
+
+# ---- what else a user might try: one clear line -----------------------------------------------
+def test_other_example_robots_convert_or_say_why() -> None:
+    """TIAGo with a hand (fingers locked) and dual-arm TIAGo convert once the tip is named; the
+    PR2 (powered casters, no diff drive) converts on a planar base and a diff_drive request
+    gets one line naming the wheels."""
+    hand = Robot.from_urdf(str(TIAGO_DIR / "tiago.urdf"), base="diff_drive", base_link="base_link",
+                           tip_link="arm_tool_link", **WHEELS)
+    assert hand.model.joint_names == ARM and hand.model.wheel_radius == 0.0985
+    dual = Robot.from_urdf(str(TIAGO_DIR / "tiago_dual.urdf"), base="diff_drive", base_link="base_link",
+                           tip_link="arm_left_tool_link", **WHEELS)
+    assert dual.model.joint_names[1:] == tuple(f"arm_left_{i}_joint" for i in range(1, 8))
+    pr2 = str(ROBOTS / "pr2_description" / "urdf" / "pr2.urdf")
+    planar = Robot.from_urdf(pr2, base="planar", base_link="base_link", tip_link="r_gripper_palm_link")
+    assert planar.model.joint_names[0] == "torso_lift_joint" and planar.nq == 3 + planar.dof
+    for wheels, says in (({}, "cannot tell the left drive wheel"),
+                         ({"left_wheel": "fl_caster_l_wheel_joint", "right_wheel": "fl_caster_r_wheel_joint"},
+                          "'fl_caster_l_wheel_joint' is a fixed joint")):
+        with pytest.raises(UrdfError, match=says) as err:
+            Robot.from_urdf(pr2, base="diff_drive", base_link="base_link", tip_link="r_gripper_palm_link",
+                            **wheels)
+        assert "\n" not in str(err.value)
