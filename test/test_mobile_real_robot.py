@@ -194,3 +194,125 @@ def test_other_example_robots_convert_or_say_why() -> None:
             Robot.from_urdf(pr2, base="diff_drive", base_link="base_link", tip_link="r_gripper_palm_link",
                             **wheels)
         assert "\n" not in str(err.value)
+
+
+# ---- the MuJoCo bridge's simulator on TIAGo ---------------------------------------------------
+HOME = np.array([0.15, 0.2, -1.34, -0.2, 1.94, -1.57, 1.37, 0.0])  # torso up 15 cm, arm tucked
+DT = 1e-3
+
+
+def _quiet(*_) -> None:  # noqa: ANN002
+    pass
+
+
+def _yaw(quat_xyzw: np.ndarray) -> float:
+    return 2.0 * np.arctan2(quat_xyzw[2], quat_xyzw[3])
+
+
+def _sim(r, base_model: str, arm0: np.ndarray = HOME):  # noqa: ANN001, ANN202
+    from rbd_ros.sim.mobile_sim import MobileConfig, MobileSimulator
+    from rbd_ros.sim.simulator import BridgeConfig
+
+    cfg = BridgeConfig(initial_positions=[0.0, 0.0, *arm0])
+    return MobileSimulator(r.model, cfg, MobileConfig(base_model=base_model), log=_quiet)
+
+
+def _run(r, sim, steps: int, wheels, hold: bool = True) -> np.ndarray:  # noqa: ANN001
+    """``steps`` steps with wheel torques ``wheels``; the arm under PD + gravity with gains
+    from the model's own inertia (``M_ii (2 pi 3 Hz)^2``, critically damped) or zero torque.
+    Returns the largest arm error over the run."""
+    k, q0 = sim.k, sim.q0.copy()
+    wn = 2 * np.pi * 3.0
+    Mii = np.diag(r.mass_matrix(np.concatenate([[0.0, 0.0, 0.0], q0[k:]])))[3:]
+    worst = 0.0
+    for _ in range(steps):
+        q, qd, _ = sim.measure()
+        arm = np.zeros(r.dof)
+        if hold:
+            arm = r.gravity(np.concatenate([[0.0, 0.0, 0.0], q[k:]]))[3:] \
+                + Mii * (wn**2 * (q0[k:] - q[k:]) - 2 * wn * qd[k:])
+        assert sim.command(np.concatenate([wheels, arm]), None)
+        sim.step(None)
+        worst = max(worst, float(np.abs(q[k:] - q0[k:]).max()))
+    return worst
+
+
+@pytest.mark.parametrize("base_link", ["base_link", "base_footprint"])
+def test_mujoco_tiago_mass_com_and_wheels_on_the_floor(tiago, base_link: str) -> None:
+    """MuJoCo's robot weighs what the URDF does, its centre of mass is the model's, and the
+    wheel axles sit one wheel radius above the floor whichever base link is the base point."""
+    import mujoco
+
+    from rbd_ros.sim.mobile_model import build_mobile_model
+
+    r = tiago[0] if base_link == "base_link" else \
+        Robot.from_urdf(TIAGO, base="diff_drive", base_link=base_link, tip_link=TIP, **WHEELS)
+    m = r.model
+    assert m.wheel_axle_height == pytest.approx(0.0 if base_link == "base_link" else 0.0985, abs=1e-15)
+    mj, warnings = build_mobile_model(m, "wheels")
+    d = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, d)
+    base = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, m.base_link)
+    assert mj.body_subtreemass[base] == pytest.approx(pin.computeTotalMass(tiago[1]), rel=1e-9)
+    for name in ("wheel_left", "wheel_right"):
+        assert d.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)][2] == pytest.approx(m.wheel_radius)
+    # centre of mass at q = 0: Pinocchio's, on the floor frame (base_footprint = world at z 0)
+    full = tiago[1]
+    fd = full.createData()
+    com = pin.centerOfMass(full, fd, pin.neutral(full))
+    assert np.allclose(d.subtree_com[base], com, atol=1e-9)
+
+
+@pytest.mark.parametrize("base_model", ["wheels", "ideal"])
+def test_mujoco_tiago_holds_still_and_survives_a_limp_arm(tiago, base_model: str) -> None:
+    """3 s standing with the arm under PD + gravity: the base stays put and the arm on its
+    target; then 2 s more with zero arm torque (the arm falls): no divergence, the base stays
+    on its wheels."""
+    r = tiago[0]
+    sim = _sim(r, base_model)
+    err = _run(r, sim, 3000, [0.0, 0.0])
+    pos, quat, lin, _ = sim.base_state()
+    assert err < 1e-4 and np.hypot(*pos[:2]) < 1e-3 and abs(_yaw(quat)) < 1e-3
+    z0 = pos[2]
+    _run(r, sim, 2000, [0.0, 0.0], hold=False)
+    q, qd, _ = sim.measure()
+    pos, quat, lin, ang = sim.base_state()
+    assert np.isfinite(q).all() and np.isfinite(qd).all() and sim.stats.unstable_steps == 0
+    assert abs(pos[2] - z0) < 5e-3 and abs(quat[0]) < 0.02 and abs(quat[1]) < 0.02  # level, on the floor
+    assert np.abs(q[sim.k:] - sim.q0[sim.k:]).max() > 0.1  # the limp arm did move
+
+
+def test_mujoco_tiago_equal_wheel_torques_follow_the_core(tiago) -> None:
+    """Equal wheel torques drive TIAGo forward; it turns only as the core's dynamics says (its
+    arm puts the centre of mass off the centre line, coupling v_x and omega): the rolling MuJoCo
+    base ends within 2 cm and 0.02 rad of the ideal one (the core) after 1.5 s."""
+    r = tiago[0]
+    ends = []
+    for base_model in ("wheels", "ideal"):
+        sim = _sim(r, base_model)
+        _run(r, sim, 1500, [3.0, 3.0])
+        pos, quat, lin, _ = sim.base_state()
+        ends.append(np.array([pos[0], pos[1], _yaw(quat)]))
+        assert lin[0] > 0.5 and abs(lin[1]) < 1e-2 and sim.stats.unstable_steps == 0
+    assert ends[1][0] > 0.4
+    assert np.hypot(*(ends[0][:2] - ends[1][:2])) < 0.02 and abs(ends[0][2] - ends[1][2]) < 0.02
+
+
+def test_mujoco_tiago_ideal_is_the_core_simulation(tiago) -> None:
+    """The ideal base stepped under a constant input ends where ``simulate`` does (1e-9)."""
+    r = tiago[0]
+    sim = _sim(r, "ideal")
+    k = sim.k
+    q0 = np.concatenate([[0.0, 0.0, 0.0], HOME])
+    u = np.concatenate([[1.0, 2.0], r.gravity(q0)[3:]]) + np.random.default_rng(3).normal(size=r.nu) * 0.02
+    for _ in range(200):
+        assert sim.command(u, None)
+        sim.step(None)
+    ref = r.simulate(q0, np.zeros(r.nv), u, DT, 200)
+    q, qd, _ = sim.measure()
+    pos, quat, lin, ang = sim.base_state()
+    assert np.allclose(q[k:], ref.q[-1][3:], atol=1e-9, rtol=0)
+    assert np.allclose(qd[k:], ref.qd[-1][3:], atol=1e-9, rtol=0)
+    assert np.allclose([pos[0], pos[1], _yaw(quat)], ref.q[-1][:3], atol=1e-9, rtol=0)
+    assert np.allclose([lin[0], lin[1], ang[2]], ref.qd[-1][:3], atol=1e-9, rtol=0)
+    assert abs(ref.q[-1][2]) > 1e-3  # it turned

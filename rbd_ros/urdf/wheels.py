@@ -13,9 +13,11 @@ converter freezes it, so its mass is in the base body).  With its joint frame ``
 * spin inertia ``I_a = a^T I_c a + m |a x c|^2`` (about the axle through the joint origin;
   ``c`` the centre of mass in the joint frame, parallel-axis theorem).
 
-The base point of ``diff_drive`` is ``base_link``'s origin, which must lie on the axle midpoint
-(its x and the midpoint's x, y agree to 1 mm); otherwise the constraint would be wrong and the
-conversion refuses.
+The base point of ``diff_drive`` is ``base_link``'s origin, which must lie on the vertical
+through the axle midpoint (its x and the midpoint's x, y agree to 1 mm; every point of that
+line has the same planar velocity, so ``base_link`` or a ``base_footprint`` under it give the
+same dynamics); otherwise the constraint would be wrong and the conversion refuses.  The axle's
+height above it (``wheel_axle_height``, the midpoint's z) places the wheels in a simulator.
 """
 from __future__ import annotations
 
@@ -94,7 +96,7 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
     if abs(mid[0]) > _TOL or abs(mid[1]) > _TOL or abs(pl[0] - pr[0]) > _TOL:
         raise UrdfError(f"{tree.source}: the axle midpoint of '{left}' and '{right}' is at "
                         f"({mid[0]:.4g}, {mid[1]:.4g}) in '{chain.base}'; a diff_drive base point is "
-                        f"base_link's origin, which must sit on the axle midpoint")
+                        f"base_link's origin, which must sit on (or under) the axle midpoint")
     if separation is None:
         separation = float(pl[1] - pr[1])
     if radius is None:
@@ -105,4 +107,4 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
         radius = rl
     spin = 0.5 * (_spin_inertia(tree, chain, left) + _spin_inertia(tree, chain, right))
     return {"wheel_radius": float(radius), "wheel_separation": float(separation),
-            "wheel_joints": (left, right), "wheel_spin_inertia": spin}
+            "wheel_joints": (left, right), "wheel_spin_inertia": spin, "wheel_axle_height": float(mid[2])}
