@@ -19,6 +19,7 @@ import pytest
 
 from core_oracles import rel_err
 from rbd_ros import Robot
+from rbd_ros.model import MdhModel
 from rbd_ros.urdf.errors import UrdfError
 
 pin = pytest.importorskip("pinocchio")
@@ -100,6 +101,7 @@ def test_base_footprint_or_base_link_same_dynamics(tiago) -> None:  # noqa: ANN0
     r = tiago[0]
     f = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_footprint", tip_link=TIP, **WHEELS)
     assert f.model.base_mass == pytest.approx(r.model.base_mass, rel=1e-14)
+    assert MdhModel.from_yaml(f.model.to_yaml()).wheel_axle_height == f.model.wheel_axle_height == 0.0985
     for q, v, _ in states(r.nv, 11, rolling=True):
         assert rel_err(f.mass_matrix(q), r.mass_matrix(q)) < 1e-12
         assert rel_err(f.bias(q, v), r.bias(q, v)) < 1e-12
@@ -316,3 +318,34 @@ def test_mujoco_tiago_ideal_is_the_core_simulation(tiago) -> None:
     assert np.allclose([pos[0], pos[1], _yaw(quat)], ref.q[-1][:3], atol=1e-9, rtol=0)
     assert np.allclose([lin[0], lin[1], ang[2]], ref.qd[-1][:3], atol=1e-9, rtol=0)
     assert abs(ref.q[-1][2]) > 1e-3  # it turned
+
+
+# ---- the dynamics server on TIAGo (a real process) -------------------------------------------
+def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:  # noqa: ANN001
+    """``rbd-ros dynamics-server -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...``:
+    the wheels found by the server are TIAGo's; inverse dynamics (wheel torques, torso and arm,
+    lateral force) equals Pinocchio's M a + h (1e-9) and the in-process core (1e-12)."""
+    from rbd_ros.ros.client import DynamicsClient
+    from rbd_ros.services import LATERAL_FORCE
+
+    r, _, pm, pd = tiago
+    node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={TIAGO}", "-p", "base:=diff_drive",
+                  "-p", "base_link:=base_link", "-p", f"tip_link:={TIP}", "-p", "service_namespace:=tiago"],
+                 ready="dynamics_server: ready", timeout=180)
+    X = states(r.nv, 12, k=3, rolling=True)
+    Q, V, A = X[:, 0], X[:, 1], X[:, 2]
+    with DynamicsClient(namespace="tiago", timeout=120) as c:
+        m = c.get_model()
+        assert m.base_type == "diff_drive"
+        model = MdhModel.from_yaml(m.model_yaml)
+        assert model.wheel_joints == r.model.wheel_joints and model.wheel_radius == r.model.wheel_radius
+        names = c.joint_names + [LATERAL_FORCE]
+        assert names[6:8] == list(r.model.wheel_joints) and names[8:-1] == list(ARM)
+        eff = c.inverse_dynamics(Q, V, A, joint_names=names)
+    assert eff.shape == (3, 2 + r.dof + 1)
+    for k in range(3):
+        wheels, joints, lam = _pin_efforts(r, pm, pd, Q[k], V[k], A[k])
+        assert rel_err(eff[k], np.concatenate([wheels, joints, [lam]])) < TOL
+        core = r.inverse_dynamics(Q[k], V[k], A[k])
+        assert np.abs(eff[k] - np.concatenate([core.wheels, core.joints, [core.lateral_force]])).max() < 1e-12 \
+            * np.abs(eff[k]).max()
