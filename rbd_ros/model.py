@@ -29,7 +29,8 @@ the no-side-slip constraint at the base_link origin, 001 (64)) use the same base
 ``wheel_joints`` (left, right URDF joint names; may be empty) and ``wheel_spin_inertia`` (kg m^2,
 each wheel about its axle; the wheels' mass is in the base body) and ``wheel_axle_height`` (m:
 the axle midpoint's z in ``base_link``, 0 when base_link's origin is on the axle, the wheel
-radius for a ``base_footprint`` on the floor; only a simulator's geometry reads it).
+radius for a ``base_footprint`` on the floor; only a simulator's geometry reads it, and only
+for ``diff_drive``).
 
 Actuators (003 §6.1, (6.15)-(6.17)): ``gear_ratio`` and ``rotor_inertia`` give the armature
 ``gear_ratio**2 * rotor_inertia`` reflected to the joint; ``viscous`` (N m s/rad) and
@@ -202,8 +203,7 @@ class MdhModel:
             if missing:
                 raise ValueError(f"MdhModel: a diff_drive base needs positive {' and '.join(missing)} "
                                  f"(m, ros2_control diff_drive_controller meanings)")
-        elif (self.wheel_radius or self.wheel_separation or self.wheel_joints or self.wheel_spin_inertia
-              or self.wheel_axle_height):
+        elif self.wheel_radius or self.wheel_separation or self.wheel_joints or self.wheel_spin_inertia:
             raise ValueError(f"MdhModel: wheel fields are for base_type 'diff_drive', not '{self.base_type}'")
 
     def _physical_inertia(self) -> np.ndarray:
