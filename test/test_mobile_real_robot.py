@@ -39,14 +39,19 @@ TIP = "wrist_ft_tool_link"
 ARM = ("torso_lift_joint", *(f"arm_{i}_joint" for i in range(1, 8)))
 
 
-def pin_tiago(gravity: np.ndarray):  # noqa: ANN201
-    """TIAGo on ``pin.JointModelPlanar`` (at base_footprint), all but torso and arm locked at 0."""
-    full = pin.buildModelFromUrdf(TIAGO, pin.JointModelPlanar())
-    lock = [full.getJointId(j) for j in full.names[2:] if j not in ARM]
+def pin_planar(path: str, chain: tuple[str, ...], gravity: np.ndarray):  # noqa: ANN201
+    """The URDF on ``pin.JointModelPlanar`` (at its root link), all joints but ``chain`` locked at 0."""
+    full = pin.buildModelFromUrdf(path, pin.JointModelPlanar())
+    lock = [full.getJointId(j) for j in full.names[2:] if j not in chain]
     pm = pin.buildReducedModel(full, lock, pin.neutral(full))
     pm.gravity.linear[:] = gravity
-    assert tuple(pm.names[2:]) == ARM and pm.nv == 3 + len(ARM)
+    assert tuple(pm.names[2:]) == chain and pm.nv == 3 + len(chain)
     return full, pm, pm.createData()
+
+
+def pin_tiago(gravity: np.ndarray):  # noqa: ANN201
+    """TIAGo on ``pin.JointModelPlanar`` (at base_footprint), all but torso and arm locked at 0."""
+    return pin_planar(TIAGO, ARM, gravity)
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +194,22 @@ def test_other_example_robots_convert_or_say_why() -> None:
     pr2 = str(ROBOTS / "pr2_description" / "urdf" / "pr2.urdf")
     planar = Robot.from_urdf(pr2, base="planar", base_link="base_link", tip_link="r_gripper_palm_link")
     assert planar.model.joint_names[0] == "torso_lift_joint" and planar.nq == 3 + planar.dof
+    # PR2 on its planar base (base_footprint above base_link carried; the other arm, head, laser
+    # and grippers locked) against Pinocchio's planar root, 1e-9
+    full, pm, pd = pin_planar(pr2, planar.model.joint_names, planar.model.gravity)
+    assert planar.model.base_mass + planar.model.mass.sum() == pytest.approx(pin.computeTotalMass(full), rel=1e-12)
+    unbounded = [pm.joints[i].nq == 2 for i in range(2, pm.njoints)]  # continuous: (cos, sin)
+
+    def pin_q2(q: np.ndarray) -> np.ndarray:
+        arm = [[np.cos(x), np.sin(x)] if two else [x] for x, two in zip(q[3:], unbounded)]
+        return np.concatenate([pin_q(q)[:4], *arm])
+
+    assert any(unbounded)
+    for q, v, a in states(planar.nv, 7):
+        q[3] = 0.1
+        assert rel_err(planar.inverse_dynamics(q, v, a), pin.rnea(pm, pd, pin_q2(q), v, a)) < TOL
+        M = pin.crba(pm, pd, pin_q2(q))
+        assert rel_err(planar.mass_matrix(q), np.triu(M) + np.triu(M, 1).T) < TOL
     for wheels, says in (({}, "cannot tell the left drive wheel"),
                          ({"left_wheel": "fl_caster_l_wheel_joint", "right_wheel": "fl_caster_r_wheel_joint"},
                           "'fl_caster_l_wheel_joint' is a fixed joint")):
