@@ -112,10 +112,18 @@ def test_base_footprint_or_base_link_same_dynamics(tiago) -> None:  # noqa: ANN0
         assert rel_err(f.bias(q, v), r.bias(q, v)) < 1e-12
 
 
-def test_tip_inferred_without_the_wheels_but_not_past_the_head() -> None:
+@pytest.mark.parametrize("wheels", [WHEELS, {}])
+def test_tip_inferred_without_the_wheels_but_not_past_the_head(wheels: dict) -> None:
+    """The drive wheels (named or found) are no branches for the tip inference; TIAGo's head
+    is, so the message lists the arm's end and the camera frames, not the wheels."""
     with pytest.raises(UrdfError, match="give tip_link") as err:
-        Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", **WHEELS)
+        Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", **wheels)
     assert "wheel_" not in str(err.value) and TIP in str(err.value)
+    # a base carrying only the arm: the tip is found (our mobile_arm7: its tool0)
+    from core_oracles import REPO
+
+    r = Robot.from_urdf(str(REPO / "urdf" / "mobile_arm7.urdf"), base="diff_drive")
+    assert r.model.tip_link == "tool0" and r.model.wheel_joints == ("left_wheel_joint", "right_wheel_joint")
 
 
 # ---- planar base: Pinocchio to 1e-9 ----------------------------------------------------------

@@ -30,7 +30,7 @@ from rbd_ros.urdf.geometry import AxisLine, MdhGeometry, mdh_geometry
 from rbd_ros.urdf.inertia import Body, link_body, merge
 from rbd_ros.urdf.parse import UrdfTree, load_tree
 from rbd_ros.urdf.transforms import inverse, joint_motion
-from rbd_ros.urdf.wheels import find_wheels
+from rbd_ros.urdf.wheels import find_wheels, wheel_like
 
 #: above this (metres / radians) the self-check warns that the MDH model deviates from the URDF
 FIDELITY_WARN = 1e-9
@@ -141,6 +141,8 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
                  wheels: Mapping | None = None) -> UrdfConversion:
     """Convert a parsed :class:`UrdfTree` (see :func:`load_conversion`)."""
     named = tuple(w for w in ((wheels or {}).get("left"), (wheels or {}).get("right")) if w is not None)
+    if base_type == "diff_drive" and not named and tip_link is None:
+        named = wheel_like(tree, base_link if base_link is not None else tree.root)
     chain = select_chain(tree, base_link, tip_link, locked_joints, carry_above=base_type in MOBILE_BASES,
                          ignore=named)
     lines, link_frames = [], []

@@ -44,6 +44,23 @@ def _candidates(tree: UrdfTree, chain: Chain) -> list[str]:
     return out
 
 
+def wheel_like(tree: UrdfTree, base: str) -> tuple[str, ...]:
+    """Movable joints hanging from ``base`` through fixed joints only, axle along its +-y (at
+    the joints' zero): the drive wheels, before any chain is chosen (the tip inference of a
+    ``diff_drive`` base skips them, as it skips locked joints)."""
+    out, stack = [], [(base, np.eye(4))]
+    while stack:
+        link, T = stack.pop()
+        for jn in tree.child_joints.get(link, ()):
+            j = tree.joints[jn]
+            Tc = T @ j.origin
+            if j.type == "fixed":
+                stack.append((j.child, Tc))
+            elif j.movable and abs(abs((Tc[:3, :3] @ j.axis)[1]) - 1.0) < 1e-6:
+                out.append(jn)
+    return tuple(out)
+
+
 def _radius(tree: UrdfTree, link: str) -> float | None:
     root = ET.fromstring(tree.xml)
     for lk in root.iter("link"):
