@@ -378,3 +378,24 @@ def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:  # noqa
         core = r.inverse_dynamics(Q[k], V[k], A[k])
         assert np.abs(eff[k] - np.concatenate([core.wheels, core.joints, [core.lateral_force]])).max() < 1e-12 \
             * np.abs(eff[k]).max()
+
+
+def test_mujoco_tiago_casters_from_the_urdf(tiago) -> None:
+    """TIAGo's four caster spheres (URDF: 0.025 m, touching the floor) become MuJoCo's casters,
+    and the YAML keeps them."""
+    import mujoco
+
+    from rbd_ros.sim.mobile_model import build_mobile_model
+
+    m = tiago[0].model
+    want = sorted((x, s * 0.102, 0.025) for x in (0.1695 - 0.016, -0.1735 - 0.016) for s in (1, -1))
+    assert np.allclose(m.casters, want, atol=1e-12)
+    assert MdhModel.from_yaml(m.to_yaml()).casters == m.casters
+    mj, _ = build_mobile_model(m, "wheels")
+    d = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, d)
+    got = sorted((*d.geom_xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, f"caster{k}")][:2],
+                  mj.geom_size[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, f"caster{k}")][0])
+                 for k in range(4))
+    assert np.allclose(got, want, atol=1e-9)
+    assert mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, "caster4") == -1

@@ -13,7 +13,9 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
   axle: a cylinder's contacts at both rims would scrub when turning, Coulomb friction 4 cm
   apart braking the yaw), and passive
   **casters**: frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed
-  to the base at the four corners (``casters``), touching the floor through soft contacts
+  to the base where ``model.casters`` says (the URDF's, ``rbd_ros.urdf.wheels``) when they hold
+  it both ahead of and behind the axle, else at the four corners (``casters``; a single
+  caster leaves the base to tip over the axle), touching the floor through soft contacts
   (``CASTER_TIME_CONSTANT``, a suspension: the drive wheels carry ~95 % of the weight, as
   they must for traction; with contacts as stiff as the tyres' the casters took 80 %).
   Tyres and floor have Coulomb friction ``friction`` (MuJoCo's default pyramidal cone,
@@ -182,9 +184,11 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                                name=f"{name}_contact", condim=3, contype=1, conaffinity=1,
                                friction=[friction, 0.005, 0.0001], solref=stiff)
         if rolling:
-            rc = 0.5 * r
-            corners = [(x, y) for x in (span, -span) for y in (0.3 * s, -0.3 * s)]
-            for k, (x, y) in enumerate(casters if casters is not None else corners):
+            corners = [(x, y, 0.5 * r) for x in (span, -span) for y in (0.3 * s, -0.3 * s)]
+            both_sides = {np.sign(c[0]) for c in model.casters} >= {-1.0, 1.0}
+            spheres = [(x, y, 0.5 * r) for x, y in casters] if casters is not None else \
+                (model.casters if both_sides else corners)
+            for k, (x, y, rc) in enumerate(spheres):
                 base.add_geom(type=mjg.mjGEOM_SPHERE, size=[rc, 0.0, 0.0], name=f"caster{k}",
                               pos=[float(x), float(y), rc - h], condim=1, priority=1, contype=1, conaffinity=1,
                               mass=0.0, rgba=WHEEL_COLOUR, solref=[CASTER_TIME_CONSTANT, 1.0])

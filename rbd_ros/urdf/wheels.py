@@ -17,7 +17,9 @@ The base point of ``diff_drive`` is ``base_link``'s origin, which must lie on th
 through the axle midpoint (its x and the midpoint's x, y agree to 1 mm; every point of that
 line has the same planar velocity, so ``base_link`` or a ``base_footprint`` under it give the
 same dynamics); otherwise the constraint would be wrong and the conversion refuses.  The axle's
-height above it (``wheel_axle_height``, the midpoint's z) places the wheels in a simulator.
+height above it (``wheel_axle_height``, the midpoint's z) places the wheels in a simulator,
+and the collision spheres on the base touching the same floor are its casters
+(``find_casters``).
 """
 from __future__ import annotations
 
@@ -61,18 +63,44 @@ def wheel_like(tree: UrdfTree, base: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _radius(tree: UrdfTree, link: str) -> float | None:
-    root = ET.fromstring(tree.xml)
+def _round_shapes(root: ET.Element, link: str, kinds: tuple[str, ...] = ("collision", "visual")):
+    """``(shape, radius, xyz of its origin in the link frame)`` of the link's ``<cylinder>`` and
+    ``<sphere>`` geometries, collision before visual."""
     for lk in root.iter("link"):
         if lk.get("name") != link:
             continue
-        for kind in ("collision", "visual"):
+        for kind in kinds:
             for el in lk.iter(kind):
                 for shape in ("cylinder", "sphere"):
                     g = el.find(f"geometry/{shape}")
                     if g is not None and g.get("radius") is not None:
-                        return float(g.get("radius"))
-    return None
+                        o = el.find("origin")
+                        xyz = [float(x) for x in (o.get("xyz") or "0 0 0").split()] if o is not None else [0.0] * 3
+                        yield shape, float(g.get("radius")), np.array(xyz)
+
+
+def _radius(tree: UrdfTree, link: str) -> float | None:
+    return next((r for _, r, _ in _round_shapes(ET.fromstring(tree.xml), link)), None)
+
+
+def find_casters(tree: UrdfTree, chain: Chain, wheels: tuple[str, str], radius: float,
+                 axle_height: float) -> tuple[tuple[float, float, float], ...]:
+    """``(x, y, radius)`` in ``base_link`` of the base's passive ground contacts: collision
+    spheres on links riding on the base (not the drive wheels) whose lowest point is on the
+    floor the wheels stand on (``z = axle_height - radius``, within ``_TOL``).  A simulator
+    puts its casters there."""
+    root = ET.fromstring(tree.xml)
+    skip = {tree.joints[w].child for w in wheels}
+    floor = axle_height - radius
+    out = []
+    for link, body in chain.body.items():
+        if body != 0 or link in skip:
+            continue
+        for shape, rc, xyz in _round_shapes(root, link, ("collision",)):
+            p = chain.reference[link][:3, :3] @ xyz + chain.reference[link][:3, 3]
+            if shape == "sphere" and abs(p[2] - rc - floor) < _TOL:
+                out.append((float(p[0]), float(p[1]), rc))
+    return tuple(sorted(out))
 
 
 def _spin_inertia(tree: UrdfTree, chain: Chain, jn: str) -> float:
@@ -123,5 +151,7 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
                             f"'{left}' and '{right}' (found {rl}, {rr}); give wheel_radius=")
         radius = rl
     spin = 0.5 * (_spin_inertia(tree, chain, left) + _spin_inertia(tree, chain, right))
+    casters = find_casters(tree, chain, (left, right), float(radius), float(mid[2]))
     return {"wheel_radius": float(radius), "wheel_separation": float(separation),
-            "wheel_joints": (left, right), "wheel_spin_inertia": spin, "wheel_axle_height": float(mid[2])}
+            "wheel_joints": (left, right), "wheel_spin_inertia": spin, "wheel_axle_height": float(mid[2]),
+            "casters": casters}
