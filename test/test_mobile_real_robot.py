@@ -399,3 +399,36 @@ def test_mujoco_tiago_casters_from_the_urdf(tiago) -> None:
                  for k in range(4))
     assert np.allclose(got, want, atol=1e-9)
     assert mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, "caster4") == -1
+
+
+def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> None:  # noqa: ANN001
+    """``rbd-ros mujoco-bridge -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...`` (the
+    ``base`` parameter as the dynamics server's): TIAGo's wheels and arm on /joint_states, and
+    the ideal base under a constant input through the topics equals the core's ``simulate``."""
+    from test_mobile_bridge_node import MobileClient, _yaw
+
+    from ros_helpers import ros_context
+
+    r = tiago[0]
+    node_process(["mujoco-bridge", "--ros-args", "-p", f"urdf_path:={TIAGO}", "-p", "base:=diff_drive",
+                  "-p", "base_link:=base_link", "-p", f"tip_link:={TIP}", "-p", "mode:=lockstep",
+                  "-p", "base_model:=ideal", "-p", "stats_period:=0.0"],
+                 ready="mujoco_bridge: ready (diff_drive base (ideal", timeout=120.0)
+    with ros_context() as ctx:
+        c = MobileClient(ctx)
+        try:
+            c.wait_connected(timeout=60.0)
+            t0, q0, _, _ = c.latest()
+            assert c.names == [*r.model.wheel_joints, *ARM]
+            start = np.concatenate([[0.0, 0.0, 0.0], q0[2:]])
+            u = np.concatenate([[1.0, 1.5], r.gravity(start)[3:]])
+            for _ in range(100):
+                t, q, qd, _ = c.step(u)
+            odom = c.odom_at(t)
+        finally:
+            c.close()
+    ref = r.simulate(start, np.zeros(r.nv), u, DT, 100)
+    np.testing.assert_allclose(q[2:], ref.q[-1][3:], rtol=0, atol=1e-9)
+    p = odom.pose.pose.position
+    np.testing.assert_allclose([p.x, p.y, _yaw(odom.pose.pose.orientation)], ref.q[-1][:3], rtol=0, atol=1e-9)
+    assert ref.q[-1][0] > 1e-4  # it drove
