@@ -432,3 +432,20 @@ def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> 
     p = odom.pose.pose.position
     np.testing.assert_allclose([p.x, p.y, _yaw(odom.pose.pose.orientation)], ref.q[-1][:3], rtol=0, atol=1e-9)
     assert ref.q[-1][0] > 1e-4  # it drove
+
+
+def test_urdf2mdh_writes_a_tiago_model_file(tiago, tmp_path, capsys) -> None:  # noqa: ANN001
+    """``rbd-ros urdf2mdh tiago_no_hand.urdf --base-type diff_drive -o tiago.yaml``: the file
+    is the robot (same M and h as the URDF's conversion; wheels and casters kept); a planar
+    base with --wheels is refused in one line."""
+    from rbd_ros.urdf.cli import main
+
+    out = tmp_path / "tiago.yaml"
+    assert main([TIAGO, "--base", "base_link", "--tip", TIP, "--base-type", "diff_drive", "-o", str(out)]) == 0
+    assert "radius 0.0985 m, separation 0.4044 m, 4 casters" in capsys.readouterr().out
+    r, f = tiago[0], Robot.from_yaml(str(out))
+    assert f.model.wheel_joints == r.model.wheel_joints and f.model.casters == r.model.casters
+    for q, v, _ in states(r.nv, 13, k=1, rolling=True):
+        assert rel_err(f.mass_matrix(q), r.mass_matrix(q)) < 1e-14 and rel_err(f.bias(q, v), r.bias(q, v)) < 1e-14
+    assert main([TIAGO, "--base", "base_link", "--tip", TIP, "--base-type", "planar", "--wheels", "a", "b"]) == 2
+    assert "are for base 'diff_drive', not 'planar'" in capsys.readouterr().err
