@@ -326,6 +326,8 @@ def rnea_planar_checked(mw, q, v, a, tau):  # noqa: ANN001, ANN201 - typed by th
     nv = mp.shape[0]
     if _bad(q, nv) or _bad(v, nv) or _bad(a, nv) or tau.shape[0] != nv:
         return 1
+    if mp[nv - 1, WHEEL] > 0.0 and (_slides(v) or _slides(a)):  # a diff drive: v_y = a_y = 0
+        return 1
     rnea_planar(mp, ws, q, v, a, a, False, tau)
     return 0
 
