@@ -52,6 +52,7 @@ M_METHODS = (RECURSIVE, "kane", "lagrange", "gauss")
 FD_DIFF_METHODS = (RECURSIVE, *dd.METHODS)
 _f8 = np.dtype(np.float64)
 _empty = np.empty
+_tuple_new = tuple.__new__  # a NamedTuple without its Python-level __new__ (~0.1 us)
 _rnea_checked = entry(pk.rnea_planar_checked)  # compiled entry points (algorithm.checked)
 _rnea_dd_checked = entry(pk.rnea_diff_drive_checked)
 _crba_checked = entry(pk.crba_planar_checked)
@@ -170,7 +171,7 @@ class MobileBaseRobot(Robot):
                     if self._rnea_fast(self._mw, q, v, a, out) == 0:
                         if self.wheels is None:
                             return out
-                        return DiffDriveEfforts(out[:2], out[3:], float(out[2]))
+                        return _tuple_new(DiffDriveEfforts, (out[:2], out[3:], out.item(2)))
             except (AttributeError, TypeError):
                 pass
         _pick(method, ID_METHODS, "inverse_dynamics")
