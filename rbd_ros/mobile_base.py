@@ -40,6 +40,7 @@ import numpy as np
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
+from rbd_ros.algorithm.integrators import no_torque_callback
 from rbd_ros.data import empty_workspace
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
@@ -417,7 +418,7 @@ class MobileBaseRobot(Robot):
         # a private workspace: the kernel releases the GIL, so another thread may use self._ws
         ws = empty_workspace(self.dof)
         rolling = self.wheels is not None
-        fn, use_fn = (jit_fn, True) if jit_fn is not None else (pk.no_input_callback, False)
+        fn, use_fn = (jit_fn, True) if jit_fn is not None else (no_torque_callback, False)
         if python_fn is None:
             pk.simulate_ground(self._mp, ws, q0, v0, U, h, rolling, fn, use_fn, Q, V, A)
             return Q, V, A

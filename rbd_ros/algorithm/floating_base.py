@@ -26,7 +26,9 @@ Other root joints plug into the same place (``rbd_ros.floating_base``): a root w
 subspace ``S_0`` (6 x nv_0, base frame) projects the base wrench on ``S_0^T`` (RNEA), takes
 ``S_0^T I^C_0 S_0`` and ``S_0^T F`` (CRBA) and solves ``(S_0^T IA_0 S_0) qdd_0 = S_0^T(...)``
 (ABA); free-flyer: ``S_0 = E``; planar: ``[e_x, e_y, e_wz]``; a differential drive adds its
-rolling constraint on top.
+rolling constraint on top, which in base rates leaves the root ``[e_x, e_wz]``
+(``algorithm.planar_base``).  The root-independent parts are ``rnea_root``,
+``root_composite`` and ``aba_root_articulate``; each root writes its own projection.
 """
 from __future__ import annotations
 

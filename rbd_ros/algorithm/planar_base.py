@@ -241,12 +241,6 @@ def _world_rates(q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
         out[i] = v[i]
 
 
-@njit(cache=True)
-def no_input_callback(t: float, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
-    """Placeholder callback (``use_fn`` False): leaves the given inputs alone."""
-    return None
-
-
 @njit(cache=True, nogil=True)
 def simulate_ground(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.ndarray, U: np.ndarray,
                     dt: float, rolling: bool, u_fn, use_fn: bool, Q: np.ndarray, V: np.ndarray,
