@@ -497,3 +497,19 @@ def test_simulate_input_errors(diff) -> None:  # noqa: ANN001
         r.simulate(q0, v0, np.zeros((4, r.nu)), 0.01, 5)
     with pytest.raises(ValueError, match="stabilise is for method='udwadia_kalaba'"):
         r.simulate(q0, v0, np.zeros(r.nu), 0.01, 2, stabilise="baumgarte")
+
+
+@pytest.mark.parametrize("base", ("planar", "diff_drive"))
+def test_bias_power_matches_mass_matrix_rate_by_finite_differences(omni, diff, base: str) -> None:  # noqa: ANN001
+    """``v . (h - g) = (1/2) v . M-dot v`` (the power identity behind ``M-dot - 2C`` skew, which
+    holds in base rates too), ``M-dot`` by central differences of the recursive ``M`` along
+    ``q-dot = T(yaw) v``: the RNEA and CRBA kernels agree with each other."""
+    r = omni[0] if base == "planar" else diff[0]
+    for q, v, _ in states(r.nv, 68, 3, rolling=True):
+        c, s = np.cos(q[2]), np.sin(q[2])
+        qd = np.r_[c * v[0] - s * v[1], s * v[0] + c * v[1], v[2:]]
+        eps = 1e-6
+        Md = (r.mass_matrix(q + eps * qd) - r.mass_matrix(q - eps * qd)) / (2 * eps)
+        lhs = v @ (r.bias(q, v) - r.gravity(q))
+        assert abs(lhs - 0.5 * v @ Md @ v) < 1e-7 * max(1.0, abs(lhs)), (lhs, 0.5 * v @ Md @ v)
+        assert abs(lhs) > 1e-2
