@@ -227,6 +227,17 @@ class MdhModel:
         return replace(self, **changes)
 
     # ---- dictionary / YAML form ------------------------------------------------------------
+    def with_base_type(self, base_type: str) -> "MdhModel":
+        """The same robot on another root joint (``BASE_TYPES``): the wheel fields dropped
+        unless it stays ``diff_drive``; ``diff_drive`` needs this model's own wheels."""
+        if base_type == self.base_type:
+            return self
+        if base_type == "diff_drive":
+            raise ValueError(f"base 'diff_drive' needs the wheels (radius, separation) of a diff_drive "
+                             f"model file or URDF; this model's base is '{self.base_type}'")
+        return self.replace(base_type=base_type, wheel_radius=0.0, wheel_separation=0.0, wheel_joints=(),
+                            wheel_spin_inertia=0.0)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form for YAML/JSON; ``from_dict(to_dict())`` is exact (floats via repr)."""
         out: dict[str, Any] = {

@@ -194,8 +194,7 @@ class Robot:
             if base == "diff_drive":
                 raise ValueError("from_yaml: base='diff_drive' needs the file's wheels section "
                                  "(radius, separation); use a diff_drive model file")
-            model = model.replace(base_type=base, wheel_radius=0.0, wheel_separation=0.0, wheel_joints=(),
-                                  wheel_spin_inertia=0.0)
+            model = model.with_base_type(base)
         return cls(model)
 
     @classmethod

@@ -11,8 +11,18 @@ A moving base (``FloatingBaseRobot``) is packed like the joints: its coordinates
 entries of ``joint_names`` (``robot.base_position_names``: base_x .. base_qw, used by positions;
 ``robot.base_velocity_names``: base_vx .. base_wz, used by velocities, accelerations, efforts
 and mass-matrix rows), in any order with the joints.  Each array takes the names of its space in
-the caller's order, so positions have 7 + n values per state and the others 6 + n.  Other base
-kinds (planar, differential drive) only name other coordinates.
+the caller's order, so positions have 7 + n values per state and the others 6 + n.
+
+A ground base (``MobileBaseRobot``, issue 17) is packed the same way: positions name
+``base_x, base_y, base_yaw`` (world), velocities and accelerations ``base_vx, base_vy, base_wz``
+(base frame, as ``cmd_vel``), and so do the rows of the mass matrix and of ``gravity`` (g(q) on
+those coordinates).  Efforts (InverseDynamics answers, ForwardSimulate torques) are the base's
+inputs: planar, the velocity names (F_x, F_y, M_z on the base, base frame, about the base
+point); diff_drive, the two wheel joints (left, right torques, ``BaseNames.wheels``) with the
+arm joints; ``base_vy`` must then be 0 in every velocity and acceleration (the rolling
+constraint, 001 (64)).  A diff_drive InverseDynamics request may also list ``base_lateral_force``
+(``LATERAL_FORCE``): its efforts then carry the ground's lateral constraint force (N, base y)
+at that place.  Every name is configurable (``base_names``; the server's parameters).
 """
 from __future__ import annotations
 
@@ -29,6 +39,13 @@ from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
 DEFAULT_MAX_POINTS = 1_000_000
 BASE_NAMES = {nm for q, v in BASE_COORDINATES.values() for nm in q + v}  # of any base kind
+#: a diff_drive base's wheel joints when the model names none (left, right)
+DEFAULT_WHEELS = ("left_wheel_joint", "right_wheel_joint")
+#: InverseDynamics' optional entry for a diff_drive base's lateral ground force (module docstring)
+LATERAL_FORCE = "base_lateral_force"
+#: what each base kind's coordinates are, for messages
+_MEANING = {"floating": ("x, y, z, qx, qy, qz, qw", "vx, vy, vz, wx, wy, wz"),
+            "planar": ("x, y, yaw", "vx, vy, wz"), "diff_drive": ("x, y, yaw", "vx, vy, wz")}
 
 
 def _f8(x) -> np.ndarray:
@@ -37,6 +54,61 @@ def _f8(x) -> np.ndarray:
 
 class RequestError(ValueError):
     """A request the service refuses; the message is sent back to the caller."""
+
+
+@dataclass(frozen=True)
+class BaseNames:
+    """The names a request's ``joint_names`` holds beside the joints (module docstring):
+    base ``positions`` and ``velocities`` (empty for a fixed base), a diff_drive base's
+    ``wheels`` (left, right) and its ``lateral_force`` entry ('' for other bases)."""
+
+    positions: tuple[str, ...] = ()
+    velocities: tuple[str, ...] = ()
+    wheels: tuple[str, ...] = ()
+    lateral_force: str = ""
+
+
+def base_names(model, positions: Sequence[str] = (), velocities: Sequence[str] = (),
+               wheels: Sequence[str] = ()) -> BaseNames:
+    """The checked names of ``model``'s base coordinates: empty arguments take the defaults
+    (``model.BASE_COORDINATES``; wheels ``model.wheel_joints``, else ``DEFAULT_WHEELS``).
+    ``ValueError`` naming the option (the dynamics server's parameter of that name) for a
+    wrong count, a repeat, a clash with a joint name, or wheels for a base without any."""
+    kind = model.base_type
+    dq, dv = BASE_COORDINATES[kind]
+    got = {"base_position_names": tuple(str(x) for x in positions) or dq,
+           "base_velocity_names": tuple(str(x) for x in velocities) or dv}
+    for (option, names), default in zip(got.items(), (dq, dv)):
+        if len(names) != len(default):
+            meaning = _MEANING.get(kind, ("", ""))[option == "base_velocity_names"]
+            want = f"{len(default)} names ({meaning})" if default else "none"
+            raise ValueError(f"{option} must have {want} for a '{kind}' base, got {list(names)}")
+    wheel = tuple(str(x) for x in wheels)
+    if kind == "diff_drive":
+        wheel = wheel or tuple(model.wheel_joints) or DEFAULT_WHEELS
+        if len(wheel) != 2:
+            raise ValueError(f"wheel_joint_names must have 2 names (left, right), got {list(wheel)}")
+    elif wheel:
+        raise ValueError(f"wheel_joint_names is for a 'diff_drive' base; this one is '{kind}'")
+    lateral = LATERAL_FORCE if kind == "diff_drive" else ""
+    every = (*got["base_position_names"], *got["base_velocity_names"], *wheel, *model.joint_names,
+             *((lateral,) if lateral else ()))
+    if any(not nm for nm in every):
+        raise ValueError(f"base and wheel names must not be empty strings, got {list(every)}")
+    if len(set(every)) != len(every):
+        dup = sorted({nm for nm in every if every.count(nm) > 1})
+        raise ValueError(f"names {dup} repeated among the base coordinates, wheels and joints "
+                         f"{list(every)}; rename them (base_position_names, base_velocity_names, "
+                         f"wheel_joint_names)")
+    return BaseNames(got["base_position_names"], got["base_velocity_names"], wheel, lateral)
+
+
+def named_model(model, names: BaseNames):
+    """``model`` with a diff_drive base's ``wheel_joints`` set to ``names.wheels``, so its YAML
+    (GetModel ``model_yaml``, ``wheels.joints``) tells a client the names to use."""
+    if names.wheels and tuple(model.wheel_joints) != names.wheels:
+        return model.replace(wheel_joints=names.wheels)
+    return model
 
 
 def _no_repeats(names: tuple[str, ...]) -> None:
@@ -64,35 +136,44 @@ class SimulationResult:
 
 
 class DynamicsService:
-    """Request-level front end over one ``Robot`` (see the module docstring)."""
+    """Request-level front end over one ``Robot`` (see the module docstring); ``names`` the
+    base coordinates' and wheels' names (default ``base_names(robot.model)``)."""
 
-    def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS) -> None:
+    def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS,
+                 names: BaseNames | None = None) -> None:
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
-        if robot.model.base_type in MOBILE_BASES:  # MobileBaseRobot: not behind the services yet
-            raise ValueError(f"the dynamics services do not serve a '{robot.model.base_type}' base "
-                             f"yet; use base 'fixed' or 'floating'")
         self.robot = robot
         self.max_points = int(max_points)
+        self.kind = robot.model.base_type
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
         self._identity = tuple(robot.joint_names)
+        self.names = names if names is not None else base_names(robot.model)
         # a moving base: its coordinates are named entries beside the joints (module docstring)
-        self._bq, self._bv = tuple(robot.base_position_names), tuple(robot.base_velocity_names)
-        self.floating = bool(self._bq)
-        self.integrators: tuple[str, ...] = ()  # a floating robot's, its default first
+        self._bq, self._bv = self.names.positions, self.names.velocities
+        self.floating = self.kind == "floating"
+        self.mobile = self.kind in MOBILE_BASES  # MobileBaseRobot: one state per core call
+        self.moving = bool(self._bq)
+        self.integrators: tuple[str, ...] = ()  # a moving robot's, its default first
         if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
             from rbd_ros.floating_base import INTEGRATORS as FLOATING
 
             self.integrators = tuple(FLOATING)
-        if self.floating:
-            clash = sorted(set(self._identity) & set(self._bq + self._bv))
+        elif self.mobile:
+            self.integrators = ("rk4",)  # MobileBaseRobot.simulate (diff_drive: independent speeds)
+        if self.moving:
+            clash = sorted(set(self._identity) & set(self._bq + self._bv + self.names.wheels))
             if clash:
                 raise ValueError(f"joint names {clash} clash with the base coordinate names "
-                                 f"{list(self._bq + self._bv)}; rename those joints")
+                                 f"{list(self._bq + self._bv + self.names.wheels)}; rename those joints")
             self._qnames = self._bq + self._identity
             self._vnames = self._bv + self._identity
+            # efforts: the base's inputs (planar, floating: the velocity names; diff_drive: wheels)
+            self._unames = self.names.wheels + self._identity if self.names.wheels else self._vnames
+            self._every = tuple(dict.fromkeys(self._bq + self._bv + self.names.wheels + self._identity))
             self._qindex = {nm: i for i, nm in enumerate(self._qnames)}
             self._vindex = {nm: i for i, nm in enumerate(self._vnames)}
+        self._seen: dict[tuple, np.ndarray | None] = {}  # checked name lists and orders (bounded)
 
     # ---- checking ------------------------------------------------------------------------
     def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
@@ -102,7 +183,7 @@ class DynamicsService:
             return None
         unknown = [n for n in names if n not in self._index]
         if unknown:
-            hint = ("; base coordinates are for a floating base, this robot's base is fixed "
+            hint = ("; base coordinates are for a moving base, this robot's base is fixed "
                     "(GetModel base_type)" if set(unknown) & BASE_NAMES else "")
             raise RequestError(f"unknown joint names {unknown}; the model's joints are "
                                f"{list(self._identity)}{hint}")
@@ -113,41 +194,94 @@ class DynamicsService:
                                f"joints of the model in any order")
         return np.array([self._index[n] for n in names], dtype=np.intp)
 
-    def spaces(self, joint_names: Sequence[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _check_names(self, joint_names: Sequence[str], lateral: bool = False) -> tuple[str, ...]:
+        """A moving base's ``joint_names``: every name of ``_every`` once, in any order, and
+        nothing else (``lateral``: the diff_drive lateral-force entry may be listed too)."""
+        names = tuple(joint_names)
+        if (names, lateral) in self._seen:  # checked before: the same answer
+            return names
+        lat = self.names.lateral_force
+        unknown = [nm for nm in names if nm not in self._qindex and nm not in self._vindex
+                   and nm not in self.names.wheels and not (lateral and lat and nm == lat)]
+        if unknown:
+            if lat and lat in unknown:
+                raise RequestError(f"'{lat}' (the diff_drive base's lateral ground force) is an "
+                                   f"answer of inverse_dynamics only; leave it out of this request")
+            hint = ""
+            if self.kind == "planar" and any("wheel" in nm.lower() for nm in unknown):
+                hint = (f"; a planar base takes base forces {list(self._bv)} as efforts, wheel "
+                        f"torques are for a diff_drive base")
+            raise RequestError(f"unknown joint names {unknown}; this {self.kind}-base robot takes "
+                               f"{list(self._every)} (any order){hint}")
+        _no_repeats(names)
+        missing = [nm for nm in self._every if nm not in names]
+        if missing:
+            base = self._bq + self._bv
+            if set(missing) >= set(base):
+                wheels = (f", and its wheels {list(self.names.wheels)} (GetModel model_yaml "
+                          f"wheels.joints: efforts are the wheel torques)" if self.names.wheels else "")
+                widths = (f"velocities and accelerations {len(self._vnames)}, efforts "
+                          f"{len(self._unames)}" if self.names.wheels else
+                          f"velocities, accelerations and efforts {len(self._vnames)}")
+                raise RequestError(
+                    f"this robot has a {self.kind} base: joint_names must also list its base "
+                    f"coordinates, positions {list(self._bq)} and velocities {list(self._bv)} "
+                    f"(GetModel base_position_names, base_velocity_names){wheels}, in any order "
+                    f"with the joints; positions then have {len(self._qnames)} values per state, "
+                    f"{widths}")
+            if set(missing) & set(self.names.wheels):
+                raise RequestError(f"joint_names lacks {missing}; a diff_drive base's efforts are "
+                                   f"its wheel torques {list(self.names.wheels)} (left, right) and "
+                                   f"the joint torques: give all of {list(self._every)} in any order")
+            raise RequestError(f"joint_names lacks {missing}; give all of {list(self._every)} "
+                               f"in any order")
+        self._remember((names, lateral), None)
+        return names
+
+    def _remember(self, key: tuple, value: np.ndarray | None) -> None:
+        if len(self._seen) < 256:  # a client's few name lists, not an unbounded stream
+            self._seen[key] = value
+
+    def _order(self, names: tuple[str, ...], space: tuple[str, ...]) -> np.ndarray | None:
+        """The index in ``space`` of each of ``names`` that belongs to it, in the caller's
+        order; None when that is ``space``'s own order."""
+        key = ("order", names, space)
+        if key in self._seen:
+            return self._seen[key]
+        index = {nm: i for i, nm in enumerate(space)}
+        perm = np.array([index[nm] for nm in names if nm in index], dtype=np.intp)
+        perm = None if (perm == np.arange(perm.size)).all() else perm
+        self._remember(key, perm)
+        return perm
+
+    def spaces(self, joint_names: Sequence[str],
+               lateral: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Position and velocity permutations for a request's ``joint_names``: the model index
         (in ``q`` resp. ``v``) of each name of that space, in the caller's order; None where the
-        order is the model's own.  Fixed base: both are ``permutation``.  Floating base:
-        ``joint_names`` holds the joints and the base coordinates ``base_position_names``
-        (positions only) and ``base_velocity_names`` (velocities, accelerations, efforts)."""
-        if not self.floating:
+        order is the model's own.  Fixed base: both are ``permutation``.  Moving base:
+        ``joint_names`` holds the joints and the base coordinates ``names.positions``
+        (positions only) and ``names.velocities`` (velocities, accelerations, M and g rows;
+        efforts too except for a diff_drive base: ``efforts``; ``lateral``: its lateral-force
+        entry may be listed)."""
+        if not self.moving:
             perm = self.permutation(joint_names)
             return perm, perm
-        names = tuple(joint_names)
-        every = self._bq + self._bv + self._identity
-        unknown = [nm for nm in names if nm not in self._qindex and nm not in self._vindex]
-        if unknown:
-            raise RequestError(f"unknown joint names {unknown}; this floating-base robot takes "
-                               f"{list(every)} (any order)")
-        _no_repeats(names)
-        missing = [nm for nm in every if nm not in names]
-        if missing:
-            if set(missing) >= set(self._bq + self._bv):
-                raise RequestError(
-                    f"this robot has a floating base: joint_names must also list its base "
-                    f"coordinates, positions {list(self._bq)} and velocities {list(self._bv)} "
-                    f"(GetModel base_position_names, base_velocity_names), in any order with the "
-                    f"joints; positions then have {len(self._qnames)} values per state, "
-                    f"velocities, accelerations and efforts {len(self._vnames)}")
-            raise RequestError(f"joint_names lacks {missing}; give all of {list(every)} in any order")
-        out = []
-        for index in (self._qindex, self._vindex):
-            perm = np.array([index[nm] for nm in names if nm in index], dtype=np.intp)
-            out.append(None if (perm == np.arange(perm.size)).all() else perm)
-        return out[0], out[1]
+        names = self._check_names(joint_names, lateral)
+        return self._order(names, self._qnames), self._order(names, self._vnames)
+
+    def efforts(self, joint_names: Sequence[str], lateral: bool = False) -> tuple[tuple[str, ...], np.ndarray | None]:
+        """The efforts' names in model order and the caller's permutation of them: the
+        velocity names, or a diff_drive base's wheels + joints (``lateral``: + the lateral
+        force when ``joint_names`` lists it)."""
+        names = self._check_names(joint_names, lateral)
+        space = self._unames
+        if lateral and self.names.lateral_force in names:
+            space = space + (self.names.lateral_force,)
+        return space, self._order(names, space)
 
     def widths(self, joint_names: Sequence[str]) -> tuple[int, int]:
         """Values per state of positions and of velocities for these ``joint_names``."""
-        if not self.floating:
+        if not self.moving:
             return len(joint_names), len(joint_names)
         return len(self._qnames), len(self._vnames)
 
@@ -162,13 +296,38 @@ class DynamicsService:
             raise RequestError(f"{name} state {k}: {list(self._bq[3:7])} must be a unit "
                                f"quaternion (x, y, z, w), its norm is {norms[k]:.6g}")
 
-    def states(self, name: str, data: Sequence[float], n: int, rows: int | None = None) -> np.ndarray:
-        """Packed row-major ``data`` as an (N, n) array; checks length, N and finiteness."""
+    def _rolling(self, name: str, v: np.ndarray, perm: np.ndarray | None = None) -> None:
+        """A diff_drive base cannot slide sideways: ``base_vy`` (model column 1) is 0 in every
+        state (001 (64); the core's tolerance, ``formulations.diff_drive``)."""
+        if not self.names.wheels:
+            return
+        bad = np.flatnonzero(np.abs(v[:, 1]) > 1e-9 * np.maximum(1.0, np.abs(v).max(axis=1)))
+        if bad.size:
+            k = int(bad[0])
+            raise RequestError(f"{name} state {k}: {self._bv[1]} = {v[k, 1]:.6g}, but a diff_drive "
+                               f"base cannot slide sideways (v_y = 0 at the base point, 001 (64)); "
+                               f"send 0")
+
+    def labels(self, joint_names: Sequence[str], space: str) -> list[str]:
+        """The caller's names of one ``space`` ('q' positions, 'v' velocities, 'u' efforts),
+        in the caller's order (for messages; ``joint_names`` already checked)."""
+        if not self.moving:
+            return list(joint_names)
+        keep = set({"q": self._qnames, "v": self._vnames, "u": self._unames}[space])
+        return [nm for nm in joint_names if nm in keep]
+
+    def states(self, name: str, data: Sequence[float], n: int, rows: int | None = None,
+               unit: str = "", labels: Sequence[str] | None = None) -> np.ndarray:
+        """Packed row-major ``data`` as an (N, n) array; checks length, N and finiteness
+        (``unit`` names the entries in messages; default: joints, or a moving base's position
+        or velocity coordinates or a diff_drive base's efforts, by ``name``)."""
         arr = np.asarray(data, dtype=float)
         if arr.ndim != 1:
             arr = arr.reshape(-1)
-        unit = "joints" if not self.floating else ("position coordinates" if n == len(
-            self._qnames) else "velocity coordinates")
+        if not unit:
+            unit = ("joints" if not self.moving else "position coordinates" if "position" in name
+                    else f"efforts {list(self._unames)}" if name == "torques" and self.names.wheels
+                    else "velocity coordinates")
         if arr.size == 0:
             raise RequestError(f"{name} is empty; expected N x {n} values (N >= 1)")
         if arr.size % n:
@@ -183,8 +342,9 @@ class DynamicsService:
                                f"{self.max_points} (parameter max_points)")
         if not np.isfinite(arr).all():
             bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-            raise RequestError(f"{name} contains NaN or Inf (first at state {bad // n}, "
-                               f"joint {bad % n})")
+            at = (f"'{labels[bad % n]}'" if labels is not None and len(labels) == n
+                  else f"joint {bad % n}")
+            raise RequestError(f"{name} contains NaN or Inf (first at state {bad // n}, {at})")
         return arr.reshape(k, n)
 
     def _to_model(self, perm: np.ndarray | None, x: np.ndarray) -> np.ndarray:
@@ -208,30 +368,53 @@ class DynamicsService:
         """``fn`` on N model-order states (``_one``: a single state unbatched)."""
         return np.asarray(fn(*(self._one(x) for x in xs), **kw))
 
-    def _positions(self, name: str, data, perm, nq: int, rows: int | None = None) -> np.ndarray:
+    def _positions(self, name: str, data, perm, nq: int, rows: int | None = None,
+                   labels: Sequence[str] | None = None) -> np.ndarray:
         """Checked positions in model order (N, nq), unit base quaternions."""
-        q = self._to_model(perm, self.states(name, data, nq, rows))
+        q = self._to_model(perm, self.states(name, data, nq, rows, labels=labels))
         self._base_quaternions(name, q)
         return q
 
     def _fixed_only(self, service: str) -> None:
-        if self.floating:
-            raise RequestError(f"{service} is not available for a floating-base robot yet")
+        if self.moving:
+            raise RequestError(f"{service} is not available for a {self.kind}-base robot yet")
+
+    def _not_mobile(self, service: str) -> None:
+        if self.mobile:
+            raise RequestError(f"{service} is not available for a {self.kind}-base robot yet; it "
+                               f"has inverse_dynamics, forward_simulate, mass_matrix, gravity, get_model")
+
+    def _mobile_options(self, tool_wrench=None, include_actuators: bool = False) -> None:
+        """What ``MobileBaseRobot`` does not model yet, refused by name."""
+        if include_actuators:
+            raise RequestError(f"include_actuators is not available for a {self.kind}-base robot "
+                               f"yet; send false")
+        if tool_wrench is not None:
+            raise RequestError(f"tool_wrench is not available for a {self.kind}-base robot yet; "
+                               f"send a zero wrench")
+
+    def _each(self, fn, *xs: np.ndarray) -> np.ndarray:
+        """``fn`` state by state (``MobileBaseRobot`` takes one state per call)."""
+        return np.array([fn(*(x[k] for x in xs)) for k in range(len(xs[0]))])
 
     # ---- services ------------------------------------------------------------------------
     def inverse_dynamics(self, joint_names: Sequence[str], positions, velocities, accelerations,
                          tool_wrench: Sequence[float] | None = None,
                          include_actuators: bool = False) -> np.ndarray:
         """Efforts (N, n) in the caller's joint order (003 §4.5 via ``Robot``); floating base:
-        (N, 6 + n), the base wrench entries named like the base velocities."""
-        if tool_wrench is None and not include_actuators and not self.floating:
+        (N, 6 + n), the base wrench entries named like the base velocities; ground base: the
+        base's inputs (``efforts``; ``_mobile_inverse_dynamics``)."""
+        if tool_wrench is None and not include_actuators and not self.moving:
             tau = self._one_state_id(joint_names, positions, velocities, accelerations)
             if tau is not None:
                 return tau
-        (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq)
-        qd = self.states("velocities", velocities, nv, len(q))
-        qdd = self.states("accelerations", accelerations, nv, len(q))
+        (pq, pv), (nq, nv) = self.spaces(joint_names, lateral=True), self.widths(joint_names)
+        lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
+        q = self._positions("positions", positions, pq, nq, labels=lq)
+        qd = self.states("velocities", velocities, nv, len(q), labels=lv)
+        qdd = self.states("accelerations", accelerations, nv, len(q), labels=lv)
+        if self.mobile:  # model order for the rolling check and the core
+            qd, qdd = self._to_model(pv, qd), self._to_model(pv, qdd)
         w = None
         if tool_wrench is not None:
             w = np.asarray(tool_wrench, dtype=float)
@@ -239,9 +422,30 @@ class DynamicsService:
                 raise RequestError("tool_wrench must be 6 finite numbers [force; torque]")
             if not w.any():
                 w = None
+        if self.mobile:
+            self._mobile_options(w, include_actuators)
+            return self._mobile_inverse_dynamics(joint_names, q, qd, qdd)
         tau = self._call(self.robot.inverse_dynamics, q, self._to_model(pv, qd),
                          self._to_model(pv, qdd), tool_wrench=w, include_actuators=include_actuators)
         return self._to_caller(pv, tau.reshape(len(q), nv))
+
+    def _mobile_inverse_dynamics(self, joint_names, q, v, a) -> np.ndarray:
+        """Ground base, model-order (N, 3 + n) states: planar ``[F_x, F_y, M_z, joints]``;
+        diff_drive ``[tau_left, tau_right, joints]`` (+ the lateral force when ``joint_names``
+        lists ``names.lateral_force``), in the caller's order."""
+        self._rolling("velocities", v)
+        self._rolling("accelerations", a)
+        space, perm = self.efforts(joint_names, lateral=True)
+        if not self.names.wheels:
+            return self._to_caller(perm, self._each(self.robot.inverse_dynamics, q, v, a))
+        out = np.empty((len(q), len(space)))
+        n = self.robot.dof
+        for k in range(len(q)):
+            e = self.robot.inverse_dynamics(q[k], v[k], a[k])  # DiffDriveEfforts
+            out[k, :2], out[k, 2:2 + n] = e.wheels, e.joints
+            if len(space) > 2 + n:
+                out[k, 2 + n] = e.lateral_force
+        return self._to_caller(perm, out)
 
     def _one_state_id(self, joint_names, positions, velocities, accelerations) -> np.ndarray | None:
         """The common single call (one state, the model's joint order, no wrench) without the
@@ -263,21 +467,27 @@ class DynamicsService:
         velocity names, (N, 6 + n, 6 + n))."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq)
-        M = self._call(self.robot.mass_matrix, q, include_actuators=include_actuators)
+        if self.mobile:
+            self._mobile_options(include_actuators=include_actuators)
+            M = self._each(self.robot.mass_matrix, q)
+        else:
+            M = self._call(self.robot.mass_matrix, q, include_actuators=include_actuators)
         M = M.reshape(len(q), nv, nv)
         if pv is not None:
             M = M[:, pv][:, :, pv]
         return M
 
     def gravity(self, joint_names, positions) -> np.ndarray:
-        """g(q) (N, n); floating base (N, 6 + n), the base entries the wrench holding the base."""
+        """g(q) (N, n); floating base (N, 6 + n), the base entries the wrench holding the base;
+        ground base (N, 3 + n) on the velocity names (base entries 0 under vertical gravity)."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq)
-        g = self._call(self.robot.gravity, q).reshape(len(q), nv)
+        g = (self._each if self.mobile else self._call)(self.robot.gravity, q).reshape(len(q), nv)
         return self._to_caller(pv, g)
 
     def forward_kinematics(self, joint_names, positions) -> tuple[np.ndarray, np.ndarray]:
         """(tool pose 4x4, link frames (n+1, 4, 4)) for one state."""
+        self._not_mobile("forward_kinematics")
         (pq, _), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1)[0]
         return np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
@@ -285,6 +495,7 @@ class DynamicsService:
     def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
         """(6, n) [linear; angular], columns in the caller's joint order (floating base: the
         velocity names, 6 + n columns)."""
+        self._not_mobile("jacobian")
         (pq, pv), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1)[0]
         try:
@@ -298,20 +509,29 @@ class DynamicsService:
                          duration: float = 0.0, output_period: float = 0.0,
                          include_actuators: bool = False) -> SimulationResult:
         """Integrate under zero-order-hold torques (003 (5.3)-(5.4) for RK4; a floating base
-        on SE(3) by RKMK4 or Lie-Euler, ``algorithm.floating_integrators``).
+        on SE(3) by RKMK4 or Lie-Euler, ``algorithm.floating_integrators``; a ground base by
+        ``MobileBaseRobot.simulate``'s RK4, a diff_drive one in its independent speeds, so
+        ``base_vy`` stays 0; its torques are the wheel torques and the joint torques).
 
         Step k (time k dt) uses torque row floor(k dt / torque_period), the last row held
         when ``duration`` runs past the torques. Output: the initial state and then every
         ``output_period`` (rounded to whole steps; 0 = every step)."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
-        q0 = self._positions("initial_positions", initial_positions, pq, nq, 1)[0]
-        qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1))[0]
-        tau = self._to_model(pv, self.states("torques", torques, nv))
-        if self.floating:
+        lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
+        q0 = self._positions("initial_positions", initial_positions, pq, nq, 1, labels=lq)[0]
+        qd0 = self._to_model(pv, self.states("initial_velocities", initial_velocities, nv, 1, labels=lv))[0]
+        pu, nu = pv, nv
+        if self.mobile:
+            self._mobile_options(include_actuators=include_actuators)
+            self._rolling("initial_velocities", qd0[None])
+            space, pu = self.efforts(joint_names)
+            nu = len(space)
+        tau = self._to_model(pu, self.states("torques", torques, nu, labels=self.labels(joint_names, "u")))
+        if self.moving:
             integrator = (integrator or self.integrators[0]).lower()
             if integrator not in self.integrators:
                 raise RequestError(f"integrator '{integrator}' unknown; use one of "
-                                   f"{list(self.integrators)} (a floating-base robot)")
+                                   f"{list(self.integrators)} (a {self.kind}-base robot)")
         else:
             integrator = integrator or "rk4"
             try:
@@ -340,8 +560,11 @@ class DynamicsService:
         tau_steps = np.ascontiguousarray(tau[rows])
         t0 = time.perf_counter()
         try:
-            q, qd, qdd = self.robot.simulate(q0, qd0, tau_steps, dt, integrator=integrator,
-                                             include_actuators=include_actuators)
+            if self.mobile:
+                q, qd, qdd = self._mobile_simulate(q0, qd0, tau, rows, float(dt))
+            else:
+                q, qd, qdd = self.robot.simulate(q0, qd0, tau_steps, dt, integrator=integrator,
+                                                 include_actuators=include_actuators)
         except (SimulationError, SingularMassMatrixError) as exc:  # "diverged at t = ..."
             raise RequestError(str(exc)) from None
         if self.floating and not (np.isfinite(q).all() and np.isfinite(qd).all()):
@@ -354,10 +577,28 @@ class DynamicsService:
         return SimulationResult(times, self._to_caller(pq, q[keep]), self._to_caller(pv, qd[keep]),
                                 self._to_caller(pv, qdd[keep]), compute_time)
 
+    def _mobile_simulate(self, q0: np.ndarray, v0: np.ndarray, tau: np.ndarray, rows: np.ndarray,
+                         dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``MobileBaseRobot.simulate`` (a constant input) once per run of steps holding one
+        torque row, each run starting where the last ended; ``qdd[k]`` is the acceleration
+        under step k's row (the last under the last row), as the fixed base's."""
+        steps = len(rows)
+        Q, V, A = np.empty((steps + 1, len(q0))), np.empty((steps + 1, len(v0))), np.empty((steps + 1, len(v0)))
+        Q[0], V[0] = q0, v0
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        for a, b in zip(starts, np.r_[starts[1:], steps]):
+            try:
+                res = self.robot.simulate(Q[a], V[a], tau[rows[a]], dt, int(b - a))
+            except ValueError as exc:  # a state check of the core on a diverging state
+                raise SimulationError(f"simulation diverged at t = {a * dt:g} s: {exc}") from None
+            Q[a + 1:b + 1], V[a + 1:b + 1], A[a:b + 1] = res.q[1:], res.qd[1:], res.qdd
+        return Q, V, A
+
     # ---- statics and inverse kinematics --------------------------------------------------
     def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
                        include_gravity: bool = False) -> np.ndarray:
         """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``)."""
+        self._not_mobile("static_torques")
         (pq, perm), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq)
         w = np.asarray(wrench, dtype=float)

@@ -157,3 +157,27 @@ def test_unclear_controller_parameters_refused_at_start_up(tmp_path, extra, mess
     out = _cli("controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p", "type:=pd_gravity",
                *extra)
     assert out.returncode == 2 and message in _one_line_error(out, "controller"), out.stderr
+
+
+def test_item2_the_host_lock_is_exact_and_released(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    """The same-host check does not depend on DDS discovery: a second exclusive holder is
+    refused naming the first's pid, a shared one is let through without the lock, and the lock
+    is free again once the holder's file is closed (as at the holder's exit)."""
+    import tempfile
+
+    from rbd_ros.ros.common import NodeConfigError
+    from rbd_ros.ros.nodes.dynamics_server import namespace_lock
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first = namespace_lock("/lockcheck/", shared=False, wait=0.0)
+    with pytest.raises(NodeConfigError, match=f"on this host \\(pid {os.getpid()}\\)"):
+        namespace_lock("/lockcheck/", shared=False, wait=0.3)
+    assert namespace_lock("/lockcheck/", shared=True, wait=0.0) is None
+    other = namespace_lock("/other/", shared=False, wait=0.0)  # another namespace is free
+    first.close()
+    again = namespace_lock("/lockcheck/", shared=False, wait=0.0)
+    sharer = namespace_lock("/other2/", shared=True, wait=0.0)
+    with pytest.raises(NodeConfigError, match="allow_shared_namespace"):
+        namespace_lock("/other2/", shared=False, wait=0.0)  # a sharer blocks an exclusive one
+    for handle in (other, again, sharer):
+        handle.close()

@@ -65,9 +65,8 @@ def test_model_reports_base_names(setup) -> None:
     assert not fixed.floating and fixed.robot.base_position_names == ()
     with pytest.raises(RequestError, match="this robot's base is fixed"):
         fixed.gravity(BQ + list(robot.joint_names), robot.neutral())
-    mobile = Robot.from_yaml(str(BUNDLED_URDF.parent / "config" / "mobile_arm7.yaml"))
-    with pytest.raises(ValueError, match="do not serve a 'diff_drive' base yet"):
-        DynamicsService(mobile)
+    with pytest.raises(RequestError, match="base_qw"):  # a ground base's names are others
+        service.gravity(BQ[:3] + ["base_yaw"] + BV + list(robot.joint_names), robot.neutral())
 
 
 def test_dynamics_services_match_pinocchio_free_flyer(setup) -> None:

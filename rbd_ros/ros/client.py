@@ -170,12 +170,20 @@ class DynamicsClient:
 
     @property
     def joint_names(self) -> list[str]:
-        """The model's joints; a floating base's coordinates first (GetModel
-        ``base_position_names`` + ``base_velocity_names``), the default ``joint_names``."""
+        """The model's joints; a moving base's coordinates first (GetModel
+        ``base_position_names`` + ``base_velocity_names``), then a diff_drive base's wheel
+        joints (left, right: its efforts; ``wheels.joints`` of GetModel ``model_yaml``), the
+        default ``joint_names``.  A diff_drive ``inverse_dynamics`` also answers the lateral
+        ground force when the names list ``rbd_ros.services.LATERAL_FORCE``."""
         if self._model_names is None:
             m = self.get_model()
             bq, bv = list(getattr(m, "base_position_names", [])), list(getattr(m, "base_velocity_names", []))
-            self._model_names = bq + bv + list(m.joint_names)
+            wheels: list[str] = []
+            if getattr(m, "base_type", "") == "diff_drive":
+                from rbd_ros.model import MdhModel
+
+                wheels = list(MdhModel.from_yaml(m.model_yaml).wheel_joints)
+            self._model_names = bq + bv + wheels + list(m.joint_names)
         return self._model_names
 
     def _names(self, joint_names: list[str] | None) -> list[str]:
@@ -206,7 +214,8 @@ class DynamicsClient:
     # ---- services -------------------------------------------------------------------------
     def inverse_dynamics(self, q, qd, qdd, tool_wrench=None, include_actuators: bool = False,
                          joint_names: list[str] | None = None) -> np.ndarray:
-        """Joint efforts for one state (n,) or a batch (N, n)."""
+        """Joint efforts for one state (n,) or a batch (N, n) (a ground base: its inputs, the
+        width from the answer; see ``joint_names``)."""
         from geometry_msgs.msg import Vector3, Wrench
 
         names = self._names(joint_names)
@@ -258,7 +267,8 @@ class DynamicsClient:
                          integrator: str = "", duration: float = 0.0,
                          output_period: float = 0.0, include_actuators: bool = False,
                          joint_names: list[str] | None = None) -> Simulation:
-        """``integrator`` '' is the server's default (rk4; rkmk4 for a floating base)."""
+        """``integrator`` '' is the server's default (rk4; rkmk4 for a floating base); a
+        diff_drive base's ``torques`` are its wheel torques and the joint torques."""
         names = self._names(joint_names)
         res = self._call("forward_simulate", self._srv.ForwardSimulate.Request(
             joint_names=names, initial_positions=self._packed(q0)[0],

@@ -54,7 +54,7 @@ def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
             raise NodeConfigError(f"model_yaml '{path}': file not found")
         try:
             model = MdhModel.from_yaml(path)
-            model = model.replace(base_type=base) if base else model
+            model = model.with_base_type(base) if base else model
         except (ValueError, TypeError) as exc:
             raise NodeConfigError(f"model_yaml '{path}': {_after(str(exc), path)}") from None
         loaded = LoadedRobot(model, path, Path(path).stem)

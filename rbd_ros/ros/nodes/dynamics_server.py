@@ -5,10 +5,16 @@
 Parameters
   the robot: model_yaml | robot_description | urdf_path, base_link, tip_link, gravity (those of
   every node: ``rbd_ros.ros.robot_params``; gravity: parameter > model file > [0, 0, -9.81])
-  base               'fixed' or 'floating' (base_link a free body on SE(3), which then needs an
-                     inertial); '' = the model file's (a URDF: fixed). A floating robot's
-                     requests name the base coordinates beside the joints (GetModel
-                     base_position_names, base_velocity_names; ``rbd_ros.services``)
+  base               'fixed', 'floating' (base_link a free body on SE(3), which then needs an
+                     inertial), 'planar' or 'diff_drive' (a ground base, x, y, yaw; a URDF's
+                     wheels are found by ``rbd_ros.urdf.wheels``); '' = the model file's (a
+                     URDF: fixed). A moving base's requests name its coordinates beside the
+                     joints (GetModel base_position_names, base_velocity_names; a diff_drive
+                     base's efforts are its wheel torques; ``rbd_ros.services``)
+  base_position_names, base_velocity_names, wheel_joint_names  string arrays renaming those
+                     entries (unset = base_x, base_y, base_yaw / base_vx, base_vy, base_wz for
+                     a ground base, base_x .. base_qw / base_vx .. base_wz for a floating one;
+                     the model's wheel joints); checked by ``rbd_ros.services.base_names``
   service_namespace  'rbd'                              max_points  1000000 states per request
   allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
                      the services under this namespace (clients would get answers from either)
@@ -102,16 +108,66 @@ def service_prefix(namespace: str) -> str:
     return prefix
 
 
-#: seconds after start-up within which another server's services must have been discovered
+#: seconds after start-up within which another host's server must have been discovered
 DISCOVERY_WAIT = 1.0
+#: seconds a server waits for this host's lock of its namespace (a predecessor shutting down)
+LOCK_WAIT = 5.0
+
+
+def namespace_lock(prefix: str, shared: bool, wait: float = LOCK_WAIT):
+    """This host's lock of ``<prefix>`` in this ``ROS_DOMAIN_ID``: an open file holding an
+    ``flock``, exclusive for a server that must be alone, shared for one started with
+    ``allow_shared_namespace``.  The kernel drops it when the process ends, however it ends
+    (kill -9 included), so it never goes stale.  It makes the one-server-per-namespace check
+    exact on one host, where DDS discovery may take longer than any fixed window on a loaded
+    machine; ``refuse_if_served`` still covers servers on other hosts.
+
+    Returns the open file (keep it for the server's lifetime); ``NodeConfigError`` naming
+    the holder when an exclusive lock is still refused after ``wait`` s; ``None`` for a
+    shared server that could not share (it runs anyway, as it was told to)."""
+    import fcntl
+    import os
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), f"rbd_ros-locks-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    domain = os.environ.get("ROS_DOMAIN_ID", "0") or "0"
+    path = os.path.join(folder, f"domain{domain}{prefix.replace('/', '_')}lock")
+    handle = open(path, "a+")  # noqa: SIM115 - held open for the process's lifetime
+    mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+    until = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, mode)
+            break
+        except BlockingIOError:
+            if shared:
+                handle.close()
+                return None
+            if time.monotonic() >= until:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                handle.close()
+                raise NodeConfigError(
+                    f"the services {prefix}* are already offered by another dynamics_server "
+                    f"on this host ({holder}); stop it, choose another service_namespace, "
+                    f"or set allow_shared_namespace:=true") from None
+            time.sleep(0.1)
+    if not shared:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+    return handle
 
 
 def refuse_if_served(node, prefix: str, started: float) -> None:
     """``NodeConfigError`` when another server already answers ``<prefix>get_model``: two
     servers in one namespace would answer a client at random.  Discovery runs while the robot
-    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started``.  A server seen
-    in the graph is asked for its model, so the stale entry of a killed one (kept until its
-    DDS lease expires) does not block a restart."""
+    loads; this waits for what is left of ``DISCOVERY_WAIT`` since ``started`` (this host's
+    servers are found exactly by ``namespace_lock``).  A server seen in the graph is asked for
+    its model, so the stale entry of a killed one (kept until its DDS lease expires) does not
+    block a restart."""
     name = prefix + "get_model"
     while node.count_services(name) == 0:
         if time.monotonic() - started >= DISCOVERY_WAIT:
@@ -162,6 +218,36 @@ def _servers_of(node, service: str) -> list[str]:
     return out
 
 
+#: the server's names of base coordinates and wheels (string arrays, unset = the defaults)
+NAME_PARAMETERS = ("base_position_names", "base_velocity_names", "wheel_joint_names")
+
+
+def served_names(node, model):
+    """Declare ``NAME_PARAMETERS`` (read-only) and check them against ``model``
+    (``rbd_ros.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
+    from rcl_interfaces.msg import ParameterDescriptor
+    from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
+    from rclpy.parameter import Parameter
+
+    from rbd_ros.services import base_names
+
+    given = {}
+    for name in NAME_PARAMETERS:
+        try:
+            node.declare_parameter(name, Parameter.Type.STRING_ARRAY, ParameterDescriptor(read_only=True))
+            given[name] = tuple(node.get_parameter(name).value)
+        except ParameterUninitializedException:
+            given[name] = ()
+        except InvalidParameterTypeException:
+            raise NodeConfigError(f"{name} must be a list of strings, e.g. "
+                                  f"\"{name}:=['a', 'b', 'c']\"") from None
+    try:
+        return base_names(model, given["base_position_names"], given["base_velocity_names"],
+                          given["wheel_joint_names"])
+    except ValueError as exc:
+        raise NodeConfigError(str(exc)) from None
+
+
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
     ``rbd_ros.services.DynamicsService``."""
@@ -171,7 +257,7 @@ class DynamicsServer:
 
         from rbd_ros.robot import Robot
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService
+        from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService, named_model
 
         self.node = node
         started = time.monotonic()
@@ -180,13 +266,16 @@ class DynamicsServer:
             node.declare_parameter(name, default)
         prefix = service_prefix(node.get_parameter("service_namespace").value)
         loaded = robot_from_node(node, base=node.get_parameter("base").value)  # + gravity ...
-        robot, source = Robot(loaded.model), loaded.source
-        if not node.get_parameter("allow_shared_namespace").value:
+        names = served_names(node, loaded.model)
+        robot, source = Robot(named_model(loaded.model, names)), loaded.source
+        shared = bool(node.get_parameter("allow_shared_namespace").value)
+        self._lock = namespace_lock(prefix, shared)
+        if not shared:
             refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
-        self.service = DynamicsService(robot, max_points)
+        self.service = DynamicsService(robot, max_points, names)
         # the simulation gets its own workspace, so it can run beside the other services
-        self.sim_service = DynamicsService(Robot(robot.model), max_points)
+        self.sim_service = DynamicsService(Robot(robot.model), max_points, names)
         types = dynamics_service_types()
         # the companion node: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either
@@ -204,9 +293,15 @@ class DynamicsServer:
         self._sim_thread = spin_in_thread(self._sim_executor, "forward_simulate")
         model = robot.model
         print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
-              f"{model.base_type} base, "
+              f"{model.base_type} base{self._entries(names)}, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
+
+    @staticmethod
+    def _entries(names) -> str:
+        """A moving base's named entries for the ready line ('' for a fixed base)."""
+        every = names.positions + names.velocities + names.wheels
+        return f" {list(every)}" if every else ""
 
     def close(self) -> None:
         """Stop the simulation thread and destroy the companion node (the main node is the
@@ -214,6 +309,8 @@ class DynamicsServer:
         self._sim_executor.shutdown(timeout_sec=1.0)
         self._sim_thread.join(timeout=5.0)
         self.sim_node.destroy_node()
+        if self._lock is not None:
+            self._lock.close()  # releases this host's lock of the namespace
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
@@ -283,8 +380,8 @@ class DynamicsServer:
         res.gravity = Vector3(x=float(g[0]), y=float(g[1]), z=float(g[2]))
         res.model_yaml = model.to_yaml()
         res.base_type = model.base_type
-        res.base_position_names = list(self.service.robot.base_position_names)
-        res.base_velocity_names = list(self.service.robot.base_velocity_names)
+        res.base_position_names = list(self.service.names.positions)
+        res.base_velocity_names = list(self.service.names.velocities)
 
     def _static_torques(self, req, res) -> None:
         f, t = req.wrench.force, req.wrench.torque
