@@ -45,7 +45,8 @@ from rbd_ros.data import empty_workspace
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
-from rbd_ros.robot import Robot, SimulationError, SimulationResult, _is_jitted
+from rbd_ros.model import BASE_COORDINATES
+from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError, _is_jitted
 
 RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
@@ -122,6 +123,8 @@ class MobileBaseRobot(Robot):
         if self.base_type == "diff_drive":
             self.wheels = dd.Wheels(model.wheel_radius, model.wheel_separation, model.wheel_spin_inertia)
             self.nu = 2 + self.dof
+        #: names of the base coordinates in ``q`` and in ``v`` (``model.BASE_COORDINATES``)
+        self.base_position_names, self.base_velocity_names = BASE_COORDINATES[self.base_type]
         self._zv = np.zeros(self.nv)  # read-only zero velocity / acceleration
         self._lam = np.empty(1)  # forward_dynamics' unread lateral force
         self._rnea_fast = _rnea_checked if self.wheels is None else _rnea_dd_checked
@@ -190,51 +193,70 @@ class MobileBaseRobot(Robot):
             return pb.inverse_dynamics(self._F, q, v, a, method, w)
         return DiffDriveEfforts(*dd.inverse_dynamics(self._F, self.wheels, q, v, a, method, w))
 
+    def _singular(self, q: Any) -> Exception:
+        """The error for a forward dynamics that divided by zero: the coordinates spanning the
+        null space of ``M`` (as ``Robot``'s)."""
+        w, V = np.linalg.eigh(self.mass_matrix(self._q(q)))
+        null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
+        names = list(self.base_velocity_names) + list(self.joint_names)
+        if self.wheels is not None:  # v_y is not a coordinate of the constrained system
+            null = null[:, np.abs(null[1]) < 1.0 - 1e-9]
+        moving = [names[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-6)] if null.size else []
+        return SingularMassMatrixError(
+            f"singular mass matrix: {moving or 'some coordinates'} move no mass or inertia, so their "
+            "accelerations are undetermined; give the links (or the base) they carry a mass and inertia")
+
     def forward_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> np.ndarray:
         """Planar: ``a = M^{-1}(tau - h)`` (``method``: recursive (ABA), kane, lagrange,
         gauss).  Diff drive: the constrained ``a`` (``a[1] = 0``) for ``tau = [tau_left,
         tau_right, joints]`` (``method``: recursive (ABA on the 2-DoF root), kane,
         udwadia_kalaba, kkt); ``constrained_dynamics`` also gives ``lam``."""
-        if method is RECURSIVE:
-            try:
-                if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
-                        and tau.dtype is _f8):
-                    acc = _empty(self.nv)
-                    if self.wheels is None:
-                        if _aba_checked(self._mw, q, v, tau, acc) == 0:
+        try:
+            if method is RECURSIVE:
+                try:
+                    if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
+                            and tau.dtype is _f8):
+                        acc = _empty(self.nv)
+                        if self.wheels is None:
+                            if _aba_checked(self._mw, q, v, tau, acc) == 0:
+                                return acc
+                        elif _aba_dd_checked(self._mw, q, v, tau, acc, self._lam) == 0:
                             return acc
-                    elif _aba_dd_checked(self._mw, q, v, tau, acc, self._lam) == 0:
-                        return acc
-            except (AttributeError, TypeError):
-                pass
-        if self.wheels is None:
-            _pick(method, M_METHODS, "forward_dynamics")
-            q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nu)
-            if method == RECURSIVE:
-                acc = np.empty(self.nv)
-                pk.aba_ground(self._mp, self._ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, acc)
-                return acc
-            return pb.forward_dynamics(self._F, q, v, tau, method)
+                except (AttributeError, TypeError):
+                    pass
+            if self.wheels is None:
+                _pick(method, M_METHODS, "forward_dynamics")
+                q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nu)
+                if method == RECURSIVE:
+                    acc = np.empty(self.nv)
+                    pk.aba_ground(self._mp, self._ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, acc)
+                    return acc
+                return pb.forward_dynamics(self._F, q, v, tau, method)
+        except ZeroDivisionError as exc:
+            raise self._singular(q) from exc
         return self.constrained_dynamics(q, v, tau, method)[0]
 
     def constrained_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> tuple[np.ndarray, float]:
         """Diff drive: ``(a, lam)``, the constrained acceleration and the lateral ground force."""
         if self.wheels is None:
             raise ValueError("constrained_dynamics is for a diff_drive base; a planar base has no constraint")
-        if method is RECURSIVE:
-            try:
-                if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
-                        and tau.dtype is _f8):
-                    acc, lam = _empty(self.nv), _empty(1)
-                    if _aba_dd_checked(self._mw, q, v, tau, acc, lam) == 0:
-                        return acc, float(lam[0])
-            except (AttributeError, TypeError):
-                pass
-        _pick(method, FD_DIFF_METHODS, "diff_drive forward_dynamics")
-        q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
-        if method == RECURSIVE:
-            acc = np.empty(self.nv)
-            return acc, float(pk.aba_diff_drive(self._mp, self._ws, q, v, tau, acc))
+        try:
+            if method is RECURSIVE:
+                try:
+                    if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
+                            and tau.dtype is _f8):
+                        acc, lam = _empty(self.nv), _empty(1)
+                        if _aba_dd_checked(self._mw, q, v, tau, acc, lam) == 0:
+                            return acc, lam.item(0)
+                except (AttributeError, TypeError):
+                    pass
+            _pick(method, FD_DIFF_METHODS, "diff_drive forward_dynamics")
+            q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
+            if method == RECURSIVE:
+                acc = np.empty(self.nv)
+                return acc, float(pk.aba_diff_drive(self._mp, self._ws, q, v, tau, acc))
+        except ZeroDivisionError as exc:
+            raise self._singular(q) from exc
         return dd.forward_dynamics(self._F, self.wheels, q, v, tau[:2], tau[2:], method)
 
     def mass_matrix(self, q: Any, method: str = RECURSIVE) -> np.ndarray:
@@ -402,7 +424,9 @@ class MobileBaseRobot(Robot):
                                   for q, v in zip(Q, Vr)])
                 else:
                     Q, V, A = self._rk4_planar(q0, v0, U[0], h, steps, method)
-        except (np.linalg.LinAlgError, ValueError, ZeroDivisionError) as exc:  # a solver met NaN / 0
+        except ZeroDivisionError as exc:  # ABA met a zero articulated inertia
+            raise self._singular(q0) from exc
+        except (np.linalg.LinAlgError, ValueError) as exc:  # a solver met NaN
             raise SimulationError(f"simulation diverged (the state became NaN or Inf): {exc}; use a smaller "
                                   f"dt (now {dt:g} s) or smaller inputs") from exc
         if not (np.isfinite(Q).all() and np.isfinite(V).all() and np.isfinite(A).all()):

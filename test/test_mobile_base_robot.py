@@ -513,3 +513,24 @@ def test_bias_power_matches_mass_matrix_rate_by_finite_differences(omni, diff, b
         lhs = v @ (r.bias(q, v) - r.gravity(q))
         assert abs(lhs - 0.5 * v @ Md @ v) < 1e-7 * max(1.0, abs(lhs)), (lhs, 0.5 * v @ Md @ v)
         assert abs(lhs) > 1e-2
+
+
+def test_massless_wrist_is_a_singular_mass_matrix_by_name(omni) -> None:  # noqa: ANN001
+    """A massless last link: ABA divides by zero; both bases name the joint (as ``Robot``)."""
+    from rbd_ros.robot import SingularMassMatrixError
+
+    m = omni[0].model
+    mass, inertia = m.mass.copy(), m.inertia.copy()
+    mass[-1], inertia[-1] = 0.0, 0.0
+    keys = dict(base=m.base, base_mass=m.base_mass, base_com=m.base_com, base_inertia=m.base_inertia,
+                gravity=m.gravity, tool=m.tool)
+    for kind, extra in (("planar", {}), ("diff_drive", dict(wheel_radius=0.1, wheel_separation=0.5))):
+        r = Robot.from_mdh(m.a, m.alpha, m.d, m.theta, mass, m.com, inertia, base_type=kind, **keys, **extra)
+        last = r.joint_names[-1]
+        with pytest.raises(SingularMassMatrixError, match=rf"\['{last}'\] move no mass"):
+            r.forward_dynamics(np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nu))
+        with pytest.raises(SingularMassMatrixError, match=rf"\['{last}'\]"):
+            r.simulate(np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nu), 0.01, 3)
+        if kind == "diff_drive":
+            with pytest.raises(SingularMassMatrixError, match=rf"\['{last}'\]"):
+                r.constrained_dynamics(np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nu))
