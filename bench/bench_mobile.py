@@ -138,7 +138,35 @@ def main() -> None:
            "robot.bias (recursive)": lambda: ro.bias(q, v)}
     t_oth = interleaved(oth, number, repeat)
 
+    # simulation per step (diff drive, RK4 at 1 kHz): held input, feedback laws, Kane's route
+    import time
+
+    from numba import njit
+
+    def law(t: float, qq: np.ndarray, vv: np.ndarray, out: np.ndarray) -> None:
+        out[0] = out[1] = 2.0 * (0.5 - vv[0])
+        for i in range(2, out.shape[0]):
+            out[i] = -2.0 * vv[i + 1]
+
+    jlaw = njit(law)
+    q0, v0 = q.copy(), v.copy()
+    sims = {"robot.simulate recursive, held input": (lambda k: rd.simulate(q0, v0, u, 1e-3, k), 2000),
+            "robot.simulate recursive, @njit feedback law": (lambda k: rd.simulate(q0, v0, jlaw, 1e-3, k), 2000),
+            "robot.simulate recursive, Python feedback law": (lambda k: rd.simulate(q0, v0, law, 1e-3, k), 500),
+            "robot.simulate(method='kane'), held input": (lambda k: rd.simulate(q0, v0, u, 1e-3, k, method="kane"),
+                                                         20)}
+    t_sim = {}
+    for k, (f, steps) in sims.items():
+        f(2)
+        best = float("inf")
+        for _ in range(3 if args.quick else 5):
+            t0 = time.perf_counter()
+            f(steps)
+            best = min(best, (time.perf_counter() - t0) / steps)
+        t_sim[k] = best
+
     res = {"machine": platform.processor() or platform.machine(), "dof": n,
+           "simulate_us_per_step": {k: 1e6 * t for k, t in t_sim.items()},
            "inverse_dynamics_us": {k: 1e6 * t for k, t in t_inv.items()},
            "constrained_forward_us": {k: 1e6 * t for k, t in t_fwd.items()},
            "mass_bias_us": {k: 1e6 * t for k, t in t_oth.items()}}
@@ -152,6 +180,9 @@ def main() -> None:
             if r0 is None and k.startswith("pin."):
                 rk, ref_name = t, k
             print(f"  {k:50s} {t:9.2f} us  {t / (r0 or rk):6.2f}x {refkey or ref_name}")
+    print("simulation, diff drive, RK4 (4 forward dynamics per step), best of rounds:")
+    for k, t in res["simulate_us_per_step"].items():
+        print(f"  {k:50s} {t:9.2f} us/step")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "mobile.json").write_text(json.dumps(res, indent=2))
 
