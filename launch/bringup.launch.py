@@ -1,6 +1,6 @@
 """ros2 launch rbd_ros bringup.launch.py [robot:=puma560] [urdf:=...] [base_link:=...]
     [tip_link:=...] [controller:=computed_torque] [mode:=realtime] [use_sim_time:=true]
-    [composed:=false]
+    [composed:=false] [rt_priority:=0]
 
 MuJoCo bridge + dynamics services + a controller. The nodes and their parameters come from
 ``rbd_ros.ros.bringup.description.describe`` -- the same description ``rbd-ros bringup`` starts.

@@ -41,10 +41,10 @@ from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
 from rbd_ros.lie import so3
+from rbd_ros.lie.integrators import INTEGRATORS, integrator_code  # the one table ("rkmk4" first)
 from rbd_ros.model import BASE_COORDINATES
 from rbd_ros.robot import Robot, SimulationResult
 
-INTEGRATORS = {"rkmk4": fi.RKMK4, "lie_euler": fi.LIE_EULER}
 _f8 = np.dtype(np.float64)
 _rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
 _aba_checked = entry(fb.aba_floating_checked)
@@ -301,9 +301,7 @@ class FloatingBaseRobot(Robot):
         wrench then joint torques); ``integrator`` ``"rkmk4"`` or ``"lie_euler"`` (the base on
         SE(3), ``algorithm.floating_integrators``).  Returns ``q (steps+1, nq)``,
         ``v, a (steps+1, nv)``."""
-        key = str(integrator).lower()
-        if key not in INTEGRATORS:
-            raise ValueError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        method = integrator_code(integrator)  # ValueError naming the choices
         if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive number, got {dt}")
         q0, v0 = self._q(q0, "q0"), self._vec("v0", v0, self.nv)
@@ -316,9 +314,9 @@ class FloatingBaseRobot(Robot):
             raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
         N = tau_arr.shape[0]
         Q, V, A = np.empty((N + 1, self.nq)), np.empty((N + 1, self.nv)), np.empty((N + 1, self.nv))
-        fi.integrate_floating(self._mp, self._ws, q0, v0, tau_arr, float(dt), INTEGRATORS[key],
+        fi.integrate_floating(self._mp, self._ws, q0, v0, tau_arr, float(dt), method,
                               bool(include_actuators), Q, V, A)
         return SimulationResult(Q, V, A, np.arange(N + 1) * float(dt), tau_arr)
 
 
-__all__ = ["FloatingBaseRobot"]
+__all__ = ["INTEGRATORS", "FloatingBaseRobot"]  # INTEGRATORS: lie.integrators (services use it)

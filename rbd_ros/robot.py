@@ -28,6 +28,11 @@ for concurrent use.
 Errors: ``ValueError`` for bad arguments; ``SingularMassMatrixError`` (a ``ValueError``) when
 M(q) is singular (a massless end of the chain), naming the joints; ``SimulationError`` when a
 simulation diverges (NaN or Inf), with the time it happened.
+
+Two concerns live in modules of their own, mixins ``Robot`` inherits: statics and inverse
+kinematics (``rbd_ros.robot_statics``: ``static_torques``, ``joint_wrenches``, ``ik``,
+``IKResult``) and simulation (``rbd_ros.robot_simulation``: ``simulate``, ``SimulationResult``,
+``SimulationError``); all names stay importable from here.
 """
 from __future__ import annotations
 
@@ -36,11 +41,12 @@ from typing import Any, Callable, Sequence
 import numba
 import numpy as np
 
-from rbd_ros.algorithm import checked, coriolis, crba, energy, integrators, kinematics, rnea, statics
+from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
-from rbd_ros.algorithm import ik as ikmod
-from rbd_ros.data import Workspace, empty_workspace, pack_model
+from rbd_ros.data import Workspace, pack_model
 from rbd_ros.model import BASE_COORDINATES, MdhModel
+from rbd_ros.robot_simulation import Simulation, SimulationError, SimulationResult
+from rbd_ros.robot_statics import IKResult, StaticsAndIK
 
 _empty = np.empty
 _f8 = np.dtype(np.float64)
@@ -57,36 +63,9 @@ _bias_checked = checked.entry(checked.bias_checked)
 _RNEA, _CRBA = "rnea", "crba"  # default methods: identity check first keeps the fast path fast
 
 
-class SimulationError(RuntimeError):
-    """A simulation diverged: the state became NaN or Inf (the message says when)."""
-
-
 class SingularMassMatrixError(ValueError):
     """M(q) is singular, so ``M qdd = tau - h`` has no unique solution (the message names the
     joints that move no mass or inertia)."""
-
-
-def _is_jitted(fn: Any) -> bool:
-    """A numba dispatcher (``@njit`` function) the integrator kernel can call."""
-    return isinstance(fn, numba.core.registry.CPUDispatcher)
-
-
-class SimulationResult(tuple):
-    """``(q, qd, qdd)`` trajectories, each ``(steps + 1, n)``; unpacks as a 3-tuple.
-    Also ``.t`` (times, ``steps + 1``) and ``.tau`` (the torque held over each step,
-    ``(steps, n)``)."""
-
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    t: np.ndarray
-    tau: np.ndarray
-
-    def __new__(cls, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, t: np.ndarray,
-                tau: np.ndarray) -> "SimulationResult":
-        self = super().__new__(cls, (q, qd, qdd))
-        self.q, self.qd, self.qdd, self.t, self.tau = q, qd, qdd, t, tau
-        return self
 
 
 class Kernels:
@@ -129,7 +108,7 @@ class Kernels:
         self.jacobian: Callable[..., np.ndarray] = jacobian_
 
 
-class Robot:
+class Robot(StaticsAndIK, Simulation):
     """Rigid-body dynamics of one serial arm (see the module docstring).  A model with
     ``base_type="floating"`` gives a ``rbd_ros.floating_base.FloatingBaseRobot``, ``"planar"``
     and ``"diff_drive"`` a ``rbd_ros.mobile_base.MobileBaseRobot``."""
@@ -521,296 +500,6 @@ class Robot:
             raise ValueError("Euler-angle representation singular at this q (sin(theta) = 0)")
         return J, eta
 
-    # ---- simulation --------------------------------------------------------------------------
-    def simulate(self, q0: Any, qd0: Any, tau: Any, dt: float, integrator: str = "rk4",
-                 include_actuators: bool = False, steps: int | None = None) -> SimulationResult:
-        """Integrate from ``(q0, qd0)`` with step ``dt`` under zero-order-hold torques.
 
-        ``tau``: an ``(steps, n)`` array (row k held over ``[k dt, (k+1) dt)``), or a torque
-        callback ``tau_fn(t, q, qd, out)`` evaluated at the start of every step (then ``steps``
-        is required): an ``@njit`` function runs inside the integrator, a plain Python function
-        is called between one-step kernel calls (same result, a few microseconds slower per
-        step).  ``integrator``: ``"rk4"`` (003 (5.3)-(5.4)) or ``"semi_implicit_euler"``
-        (alias ``"euler"``; ``algorithm.integrators.INTEGRATORS``).
-        Returns a ``SimulationResult`` that unpacks as ``q, qd, qdd`` (each ``(steps + 1, n)``;
-        ``algorithm.integrators``).  Raises ``SimulationError`` ("diverged at t = ...") when the
-        state becomes NaN or Inf, ``SingularMassMatrixError`` when M(q) is singular."""
-        q0 = self._states("q0", q0, batch_ok=False)
-        qd0 = self._states("qd0", qd0, batch_ok=False)
-        method = integrators.integrator_code(integrator)  # ValueError naming the choices
-        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool)
-                and np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number, got {dt}")
-        n = self.dof
-        python_fn = None
-        if callable(tau) and not isinstance(tau, np.ndarray):
-            if steps is None or int(steps) < 1:
-                raise ValueError("steps (a positive int) is required with a torque callback")
-            if _is_jitted(tau):
-                fn, use_fn = tau, True
-            else:
-                fn, use_fn, python_fn = integrators.no_torque_callback, False, tau
-            tau_arr = np.zeros((int(steps), n))
-        else:
-            tau_arr = self._real("tau", tau)
-            if tau_arr.ndim != 2 or tau_arr.shape[1] != n or tau_arr.shape[0] < 1:
-                raise ValueError(f"tau must have shape (steps, {n}), got {tau_arr.shape}")
-            if not np.isfinite(tau_arr).all():
-                raise ValueError(f"tau contains {'NaN' if np.isnan(tau_arr).any() else 'Inf'}")
-            if steps is not None and int(steps) != tau_arr.shape[0]:
-                raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
-            tau_arr = tau_arr.copy()
-            fn, use_fn = integrators.no_torque_callback, False
-        N = tau_arr.shape[0]
-        Q = np.empty((N + 1, n))
-        QD = np.empty((N + 1, n))
-        QDD = np.empty((N + 1, n))
-        # a private workspace: the kernel releases the GIL, so another thread may use self._ws
-        ws = empty_workspace(n)
-        args = (self._mp, ws)
-        h, act = float(dt), bool(include_actuators)
-        try:
-            if python_fn is None:
-                integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, fn, use_fn, Q, QD, QDD)
-            else:
-                Q[0], QD[0] = q0, qd0
-                for k in range(N):  # one kernel call per step, the callback in between
-                    python_fn(k * h, Q[k], QD[k], tau_arr[k])
-                    integrators.integrate(*args, Q[k], QD[k], tau_arr[k:k + 1], h, method, act,
-                                          fn, False, Q[k:k + 2], QD[k:k + 2], QDD[k:k + 2])
-        except ZeroDivisionError as exc:
-            raise self._singular(Q[0], include_actuators) from exc
-        if not (np.isfinite(Q[N]).all() and np.isfinite(QD[N]).all() and np.isfinite(QDD[N]).all()):
-            bad = ~(np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
-                    & np.isfinite(QDD).all(axis=1))
-            k = int(np.argmax(bad))
-            raise SimulationError(
-                f"simulation diverged at t = {k * h:.6g} s (step {k} of {N}): the state became "
-                f"NaN or Inf; use a smaller dt (now {h:g} s) or smaller torques")
-        return SimulationResult(Q, QD, QDD, np.arange(N + 1) * h, tau_arr)
-
-    # ---- statics and inverse kinematics --------------------------------------------------------
-    def _static_args(self, wrench: Any, frame: str) -> tuple[np.ndarray, bool]:
-        w = self._real("wrench", wrench)
-        if w.shape != (6,):
-            raise ValueError(f"wrench must have shape (6,) [force; moment], got {w.shape}")
-        if not np.isfinite(w).all():
-            raise ValueError("wrench contains NaN or Inf")
-        if frame not in ("world", "tool"):
-            raise ValueError(f"frame must be 'world' or 'tool', got {frame!r}")
-        return w, frame == "tool"
-
-    def static_torques(self, q: Any, wrench: Any, frame: str = "world",
-                       include_gravity: bool = False) -> np.ndarray:
-        """Joint torques that make the tool exert ``wrench = [f; n]`` on the environment
-        (moment about the tool origin), ``tau = J^T m`` (003 (2.2); the corrected (2.7) for
-        ``frame="tool"``: the wrench in tool axes), ``+ g(q)`` with ``include_gravity``
-        (the torques that also hold the arm up).  ``(n,)``, or ``(N, n)`` for ``(N, n)`` q.
-        Note the sign: ``inverse_dynamics``'s ``tool_wrench`` is the one the environment
-        applies, so ``static_torques(q, w) == -inverse_dynamics(q, 0, 0, tool_wrench=w)``
-        with gravity off (``algorithm.statics``)."""
-        w, tool = self._static_args(wrench, frame)
-        q = self._states("q", q)
-        tau = np.empty_like(q)
-        for qk, tk in zip(q.reshape(-1, self.dof), tau.reshape(-1, self.dof)):
-            statics.static_torques(self._mp, self._ws, qk, w, tool, bool(include_gravity), tk)
-        return tau
-
-    def joint_wrenches(self, q: Any, wrench: Any, frame: str = "world",
-                       include_gravity: bool = False) -> np.ndarray:
-        """``(n, 6)``: row i = ``[f_i; n_i]``, the force and moment (world axes, about joint
-        i's frame origin) that link i-1 transmits to link i through joint i while the arm holds
-        still and the tool exerts ``wrench`` (static RNEA backward pass, 003 (4.36)-(4.37))."""
-        w, tool = self._static_args(wrench, frame)
-        q = self._states("q", q, batch_ok=False)
-        out = np.empty((self.dof, 6))
-        statics.joint_wrenches(self._mp, self._ws, q, w, tool, bool(include_gravity), out,
-                               np.empty(self.dof))
-        return out
-
-    def _ik_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(limits/sampling box, scratch, per-thread scratch), made on first use."""
-        buf = self.__dict__.get("_ik_buf")
-        if buf is None:
-            m = self.model
-            buf = (ikmod.sampling_box(m.lower, m.upper, m.joint_type == 1), ikmod.ik_scratch(self.dof),
-                   ikmod.ik_scratch(self.dof, len(self.data.wss)))
-            self._ik_buf = buf
-        return buf
-
-    def _ik_targets(self, target: Any, position_only: bool) -> np.ndarray:
-        """Targets as ``(N, 4, 4)`` poses (rotation unused when ``position_only``)."""
-        t = self._real("target", target)
-        if position_only and t.ndim in (1, 2) and t.shape[-1] == 3:
-            T = np.tile(np.eye(4), (*t.shape[:-1], 1, 1))
-            T[..., :3, 3] = t
-            t = T
-        if t.ndim not in (2, 3) or t.shape[-2:] != (4, 4):
-            want = "(3,) / (N, 3) positions or " if position_only else ""
-            raise ValueError(f"target must be {want}a (4, 4) pose or (N, 4, 4) poses, got {t.shape}")
-        if not np.isfinite(t).all():
-            raise ValueError("target contains NaN or Inf")
-        T = np.ascontiguousarray(t.reshape(-1, 4, 4))
-        if not position_only:
-            bad = ikmod.first_bad_pose(T)
-            if bad >= 0:
-                raise ValueError(f"target {bad} is not a rigid transform "
-                                 "(rotation orthonormal with det +1, last row 0 0 0 1)")
-        return T
-
-    def ik(self, target: Any, q0: Any = None, position_only: bool = False, method: str = "dls",
-           position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-6,
-           max_iterations: int = 100, max_restarts: int = 50, timeout: float | None = None,
-           gain: float = 0.5, seed: int = 0) -> "IKResult":
-        """Joint angles that put the tool at ``target`` (``algorithm.ik``).
-
-        ``target``: a 4x4 world pose, or ``(N, 4, 4)`` for a batch (``prange`` over targets);
-        with ``position_only=True`` also a position ``(3,)`` / ``(N, 3)``.  ``q0``: the start
-        ``(n,)`` or ``(N, n)``; None starts from random configurations inside the limits.
-
-        ``method="dls"`` (default): Levenberg-Marquardt damped least squares, every iterate
-        clamped into the joint limits, at most ``max_iterations`` steps per attempt, then up
-        to ``max_restarts`` restarts from random in-limit configurations (reproducible from
-        ``seed``) until both tolerances hold (1e-6 m, 1e-6 rad), or until ``timeout`` seconds
-        (None: no time limit; checked between rounds of 8 attempts).  ``method="newton"``:
-        003 (1.20)-(1.23) with gain ``gain`` from ``q0`` (required), at most
-        ``max_iterations`` steps, no limits and no restarts.
-
-        Never raises for a target it cannot reach: ``success`` is False and ``q`` the best
-        pose found (least ``|e|^2``).  Bad arguments raise ``ValueError``."""
-        if method not in ("dls", "newton"):
-            raise ValueError(f"method must be 'dls' or 'newton', got {method!r}")
-        for name, v in (("position_tolerance", position_tolerance),
-                        ("orientation_tolerance", orientation_tolerance), ("gain", gain)):
-            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v}")
-        if int(max_iterations) < 1 or int(max_restarts) < 0:
-            raise ValueError("max_iterations must be >= 1 and max_restarts >= 0")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be positive or None, got {timeout}")
-        if method == "dls" and timeout is None and not position_only:
-            res = self._ik_one(target, q0, float(position_tolerance), float(orientation_tolerance),
-                               int(max_iterations), int(max_restarts) + 1, int(seed))
-            if res is not None:
-                return res
-        single = np.ndim(target) == (1 if position_only and np.shape(target)[-1:] == (3,) else 2)
-        T = self._ik_targets(target, position_only)
-        N, n = T.shape[0], self.dof
-        use_q0 = q0 is not None
-        if use_q0:
-            q0 = self._states("q0", q0)
-            q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, n))) if q0.ndim == 1 else q0
-            if q0.shape[0] != N:
-                raise ValueError(f"q0 has {q0.shape[0]} rows for {N} targets")
-        elif method == "newton":
-            raise ValueError("method='newton' needs a start q0 (003 §1.9 step 1)")
-        else:
-            q0 = np.zeros((N, n))
-        rows = 3 if position_only else 6
-        tol_p, tol_o = float(position_tolerance), float(orientation_tolerance)
-        q, info = np.empty((N, n)), np.zeros((N, ikmod.NINFO))
-        S = self._ik_buffers()[1]
-        if method == "newton":
-            for k in range(N):
-                ikmod.newton_solve(self._mp, self._ws, S, T[k], q0[k], rows, float(gain), tol_p,
-                                   tol_o, int(max_iterations), q[k], info[k])
-        else:
-            self._ik_dls(T, q0, use_q0, rows, tol_p, tol_o, int(max_iterations),
-                         int(max_restarts) + 1, timeout, int(seed), q, info)
-        res = IKResult(q, info[:, 0] > 0.5, info[:, 1].copy(), info[:, 2].copy(),
-                       info[:, 3].astype(np.int64), info[:, 4].astype(np.int64))
-        return res.first() if single else res
-
-    def _ik_one(self, target: Any, q0: Any, tol_p: float, tol_o: float, max_iter: int,
-                attempts: int, seed: int) -> "IKResult | None":
-        """The common call (one 4x4 float64 pose, q0 None or (n,) float64, no time limit) in
-        one kernel call; None when anything differs or is wrong (the general path then runs
-        and its checks produce the message)."""
-        try:
-            if target.shape != (4, 4) or target.dtype is not _f8:
-                return None
-            use_q0 = q0 is not None
-            if use_q0 and (q0.shape != (self.dof,) or q0.dtype is not _f8):
-                return None
-        except AttributeError:
-            return None
-        T = np.ascontiguousarray(target)
-        if ikmod.first_bad_pose(T[None]) >= 0:
-            return None
-        if use_q0:
-            q0 = np.ascontiguousarray(q0)
-            if not np.isfinite(q0).all():
-                return None
-        else:
-            q0 = self._ik_buffers()[0][0]  # unused
-        lim, S, _ = self._ik_buffers()
-        q, info = np.empty(self.dof), np.empty(ikmod.NINFO)
-        ikmod.dls_solve(self._mp, self._ws, S, T, q0, use_q0, lim, 6, tol_p, tol_o, max_iter,
-                        attempts, np.uint64(seed * 1_000_003 % (1 << 63)), q, info)
-        return IKResult(q, bool(info[0] > 0.5), float(info[1]), float(info[2]), int(info[3]), int(info[4]))
-
-    def _ik_dls(self, T: np.ndarray, q0: np.ndarray, use_q0: bool, rows: int, tol_p: float,
-                tol_o: float, max_iter: int, attempts: int, timeout: float | None, seed: int,
-                q: np.ndarray, info: np.ndarray) -> None:
-        """Rounds of ``dls_solve`` over the unsolved targets until all succeed, the attempts
-        are used up or ``timeout`` passes; keeps each target's best pose over the rounds."""
-        import time
-
-        t_end = None if timeout is None else time.perf_counter() + timeout
-        lim, S, Ss = self._ik_buffers()
-        todo = np.arange(T.shape[0])
-        used = np.zeros(T.shape[0], dtype=np.int64)
-        rnd = 0
-        while todo.size:
-            # the first call may take all attempts when there is no time limit
-            k_att = attempts if t_end is None else min(attempts, 8)
-            k_att = min(k_att, attempts - int(used[todo[0]]))
-            s = np.uint64((seed * 1_000_003 + rnd * 7_919) % (1 << 63))
-            if todo.size == 1:
-                i = int(todo[0])
-                qi, ii = np.empty(self.dof), np.empty(ikmod.NINFO)
-                ikmod.dls_solve(self._mp, self._ws, S, T[i], q0[i], use_q0 and rnd == 0, lim, rows,
-                                tol_p, tol_o, max_iter, k_att, s + np.uint64(i), qi, ii)
-                qn, inn = qi[None], ii[None]
-            else:
-                qn, inn = np.empty((todo.size, self.dof)), np.empty((todo.size, ikmod.NINFO))
-                Tt = T if rnd == 0 else np.ascontiguousarray(T[todo])
-                q0t = q0 if rnd == 0 else np.ascontiguousarray(q0[todo])
-                ikmod.dls_solve_batch(self._mp, self.data.wss, Ss, self._chunks(todo.size), Tt, q0t,
-                                      use_q0 and rnd == 0, lim, rows, tol_p, tol_o, max_iter, k_att,
-                                      s, qn, inn)
-            err = inn[:, 1] ** 2 + inn[:, 2] ** 2
-            better = (rnd == 0) | (inn[:, 0] > 0.5) | (err < info[todo, 1] ** 2 + info[todo, 2] ** 2)
-            iters = inn[:, 3] + (info[todo, 3] if rnd else 0.0)
-            q[todo[better]] = qn[better]
-            info[todo[better]] = inn[better]
-            info[todo, 3] = iters
-            used[todo] += inn[:, 4].astype(np.int64)
-            info[todo, 4] = used[todo]
-            rnd += 1
-            todo = todo[(info[todo, 0] < 0.5) & (used[todo] < attempts)]
-            if t_end is not None and time.perf_counter() > t_end:
-                break
-
-
-class IKResult:
-    """Result of ``Robot.ik``: ``q`` (n,) [or (N, n)], ``success`` (bool: both tolerances met
-    inside the limits), ``position_error`` (m), ``orientation_error`` (rad, 0 for
-    position-only targets), ``iterations`` (steps over all attempts), ``attempts``."""
-
-    __slots__ = ("q", "success", "position_error", "orientation_error", "iterations", "attempts")
-
-    def __init__(self, q: np.ndarray, success: Any, position_error: Any, orientation_error: Any,
-                 iterations: Any, attempts: Any) -> None:
-        self.q, self.success, self.position_error = q, success, position_error
-        self.orientation_error, self.iterations, self.attempts = orientation_error, iterations, attempts
-
-    def first(self) -> "IKResult":
-        """The single-target form (scalars, ``q`` of shape (n,))."""
-        return IKResult(self.q[0], bool(self.success[0]), float(self.position_error[0]),
-                        float(self.orientation_error[0]), int(self.iterations[0]),
-                        int(self.attempts[0]))
-
-    def __repr__(self) -> str:
-        return (f"IKResult(success={self.success}, position_error={self.position_error}, "
-                f"orientation_error={self.orientation_error}, iterations={self.iterations})")
+__all__ = ["IKResult", "Kernels", "Robot", "SimulationError", "SimulationResult",
+           "SingularMassMatrixError"]

@@ -164,6 +164,45 @@ def test_bringup_launch_file_follows_the_description(monkeypatch, overrides):
     assert [n.kw["executable"] for n in nodes] == wanted
 
 
+@pytest.mark.parametrize("overrides", [
+    {"composed": "true", "mode": "realtime", "rt_priority": "80"},
+    {"composed": "true", "robot": "arm7", "controller": "resolved_acceleration", "mode": "lockstep"},
+    {"composed": "false", "rt_priority": "50"},
+], ids=["composed-rt80", "composed-arm7-lockstep", "separate-rt50"])
+def test_launch_composed_and_rt_priority_reach_the_description(monkeypatch, overrides):
+    """``composed:=true`` / ``rt_priority:=N`` (text, as launch gives them) make the same nodes as
+    the CLI's ``--composed --rt-priority N``: no controller process, the law and the priority
+    in the bridge's parameters."""
+    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+
+    module = _load_launch("bringup.launch", monkeypatch)
+    declared, nodes = _run_launch(module, overrides)
+    args = {**declared, **overrides}
+    expected = describe(**args)
+    assert [(n.kw["executable"], n.kw["name"]) for n in nodes] == \
+        [(s.executable, s.name) for s in expected]
+    assert [n.kw["parameters"] for n in nodes] == [[s.parameters] for s in expected]
+    bridge = nodes[0].kw["parameters"][0]
+    composed = overrides["composed"] == "true"
+    assert ("controller" in [n.kw["name"] for n in nodes]) is not composed
+    assert bridge.get("controller_type") == (args["controller"] if composed else None)
+    assert bridge.get("rt_priority") == (int(overrides["rt_priority"]) if "rt_priority" in overrides else None)
+    # the CLI with the same choices asks describe() for the same bridge
+    argv = ["--robot", args["robot"], "--controller", args["controller"], "--mode", args["mode"]]
+    argv += ["--composed"] if composed else []
+    argv += ["--rt-priority", overrides["rt_priority"]] if "rt_priority" in overrides else []
+    cli = {s.name: s.parameters for s in Bringup(parse_args(argv)).specs}
+    assert set(cli) == {n.kw["name"] for n in nodes}
+    for key in ("controller_type", "rt_priority", "mode", "urdf_path", "model_yaml"):
+        assert cli["mujoco_bridge"].get(key) == bridge.get(key), key
+
+
+@pytest.mark.parametrize("value", ["100", "-1", "high", "2.5"])
+def test_bad_rt_priority(value):
+    with pytest.raises(ValueError, match="rt_priority must be"):
+        describe(rt_priority=value)
+
+
 def test_dynamics_launch_file_starts_only_the_services(monkeypatch):
     module = _load_launch("dynamics.launch", monkeypatch)
     declared, nodes = _run_launch(module, {"robot": "puma560"})

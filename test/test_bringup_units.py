@@ -1,10 +1,12 @@
 """The bringup's pure parts: the real-time factor (``rbd_ros.ros.bringup.report.real_time_factor``)
 on made-up bridge diagnostics (simulated over wall time across exactly the reported window),
-and the missed-cycle count (the tour's limits: test_any_arm)."""
+the missed-cycle count (the tour's limits: test_any_arm), and the report's loop-timing line
+(realtime runs only)."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from rbd_ros.ros.bringup.report import real_time_factor
@@ -65,3 +67,22 @@ def test_missed_cycles_count_from_before_the_tour_to_its_end():
     assert Bringup.missed_cycles(None, end) == 19  # no diagnostics before: counted from 0
     assert Bringup.missed_cycles(start, None) == 0
     assert Bringup.missed_cycles(end, end) == 0
+
+
+def test_loop_timing_is_printed_for_realtime_runs_only():
+    """The period/jitter line means deadlines only when the loop is paced by the wall clock."""
+    from rbd_ros.ros.bringup.report import make_report
+
+    t = np.linspace(0.0, 1.0, 11)
+    zeros = np.zeros((11, 2))
+    timing = {"period_p50_us": 1000.0, "period_p99_us": 1180.0, "period_max_us": 2500.0,
+              "jitter_p99_us": 180.0, "overruns": 3}
+    for mode, shown in (("composed, realtime", True), ("separate, realtime", True),
+                        ("composed, lockstep", False), ("separate, lockstep", False)):
+        report = make_report(["a", "b"], zeros, zeros, zeros, t, 1.0, 0)
+        report.mode, report.timing = mode, dict(timing)
+        table = report.table()
+        assert report.realtime is shown
+        assert ("loop: period p50 1000 us, p99 1180 us, max 2500 us; jitter p99 180 us; "
+                "overruns 3" in table) is shown, table
+        assert f"controller {mode}" in table

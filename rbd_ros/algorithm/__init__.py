@@ -12,8 +12,11 @@
 * ``statics``: ``tau = J^T m`` and the static backward pass (003 ch.2);  ``ik``: inverse
   kinematics (damped least squares in the limits, 003 (1.20)-(1.23), analytic 2-link (1.24))
 * ``checked``: validated single-state entry points for ``rbd_ros.Robot``
+* ``linalg``: the in-place Cholesky solve the kernels share
 * ``floating_base``: RNEA, CRBA, ABA with a free-flyer root (the fixed-base passes in base
   coordinates plus the root);  ``floating_integrators``: Lie-Euler and RKMK4 on SE(3) x R^n
+* ``gather``: index copies between joint orders into preallocated arrays (the control loop's
+  and the simulator's per-step conversions)
 
 Kernels use ``@njit(cache=True)``.  Numba keys a cache entry on the file of the function
 itself, not on the modules it calls: after editing a kernel, delete the ``*.nbi``/``*.nbc``

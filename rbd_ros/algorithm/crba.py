@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, motion_subspace
-from rbd_ros.algorithm.layout import COM, IC, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS
+from rbd_ros.algorithm.layout import COM, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS, com_inertia
 
 
 @njit(cache=True)
@@ -42,12 +42,7 @@ def link_com_inertia(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
     r20 = ws[i, WGR + 6]
     r21 = ws[i, WGR + 7]
     r22 = ws[i, WGR + 8]
-    a = mp[i, IC]
-    b = mp[i, IC + 1]
-    c = mp[i, IC + 2]
-    d = mp[i, IC + 4]
-    e = mp[i, IC + 5]
-    f = mp[i, IC + 8]
+    a, b, c, d, e, f = com_inertia(mp, i)  # I = [[a, b, c], [b, d, e], [c, e, f]]
     # T[:, k] = I R[k, :]^T
     t00 = a * r00 + b * r01 + c * r02
     t10 = b * r00 + d * r01 + e * r02

@@ -3,7 +3,8 @@
 Two algorithms:
 
 * ``fd_cholesky``: M by ``crba``, h by ``rnea`` at ``qdd = 0`` (sharing the link transforms),
-  then an in-place Cholesky factorisation ``M = L L^T`` and two triangular solves;
+  then an in-place Cholesky factorisation ``M = L L^T`` and two triangular solves
+  (``linalg.cholesky_solve_inplace``);
 * ``aba.aba``: the O(n) articulated-body algorithm.
 
 ``forward_dynamics`` is the one every caller (Robot, integrators, batch) uses; it runs ABA
@@ -28,41 +29,11 @@ from rbd_ros.algorithm.actuators import armature, friction
 from rbd_ros.algorithm.crba import crba_from_transforms
 from rbd_ros.algorithm.kinematics import joint_transforms, velocity_acceleration_pass, world_transforms
 from rbd_ros.algorithm.layout import VZERO, mrow, vrow
+from rbd_ros.algorithm.linalg import cholesky_solve_inplace  # also imported from here (control.laws)
 from rbd_ros.algorithm.rnea import backward_pass
 
 #: joints from which ``forward_dynamics`` uses ABA instead of Cholesky (module docstring)
 ABA_FROM_DOF = 1
-
-
-@njit(cache=True)
-def cholesky_solve_inplace(ws: np.ndarray, r0: int, n: int, b: np.ndarray) -> bool:
-    """Factor the SPD block ``A = ws[r0:r0+n, :n]`` in place (lower triangle: L, A = L L^T)
-    and overwrite ``b`` with ``A^{-1} b``.  False if A is not positive definite."""
-    for j in range(n):
-        d = ws[r0 + j, j]
-        for k in range(j):
-            d -= ws[r0 + j, k] * ws[r0 + j, k]
-        if not d > 0.0:
-            return False
-        d = np.sqrt(d)
-        ws[r0 + j, j] = d
-        inv = 1.0 / d
-        for i in range(j + 1, n):
-            s = ws[r0 + i, j]
-            for k in range(j):
-                s -= ws[r0 + i, k] * ws[r0 + j, k]
-            ws[r0 + i, j] = s * inv
-    for i in range(n):  # L y = b
-        s = b[i]
-        for k in range(i):
-            s -= ws[r0 + i, k] * b[k]
-        b[i] = s / ws[r0 + i, i]
-    for i in range(n - 1, -1, -1):  # L^T x = y
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= ws[r0 + k, i] * b[k]
-        b[i] = s / ws[r0 + i, i]
-    return True
 
 
 @njit(cache=True)

@@ -32,6 +32,7 @@ from numba import njit, prange
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, frame_jacobian
 from rbd_ros.algorithm.layout import WGP, WGR
+from rbd_ros.algorithm.linalg import cholesky_solve_inplace
 from rbd_ros.lie.so3 import _log as so3_log
 
 LAM0 = 1e-1  # initial damping (m^2)
@@ -99,36 +100,6 @@ def pose_error(ws: np.ndarray, n: int, T: np.ndarray, rows: int,
     r22 = T[2, 0] * ws[n, WGR + 6] + T[2, 1] * ws[n, WGR + 7] + T[2, 2] * ws[n, WGR + 8]
     e[3], e[4], e[5], th = so3_log(r00, r01, r02, r10, r11, r12, r20, r21, r22)  # log(R_e)
     return math.sqrt(pe), th
-
-
-@njit(cache=True)
-def _cholesky_solve(A: np.ndarray, b: np.ndarray, x: np.ndarray, m: int) -> bool:
-    """Solve ``A x = b`` (A: m x m SPD, lower triangle used, overwritten by its Cholesky
-    factor); False when A is not positive definite."""
-    for j in range(m):
-        d = A[j, j]
-        for k in range(j):
-            d -= A[j, k] * A[j, k]
-        if not d > 0.0:
-            return False
-        d = math.sqrt(d)
-        A[j, j] = d
-        for i in range(j + 1, m):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            A[i, j] = s / d
-    for i in range(m):  # L y = b
-        s = b[i]
-        for k in range(i):
-            s -= A[i, k] * x[k]
-        x[i] = s / A[i, i]
-    for i in range(m - 1, -1, -1):  # L^T x = y
-        s = x[i]
-        for k in range(i + 1, m):
-            s -= A[k, i] * x[k]
-        x[i] = s / A[i, i]
-    return True
 
 
 @njit(cache=True)
@@ -200,7 +171,9 @@ def lm_step(S: np.ndarray, e: np.ndarray, q: np.ndarray, lim: np.ndarray, rows: 
                         s += S[r, a] * S[r, b]
                 S[6 + a, b] = s
             S[6 + a, a] += lam
-        if not _cholesky_solve(S[6:6 + n, :n], g, dq, n):
+        for i in range(n):
+            dq[i] = g[i]
+        if not cholesky_solve_inplace(S, 6, n, dq):  # (J^T J + lam I) in S[6:6+n, :n]
             return False
         more = False
         for i in range(n):

@@ -86,18 +86,14 @@ def integrate(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, qd0: np.ndarray, t
                 av[i] = QDD[k, i]
                 qt[i] = q[i] + h2 * qd[i]
                 vt[i] = qd[i] + h2 * QDD[k, i]
-            forward_dynamics(mp, ws, qt, vt, u, actuators, kv)  # k2
-            for i in range(n):
-                aq[i] += 2.0 * vt[i]
-                av[i] += 2.0 * kv[i]
-                qt[i] = q[i] + h2 * vt[i]
-                vt[i] = qd[i] + h2 * kv[i]
-            forward_dynamics(mp, ws, qt, vt, u, actuators, kv)  # k3
-            for i in range(n):
-                aq[i] += 2.0 * vt[i]
-                av[i] += 2.0 * kv[i]
-                qt[i] = q[i] + dt * vt[i]
-                vt[i] = qd[i] + dt * kv[i]
+            for stage in range(2):  # k2, k3 (weight 2); the next stage point at dt/2, then dt
+                forward_dynamics(mp, ws, qt, vt, u, actuators, kv)
+                h = h2 if stage == 0 else dt
+                for i in range(n):
+                    aq[i] += 2.0 * vt[i]
+                    av[i] += 2.0 * kv[i]
+                    qt[i] = q[i] + h * vt[i]
+                    vt[i] = qd[i] + h * kv[i]
             forward_dynamics(mp, ws, qt, vt, u, actuators, kv)  # k4
             s = dt / 6.0
             for i in range(n):

@@ -29,6 +29,7 @@ block starting at row ``MROW(n)`` a matrix (mass matrix / Cholesky factor).
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 # ---- model columns ---------------------------------------------------------------------------
@@ -79,6 +80,13 @@ NW = 140
 # ---- workspace scratch vectors ---------------------------------------------------------------
 NVEC = 20  # number of length-n scratch rows
 VZERO = 0  # scratch row 0 is kept all-zero (a zero q-dot / q-ddot for kernels)
+
+
+@njit(cache=True, inline="always")
+def com_inertia(mp: np.ndarray, i: int) -> tuple[float, float, float, float, float, float]:
+    """The six distinct entries ``(Ixx, Ixy, Ixz, Iyy, Iyz, Izz)`` of link i's inertia about its
+    centre of mass (``IC``: the symmetric 3x3, row-major, frame i axes)."""
+    return mp[i, IC], mp[i, IC + 1], mp[i, IC + 2], mp[i, IC + 4], mp[i, IC + 5], mp[i, IC + 8]
 
 
 @njit(cache=True)

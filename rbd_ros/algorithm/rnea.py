@@ -27,7 +27,7 @@ from numba import njit, prange
 
 from rbd_ros.algorithm.actuators import armature, friction
 from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, rot, velocity_acceleration_pass
-from rbd_ros.algorithm.layout import AP, ATYPE, COM, IC, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, vrow
+from rbd_ros.algorithm.layout import AP, ATYPE, COM, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, com_inertia, vrow
 
 
 @njit(cache=True, inline="always")
@@ -48,12 +48,7 @@ def body_wrench(mp: np.ndarray, i: int, wx: float, wy: float, wz: float, ax: flo
     Fx = m * (vx + (ay * sz - az * sy) + (wy * tz - wz * ty))
     Fy = m * (vy + (az * sx - ax * sz) + (wz * tx - wx * tz))
     Fz = m * (vz + (ax * sy - ay * sx) + (wx * ty - wy * tx))
-    i0 = mp[i, IC]
-    i1 = mp[i, IC + 1]
-    i2 = mp[i, IC + 2]
-    i4 = mp[i, IC + 4]
-    i5 = mp[i, IC + 5]
-    i8 = mp[i, IC + 8]
+    i0, i1, i2, i4, i5, i8 = com_inertia(mp, i)  # row-major indices of I's distinct entries
     lx = i0 * wx + i1 * wy + i2 * wz
     ly = i1 * wx + i4 * wy + i5 * wz
     lz = i2 * wx + i5 * wy + i8 * wz

@@ -52,7 +52,7 @@ from rbd_ros.control.gains import (
     validate_gains,
 )
 from rbd_ros.data import empty_workspace, pack_model
-from rbd_ros.lie.so3 import orientation_error
+from rbd_ros.lie.so3 import _orientation_error
 from rbd_ros.model import MdhModel
 
 OK, BAD_INPUT, BAD_OUTPUT = 0, 1, 2
@@ -197,6 +197,14 @@ def _task_pose_jacobian(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, T: np.nda
     """Tool pose and tool Jacobian from one forward-kinematics pass."""
     tool_pose(mp, ws, q, T)
     frame_jacobian(mp, ws, q.shape[0], q.shape[0] + 1, J)
+
+
+@njit(cache=True)
+def _pose_error(Td: np.ndarray, T: np.ndarray, e: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``e = [p_d - p; log(R_d R^T)]`` (the task laws' pose error)."""
+    for r in range(3):
+        e[r] = Td[r, 3] - T[r, 3]
+    _orientation_error(Td, T, e, 3)
 
 
 @njit(cache=True)
@@ -523,10 +531,10 @@ class _TaskLaw(ControlLaw):
     def task_reference(self, ref: Reference) -> None:
         """Fill ``ref_T, ref_v, ref_a`` from ``ref`` (mapping a joint reference through the
         kinematics when that is all there is)."""
-        if ref.task:
-            self.ref_T[:] = ref.T
-            self.ref_v[:] = ref.v
-            self.ref_a[:] = ref.a
+        if ref.task:  # (np.copyto: ``x[:] = y`` makes a view object each cycle)
+            np.copyto(self.ref_T, ref.T)
+            np.copyto(self.ref_v, ref.v)
+            np.copyto(self.ref_a, ref.a)
         else:
             _task_reference_from_joint(self.mp, self.ws, ref.q, ref.qd, ref.qdd, self._Jr, self.ref_T,
                                        self.ref_v, self.ref_a)
@@ -541,8 +549,7 @@ class _TaskLaw(ControlLaw):
             return False
         self.task_reference(ref)
         _task_pose_jacobian(self.mp, self.ws, q, self.T, self.J)
-        self.error[:3] = self.ref_T[:3, 3] - self.T[:3, 3]
-        self.error[3:] = orientation_error(self.ref_T[:3, :3], self.T[:3, :3])
+        _pose_error(self.ref_T, self.T, self.error)
         return True
 
 
@@ -573,7 +580,7 @@ class TaskPD(_TaskLaw):
             _dls_joint_velocity(self.J, self.ref_v, ResolvedAcceleration.dls_damping**2, self._A,
                                 self._y, self._qdr)
         else:
-            self._qdr[:] = ref.qd
+            np.copyto(self._qdr, ref.qd)
         g = self.gains
         return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, self._qdr, g["kp"],
                                g["kd"], self.limit, self.tau, self.saturated)

@@ -9,8 +9,8 @@ controller_manager calls ``update()`` in the loop that reads and writes the hard
 * ``joint_state(names, position, velocity, t)``: a measured state (any joint order, extra joints
   ignored; missing velocities -> finite differences ``qd = (q - q_prev) / dt``);
 * ``trajectory(msg)`` / ``target_pose(msg)``: references, from any object with the fields of a
-  ``trajectory_msgs/JointTrajectory`` / ``geometry_msgs/PoseStamped`` (no ROS import here;
-  a pose for a joint-space law goes through IK);
+  ``trajectory_msgs/JointTrajectory`` / ``geometry_msgs/PoseStamped`` (no ROS import here:
+  ``rbd_ros.control.references`` reads them; a pose for a joint-space law goes through IK);
   interpolated like ros2_control's joint_trajectory_controller (``trajectory.JointSpline``),
   holding the last point; before any trajectory the reference holds the first measured
   position; references received before the first state start with it;
@@ -28,33 +28,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from rbd_ros.algorithm.gather import gather, gather2
 from rbd_ros.control.laws import Reference
+from rbd_ros.control.references import from_joint_trajectory, to_seconds
 from rbd_ros.control.trajectory import INTERPOLATIONS, CartesianMove, HoldPosition, JointSpline, quintic_point_to_point
 
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
-
-
-@njit(cache=True)
-def gather(src: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jitted
-    """``out[i] = src[index[i]]`` (np.take costs ~3x more on 7 entries)."""
-    for i in range(index.shape[0]):
-        out[i] = src[index[i]]
-
-
-@njit(cache=True)
-def gather2(a: np.ndarray, b: np.ndarray, index: np.ndarray, out_a: np.ndarray,
-            out_b: np.ndarray) -> None:  # pragma: no cover - jitted
-    """``out_a[i] = a[index[i]]``, ``out_b[i] = b[index[i]]``."""
-    for i in range(index.shape[0]):
-        out_a[i] = a[index[i]]
-        out_b[i] = b[index[i]]
-
-
-def stamp_seconds(stamp: Any) -> float:
-    """A ``builtin_interfaces/Time`` (or Duration) in seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def _print_log(level: str, message: str) -> None:
@@ -127,23 +107,18 @@ class ControlLoop:
     # ---- inputs -------------------------------------------------------------------------------
     def joint_state(self, names: list[str], pos: Any, vel: Any, t: float) -> bool:
         """A measured state at control time ``t``; False if it was ignored (joints missing)."""
-        if names != self._state_names:
-            try:
-                index = [names.index(j) for j in self.model.joint_names]
-            except ValueError:
-                if not self._missing_warned:
-                    missing = [j for j in self.model.joint_names if j not in names]
-                    self.log("error", f"/joint_states lacks joints {missing}: ignored")
-                    self._missing_warned = True
-                return False
-            self._state_names = list(names)
-            self._state_index[:] = index
+        if names != self._state_names and not self._new_state_order(names):
+            return False
         if len(pos) != len(names):
             return False
+        if not isinstance(pos, np.ndarray):  # a message's array.array: a view, not a copy
+            pos = np.frombuffer(pos)
         if len(vel) == len(names):
-            gather2(np.frombuffer(pos), np.frombuffer(vel), self._state_index, self.q, self.qd)
+            if not isinstance(vel, np.ndarray):
+                vel = np.frombuffer(vel)
+            gather2(pos, vel, self._state_index, self.q, self.qd)
         else:
-            gather(np.frombuffer(pos), self._state_index, self.q)
+            gather(pos, self._state_index, self.q)
             if not self._no_velocity_warned:
                 self.log("warn", "/joint_states has no velocities: estimating them by finite "
                                  "differences")
@@ -168,6 +143,22 @@ class ControlLoop:
             pending, self._pending = self._pending, []
             for handler, early in pending:
                 handler(early)
+        return True
+
+    def _new_state_order(self, names: list[str]) -> bool:
+        """Where the model's joints are in ``names`` (False, logged once, if some are missing).
+        Its own method: a comprehension over ``names`` in ``joint_state`` would make ``names``
+        a closure cell, allocated on every call."""
+        try:
+            index = [names.index(j) for j in self.model.joint_names]
+        except ValueError:
+            if not self._missing_warned:
+                missing = [j for j in self.model.joint_names if j not in names]
+                self.log("error", f"/joint_states lacks joints {missing}: ignored")
+                self._missing_warned = True
+            return False
+        self._state_names = list(names)
+        self._state_index[:] = index
         return True
 
     def watchdog(self, now: float) -> bool:
@@ -211,26 +202,14 @@ class ControlLoop:
                 return True
             cols = [names.index(j) for j in self.model.joint_names]
             m = len(msg.points)
-
-            def table(field: str) -> np.ndarray | None:
-                rows = [getattr(pt, field) for pt in msg.points]
-                lens = {len(r) for r in rows}
-                if lens == {0}:
-                    return None
-                if lens != {len(names)}:
-                    raise ValueError(f"every point needs {len(names)} {field} (or none)")
-                return np.array([list(r) for r in rows], dtype=float)[:, cols]
-
-            P, V, A = table("positions"), table("velocities"), table("accelerations")
-            if P is None:
-                raise ValueError("points carry no positions")
-            tfs = np.array([stamp_seconds(pt.time_from_start) for pt in msg.points])
+            _, tfs, P, V, A = from_joint_trajectory(msg)
+            P, V, A = (None if X is None else X[:, cols] for X in (P, V, A))  # model order
             lo, hi = self.model.lower, self.model.upper
             bad = np.flatnonzero(((P < lo - 1e-9) | (P > hi + 1e-9)).any(axis=0))
             if bad.size:
                 raise ValueError(f"positions outside the joint limits for "
                                  f"{[self.model.joint_names[i] for i in bad]}")
-            stamp = stamp_seconds(msg.header.stamp)
+            stamp = to_seconds(msg.header.stamp)
             t0 = stamp if stamp > now else now
             start = self._current_reference(t0)
             previous = self.reference if t0 > now else None
@@ -314,7 +293,7 @@ class ControlLoop:
         if self.cartesian is not None:
             self.cartesian.evaluate(t, ref.T, ref.v, ref.a)
             ref.joint, ref.task = False, True
-            ref.q[:] = math.nan
+            ref.q.fill(math.nan)
         else:
             self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)
             ref.joint, ref.task = True, False

@@ -35,7 +35,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
-from rbd_ros.lie.so3 import exp as so3_exp
+from rbd_ros.lie.so3 import _exp as so3_exp_into
 
 INTERPOLATIONS = ("auto", "cubic", "quintic")
 
@@ -178,9 +178,9 @@ class HoldPosition:
         self.end_time = -np.inf
 
     def evaluate(self, t: float, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
-        q[:] = self.q
-        qd[:] = 0.0
-        qdd[:] = 0.0
+        np.copyto(q, self.q)  # (``q[:] = ...`` makes a view object each call)
+        qd.fill(0.0)
+        qdd.fill(0.0)
 
 
 class JointSpline:
@@ -380,22 +380,35 @@ class CartesianMove:
         self.end_time = self.t0 + self.duration
         self.dp = self.T1[:3, 3] - self.T0[:3, 3]
         self.phi = orientation_error(self.T1[:3, :3], self.T0[:3, :3])
+        self._E = np.empty((3, 3))  # Exp(sigma phi), scratch of evaluate
 
     def evaluate(self, t: float, T: np.ndarray, v: np.ndarray, a: np.ndarray) -> None:
         """Write the pose (4x4), twist ``[v; w]`` (6) and its derivative (6) at ``t``."""
         if self.duration <= 0.0 or t >= self.end_time:
-            T[:] = self.T1
-            v[:] = 0.0
-            a[:] = 0.0
+            np.copyto(T, self.T1)  # (in place: the control cycle allocates nothing)
+            v.fill(0.0)
+            a.fill(0.0)
             return
         s = (t - self.t0) / self.duration
         sig, dsig, ddsig = quintic_time_scaling(s)
-        dsig /= self.duration
-        ddsig /= self.duration**2
-        T[:] = self.T0
-        T[:3, 3] += sig * self.dp
-        T[:3, :3] = so3_exp(sig * self.phi) @ self.T0[:3, :3]
-        v[:3] = dsig * self.dp
-        v[3:] = dsig * self.phi
-        a[:3] = ddsig * self.dp
-        a[3:] = ddsig * self.phi
+        _eval_cartesian(self.T0, self.dp, self.phi, sig, dsig / self.duration,
+                        ddsig / self.duration**2, self._E, T, v, a)
+
+
+@njit(cache=True)
+def _eval_cartesian(T0: np.ndarray, dp: np.ndarray, phi: np.ndarray, sig: float, dsig: float,
+                    ddsig: float, E: np.ndarray, T: np.ndarray, v: np.ndarray,
+                    a: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``T = [Exp(sig phi) R0, p0 + sig dp; 0 1]``, ``v = sig' [dp; phi]``,
+    ``a = sig'' [dp; phi]`` (``E``: 3x3 scratch)."""
+    so3_exp_into(sig * phi[0], sig * phi[1], sig * phi[2], E)
+    for i in range(3):
+        for j in range(3):
+            T[i, j] = E[i, 0] * T0[0, j] + E[i, 1] * T0[1, j] + E[i, 2] * T0[2, j]
+        T[i, 3] = T0[i, 3] + sig * dp[i]
+        T[3, i] = T0[3, i]
+        v[i] = dsig * dp[i]
+        v[3 + i] = dsig * phi[i]
+        a[i] = ddsig * dp[i]
+        a[3 + i] = ddsig * phi[i]
+    T[3, 3] = T0[3, 3]

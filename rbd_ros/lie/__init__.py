@@ -7,6 +7,8 @@ rotations in rbd_ros.
   ``dim``, 004's selection ``H`` into se(3), ``to_se3``/``from_se3`` for poses);
 * :mod:`.rigid_body`: ``RigidBody(group, inertia)``, ``M v-dot + ad~_{(Mv)} v = tau``
   (004 (107)-(108), misprint 004 (74)) with gravity, integrated by Lie-Euler or RKMK4.
+* :mod:`.integrators`: Lie-Euler and RKMK4 (the one home of both schemes and their names),
+  stage by stage, for ``rigid_body`` and ``algorithm.floating_integrators``.
 
 Conventions: twists ``[v; w]`` linear first (004, Pinocchio), body frame; quaternions
 ``(x, y, z, w)`` scalar last; 004's ``S(phi) = dexp(-phi)``.

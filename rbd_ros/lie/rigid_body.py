@@ -15,12 +15,8 @@ SO(3) pass ``mass`` and ``com`` (the fixed point to centre of mass).
 Each group is a subgroup of SE(3) (pose ``Q`` embedded as a 4x4 ``T``, velocity ``V = H v``),
 and since ``H`` is a Lie-algebra homomorphism, ``ad_v^T p = H^T ad_{Hv}^T (H p)``: one
 jitted kernel integrates every group.  Kinematics ``T-dot = T (H v)^`` (right
-multiplication: body velocity).  Integrators (not in 004):
-
-* ``lie_euler``: ``T+ = T exp(h (H v)^)``, ``v+ = v + h v-dot``;
-* ``rkmk4`` (Runge-Kutta-Munthe-Kaas, classical RK4 tableau in the chart ``T = T_k exp(phi^)``):
-  ``phi-dot = S(phi)^{-1} H v`` with 004's ``S(phi) = dexp(-phi)`` ((29), (55)) inverted by
-  its Bernoulli series (``se3._dexp_inv_series``); ``T+ = T_k exp(phi(h)^)``.
+multiplication: body velocity).  Integrators (not in 004): ``lie_euler`` and ``rkmk4``
+(Runge-Kutta-Munthe-Kaas), ``lie.integrators`` (their one home).
 
 Wrenches are body-frame, collocated with ``v`` (004: force before moment), held constant
 over each step (zero-order hold).
@@ -33,10 +29,9 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.lie import se2, se3, so3, xz
-from rbd_ros.lie.se3 import _dexp_inv_series, _exp
+from rbd_ros.lie.integrators import integrator_code, lie_finish, lie_rate, lie_stage, stage_count, step_scratch, twist
 
 GROUPS = {"SO3": so3, "SE2": se2, "SE3": se3, "Xz": xz}
-INTEGRATORS = {"lie_euler": 0, "rkmk4": 1}
 
 
 @njit(cache=True)
@@ -90,69 +85,31 @@ def _rhs(M: np.ndarray, H: np.ndarray, T: np.ndarray, v: np.ndarray, tau: np.nda
 
 
 @njit(cache=True)
-def _compose_exp(T0: np.ndarray, phi: np.ndarray, E: np.ndarray, out: np.ndarray) -> None:
-    """``out = T0 exp(phi^)`` (``E`` a 4x4 scratch)."""
-    _exp(phi, E)
-    for r in range(4):
-        for k in range(4):
-            acc = 0.0
-            for j in range(4):
-                acc += T0[r, j] * E[j, k]
-            out[r, k] = acc
-
-
-@njit(cache=True)
 def simulate_kernel(M: np.ndarray, H: np.ndarray, T0: np.ndarray, v0: np.ndarray,
                     tau: np.ndarray, mg: np.ndarray, c: np.ndarray, use_g: bool, dt: float,
                     method: int, Ts: np.ndarray, vs: np.ndarray) -> None:
-    """Integrate ``tau.shape[0]`` steps (module docstring) into ``Ts`` (steps+1, 4, 4) and
-    ``vs`` (steps+1, m)."""
-    m = v0.shape[0]
-    steps = tau.shape[0]
+    """Integrate ``tau.shape[0]`` steps (module docstring; the stages of ``lie.integrators``,
+    no additive coordinates) into ``Ts`` (steps+1, 4, 4) and ``vs`` (steps+1, m)."""
+    a, V, K, phi, E, t1, t2 = step_scratch(v0.shape[0])  # a, V: stage accelerations, velocities
     s6 = np.empty(18)
-    E = np.empty((4, 4))
     Tst = np.empty((4, 4))
-    a = np.empty((4, m))
-    vst = np.empty(m)
-    K = np.empty((4, 6))
-    phi = np.empty(6)
     Hv = np.empty(6)
-    t1 = np.empty(6)
-    t2 = np.empty(6)
+    x = np.empty(0)
     Ts[0] = T0
     vs[0] = v0
-    half = (0.0, 0.5, 0.5, 1.0)
-    for k in range(steps):
+    for k in range(tau.shape[0]):
         T = Ts[k]
         v = vs[k]
-        if method == 0:
-            _rhs(M, H, T, v, tau[k], mg, c, use_g, s6, a[0])
-            for r in range(6):
-                phi[r] = 0.0
-                for j in range(m):
-                    phi[r] += dt * H[r, j] * v[j]
-            _compose_exp(T, phi, E, Ts[k + 1])
-            for j in range(m):
-                vs[k + 1, j] = v[j] + dt * a[0, j]
-            continue
-        for s in range(4):
-            # stage s: phi = h c_s K_{s-1}, v_s = v + h c_s a_{s-1}
-            for r in range(6):
-                phi[r] = 0.0 if s == 0 else dt * half[s] * K[s - 1, r]
-            for j in range(m):
-                vst[j] = v[j] if s == 0 else v[j] + dt * half[s] * a[s - 1, j]
-            _compose_exp(T, phi, E, Tst)
-            _rhs(M, H, Tst, vst, tau[k], mg, c, use_g, s6, a[s])
-            for r in range(6):
-                Hv[r] = 0.0
-                for j in range(m):
-                    Hv[r] += H[r, j] * vst[j]
-            _dexp_inv_series(phi, Hv, K[s], t1, t2)  # K_s = S(phi)^{-1} H v_s
-        for r in range(6):
-            phi[r] = dt / 6.0 * (K[0, r] + 2.0 * K[1, r] + 2.0 * K[2, r] + K[3, r])
-        _compose_exp(T, phi, E, Ts[k + 1])
-        for j in range(m):
-            vs[k + 1, j] = v[j] + dt / 6.0 * (a[0, j] + 2.0 * a[1, j] + 2.0 * a[2, j] + a[3, j])
+        for s in range(stage_count(method)):
+            if s == 0:
+                _rhs(M, H, T, v, tau[k], mg, c, use_g, s6, a[0])  # a_1 = v-dot at the start
+                twist(H, v, Hv)
+            else:
+                lie_stage(s, T, x, v, dt, a, V, K, phi, E, Tst, x)
+                _rhs(M, H, Tst, V[s], tau[k], mg, c, use_g, s6, a[s])  # a_s at the stage
+                twist(H, V[s], Hv)
+            lie_rate(s, Hv, K, phi, t1, t2)
+        lie_finish(method, T, x, v, dt, a, V, K, phi, E, Ts[k + 1], x, vs[k + 1])
 
 
 class RigidBody:
@@ -239,8 +196,7 @@ class RigidBody:
         """Integrate from ``(pose0, v0)``; ``wrench`` is ``(m,)`` (held throughout, needs
         ``steps``) or ``(steps, m)`` (row k held over step k), ``None`` for none.  Returns
         ``(poses (steps+1, k, k), velocities (steps+1, m))``; gravity acts if ``gravity``."""
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"integrator '{integrator}' unknown; use one of {list(INTEGRATORS)}")
+        method = integrator_code(integrator)  # lie.integrators.INTEGRATORS; ValueError naming them
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive number, got {dt}")
         T0 = self._pose(pose0)
@@ -261,7 +217,7 @@ class RigidBody:
         Ts = np.empty((N + 1, 4, 4))
         vs = np.empty((N + 1, m))
         simulate_kernel(self._MM, self.H, T0, v0, tau, self.mass * self.gravity, self.com,
-                        bool(gravity and self.gravity.any()), float(dt), INTEGRATORS[integrator], Ts, vs)
+                        bool(gravity and self.gravity.any()), float(dt), method, Ts, vs)
         name = self.group.name
         if name == "SO3":
             return Ts[:, :3, :3].copy(), vs

@@ -88,6 +88,18 @@ def _exp(V: np.ndarray, T: np.ndarray) -> None:
     T[3, 3] = 1.0
 
 
+@njit(cache=True)
+def _compose_exp(T0: np.ndarray, phi: np.ndarray, E: np.ndarray, out: np.ndarray) -> None:
+    """``out = T0 exp(phi^)`` (``E`` a 4x4 scratch)."""
+    _exp(phi, E)
+    for r in range(4):
+        for k in range(4):
+            acc = 0.0
+            for j in range(4):
+                acc += T0[r, j] * E[j, k]
+            out[r, k] = acc
+
+
 def exp(V: Sequence[float]) -> np.ndarray:
     """``exp(V^)`` (4x4) in closed form."""
     T = np.empty((4, 4))

@@ -145,7 +145,27 @@ def log(R: np.ndarray) -> np.ndarray:
 def orientation_error(R_desired: np.ndarray, R: np.ndarray) -> np.ndarray:
     """Rotation vector (world frame) taking ``R`` to ``R_desired``: ``log(R_d R^T)``, the
     orientation part of a task-space error, exact for any angle below pi."""
-    return log(np.asarray(R_desired, dtype=float) @ np.asarray(R, dtype=float).T)
+    e = np.empty(3)
+    _orientation_error(np.asarray(R_desired, dtype=float), np.asarray(R, dtype=float), e, 0)
+    return e
+
+
+@njit(cache=True)
+def _orientation_error(Rd: np.ndarray, R: np.ndarray, e: np.ndarray, k: int) -> float:
+    """``e[k:k+3] = log(R_d R^T)`` of the top-left 3x3 blocks of ``Rd`` and ``R`` (rotations
+    or poses), in place for the control laws' cycle; returns the angle."""
+    # R_e = R_d R^T, entry (i, j) = sum_m Rd[i, m] R[j, m]
+    r00 = Rd[0, 0] * R[0, 0] + Rd[0, 1] * R[0, 1] + Rd[0, 2] * R[0, 2]
+    r01 = Rd[0, 0] * R[1, 0] + Rd[0, 1] * R[1, 1] + Rd[0, 2] * R[1, 2]
+    r02 = Rd[0, 0] * R[2, 0] + Rd[0, 1] * R[2, 1] + Rd[0, 2] * R[2, 2]
+    r10 = Rd[1, 0] * R[0, 0] + Rd[1, 1] * R[0, 1] + Rd[1, 2] * R[0, 2]
+    r11 = Rd[1, 0] * R[1, 0] + Rd[1, 1] * R[1, 1] + Rd[1, 2] * R[1, 2]
+    r12 = Rd[1, 0] * R[2, 0] + Rd[1, 1] * R[2, 1] + Rd[1, 2] * R[2, 2]
+    r20 = Rd[2, 0] * R[0, 0] + Rd[2, 1] * R[0, 1] + Rd[2, 2] * R[0, 2]
+    r21 = Rd[2, 0] * R[1, 0] + Rd[2, 1] * R[1, 1] + Rd[2, 2] * R[1, 2]
+    r22 = Rd[2, 0] * R[2, 0] + Rd[2, 1] * R[2, 1] + Rd[2, 2] * R[2, 2]
+    e[k], e[k + 1], e[k + 2], th = _log(r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    return th
 
 
 def three_term(A: np.ndarray, t: float, inverse: bool) -> np.ndarray:

@@ -1,6 +1,8 @@
 """Message conversions, one home each: time stamps (seconds <-> ``sec``/``nanosec``) and
 ``trajectory_msgs/JointTrajectory`` (arrays <-> message), for the nodes, the bringup and
-``DynamicsClient`` users."""
+``DynamicsClient`` users.  The readers (``to_seconds``, ``from_seconds``,
+``from_joint_trajectory``) are the core's ``rbd_ros.control.references`` (ROS-free, duck-typed,
+also read by ``ControlLoop``), re-exported here; the builders below import the messages."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -8,18 +10,10 @@ from typing import Any
 
 import numpy as np
 
-NS_PER_S = 1_000_000_000
+from rbd_ros.control.references import NS_PER_S, from_joint_trajectory, from_seconds, to_seconds
 
-
-def to_seconds(stamp: Any) -> float:
-    """``sec + 1e-9 nanosec`` of a ``builtin_interfaces`` Time or Duration."""
-    return stamp.sec + 1e-9 * stamp.nanosec
-
-
-def from_seconds(t: float) -> tuple[int, int]:
-    """``(sec, nanosec)`` of ``t`` seconds, rounded to the nearest nanosecond, ``0 <= nanosec <
-    1e9`` (1.9999999999 s -> (2, 0); -0.5 s -> (-1, 500000000))."""
-    return divmod(int(round(float(t) * NS_PER_S)), NS_PER_S)
+__all__ = ["NS_PER_S", "from_joint_trajectory", "from_seconds", "set_stamp", "to_joint_trajectory",
+           "to_seconds"]
 
 
 def set_stamp(stamp: Any, t: float) -> None:
@@ -46,27 +40,3 @@ def to_joint_trajectory(joint_names: Sequence[str], times: Sequence[float], posi
         set_stamp(point.time_from_start, t)
         msg.points.append(point)
     return msg
-
-
-def from_joint_trajectory(msg: Any) -> tuple[list[str], np.ndarray, np.ndarray,
-                                              np.ndarray | None, np.ndarray | None]:
-    """``(joint_names, t, positions, velocities, accelerations)`` of a ``JointTrajectory``
-    (tables: one row per point, columns in ``joint_names`` order). A field empty in every
-    point is None; a field given in some points, or with a length other than the number of
-    joints, raises ValueError (ros2_control's rule), as do points without positions."""
-    names = list(msg.joint_names)
-
-    def table(field: str) -> np.ndarray | None:
-        rows = [getattr(point, field) for point in msg.points]
-        lengths = {len(r) for r in rows}
-        if not rows or lengths == {0}:
-            return None
-        if lengths != {len(names)}:
-            raise ValueError(f"every point needs {len(names)} {field} (or none)")
-        return np.array([list(r) for r in rows], dtype=float)
-
-    positions = table("positions")
-    if positions is None:
-        raise ValueError("points carry no positions")
-    times = np.array([to_seconds(point.time_from_start) for point in msg.points])
-    return names, times, positions, table("velocities"), table("accelerations")

@@ -7,6 +7,9 @@ from __future__ import annotations
 JOINT_STATES = "/joint_states"
 COMMANDS = "/effort_controller/commands"
 CLOCK = "/clock"
+# a mobile base's (the bridge publishes them; rbd_ros.ros.mobile_bridge)
+ODOM = "/odom"
+TF = "/tf"
 # the controller's own
 CONTROLLER_STATE = "~/controller_state"
 JOINT_TRAJECTORY = "~/joint_trajectory"

@@ -1,8 +1,10 @@
 """Simulation of the arm in MuJoCo, ROS-free: the model builder, motor and sensor models, and
-the ``Simulator`` the ``mujoco_bridge`` node wraps.  Imports of MuJoCo are lazy."""
+the ``Simulator`` the ``mujoco_bridge`` node wraps; for an arm on a mobile base
+``MobileSimulator`` (``mobile_model``, ``odometry``).  Imports of MuJoCo are lazy."""
 from __future__ import annotations
 
-__all__ = ["BridgeConfig", "Simulator", "build_mujoco_model", "from_urdf"]
+__all__ = ["BridgeConfig", "MobileConfig", "MobileSimulator", "Simulator", "WheelOdometry",
+           "build_mobile_model", "build_mujoco_model", "from_urdf"]
 
 
 def __getattr__(name: str):
@@ -14,4 +16,16 @@ def __getattr__(name: str):
         from rbd_ros.sim import mujoco_model
 
         return getattr(mujoco_model, name)
+    if name in ("MobileConfig", "MobileSimulator"):
+        from rbd_ros.sim import mobile_sim
+
+        return getattr(mobile_sim, name)
+    if name == "build_mobile_model":
+        from rbd_ros.sim.mobile_model import build_mobile_model
+
+        return build_mobile_model
+    if name == "WheelOdometry":
+        from rbd_ros.sim.odometry import WheelOdometry
+
+        return WheelOdometry
     raise AttributeError(name)

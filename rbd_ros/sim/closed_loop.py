@@ -6,9 +6,16 @@ computes the torque from the measured state (zero-order hold over one ``timestep
 bridge's lockstep mode) and the simulator takes one step.  The ``LoopResult`` holds the
 numbers of the bringup report plus the chatter measure of issue 13: the fraction of cycles in
 which some joint's command **flips sign while at its effort limit**.
+
+``composed_loop(model, "computed_torque")`` gives one step of the bridge's composed mode
+without ROS (``sim.measure`` -> ``ControlLoop.joint_state`` -> ``ControlLoop.cycle`` ->
+``sim.command`` -> ``sim.step``, command ages on the wall clock as in realtime mode), for the
+allocation test and the per-step benchmark (issue 20).
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,3 +111,36 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
         tool_orientation_max=float(ang.max()), unstable_steps=sim.stats.unstable_steps,
         gains={k: v.copy() for k, v in law.gains.items()},
         notes=list(tour.notes) + list(law.gain_notes) + log_lines)
+
+
+def composed_loop(model: MdhModel, law_name: str, tour: Any = None,
+                  **law_kw: Any) -> tuple[Callable[[], None], Any, Any]:
+    """``(step, sim, loop)``: the MuJoCo bridge's composed step without ROS, the law
+    ``law_name`` tracking ``tour`` (default ``plan_tour(model)``) from its start; ``step()``
+    advances one timestep.  ``sim`` is the ``Simulator`` (realtime mode), ``loop`` the
+    ``ControlLoop``."""
+    from rbd_ros.control.laws import make_law
+    from rbd_ros.control.loop import ControlLoop
+    from rbd_ros.control.tour import plan_tour
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+
+    tour = plan_tour(model) if tour is None else tour
+    quiet = lambda level, msg: None  # noqa: E731
+    sim = Simulator(model, BridgeConfig(mode="realtime", initial_positions=tuple(tour.start)),
+                    log=quiet)
+    law = make_law(law_name, model, q0=sim.q, rate=1.0 / sim.config.timestep, **law_kw)
+    names = list(sim.joint_names)
+    loop = ControlLoop(model, law, names, log=quiet)
+    q, qd, _ = sim.measure()
+    loop.joint_state(names, q, qd, sim.time)
+    loop.reference = tour.spline(sim.time)
+
+    def step() -> None:
+        q, qd, _ = sim.measure()
+        loop.joint_state(names, q, qd, sim.time)
+        tau = loop.cycle(sim.time)
+        now = time.monotonic()
+        sim.command(tau, now)
+        sim.step(now)
+
+    return step, sim, loop

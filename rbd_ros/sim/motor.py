@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
 from rbd_ros.model import MdhModel
 
@@ -64,6 +65,7 @@ class MotorModel:
         self.effort_limit = np.abs(model.effort_limit.copy())
         self.voltage_limit = np.abs(per_joint(voltage_limit, n, "voltage_limit"))
         self.gain = np.ones(n)  # K_hat of (6.17); 1 in torque mode
+        self.saturated = False  # whether the last actuator_torque clamped some joint
         self.emf_damping = np.zeros(n)  # Gamma^2 K_M K_e / R_M of D' in (6.17)
         if command_mode == "voltage":
             km, r, ke = model.torque_constant, model.resistance, model.back_emf_constant
@@ -75,27 +77,56 @@ class MotorModel:
             self.gain = gamma * km / r
             self.emf_damping = gamma**2 * km * ke / r
 
-    def actuator_torque(self, command: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def actuator_torque(self, command: np.ndarray, out: np.ndarray | None = None,
+                        clamped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(ctrl, clamped)``: the torque MuJoCo's motor actuators apply, and which joints
-        were saturated (torque mode: ``±effort_limit``; voltage mode: ``±voltage_limit``)."""
+        were saturated (torque mode: ``±effort_limit``; voltage mode: ``±voltage_limit``);
+        ``saturated`` says whether any was.  With ``out`` (float, n) and ``clamped`` (bool, n)
+        given, written into them: no allocation (the simulator's step)."""
         cmd = np.asarray(command, dtype=float)
-        if not self.saturation:
-            return self.gain * cmd, np.zeros(cmd.shape, dtype=bool)
+        if out is None:
+            out = np.empty(cmd.shape)
+        if clamped is None:
+            clamped = np.empty(cmd.shape, dtype=bool)
         limit = self.voltage_limit if self.mode == "voltage" else self.effort_limit
-        clipped = np.minimum(np.maximum(cmd, -limit), limit)  # (np.clip is slow on 7 values)
-        return self.gain * clipped, clipped != cmd
+        self.saturated = _saturate(cmd, limit, self.gain, self.saturation, out, clamped)
+        return out, clamped
 
-    def measured_effort(self, ctrl: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    def measured_effort(self, ctrl: np.ndarray, qd: np.ndarray,
+                        out: np.ndarray | None = None) -> np.ndarray:
         """The joint torque the drive reports: ``ctrl`` (torque mode) or ``Gamma K_M i_M``
-        (voltage mode, (6.13) times Gamma)."""
-        return np.asarray(ctrl, dtype=float) - self.emf_damping * np.asarray(qd, dtype=float)
+        (voltage mode, (6.13) times Gamma); into ``out`` when given."""
+        out = np.multiply(self.emf_damping, qd, out=out)
+        return np.subtract(ctrl, out, out=out)
 
 
-def quantise(x: np.ndarray, resolution: np.ndarray) -> np.ndarray:
-    """Encoder counts: ``x`` rounded to a multiple of ``resolution`` where it is > 0."""
+@njit(cache=True)
+def _saturate(cmd: np.ndarray, limit: np.ndarray, gain: np.ndarray, saturation: bool,
+              out: np.ndarray, clamped: np.ndarray) -> bool:  # pragma: no cover - jitted
+    """``out = gain * clip(cmd, -limit, limit)`` (no clip without ``saturation``),
+    ``clamped = (clip(cmd) != cmd)``; returns ``any(clamped)``."""
+    any_clamped = False
+    for i in range(cmd.shape[0]):
+        c = cmd[i]
+        if saturation:
+            if c > limit[i]:
+                c = limit[i]
+            elif c < -limit[i]:
+                c = -limit[i]
+        clamped[i] = c != cmd[i]
+        any_clamped = any_clamped or clamped[i]
+        out[i] = gain[i] * c
+    return any_clamped
+
+
+def quantise(x: np.ndarray, resolution: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Encoder counts: ``x`` rounded to a multiple of ``resolution`` where it is > 0 (into
+    ``out`` when given, which may be ``x``)."""
     res = np.asarray(resolution, dtype=float)
     on = res > 0
-    out = np.array(x, dtype=float, copy=True)
+    out = np.array(x, dtype=float, copy=True) if out is None else out
+    if out is not x:
+        np.copyto(out, x)
     out[on] = np.round(out[on] / res[on]) * res[on]
     return out
 
@@ -140,11 +171,13 @@ class SensorModel:
 
     def measure(self, q: np.ndarray, qd: np.ndarray,
                 effort: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Noise then quantisation, **in place** on the caller's arrays (model order);
+        returns them."""
         if not (self.noisy or self.quantised):  # the common case, kept cheap
             return q, qd, effort
-        out = [np.array(v, dtype=float, copy=True) for v in (q, qd, effort)]
         if self.noisy:
-            for v, s in zip(out, self.sigma):
+            for v, s in zip((q, qd, effort), self.sigma):
                 v += s * self.rng.standard_normal(v.shape)
-        out[0] = quantise(out[0], self.resolution)
-        return out[0], out[1], out[2]
+        if self.quantised:
+            quantise(q, self.resolution, out=q)
+        return q, qd, effort

@@ -151,12 +151,23 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     set where both limits are finite; joints are named as in the model, bodies after
     ``model.link_names``, actuators after the joints.  ``visuals``: the looks of the module
     docstring (no effect on the dynamics), with the URDF's ``shapes`` where given."""
+    spec = new_spec(model, timestep, integrator, contacts)
+    looks = _Looks(spec, model, shapes) if visuals else None
+    warnings = add_arm(spec, spec.worldbody, model, timestep, contacts, actuators,
+                       armature=armature, viscous=viscous, coulomb=coulomb, min_mass=min_mass,
+                       min_inertia=min_inertia, capsule_radius=capsule_radius, looks=looks)
+    if actuators:
+        add_motors(spec, model.joint_names)
+    return compile_spec(spec, model.name), warnings
+
+
+def new_spec(model: MdhModel, timestep: float, integrator: str, contacts: bool) -> "mujoco.MjSpec":
+    """An empty ``MjSpec`` with the options of ``build_mujoco_model`` (radians, timestep,
+    integrator, the model's gravity; contacts off unless ``contacts``)."""
     import mujoco
 
     if not (np.isfinite(timestep) and timestep > 0):
         raise ValueError(f"timestep must be a positive number of seconds, got {timestep}")
-    from rbd_ros.algorithm.mdh import mdh_transform
-
     spec = mujoco.MjSpec()
     spec.modelname = model.name or "robot"
     spec.compiler.degree = False
@@ -165,9 +176,30 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     spec.option.gravity = [float(g) for g in model.gravity]
     if not contacts:
         spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    return spec
+
+
+def compile_spec(spec, name: str) -> "mujoco.MjModel":
+    """``spec.compile()``, MuJoCo's refusal as a ValueError naming the model."""
+    try:
+        return spec.compile()
+    except Exception as exc:  # noqa: BLE001 - MuJoCo raises a plain ValueError/Exception
+        raise ValueError(f"MuJoCo refused the model built from '{name}': {exc}") from exc
+
+
+def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = False,
+            actuators: bool = True, *, armature: bool = True, viscous: bool = True,
+            coulomb: bool = True, min_mass: float = DEFAULT_MIN_MASS,
+            min_inertia: float = DEFAULT_MIN_INERTIA, capsule_radius: float = 0.03,
+            looks: "_Looks | None" = None) -> list[str]:
+    """The arm's bodies and joints (module docstring) under ``parent`` (the world body, or a
+    mobile base's body: ``model.base`` is then the mount in ``base_link``); the fix-up
+    warnings.  ``actuators``: the joints' armature, damping and frictionloss (003 §6.1)."""
+    import mujoco
+
+    from rbd_ros.algorithm.mdh import mdh_transform
+
     warnings: list[str] = []
-    looks = _Looks(spec, model, shapes) if visuals else None
-    parent = spec.worldbody
     for i in range(model.dof):
         T = np.asarray(mdh_transform(float(model.a[i]), float(model.alpha[i]), float(model.d[i]),
                                      float(model.theta[i])))
@@ -220,18 +252,19 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
         parent = body
     parent.add_site(name="tool", pos=model.tool[:3, 3].tolist(),
                     quat=_quat(model.tool[:3, :3]).tolist())
-    if actuators:
-        for name in model.joint_names:
-            act = spec.add_actuator(name=name, target=name,
-                                    trntype=mujoco.mjtTrn.mjTRN_JOINT)
-            act.set_to_motor()
-            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
-            act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
-    try:
-        mj_model = spec.compile()
-    except Exception as exc:  # noqa: BLE001 - MuJoCo raises a plain ValueError/Exception
-        raise ValueError(f"MuJoCo refused the model built from '{model.name}': {exc}") from exc
-    return mj_model, warnings
+    return warnings
+
+
+def add_motors(spec, names) -> None:
+    """One torque (``motor``) actuator per joint of ``names`` (gear 1, unlimited: the motor
+    model clamps), named after the joint."""
+    import mujoco
+
+    for name in names:
+        act = spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_motor()
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
 
 def _add_capsule(body, model: MdhModel, i: int, radius: float) -> None:
@@ -306,7 +339,7 @@ class _Looks:
     JOINT = [0.25, 0.27, 0.30, 1.0]  # dark grey
     TOOL = [0.85, 0.15, 0.15, 1.0]
 
-    def __init__(self, spec, model: MdhModel, shapes: Sequence = ()) -> None:
+    def __init__(self, spec, model: MdhModel, shapes: Sequence = (), ground: bool = True) -> None:
         import mujoco
 
         self.mujoco, self.model, self.spec = mujoco, model, spec
@@ -329,6 +362,9 @@ class _Looks:
                          rgb1=[0.55, 0.65, 0.78], rgb2=[0.95, 0.96, 0.98])
         mat = spec.add_material(name="floor", texrepeat=[8.0, 8.0])
         mat.textures[int(mujoco.mjtTextureRole.mjTEXROLE_RGB)] = tex.name
+        self.lights(world, ws)
+        if not ground:  # a mobile base: its floor and base are drawn by ``mobile_model``
+            return
         # the floor: a plane through the lowest point, normal ``up``
         z = np.array([0.0, 0.0, 1.0])
         floor_point = ws.centre + (ws.floor - ws.up @ ws.centre) * ws.up
@@ -342,6 +378,8 @@ class _Looks:
                        fromto=[*floor_point.tolist(), *(ws.centre - 1.2 * self.radius
                                                          * ws.up).tolist()])
         self.link(world, -1)  # base -> joint 1
+
+    def lights(self, world, ws: Workspace) -> None:
         for k, (pos, direction) in enumerate((((1.0, -1.0, 2.0), (-0.3, 0.3, -1.0)),
                                               ((-1.5, 1.0, 2.5), (0.5, -0.3, -1.0)))):
             world.add_light(name=f"light{k}", pos=(ws.centre + ws.reach * np.array(pos)).tolist(),

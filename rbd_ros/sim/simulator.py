@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+from rbd_ros.algorithm.gather import gather, gather2, scatter_finite
 from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.motor import COMMAND_MODES, MotorModel, SensorModel
@@ -182,8 +183,25 @@ def _default_log(level: str, message: str) -> None:
     print(f"[{level}] {message}", flush=True)
 
 
-def _state_ok(qpos: np.ndarray, qvel: np.ndarray) -> bool:
-    return bool(np.all(np.abs(qpos) < HUGE_STATE) and np.all(np.abs(qvel) < HUGE_STATE))
+@njit(cache=True)
+def _state_ok(qpos: np.ndarray, qvel: np.ndarray) -> bool:  # pragma: no cover - jitted
+    """Every ``|qpos|``, ``|qvel|`` below ``HUGE_STATE`` (so finite)."""
+    for x in qpos:
+        if not abs(x) < HUGE_STATE:
+            return False
+    for x in qvel:
+        if not abs(x) < HUGE_STATE:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _count(numbers: np.ndarray, index: np.ndarray) -> int:  # pragma: no cover - jitted
+    """``sum(numbers[index])``: MuJoCo's counts of the bad-state warnings."""
+    total = 0
+    for i in index:
+        total += numbers[i]
+    return total
 
 
 def route_mujoco_warnings(log: LogFn) -> None:
@@ -215,30 +233,37 @@ class Simulator:
             raise ValueError(f"joints must list each of the model's joints once "
                              f"{list(model.joint_names)}; missing {missing}, unknown {extra}")
         #: model index of the k-th joint in command/state order
-        self.order = np.array([model.joint_names.index(j) for j in self.joint_names])
+        self.order = np.array([model.joint_names.index(j) for j in self.joint_names],
+                              dtype=np.intp)
         self.motor = MotorModel(model, cfg.command_mode, cfg.saturation, cfg.voltage_limit)
         self.sensors = SensorModel(n, cfg.encoder_resolution, cfg.position_noise,
                                    cfg.velocity_noise, cfg.effort_noise, cfg.noise_seed)
         # sensor parameters are per joint in command order; store them in model order
         self.sensors.reorder(self.order)
         route_mujoco_warnings(self.log)
-        self.mj_model, self.warnings = build_mujoco_model(
-            model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
-            cfg.contacts, actuators=True,
-            armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
-            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
+        self.mj_model, self.warnings = self._build_model(model, cfg)
         for w in self.warnings:
             self.log("warn", f"inertia fix-up: {w}")
         # no silent mj_resetData (q = 0, time = 0) on a bad acceleration: step() handles it
         self.mj_model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
         W = mujoco.mjtWarning
-        self._bad_state_warnings = (int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
-                                    int(W.mjWARN_BADQVEL))
+        self._bad_state_warnings = np.array([int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
+                                             int(W.mjWARN_BADQVEL)], dtype=np.intp)
         self.mj_data = mujoco.MjData(self.mj_model)
+        # MuJoCo's warning counters, a view into mj_data (``mj_data.warning`` makes a new
+        # wrapper object on every access)
+        self._warning_numbers = self.mj_data.warning.number
         self.dof_adr = np.array([self.mj_model.jnt_dofadr[mujoco.mj_name2id(
-            self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names])
+            self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names],
+            dtype=np.intp)
         self.qpos_adr = np.array([self.mj_model.jnt_qposadr[mujoco.mj_name2id(
-            self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names])
+            self.mj_model, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names],
+            dtype=np.intp)
+        # per-step buffers (command, step and measure allocate nothing): the measured state in
+        # model order, then in command order (what measure() returns), the saturation flags
+        self._model_state = (np.zeros(n), np.zeros(n), np.zeros(n))
+        self._measured = (np.zeros(n), np.zeros(n), np.zeros(n))
+        self._clamped = np.zeros(n, dtype=bool)
         self.base_damping = self.mj_model.dof_damping.copy()
         self.base_damping[self.dof_adr] += self.motor.emf_damping
         self.mj_model.dof_damping[:] = self.base_damping
@@ -264,6 +289,15 @@ class Simulator:
         self._good_q = self.q0.copy()
         self.reset(keep_time=False)
         self.integrator = self._choose_integrator()
+
+    def _build_model(self, model: MdhModel, cfg: BridgeConfig) -> tuple[Any, list[str]]:
+        """The ``MjModel`` and its inertia fix-up warnings (a mobile base builds its own:
+        ``rbd_ros.sim.mobile_sim``)."""
+        return build_mujoco_model(
+            model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
+            cfg.contacts, actuators=True,
+            armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
+            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
 
     def damping_ratio_dt(self, poses: int = 0) -> np.ndarray:
         """``b dt / m_min`` per joint (model order), the explicit-damping stability number of
@@ -372,7 +406,10 @@ class Simulator:
         self._command = np.zeros(n)  # last safe command, model order
         self._command_time: float | None = None
         self._fresh = False
-        self._queue: deque[np.ndarray] = deque([np.zeros(n)] * self.config.latency_steps)
+        # the latency line: a ring of the last latency_steps commands, oldest at _line_head
+        self._line = np.zeros((self.config.latency_steps, n))
+        self._line_head = 0
+        self._delayed = np.zeros(n)
         self._ctrl = np.zeros(n)
         self._braking = False
         self.mj_model.dof_damping[:] = self.base_damping
@@ -380,19 +417,26 @@ class Simulator:
 
     # ---- commands ---------------------------------------------------------------------------
     def command(self, values: Sequence[float], now: float | None = None) -> bool:
-        """Latch a command (``config.joints`` order) received at ``now``; False if rejected."""
-        arr = np.asarray(values, dtype=float).reshape(-1) if len(values) else np.zeros(0)
-        if arr.shape != (self.n,):
+        """Latch a command (``config.joints`` order) received at ``now``; False if rejected.
+        A float64 array of n values (the composed loop's torque) is copied without
+        allocating."""
+        arr = values
+        if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1):
+            arr = np.asarray(values, dtype=float).reshape(-1) if len(values) else np.zeros(0)
+        if arr.shape[0] != self.n:
             return self._reject(f"command has {arr.size} values, expected {self.n} "
                                 f"({list(self.joint_names)})")
-        if not np.isfinite(arr).all():
-            bad = [self.joint_names[k] for k in np.flatnonzero(~np.isfinite(arr))]
-            return self._reject(f"command has NaN/Inf for {bad}")
-        self._command = self._to_model(arr)
+        if not scatter_finite(arr, self.order, self._command):  # model order, or untouched
+            return self._reject(f"command has NaN/Inf for {self._non_finite(arr)}")
         self._command_time = now
         self._fresh = True
         self.stats.commands_received += 1
         return True
+
+    def _non_finite(self, values: np.ndarray) -> list[str]:
+        """The joints whose command is NaN/Inf (not a comprehension inside ``command``: it would
+        make ``self`` a closure cell, allocated on every call)."""
+        return [self.joint_names[k] for k in np.flatnonzero(~np.isfinite(values))]
 
     def _reject(self, why: str) -> bool:
         self.stats.commands_rejected += 1
@@ -436,30 +480,36 @@ class Simulator:
         if not self._fresh:
             self.stats.steps_without_new_command += 1
         self._fresh = False
+        ctrl = self._ctrl  # (everything below in place: nothing allocated per step)
         if stale:
             self.stats.stale_steps += 1
-            self._queue = deque([np.zeros(self.n)] * self.config.latency_steps)
-            ctrl = np.zeros(self.n)
+            self._line.fill(0.0)
+            ctrl.fill(0.0)
         else:
-            if self.config.latency_steps:
-                self._queue.append(self._command)
-                command = self._queue.popleft()
-            else:
-                command = self._command
-            ctrl, clamped = self.motor.actuator_torque(command)
-            if clamped.any():
+            command = self._command
+            if self.config.latency_steps:  # out: the oldest of the line; in: the newest
+                oldest = self._line[self._line_head]
+                np.copyto(self._delayed, oldest)
+                np.copyto(oldest, command)
+                self._line_head = (self._line_head + 1) % self.config.latency_steps
+                command = self._delayed
+            self.motor.actuator_torque(command, ctrl, self._clamped)
+            if self.motor.saturated:
                 self.stats.saturated_steps += 1
-        self._ctrl = ctrl
-        self.mj_data.ctrl[:] = ctrl
-        t_before = self.mj_data.time
-        np.copyto(self._good_q, self.mj_data.qpos[self.qpos_adr])
-        warnings, (acc, pos, vel) = self.mj_data.warning, self._bad_state_warnings
-        bad_before = warnings[acc].number + warnings[pos].number + warnings[vel].number
-        self._mj.mj_step(self.mj_model, self.mj_data)
+        d = self.mj_data
+        np.copyto(d.ctrl, ctrl)
+        t_before = d.time
+        gather(d.qpos, self.qpos_adr, self._good_q)
+        numbers, bad = self._warning_numbers, self._bad_state_warnings
+        bad_before = _count(numbers, bad)
+        self._advance()
         self.stats.steps += 1
-        bad_after = warnings[acc].number + warnings[pos].number + warnings[vel].number
-        if bad_after != bad_before or not _state_ok(self.mj_data.qpos, self.mj_data.qvel):
+        if _count(numbers, bad) != bad_before or not _state_ok(d.qpos, d.qvel):
             self._undo_unstable_step(t_before, ctrl)
+
+    def _advance(self) -> None:
+        """The physics of one step (``mj_step``; the ideal mobile base integrates the core)."""
+        self._mj.mj_step(self.mj_model, self.mj_data)
 
     def _undo_unstable_step(self, t_before: float, ctrl: np.ndarray) -> None:
         """Back to the positions before the step, at rest, one timestep later (docstring)."""
@@ -497,9 +547,16 @@ class Simulator:
         return np.minimum(b, 0.5 * m_ii / self.mj_model.opt.timestep)
 
     def measure(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(position, velocity, effort)`` in ``config.joints`` order, through the sensors."""
-        q, qd = self.q, self.qd
-        effort = self.motor.measured_effort(self._ctrl, qd)
-        q, qd, effort = self.sensors.measure(q, qd, effort)
-        o = self.order
-        return q[o], qd[o], effort[o]
+        """``(position, velocity, effort)`` in ``config.joints`` order, through the sensors.
+        The arrays are the simulator's own, overwritten by the next call (copy them to keep
+        them): nothing is allocated per step (without sensor noise)."""
+        d = self.mj_data
+        q, qd, effort = self._model_state
+        gather(d.qpos, self.qpos_adr, q)
+        gather(d.qvel, self.dof_adr, qd)
+        self.motor.measured_effort(self._ctrl, qd, out=effort)
+        self.sensors.measure(q, qd, effort)  # in place
+        out_q, out_qd, out_effort = self._measured
+        gather2(q, qd, self.order, out_q, out_qd)
+        gather(effort, self.order, out_effort)
+        return self._measured

@@ -135,11 +135,8 @@ class Bringup:
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               controller=args.controller, mode=args.mode, bridge=bridge,
-                              controller_parameters=controller, composed=args.composed)
-        if args.rt_priority:
-            for spec in self.specs:
-                if spec.executable == "mujoco_bridge":
-                    spec.parameters["rt_priority"] = args.rt_priority
+                              controller_parameters=controller, composed=args.composed,
+                              rt_priority=args.rt_priority)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so

@@ -26,6 +26,8 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "use_sim_time": ("true", "nodes follow the bridge's /clock"),
     "composed": ("false", "true: the control law runs inside the MuJoCo bridge's loop (no "
                           "controller process; references on the same topics)"),
+    "rt_priority": ("0", "SCHED_FIFO priority 1..99 of the MuJoCo bridge's stepping thread (0 = "
+                         "off; reported when the platform refuses)"),
 }
 
 
@@ -68,6 +70,19 @@ def _truthy(value: str | bool, name: str = "use_sim_time") -> bool:
     raise ValueError(f"{name} must be true or false, got '{value}'")
 
 
+def _priority(value: str | int) -> int:
+    """``rt_priority`` as an int in 0..99 (a launch argument arrives as text)."""
+    try:
+        number = float(str(value).strip() or "0")
+        if number != int(number):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"rt_priority must be a whole number 0..99, got '{value}'") from None
+    if not 0 <= int(number) <= 99:
+        raise ValueError(f"rt_priority must be 0 (off) to 99, got {int(number)}")
+    return int(number)
+
+
 def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "",
                      tip_link: str = "") -> dict[str, Any]:
     """The robot for every node: ``urdf_path`` (+ chain ends) of a given file; for a bundled
@@ -97,13 +112,15 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
              use_sim_time: str | bool = True, services: bool = True,
              simulate: bool = True, bridge: dict[str, Any] | None = None,
              controller_parameters: dict[str, Any] | None = None,
-             composed: str | bool = False) -> list[NodeSpec]:
+             composed: str | bool = False, rt_priority: str | int = 0) -> list[NodeSpec]:
     """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
     ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
     ``controller_parameters``: extra parameters of those two nodes (e.g. the bridge's
     ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``).
     ``composed``: the controller runs inside the bridge (its parameter ``controller_type``,
-    the controller's parameters given to the bridge), not as a node process of its own."""
+    the controller's parameters given to the bridge), not as a node process of its own.
+    ``rt_priority`` (0..99, 0 = off): the bridge's ``rt_priority`` (SCHED_FIFO of its
+    stepping thread)."""
     if controller not in CONTROLLER_TYPES:
         raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
     if mode not in MODES:
@@ -111,12 +128,14 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
     common = robot_parameters(robot, urdf, base_link, tip_link)
     sim_time = _truthy(use_sim_time) and simulate
     composed = _truthy(composed, "composed") and controller != "none"
+    priority = _priority(rt_priority)
     if composed and not simulate:
         raise ValueError("composed needs the simulation (the law runs in the MuJoCo bridge)")
     nodes = []
     if simulate:
         nodes.append(NodeSpec("mujoco_bridge", "mujoco-bridge", "mujoco_bridge",
                               {**common, "mode": mode, **(bridge or {})}
+                              | ({"rt_priority": priority} if priority else {})
                               | ({"controller_type": controller, **(controller_parameters or {})}
                                  if composed else {})))
     if services:

@@ -27,8 +27,16 @@ class Report:
     #: and the bridge mode, e.g. 'composed, realtime'
     mode: str = ""
     #: the bridge's loop timing at the end (period_p50_us, period_p99_us, period_max_us,
-    #: jitter_p99_us, overruns, missed_steps, realtime hygiene ...)
+    #: jitter_p99_us, overruns, missed_steps, realtime hygiene ...); printed by ``table`` for
+    #: realtime runs only (``realtime``)
     timing: dict = field(default_factory=dict)
+
+    @property
+    def realtime(self) -> bool:
+        """A wall-clock paced run (``mode`` '..., realtime'): only there do the loop's period,
+        jitter and overruns mean deadlines (lockstep and max step unpaced, their 'period' is
+        just the stepping rate), so only there does ``table`` print them."""
+        return self.mode.rsplit(",", 1)[-1].strip() == "realtime"
 
     def to_json(self, path: str | Path) -> None:
         data = {k: v for k, v in asdict(self).items() if v is not None}
@@ -47,7 +55,7 @@ class Report:
                      f"factor {self.rtf:.3f}; missed cycles {self.missed_cycles}")
         if self.mode:
             lines.append(f"controller {self.mode}")
-        if "period_p99_us" in self.timing:
+        if "period_p99_us" in self.timing and self.realtime:  # lockstep: no deadline to keep
             tm = self.timing
             lines.append(f"loop: period p50 {tm['period_p50_us']:.0f} us, p99 "
                          f"{tm['period_p99_us']:.0f} us, max {tm['period_max_us']:.0f} us; jitter "

@@ -26,6 +26,29 @@ Parameters
           see *Composed mode* below.  The controller's own parameters (``kp``, ``gains_file``,
           ``state_timeout``, ``interpolation``, ...) are given to this process as well.
 
+Mobile bases (a model with ``base_type`` diff_drive or planar, e.g. ``model_yaml:=
+config/mobile_arm7.yaml`` or ``omni_arm7.yaml``; ``rbd_ros.sim.mobile_sim``,
+``rbd_ros.ros.mobile_bridge``)
+  joints:  diff_drive: the wheel joints (``left_wheel_joint``, ``right_wheel_joint``: the
+          model's ``wheel_joints``) then the arm's; planar: ``base_x``, ``base_y``,
+          ``base_yaw`` then the arm's.  ``joints`` orders them for /joint_states and
+          /effort_controller/commands alike: wheel torques (N m), or for a planar base the
+          base force and moment in the base frame (F_x, F_y N, M_z N m); the planar entries'
+          positions are the base pose in the world (x, y, yaw), their velocities the base
+          twist in the base frame (v_x, v_y, omega).
+  base_model  wheels (default: a free base on two rolling, slipping wheels, frictionless
+          casters and a floor with friction; a planar base on planar joints) | ideal (the
+          core integrates every step, rolling constraint exact: equals
+          ``MobileBaseRobot.simulate`` to round-off).
+  odom_source  ground_truth (default) | wheel_odometry (diff drive: integrates the wheel
+          angles as diff_drive_controller does).  Also ``initial_base_pose`` [x, y, yaw],
+          ``wheel_effort_limit``, ``base_effort_limit``, ``wheel_armature``,
+          ``wheel_viscous``, ``wheel_coulomb``, ``floor_friction``, ``base_height``,
+          ``odom_frame`` (odom), ``base_frame`` (the model's base_link).
+  /odom (nav_msgs/Odometry, out): odom_frame -> base_frame, pose and base-frame twist, with
+          every /joint_states.  /tf (odom -> base frame) only where ``tf2_msgs`` imports (ROS
+          2 installs); otherwise the log says once that it is not published.
+
 Modes
   realtime  one step per ``timestep`` of wall clock (absolute deadlines, catching up when
             late; a step that starts more than one period late is a *missed step*; more than
@@ -68,7 +91,9 @@ Topics
       ~16 k steps: period_p50_us, period_p99_us, period_max_us, jitter_p99_us / jitter_max_us
       (``|period - timestep|``), overruns (steps whose work took longer than a timestep; since
       start; in lockstep and max the period is just the stepping rate, unpaced); composed (the
-      law's type or ''), realtime (the hygiene report).
+      law's type or ''), realtime (the hygiene report); a mobile base adds wheel_slip_max and
+      lateral_velocity_max (m/s, ground truth since the start or the last reset:
+      ``MobileSimulator.base_slip``).
   MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
   outside the joint limits are clamped onto them, with a warning.
 Services
@@ -249,6 +274,11 @@ class MujocoBridge:
         self._state_msg, self._clock_msg = JointState(), Clock()
         self._names = list(sim.joint_names)
         self._state_msg.name = self._names
+        self.odom = None  # a mobile base's /odom (+ /tf): rbd_ros.ros.mobile_bridge
+        if hasattr(sim, "base_state"):
+            from rbd_ros.ros.mobile_bridge import OdomPublisher
+
+            self.odom = OdomPublisher(node, sim, *getattr(sim, "odom_frames", ("odom", "base_link")))
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
         self.pub_state = node.create_publisher(JointState, topics.JOINT_STATES, pub_qos)
@@ -287,6 +317,8 @@ class MujocoBridge:
         msg.velocity = array.array("d", qd.tobytes())
         msg.effort = array.array("d", effort.tobytes())
         self.pub_state.publish(msg)
+        if self.odom is not None:
+            self.odom.publish(self.sim.time, q)
         clock.clock.sec, clock.clock.nanosec = msg.header.stamp.sec, msg.header.stamp.nanosec
         self.pub_clock.publish(clock)
 
@@ -320,6 +352,8 @@ class MujocoBridge:
     def on_reset(self, request, response):
         with self.lock:
             self.sim.reset()
+            if self.odom is not None:
+                self.odom.reset()
             self.publish_state()
         response.success = True
         response.message = f"reset to the initial state at t = {self.sim.time:.6f} s"
@@ -471,6 +505,8 @@ class MujocoBridge:
             "unstable_steps": st.unstable_steps, "integrator": self.sim.integrator,
             "composed": self.controller.law_type if self.controller is not None else "",
             "realtime": list(self.hygiene),
+            **({"wheel_slip_max": self.sim.slip_max, "lateral_velocity_max": self.sim.lateral_max}
+               if self.odom is not None else {}),
             "_now": (wall, sim_t, steps),
         }
 
@@ -534,6 +570,7 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
 def main(argv: list[str] | None = None) -> int:
     import rclpy
 
+    from rbd_ros.model import MOBILE_BASES
     from rbd_ros.sim.simulator import Simulator
 
     def body(node) -> None:
@@ -542,7 +579,18 @@ def main(argv: list[str] | None = None) -> int:
             config, config_source = bridge_config(node)
             loaded = robot_from_node(node)
             model, source = loaded.model, loaded.source
-            sim = Simulator(model, config, log=log)
+            if model.base_type in MOBILE_BASES:
+                from rbd_ros.ros.mobile_bridge import mobile_config
+                from rbd_ros.sim.mobile_sim import MobileSimulator
+
+                mobile, odom_frame, base_frame = mobile_config(node, model)
+                sim = MobileSimulator(model, config, mobile, log=log)
+                sim.odom_frames = (odom_frame, base_frame)
+            elif model.base_type != "fixed":
+                raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: the bridge "
+                                      f"simulates fixed, planar and diff_drive bases")
+            else:
+                sim = Simulator(model, config, log=log)
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise
         except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error
@@ -563,7 +611,9 @@ def main(argv: list[str] | None = None) -> int:
         bridge.start()
         composed = (f"composed controller {controller.law_type}" if controller is not None
                     else "separate controller")
-        print(f"{NAME}: ready ({model.dof} joints, mode={config.mode}, "
+        base = (f"{model.base_type} base ({sim.mobile.base_model}, odom "
+                f"{sim.mobile.odom_source}), " if model.base_type in MOBILE_BASES else "")
+        print(f"{NAME}: ready ({base}{len(sim.joint_names)} joints, mode={config.mode}, "
               f"integrator={sim.integrator}, timestep={config.timestep:g} s, "
               f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
               f"settings from {config_source}; {composed}; "

@@ -1,0 +1,254 @@
+"""Statics and inverse kinematics of a ``Robot`` (a mixin ``Robot`` inherits; the public API
+is ``Robot.static_torques``, ``Robot.joint_wrenches``, ``Robot.ik`` and ``IKResult``).
+
+* ``static_torques``: ``tau = J^T m [+ g(q)]`` (003 (2.2), the corrected (2.7) for a wrench in
+  tool axes; kernels in ``algorithm.statics``); ``joint_wrenches``: the static RNEA backward
+  pass (003 (4.36)-(4.37)).
+* ``ik``: Levenberg-Marquardt damped least squares with restarts, or Newton 003 (1.20)-(1.23)
+  (kernels in ``algorithm.ik``).
+
+The mixin uses the host's model and workspace (``model``, ``dof``, ``data``, ``_mp``, ``_ws``)
+and its argument checks (``_real``, ``_states``, ``_chunks``), all defined by ``Robot``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.algorithm import ik as ikmod
+from rbd_ros.algorithm import statics
+
+_f8 = np.dtype(np.float64)
+
+
+class StaticsAndIK:
+    """``Robot``'s statics and inverse kinematics (see the module docstring)."""
+
+    def _static_args(self, wrench: Any, frame: str) -> tuple[np.ndarray, bool]:
+        w = self._real("wrench", wrench)
+        if w.shape != (6,):
+            raise ValueError(f"wrench must have shape (6,) [force; moment], got {w.shape}")
+        if not np.isfinite(w).all():
+            raise ValueError("wrench contains NaN or Inf")
+        if frame not in ("world", "tool"):
+            raise ValueError(f"frame must be 'world' or 'tool', got {frame!r}")
+        return w, frame == "tool"
+
+    def static_torques(self, q: Any, wrench: Any, frame: str = "world",
+                       include_gravity: bool = False) -> np.ndarray:
+        """Joint torques that make the tool exert ``wrench = [f; n]`` on the environment
+        (moment about the tool origin), ``tau = J^T m`` (003 (2.2); the corrected (2.7) for
+        ``frame="tool"``: the wrench in tool axes), ``+ g(q)`` with ``include_gravity``
+        (the torques that also hold the arm up).  ``(n,)``, or ``(N, n)`` for ``(N, n)`` q.
+        Note the sign: ``inverse_dynamics``'s ``tool_wrench`` is the one the environment
+        applies, so ``static_torques(q, w) == -inverse_dynamics(q, 0, 0, tool_wrench=w)``
+        with gravity off (``algorithm.statics``)."""
+        w, tool = self._static_args(wrench, frame)
+        q = self._states("q", q)
+        tau = np.empty_like(q)
+        for qk, tk in zip(q.reshape(-1, self.dof), tau.reshape(-1, self.dof)):
+            statics.static_torques(self._mp, self._ws, qk, w, tool, bool(include_gravity), tk)
+        return tau
+
+    def joint_wrenches(self, q: Any, wrench: Any, frame: str = "world",
+                       include_gravity: bool = False) -> np.ndarray:
+        """``(n, 6)``: row i = ``[f_i; n_i]``, the force and moment (world axes, about joint
+        i's frame origin) that link i-1 transmits to link i through joint i while the arm holds
+        still and the tool exerts ``wrench`` (static RNEA backward pass, 003 (4.36)-(4.37))."""
+        w, tool = self._static_args(wrench, frame)
+        q = self._states("q", q, batch_ok=False)
+        out = np.empty((self.dof, 6))
+        statics.joint_wrenches(self._mp, self._ws, q, w, tool, bool(include_gravity), out,
+                               np.empty(self.dof))
+        return out
+
+    def _ik_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(limits/sampling box, scratch, per-thread scratch), made on first use."""
+        buf = self.__dict__.get("_ik_buf")
+        if buf is None:
+            m = self.model
+            buf = (ikmod.sampling_box(m.lower, m.upper, m.joint_type == 1), ikmod.ik_scratch(self.dof),
+                   ikmod.ik_scratch(self.dof, len(self.data.wss)))
+            self._ik_buf = buf
+        return buf
+
+    def _ik_targets(self, target: Any, position_only: bool) -> np.ndarray:
+        """Targets as ``(N, 4, 4)`` poses (rotation unused when ``position_only``)."""
+        t = self._real("target", target)
+        if position_only and t.ndim in (1, 2) and t.shape[-1] == 3:
+            T = np.tile(np.eye(4), (*t.shape[:-1], 1, 1))
+            T[..., :3, 3] = t
+            t = T
+        if t.ndim not in (2, 3) or t.shape[-2:] != (4, 4):
+            want = "(3,) / (N, 3) positions or " if position_only else ""
+            raise ValueError(f"target must be {want}a (4, 4) pose or (N, 4, 4) poses, got {t.shape}")
+        if not np.isfinite(t).all():
+            raise ValueError("target contains NaN or Inf")
+        T = np.ascontiguousarray(t.reshape(-1, 4, 4))
+        if not position_only:
+            bad = ikmod.first_bad_pose(T)
+            if bad >= 0:
+                raise ValueError(f"target {bad} is not a rigid transform "
+                                 "(rotation orthonormal with det +1, last row 0 0 0 1)")
+        return T
+
+    def ik(self, target: Any, q0: Any = None, position_only: bool = False, method: str = "dls",
+           position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-6,
+           max_iterations: int = 100, max_restarts: int = 50, timeout: float | None = None,
+           gain: float = 0.5, seed: int = 0) -> "IKResult":
+        """Joint angles that put the tool at ``target`` (``algorithm.ik``).
+
+        ``target``: a 4x4 world pose, or ``(N, 4, 4)`` for a batch (``prange`` over targets);
+        with ``position_only=True`` also a position ``(3,)`` / ``(N, 3)``.  ``q0``: the start
+        ``(n,)`` or ``(N, n)``; None starts from random configurations inside the limits.
+
+        ``method="dls"`` (default): Levenberg-Marquardt damped least squares, every iterate
+        clamped into the joint limits, at most ``max_iterations`` steps per attempt, then up
+        to ``max_restarts`` restarts from random in-limit configurations (reproducible from
+        ``seed``) until both tolerances hold (1e-6 m, 1e-6 rad), or until ``timeout`` seconds
+        (None: no time limit; checked between rounds of 8 attempts).  ``method="newton"``:
+        003 (1.20)-(1.23) with gain ``gain`` from ``q0`` (required), at most
+        ``max_iterations`` steps, no limits and no restarts.
+
+        Never raises for a target it cannot reach: ``success`` is False and ``q`` the best
+        pose found (least ``|e|^2``).  Bad arguments raise ``ValueError``."""
+        if method not in ("dls", "newton"):
+            raise ValueError(f"method must be 'dls' or 'newton', got {method!r}")
+        for name, v in (("position_tolerance", position_tolerance),
+                        ("orientation_tolerance", orientation_tolerance), ("gain", gain)):
+            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {v}")
+        if int(max_iterations) < 1 or int(max_restarts) < 0:
+            raise ValueError("max_iterations must be >= 1 and max_restarts >= 0")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be positive or None, got {timeout}")
+        if method == "dls" and timeout is None and not position_only:
+            res = self._ik_one(target, q0, float(position_tolerance), float(orientation_tolerance),
+                               int(max_iterations), int(max_restarts) + 1, int(seed))
+            if res is not None:
+                return res
+        single = np.ndim(target) == (1 if position_only and np.shape(target)[-1:] == (3,) else 2)
+        T = self._ik_targets(target, position_only)
+        N, n = T.shape[0], self.dof
+        use_q0 = q0 is not None
+        if use_q0:
+            q0 = self._states("q0", q0)
+            q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, n))) if q0.ndim == 1 else q0
+            if q0.shape[0] != N:
+                raise ValueError(f"q0 has {q0.shape[0]} rows for {N} targets")
+        elif method == "newton":
+            raise ValueError("method='newton' needs a start q0 (003 §1.9 step 1)")
+        else:
+            q0 = np.zeros((N, n))
+        rows = 3 if position_only else 6
+        tol_p, tol_o = float(position_tolerance), float(orientation_tolerance)
+        q, info = np.empty((N, n)), np.zeros((N, ikmod.NINFO))
+        S = self._ik_buffers()[1]
+        if method == "newton":
+            for k in range(N):
+                ikmod.newton_solve(self._mp, self._ws, S, T[k], q0[k], rows, float(gain), tol_p,
+                                   tol_o, int(max_iterations), q[k], info[k])
+        else:
+            self._ik_dls(T, q0, use_q0, rows, tol_p, tol_o, int(max_iterations),
+                         int(max_restarts) + 1, timeout, int(seed), q, info)
+        res = IKResult(q, info[:, 0] > 0.5, info[:, 1].copy(), info[:, 2].copy(),
+                       info[:, 3].astype(np.int64), info[:, 4].astype(np.int64))
+        return res.first() if single else res
+
+    def _ik_one(self, target: Any, q0: Any, tol_p: float, tol_o: float, max_iter: int,
+                attempts: int, seed: int) -> "IKResult | None":
+        """The common call (one 4x4 float64 pose, q0 None or (n,) float64, no time limit) in
+        one kernel call; None when anything differs or is wrong (the general path then runs
+        and its checks produce the message)."""
+        try:
+            if target.shape != (4, 4) or target.dtype is not _f8:
+                return None
+            use_q0 = q0 is not None
+            if use_q0 and (q0.shape != (self.dof,) or q0.dtype is not _f8):
+                return None
+        except AttributeError:
+            return None
+        T = np.ascontiguousarray(target)
+        if ikmod.first_bad_pose(T[None]) >= 0:
+            return None
+        if use_q0:
+            q0 = np.ascontiguousarray(q0)
+            if not np.isfinite(q0).all():
+                return None
+        else:
+            q0 = self._ik_buffers()[0][0]  # unused
+        lim, S, _ = self._ik_buffers()
+        q, info = np.empty(self.dof), np.empty(ikmod.NINFO)
+        ikmod.dls_solve(self._mp, self._ws, S, T, q0, use_q0, lim, 6, tol_p, tol_o, max_iter,
+                        attempts, np.uint64(seed * 1_000_003 % (1 << 63)), q, info)
+        return IKResult(q, bool(info[0] > 0.5), float(info[1]), float(info[2]), int(info[3]), int(info[4]))
+
+    def _ik_dls(self, T: np.ndarray, q0: np.ndarray, use_q0: bool, rows: int, tol_p: float,
+                tol_o: float, max_iter: int, attempts: int, timeout: float | None, seed: int,
+                q: np.ndarray, info: np.ndarray) -> None:
+        """Rounds of ``dls_solve`` over the unsolved targets until all succeed, the attempts
+        are used up or ``timeout`` passes; keeps each target's best pose over the rounds."""
+        import time
+
+        t_end = None if timeout is None else time.perf_counter() + timeout
+        lim, S, Ss = self._ik_buffers()
+        todo = np.arange(T.shape[0])
+        used = np.zeros(T.shape[0], dtype=np.int64)
+        rnd = 0
+        while todo.size:
+            # the first call may take all attempts when there is no time limit
+            k_att = attempts if t_end is None else min(attempts, 8)
+            k_att = min(k_att, attempts - int(used[todo[0]]))
+            s = np.uint64((seed * 1_000_003 + rnd * 7_919) % (1 << 63))
+            if todo.size == 1:
+                i = int(todo[0])
+                qi, ii = np.empty(self.dof), np.empty(ikmod.NINFO)
+                ikmod.dls_solve(self._mp, self._ws, S, T[i], q0[i], use_q0 and rnd == 0, lim, rows,
+                                tol_p, tol_o, max_iter, k_att, s + np.uint64(i), qi, ii)
+                qn, inn = qi[None], ii[None]
+            else:
+                qn, inn = np.empty((todo.size, self.dof)), np.empty((todo.size, ikmod.NINFO))
+                Tt = T if rnd == 0 else np.ascontiguousarray(T[todo])
+                q0t = q0 if rnd == 0 else np.ascontiguousarray(q0[todo])
+                ikmod.dls_solve_batch(self._mp, self.data.wss, Ss, self._chunks(todo.size), Tt, q0t,
+                                      use_q0 and rnd == 0, lim, rows, tol_p, tol_o, max_iter, k_att,
+                                      s, qn, inn)
+            err = inn[:, 1] ** 2 + inn[:, 2] ** 2
+            better = (rnd == 0) | (inn[:, 0] > 0.5) | (err < info[todo, 1] ** 2 + info[todo, 2] ** 2)
+            iters = inn[:, 3] + (info[todo, 3] if rnd else 0.0)
+            q[todo[better]] = qn[better]
+            info[todo[better]] = inn[better]
+            info[todo, 3] = iters
+            used[todo] += inn[:, 4].astype(np.int64)
+            info[todo, 4] = used[todo]
+            rnd += 1
+            todo = todo[(info[todo, 0] < 0.5) & (used[todo] < attempts)]
+            if t_end is not None and time.perf_counter() > t_end:
+                break
+
+
+class IKResult:
+    """Result of ``Robot.ik``: ``q`` (n,) [or (N, n)], ``success`` (bool: both tolerances met
+    inside the limits), ``position_error`` (m), ``orientation_error`` (rad, 0 for
+    position-only targets), ``iterations`` (steps over all attempts), ``attempts``."""
+
+    __slots__ = ("q", "success", "position_error", "orientation_error", "iterations", "attempts")
+
+    def __init__(self, q: np.ndarray, success: Any, position_error: Any, orientation_error: Any,
+                 iterations: Any, attempts: Any) -> None:
+        self.q, self.success, self.position_error = q, success, position_error
+        self.orientation_error, self.iterations, self.attempts = orientation_error, iterations, attempts
+
+    def first(self) -> "IKResult":
+        """The single-target form (scalars, ``q`` of shape (n,))."""
+        return IKResult(self.q[0], bool(self.success[0]), float(self.position_error[0]),
+                        float(self.orientation_error[0]), int(self.iterations[0]),
+                        int(self.attempts[0]))
+
+    def __repr__(self) -> str:
+        return (f"IKResult(success={self.success}, position_error={self.position_error}, "
+                f"orientation_error={self.orientation_error}, iterations={self.iterations})")
+
+
+__all__ = ["IKResult", "StaticsAndIK"]

@@ -1,0 +1,129 @@
+"""The mobile-base side of the ``mujoco_bridge`` node: its parameters and ``/odom`` (+ ``/tf``).
+
+Parameters (declared only for a robot whose model has a ``planar`` or ``diff_drive`` base;
+``rbd_ros.sim.mobile_sim.MobileConfig``): ``base_model`` (wheels | ideal), ``odom_source``
+(ground_truth | wheel_odometry), ``initial_base_pose`` [x, y, yaw], ``wheel_effort_limit``,
+``base_effort_limit``, ``wheel_armature``, ``wheel_viscous``, ``wheel_coulomb``,
+``floor_friction``, ``base_height``; and ``odom_frame`` (default ``odom``), ``base_frame``
+(default the model's ``base_link``).
+
+``/odom`` (nav_msgs/Odometry): ``header.frame_id = odom_frame``, ``child_frame_id =
+base_frame``, stamped with simulation time, with every ``/joint_states``: the base pose in
+the odom frame (the world, where the base started at ``initial_base_pose``) and its twist in
+the base frame.  ``ground_truth``: MuJoCo's base body (3-D: a wheeled base pitches and bounces
+a little on its contacts); ``wheel_odometry`` (diff drive): ``rbd_ros.sim.odometry`` on the
+measured wheel angles of the same ``/joint_states`` (z = base height, planar orientation),
+as ``diff_drive_controller`` computes it; it drifts from the truth when the wheels slip.
+Covariances are zero (unknown).
+
+``/tf`` (tf2_msgs/TFMessage, odom_frame -> base_frame, the same pose): only where
+``tf2_msgs`` is importable (ROS 2 installs).  The PyPI ROS wheels used here have no
+``tf2_msgs``: the bridge then says once in its log that /tf is not published and why.
+"""
+from __future__ import annotations
+
+import typing
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, recordable_qos
+from rbd_ros.ros.messages import set_stamp
+
+TF_ABSENT = ("/tf odom -> base frame not published: tf2_msgs is not importable (it comes with a "
+             "ROS 2 install, not with the PyPI wheels); /odom carries the same pose")
+
+
+def mobile_config(node, model) -> tuple[Any, str, str]:
+    """``(MobileConfig, odom_frame, base_frame)`` from the node's parameters."""
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    from rbd_ros.ros.nodes.mujoco_bridge import _coerce
+    from rbd_ros.sim.mobile_sim import MobileConfig
+
+    hints = typing.get_type_hints(MobileConfig)
+    given: dict[str, Any] = {}
+    for f in fields(MobileConfig):
+        node.declare_parameter(f.name, None, ParameterDescriptor(dynamic_typing=True))
+        value = node.get_parameter(f.name).value
+        if value is not None:
+            given[f.name] = _coerce(f.name, str(hints[f.name]).replace("<class '", "")
+                                    .replace("'>", ""), value)
+    odom_frame = str(node.declare_parameter("odom_frame", "odom").value)
+    base_frame = str(node.declare_parameter("base_frame", model.base_link).value)
+    try:
+        cfg = MobileConfig(**given)
+    except (ValueError, TypeError) as exc:
+        raise NodeConfigError(str(exc)) from None
+    if cfg.odom_source == "wheel_odometry" and model.base_type != "diff_drive":
+        raise NodeConfigError(f"odom_source wheel_odometry needs a diff_drive base; "
+                              f"'{model.name}' has a {model.base_type} base (use ground_truth)")
+    return cfg, odom_frame, base_frame
+
+
+class OdomPublisher:
+    """``/odom`` and, where ``tf2_msgs`` exists, ``/tf`` of a ``MobileSimulator`` (module
+    docstring).  ``publish(t, q)`` with the measured joint positions just published."""
+
+    def __init__(self, node, sim, odom_frame: str = "odom", base_frame: str = "base_link") -> None:
+        from nav_msgs.msg import Odometry
+
+        self.sim = sim
+        self.msg = Odometry()
+        self.msg.header.frame_id, self.msg.child_frame_id = odom_frame, base_frame
+        self.pub = node.create_publisher(Odometry, topics.ODOM, recordable_qos())
+        self.wheels = None
+        if sim.mobile.odom_source == "wheel_odometry":
+            from rbd_ros.sim.odometry import WheelOdometry
+
+            m = sim.robot_model
+            self.wheels = WheelOdometry(m.wheel_radius, m.wheel_separation)
+            self.left, self.right = (int(i) for i in sim.base_index[:2])
+        self.reset()
+        self.tf = self.tf_msg = None
+        try:
+            from geometry_msgs.msg import TransformStamped
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            node.get_logger().info(TF_ABSENT)
+        else:
+            self.tf_msg = TFMessage(transforms=[TransformStamped()])
+            self.tf_msg.transforms[0].header.frame_id = odom_frame
+            self.tf_msg.transforms[0].child_frame_id = base_frame
+            self.tf = node.create_publisher(TFMessage, topics.TF, 100)
+
+    def reset(self) -> None:
+        """Wheel odometry back to the initial base pose (after the simulator's reset)."""
+        if self.wheels is not None:
+            self.wheels.reset(*self.sim.mobile.initial_base_pose)
+
+    def state(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(position, quaternion x y z w, linear, angular)`` (twist in the base frame)."""
+        if self.wheels is None:
+            return self.sim.base_state()
+        w = self.wheels
+        w.update(float(q[self.left]), float(q[self.right]), t)
+        h = float(self.sim.mj_model.body_pos[1][2])
+        return (np.array([w.x, w.y, h]), np.array([0.0, 0.0, np.sin(0.5 * w.yaw), np.cos(0.5 * w.yaw)]),
+                np.array([w.v_x, 0.0, 0.0]), np.array([0.0, 0.0, w.omega]))
+
+    def publish(self, t: float, q: np.ndarray) -> None:
+        pos, quat, lin, ang = self.state(t, q)
+        msg = self.msg
+        set_stamp(msg.header.stamp, t)
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z = (float(v) for v in pos)
+        o.x, o.y, o.z, o.w = (float(v) for v in quat)
+        tw = msg.twist.twist
+        tw.linear.x, tw.linear.y, tw.linear.z = (float(v) for v in lin)
+        tw.angular.x, tw.angular.y, tw.angular.z = (float(v) for v in ang)
+        self.pub.publish(msg)
+        if self.tf is not None:
+            tr = self.tf_msg.transforms[0]
+            tr.header.stamp = msg.header.stamp
+            tr.transform.translation.x, tr.transform.translation.y, tr.transform.translation.z = \
+                p.x, p.y, p.z
+            tr.transform.rotation = o
+            self.tf.publish(self.tf_msg)
