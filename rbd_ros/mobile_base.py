@@ -46,7 +46,8 @@ from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
 from rbd_ros.model import BASE_COORDINATES
-from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError, _is_jitted
+from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError
+from rbd_ros.robot_simulation import _is_jitted
 
 RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
@@ -193,7 +194,7 @@ class MobileBaseRobot(Robot):
             return pb.inverse_dynamics(self._F, q, v, a, method, w)
         return DiffDriveEfforts(*dd.inverse_dynamics(self._F, self.wheels, q, v, a, method, w))
 
-    def _singular(self, q: Any) -> Exception:
+    def _singular(self, q: Any, include_actuators: bool = False) -> Exception:
         """The error for a forward dynamics that divided by zero: the coordinates spanning the
         null space of ``M`` (as ``Robot``'s)."""
         w, V = np.linalg.eigh(self.mass_matrix(self._q(q)))
