@@ -127,7 +127,7 @@ def test_tip_inferred_without_the_wheels_but_not_past_the_head(wheels: dict) -> 
 
 
 # ---- planar base: Pinocchio to 1e-9 ----------------------------------------------------------
-@pytest.mark.parametrize("method", ("silver", "kane", "gauss"))
+@pytest.mark.parametrize("method", ("recursive", "silver", "kane", "gauss"))
 def test_planar_inverse_dynamics_vs_pinocchio(tiago_planar, method: str) -> None:  # noqa: ANN001
     r, pm, pd = tiago_planar
     for q, v, a in states(r.nv, 1):
@@ -135,19 +135,20 @@ def test_planar_inverse_dynamics_vs_pinocchio(tiago_planar, method: str) -> None
         assert rel_err(r.inverse_dynamics(q, v, a, method=method), pin.rnea(pm, pd, pin_q(q), v, a)) < TOL
 
 
-def test_planar_mass_bias_gravity_forward_vs_pinocchio(tiago_planar) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("method", ("recursive", "kane", "gauss"))
+def test_planar_mass_bias_gravity_forward_vs_pinocchio(tiago_planar, method: str) -> None:  # noqa: ANN001
     r, pm, pd = tiago_planar
     for q, v, a in states(r.nv, 2):
         qp = pin_q(q)
-        assert rel_err(r.mass_matrix(q), pin_mass(pm, pd, q)) < TOL
+        assert rel_err(r.mass_matrix(q, method=method), pin_mass(pm, pd, q)) < TOL
         assert rel_err(r.bias(q, v), pin.rnea(pm, pd, qp, v, 0 * v)) < TOL
         assert rel_err(r.gravity(q), pin.computeGeneralizedGravity(pm, pd, qp)) < TOL
         tau = 20.0 * a
-        assert rel_err(r.forward_dynamics(q, v, tau), pin.aba(pm, pd, qp, v, tau)) < TOL
+        assert rel_err(r.forward_dynamics(q, v, tau, method=method), pin.aba(pm, pd, qp, v, tau)) < TOL
 
 
 # ---- differential drive: KKT with Pinocchio's M, h -------------------------------------------
-@pytest.mark.parametrize("method", ("kane", "udwadia_kalaba", "kkt"))
+@pytest.mark.parametrize("method", ("recursive", "kane", "udwadia_kalaba", "kkt"))
 def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(tiago, method: str) -> None:  # noqa: ANN001
     r, _, pm, pd = tiago
     rng = np.random.default_rng(5)
@@ -172,7 +173,7 @@ def _pin_efforts(r, pm, pd, q, v, a):  # noqa: ANN001, ANN202
     return wheels, Q[3:], Q[1]
 
 
-@pytest.mark.parametrize("method", ("silver", "kane", "gauss"))
+@pytest.mark.parametrize("method", ("recursive", "silver", "kane", "gauss"))
 def test_diff_drive_inverse_dynamics_vs_pinocchio(tiago, method: str) -> None:  # noqa: ANN001
     """Wheel torques, arm torques and the lateral force against Pinocchio's M a + h, and the
     torques fed back through the KKT solve give the acceleration (condition of M: ~1e-7)."""
