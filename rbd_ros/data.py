@@ -51,6 +51,10 @@ def pack_model(model: MdhModel) -> np.ndarray:
     mp[n, L.IC:L.IC + 9] = model.base_inertia.ravel()
     mp[n + 2, L.GRAV:L.GRAV + 3] = model.gravity
     mp[n + 2, L.A0:L.A0 + 3] = -model.base[:3, :3].T @ model.gravity
+    r, s = model.wheel_radius, model.wheel_separation
+    if r > 0.0:  # a differential drive's wheels (formulations.diff_drive.Wheels)
+        k = model.wheel_spin_inertia / r ** 2
+        mp[n + 2, L.WHEEL:L.WHEEL + 4] = r, s, 2.0 * k, 0.5 * k * s ** 2
     return mp
 
 

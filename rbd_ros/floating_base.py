@@ -24,9 +24,10 @@ the no-slip constraint) and (3) its ``integrate`` on the group (SE(3), SE(2)).  
 kernels then project the root's rows of RNEA/CRBA/ABA on ``S_0`` (see the
 ``algorithm.floating_base`` docstring); ``MdhModel.BASE_TYPES`` lists the kinds, and this
 class is the place a planar/diff-drive subclass overrides ``nq``/``nv``, the layout and
-``integrate``.  Today ``"planar"`` and ``"diff_drive"`` are served by
-``rbd_ros.mobile_base.MobileBaseRobot`` through the formulations (``q = [x, y, yaw, ...]``,
-``v = [v_x, v_y, omega, ...]``); the jitted 3-DoF root in these kernels is the next step.
+``integrate``.  ``"planar"`` and ``"diff_drive"`` are served by
+``rbd_ros.mobile_base.MobileBaseRobot`` (``q = [x, y, yaw, ...]``, ``v = [v_x, v_y, omega, ...]``)
+on the same root passes (``algorithm.planar_base``: ``S_0`` projections of
+``algorithm.floating_base``'s ``rnea_root``, ``root_composite``, ``aba_root_articulate``).
 """
 from __future__ import annotations
 

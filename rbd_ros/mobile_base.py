@@ -16,13 +16,20 @@ input); the inputs are ``u = [tau_left, tau_right, joint torques]`` (``nu = 2 + 
 ground force ``lam`` at B, base y axis), ``forward_dynamics`` the constrained ``v-dot``
 (``v-dot[1] = 0``).
 
-Routes (``method=``), all through ``rbd_ros.formulations`` in world rates and mapped to base
-rates (``formulations.planar_base``, ``formulations.diff_drive``): inverse dynamics
-``silver`` (default), ``lagrange``, ``lagrange_recursive``, ``kane``, ``dual_quaternion``,
-``gauss``; mass matrix ``kane`` (default), ``lagrange``, ``gauss``; constrained forward
-dynamics ``kane`` (000 (46), generalized speeds), ``udwadia_kalaba`` (001 (62)), ``kkt``.
-The fast jitted path (the recursive kernels of ``algorithm.floating_base`` with a 3-DoF root,
-see ``rbd_ros.floating_base``) is not here yet: these routes allocate per call.
+Routes (``method=``).  ``"recursive"`` (the default everywhere): the jitted recursive
+kernels of ``algorithm.planar_base`` (the free-flyer RNEA/CRBA/ABA of
+``algorithm.floating_base`` on a planar root ``S_0 = [e_x, e_y, e_wz]``; the diff drive's
+constrained dynamics as ABA on its 2-DoF root ``[e_x, e_wz]``, exact by 001 (64) / 000 (39)-(46),
+see that module), one compiled call per public call, checked as ``Robot``'s fast path does.
+The formulations, through ``rbd_ros.formulations`` in world rates mapped to base rates
+(``formulations.planar_base``, ``formulations.diff_drive``): inverse dynamics ``silver``,
+``lagrange``, ``lagrange_recursive``, ``kane``, ``dual_quaternion``, ``gauss``; mass matrix
+``kane``, ``lagrange``, ``gauss``; constrained forward dynamics ``kane`` (000 (46),
+generalized speeds), ``udwadia_kalaba`` (001 (62)), ``kkt``.  They allocate per call and are
+for cross-checks.
+
+Concurrency as ``Robot``: single-state calls share ``robot.data``'s workspace under the GIL;
+``simulate`` (which releases it) integrates on a private workspace.
 """
 from __future__ import annotations
 
@@ -31,13 +38,29 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rbd_ros.algorithm import kinematics
+from rbd_ros.algorithm import planar_base as pk
+from rbd_ros.algorithm.checked import entry
+from rbd_ros.algorithm.integrators import no_torque_callback
+from rbd_ros.data import empty_workspace
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
-from rbd_ros.robot import Robot, SimulationError, SimulationResult
+from rbd_ros.model import BASE_COORDINATES
+from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError
+from rbd_ros.robot_simulation import _is_jitted
 
-ID_METHODS = ("silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
-M_METHODS = ("kane", "lagrange", "gauss")
+RECURSIVE = "recursive"
+ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
+M_METHODS = (RECURSIVE, "kane", "lagrange", "gauss")
+FD_DIFF_METHODS = (RECURSIVE, *dd.METHODS)
+_f8 = np.dtype(np.float64)
+_empty = np.empty
+_tuple_new = tuple.__new__  # a NamedTuple without its Python-level __new__ (~0.1 us)
+_rnea_checked = entry(pk.rnea_planar_checked)  # compiled entry points (algorithm.checked)
+_rnea_dd_checked = entry(pk.rnea_diff_drive_checked)
+_crba_checked = entry(pk.crba_planar_checked)
+_aba_checked = entry(pk.aba_planar_checked)
+_aba_dd_checked = entry(pk.aba_diff_drive_checked)
 
 
 class DiffDriveEfforts(NamedTuple):
@@ -47,6 +70,39 @@ class DiffDriveEfforts(NamedTuple):
     wheels: np.ndarray
     joints: np.ndarray
     lateral_force: float
+
+
+class MobileKernels:
+    """Unchecked, allocation-free calls (like ``Robot.kernels``; not for concurrent use):
+    float64 C-contiguous ``q, v, a (nv,)``, ``tau`` ``(nv,)`` planar / ``(nu,)`` diff drive;
+    results are buffers overwritten by the next call.  ``rnea(q, v, a)``: planar
+    ``[F_x, F_y, M_z, joints]``, diff drive ``[tau_L, tau_R, lam, joints]``;
+    ``forward_dynamics(q, v, tau)`` (diff drive: constrained); ``crba(q)``."""
+
+    def __init__(self, mp: np.ndarray, ws: np.ndarray, nv: int, rolling: bool) -> None:
+        tau_o, a_o, M_o, w0 = np.zeros(nv), np.zeros(nv), np.zeros((nv, nv)), np.zeros(6)
+        rnea_k = pk.rnea_diff_drive if rolling else pk.rnea_planar
+
+        def rnea_(q, v, a, _k=rnea_k, _mp=mp, _ws=ws, _w=w0, _o=tau_o):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, v, a, _w, False, _o)
+            return _o
+
+        if rolling:
+            def aba_(q, v, tau, _k=pk.aba_diff_drive, _mp=mp, _ws=ws, _o=a_o):  # noqa: ANN001, ANN202
+                _k(_mp, _ws, q, v, tau, _o)
+                return _o
+        else:
+            def aba_(q, v, tau, _k=pk.aba_ground, _mp=mp, _ws=ws, _o=a_o):  # noqa: ANN001, ANN202
+                _k(_mp, _ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, _o)
+                return _o
+
+        def crba_(q, _k=pk.crba_planar, _mp=mp, _ws=ws, _o=M_o):  # noqa: ANN001, ANN202
+            _k(_mp, _ws, q, _o)
+            return _o
+
+        self.rnea = rnea_
+        self.forward_dynamics = aba_
+        self.crba = crba_
 
 
 def _pick(method: str, valid: tuple[str, ...], what: str) -> str:
@@ -68,6 +124,13 @@ class MobileBaseRobot(Robot):
         if self.base_type == "diff_drive":
             self.wheels = dd.Wheels(model.wheel_radius, model.wheel_separation, model.wheel_spin_inertia)
             self.nu = 2 + self.dof
+        #: names of the base coordinates in ``q`` and in ``v`` (``model.BASE_COORDINATES``)
+        self.base_position_names, self.base_velocity_names = BASE_COORDINATES[self.base_type]
+        self._zv = np.zeros(self.nv)  # read-only zero velocity / acceleration
+        self._lam = np.empty(1)  # forward_dynamics' unread lateral force
+        self._rnea_fast = _rnea_checked if self.wheels is None else _rnea_dd_checked
+        self._aba_fast = _aba_checked if self.wheels is None else _aba_dd_checked
+        self.kernels = MobileKernels(self._mp, self._ws, self.nv, self.wheels is not None)
 
     def __repr__(self) -> str:
         return (f"MobileBaseRobot({self.model.name!r}, base={self.base_type!r}, nq={self.nq}, nv={self.nv}, "
@@ -95,54 +158,156 @@ class MobileBaseRobot(Robot):
         return self._vec("q", q, self.nq)
 
     # ---- dynamics ----------------------------------------------------------------------------
-    def inverse_dynamics(self, q: Any, v: Any, a: Any, method: str = "silver") -> Any:
-        """Planar: ``[F_x, F_y, M_z, joint torques] = M a + h`` (base frame, moment about B).
-        Diff drive: ``DiffDriveEfforts`` realising ``a`` (``v[1] = a[1] = 0``)."""
+    def _wrench_or_none(self, tool_wrench: Any) -> np.ndarray | None:
+        return None if tool_wrench is None else self._wrench(tool_wrench)
+
+    def inverse_dynamics(self, q: Any, v: Any, a: Any, method: str = RECURSIVE,
+                         tool_wrench: Any = None) -> Any:
+        """Planar: ``[F_x, F_y, M_z, joint torques] = M a + h - J^T w`` (base frame, moment
+        about B).  Diff drive: ``DiffDriveEfforts`` realising ``a`` (``v[1] = a[1] = 0``).
+        ``tool_wrench = w = [f; m]`` as ``Robot``'s: applied by the environment on the tool,
+        world axes, moment about the tool origin (``J``: the tool's whole-body Jacobian in
+        base rates)."""
+        if method is RECURSIVE and tool_wrench is None:
+            try:
+                if (q.ndim == 1 and v.ndim == 1 and a.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
+                        and a.dtype is _f8):
+                    out = _empty(self.nv)
+                    if self._rnea_fast(self._mw, q, v, a, out) == 0:
+                        if self.wheels is None:
+                            return out
+                        return _tuple_new(DiffDriveEfforts, (out[:2], out[3:], out.item(2)))
+            except (AttributeError, TypeError):
+                pass
         _pick(method, ID_METHODS, "inverse_dynamics")
         q, v, a = self._q(q), self._vec("v", v, self.nv, True), self._vec("a", a, self.nv, True)
+        w = self._wrench_or_none(tool_wrench)
+        if method == RECURSIVE:
+            out = np.empty(self.nv)
+            args = (self._mp, self._ws, q, v, a, self._zv[:6] if w is None else w, w is not None, out)
+            if self.wheels is None:
+                pk.rnea_planar(*args)
+                return out
+            pk.rnea_diff_drive(*args)
+            return DiffDriveEfforts(out[:2], out[3:], float(out[2]))
         if self.wheels is None:
-            return pb.inverse_dynamics(self._F, q, v, a, method)
-        return DiffDriveEfforts(*dd.inverse_dynamics(self._F, self.wheels, q, v, a, method))
+            return pb.inverse_dynamics(self._F, q, v, a, method, w)
+        return DiffDriveEfforts(*dd.inverse_dynamics(self._F, self.wheels, q, v, a, method, w))
 
-    def forward_dynamics(self, q: Any, v: Any, tau: Any, method: str = "kane") -> np.ndarray:
-        """Planar: ``a = M^{-1}(tau - h)`` (``method``: kane, lagrange, gauss).  Diff drive:
-        the constrained ``a`` (``a[1] = 0``) for ``tau = [tau_left, tau_right, joints]``
-        (``method``: kane, udwadia_kalaba, kkt); ``constrained_dynamics`` also gives ``lam``."""
-        if self.wheels is None:
-            _pick(method, M_METHODS, "forward_dynamics")
-            q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nu)
-            return pb.forward_dynamics(self._F, q, v, tau, method)
+    def _singular(self, q: Any, include_actuators: bool = False) -> Exception:
+        """The error for a forward dynamics that divided by zero: the coordinates spanning the
+        null space of ``M`` (as ``Robot``'s)."""
+        w, V = np.linalg.eigh(self.mass_matrix(self._q(q)))
+        null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
+        names = list(self.base_velocity_names) + list(self.joint_names)
+        if self.wheels is not None:  # v_y is not a coordinate of the constrained system
+            null = null[:, np.abs(null[1]) < 1.0 - 1e-9]
+        moving = [names[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-6)] if null.size else []
+        return SingularMassMatrixError(
+            f"singular mass matrix: {moving or 'some coordinates'} move no mass or inertia, so their "
+            "accelerations are undetermined; give the links (or the base) they carry a mass and inertia")
+
+    def forward_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> np.ndarray:
+        """Planar: ``a = M^{-1}(tau - h)`` (``method``: recursive (ABA), kane, lagrange,
+        gauss).  Diff drive: the constrained ``a`` (``a[1] = 0``) for ``tau = [tau_left,
+        tau_right, joints]`` (``method``: recursive (ABA on the 2-DoF root), kane,
+        udwadia_kalaba, kkt); ``constrained_dynamics`` also gives ``lam``."""
+        try:
+            if method is RECURSIVE:
+                try:
+                    if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
+                            and tau.dtype is _f8):
+                        acc = _empty(self.nv)
+                        if self.wheels is None:
+                            if _aba_checked(self._mw, q, v, tau, acc) == 0:
+                                return acc
+                        elif _aba_dd_checked(self._mw, q, v, tau, acc, self._lam) == 0:
+                            return acc
+                except (AttributeError, TypeError):
+                    pass
+            if self.wheels is None:
+                _pick(method, M_METHODS, "forward_dynamics")
+                q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nu)
+                if method == RECURSIVE:
+                    acc = np.empty(self.nv)
+                    pk.aba_ground(self._mp, self._ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, acc)
+                    return acc
+                return pb.forward_dynamics(self._F, q, v, tau, method)
+        except ZeroDivisionError as exc:
+            raise self._singular(q) from exc
         return self.constrained_dynamics(q, v, tau, method)[0]
 
-    def constrained_dynamics(self, q: Any, v: Any, tau: Any, method: str = "kane") -> tuple[np.ndarray, float]:
+    def constrained_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> tuple[np.ndarray, float]:
         """Diff drive: ``(a, lam)``, the constrained acceleration and the lateral ground force."""
         if self.wheels is None:
             raise ValueError("constrained_dynamics is for a diff_drive base; a planar base has no constraint")
-        _pick(method, dd.METHODS, "diff_drive forward_dynamics")
-        q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
+        try:
+            if method is RECURSIVE:
+                try:
+                    if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
+                            and tau.dtype is _f8):
+                        acc, lam = _empty(self.nv), _empty(1)
+                        if _aba_dd_checked(self._mw, q, v, tau, acc, lam) == 0:
+                            return acc, lam.item(0)
+                except (AttributeError, TypeError):
+                    pass
+            _pick(method, FD_DIFF_METHODS, "diff_drive forward_dynamics")
+            q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
+            if method == RECURSIVE:
+                acc = np.empty(self.nv)
+                return acc, float(pk.aba_diff_drive(self._mp, self._ws, q, v, tau, acc))
+        except ZeroDivisionError as exc:
+            raise self._singular(q) from exc
         return dd.forward_dynamics(self._F, self.wheels, q, v, tau[:2], tau[2:], method)
 
-    def mass_matrix(self, q: Any, method: str = "kane") -> np.ndarray:
+    def mass_matrix(self, q: Any, method: str = RECURSIVE) -> np.ndarray:
         """``M`` in base rates, ``(nv, nv)`` (``T^T M T``); diff drive: plus the wheels' spin
         inertia on ``v_x`` and ``omega`` (``diff_drive.Wheels.added_inertia``)."""
-        M = pb.mass_matrix(self._F, self._q(q), _pick(method, M_METHODS, "mass_matrix"))
+        if method is RECURSIVE:
+            M = _empty((self.nv, self.nv))
+            try:
+                if q.ndim == 1 and q.dtype is _f8 and _crba_checked(self._mw, q, M) == 0:
+                    return M
+            except (AttributeError, TypeError):
+                pass
+        _pick(method, M_METHODS, "mass_matrix")
+        q = self._q(q)
+        if method == RECURSIVE:
+            M = np.empty((self.nv, self.nv))
+            pk.crba_planar(self._mp, self._ws, q, M)
+            return M
+        M = pb.mass_matrix(self._F, q, method)
         if self.wheels is not None:
             mv, Iw = self.wheels.added_inertia()
             M[0, 0] += mv
             M[2, 2] += Iw
         return M
 
-    def bias(self, q: Any, v: Any, method: str = "silver") -> np.ndarray:
+    def bias(self, q: Any, v: Any, method: str = RECURSIVE) -> np.ndarray:
         """``h`` in base rates (gravity included): the generalized force at ``a = 0``
-        (unconstrained; for a diff drive ``v[1]`` must be 0)."""
+        (unconstrained, ``[F_x, F_y, M_z, joints]`` for both bases; for a diff drive ``v[1]``
+        must be 0)."""
+        if method is RECURSIVE:
+            try:
+                if q.ndim == 1 and v.ndim == 1 and q.dtype is _f8 and v.dtype is _f8:
+                    h = _empty(self.nv)
+                    if _rnea_checked(self._mw, q, v, self._zv, h) == 0:
+                        return h
+            except (AttributeError, TypeError):
+                pass
         _pick(method, ID_METHODS, "bias")
-        return pb.bias(self._F, self._q(q), self._vec("v", v, self.nv, True), method)
+        q, v = self._q(q), self._vec("v", v, self.nv, True)
+        if method == RECURSIVE:
+            h = np.empty(self.nv)
+            pk.rnea_planar(self._mp, self._ws, q, v, self._zv, self._zv[:6], False, h)
+            return h
+        return pb.bias(self._F, q, v, method)
 
     nonlinear_effects = bias
 
-    def gravity(self, q: Any, method: str = "silver") -> np.ndarray:
+    def gravity(self, q: Any, method: str = RECURSIVE) -> np.ndarray:
         """``g(q)`` in base rates (zero on the base rows under vertical gravity)."""
-        return self.bias(q, np.zeros(self.nv), method)
+        return self.bias(q, self._zv, method)
 
     def kinetic_energy(self, q: Any, v: Any) -> float:
         v = self._vec("v", v, self.nv)
@@ -186,49 +351,111 @@ class MobileBaseRobot(Robot):
     jacobian_dot_times_qd = analytic_jacobian = static_torques = joint_wrenches = ik = _unsupported
 
     # ---- simulation --------------------------------------------------------------------------
-    def simulate(self, q0: Any, v0: Any, tau: Any, dt: float, steps: int, method: str = "kane",
-                 stabilise: str | None = None) -> SimulationResult:
-        """RK4 from ``(q0, v0)`` under the constant input ``tau`` (``nu``) for ``steps`` steps.
-        Planar: the state ``(q, v)``, ``q-dot = T(yaw) v`` (``method`` for M and h).  Diff drive:
-        ``diff_drive.simulate``: ``method="kane"`` integrates the independent speeds (``v_y`` is
-        not a state, so it stays exactly 0); ``"udwadia_kalaba"`` the world rates, drifting
-        unless ``stabilise="projection"`` or ``"baumgarte"``.  Returns ``q``, ``qd`` (= ``v``)
-        and ``qdd`` (= ``a``), each ``(steps + 1, ...)``, with ``.t`` and ``.tau``."""
-        if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+    def _inputs(self, tau: Any, steps: int | None) -> tuple[np.ndarray, Any, Any]:
+        """``(U (steps, nu), python callback or None, jitted callback or None)`` from a
+        constant input ``(nu,)``, a sequence ``(steps, nu)`` or a callback ``u_fn(t, q, v, out)``."""
+        if callable(tau) and not isinstance(tau, np.ndarray):
+            if steps is None or int(steps) != steps or steps < 1:
+                raise ValueError("steps (a positive int) is required with an input callback")
+            if _is_jitted(tau):
+                return np.zeros((int(steps), self.nu)), None, tau
+            return np.zeros((int(steps), self.nu)), tau, None
+        U = self._real("tau", tau)
+        if U.ndim == 1:
+            U = self._vec("tau", U, self.nu)
+            if steps is None or int(steps) != steps or steps < 1:
+                raise ValueError(f"steps must be a positive integer, got {steps}")
+            return np.tile(U, (int(steps), 1)), None, None
+        if U.ndim != 2 or U.shape[1] != self.nu or U.shape[0] < 1:
+            raise ValueError(f"tau must have shape ({self.nu},) (held) or (steps, {self.nu}), got {U.shape}")
+        if not np.isfinite(U).all():
+            raise ValueError(f"tau contains {'NaN' if np.isnan(U).any() else 'Inf'}")
+        if steps is not None and int(steps) != U.shape[0]:
+            raise ValueError(f"steps={steps} but tau has {U.shape[0]} rows")
+        return np.array(U, dtype=float), None, None
+
+    def simulate(self, q0: Any, v0: Any, tau: Any, dt: float, steps: int | None = None,
+                 method: str = RECURSIVE, stabilise: str | None = None) -> SimulationResult:
+        """RK4 from ``(q0, v0)`` for ``steps`` steps of ``dt`` under zero-order-hold inputs
+        (``nu``: planar ``[F_x, F_y, M_z, joints]``, diff drive ``[tau_L, tau_R, joints]``):
+        ``tau`` a constant ``(nu,)``, a sequence ``(steps, nu)`` (row k over ``[k dt, (k+1) dt)``)
+        or a feedback law ``u_fn(t, q, v, out)`` filling ``out`` (``nu``) at the start of every
+        step, as ``Robot.simulate``'s torque callback (an ``@njit`` function runs inside the
+        integrator, a Python one between one-step kernel calls).
+
+        ``method="recursive"`` (default): ``algorithm.planar_base.simulate_ground``, the state
+        ``(q, v)`` with ``q-dot = T(yaw) v`` and ABA; for the diff drive the independent speeds
+        ``[v_x, omega, qd]`` (``a[1] = 0`` exactly, so ``v_y`` stays exactly 0).  The
+        formulations (constant inputs only): planar ``kane``/``lagrange``/``gauss`` for M and h;
+        diff drive ``diff_drive.simulate``: ``"kane"`` in the independent speeds,
+        ``"udwadia_kalaba"`` in world rates, drifting unless ``stabilise="projection"`` or
+        ``"baumgarte"``.  Returns ``q``, ``qd`` (= ``v``) and ``qdd`` (= ``a``), each
+        ``(steps + 1, ...)``, with ``.t`` and ``.tau`` (the inputs held, ``(steps, nu)``)."""
+        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool) and np.isfinite(dt)
+                and dt > 0):
             raise ValueError(f"dt must be a positive number, got {dt}")
-        if int(steps) != steps or steps < 1:
-            raise ValueError(f"steps must be a positive integer, got {steps}")
         q0, v0 = self._q(q0), self._vec("v0", v0, self.nv, True)
-        u = self._vec("tau", tau, self.nu)
-        steps = int(steps)
         if self.wheels is not None:
-            _pick(method, ("kane", "udwadia_kalaba"), "diff_drive simulate")
+            _pick(method, (RECURSIVE, "kane", "udwadia_kalaba"), "diff_drive simulate")
             if stabilise not in (None, "baumgarte", "projection"):
                 raise ValueError(f"stabilise must be None, 'baumgarte' or 'projection', got {stabilise!r}")
+            if stabilise is not None and method == RECURSIVE:
+                raise ValueError("stabilise is for method='udwadia_kalaba' (the recursive route has no drift)")
         else:
             _pick(method, M_METHODS, "simulate")
             if stabilise is not None:
                 raise ValueError("stabilise is for a diff_drive base (a planar base has no constraint)")
+        U, python_fn, jit_fn = self._inputs(tau, steps)
+        if method != RECURSIVE and (python_fn is not None or jit_fn is not None or np.ptp(U, axis=0).any()):
+            raise ValueError(f"feedback laws and input sequences run with method='recursive' (got {method!r}, "
+                             "which takes a constant input)")
+        steps = U.shape[0]
+        h = float(dt)
         try:
             with np.errstate(all="ignore"):
-                if self.wheels is not None:
-                    out = dd.simulate(self._F, self.wheels, q0, v0, u[:2], u[2:], float(dt), steps, method,
-                                      stabilise)
+                if method == RECURSIVE:
+                    Q, V, A = self._simulate_recursive(q0, v0, U, h, python_fn, jit_fn)
+                elif self.wheels is not None:
+                    u = U[0]
+                    out = dd.simulate(self._F, self.wheels, q0, v0, u[:2], u[2:], h, steps, method, stabilise)
                     Q, V = out["q"], out["v"]
                     Vr = V.copy()
                     Vr[:, 1] = 0.0  # UK's drift (reported in v) is not fed back into the accelerations
                     A = np.array([dd.forward_dynamics(self._F, self.wheels, q, v, u[:2], u[2:])[0]
                                   for q, v in zip(Q, Vr)])
                 else:
-                    Q, V, A = self._rk4_planar(q0, v0, u, float(dt), steps, method)
-        except (np.linalg.LinAlgError, ValueError) as exc:  # NaN met by a solver or a state check
+                    Q, V, A = self._rk4_planar(q0, v0, U[0], h, steps, method)
+        except ZeroDivisionError as exc:  # ABA met a zero articulated inertia
+            raise self._singular(q0) from exc
+        except (np.linalg.LinAlgError, ValueError) as exc:  # a solver met NaN
             raise SimulationError(f"simulation diverged (the state became NaN or Inf): {exc}; use a smaller "
                                   f"dt (now {dt:g} s) or smaller inputs") from exc
         if not (np.isfinite(Q).all() and np.isfinite(V).all() and np.isfinite(A).all()):
             k = int(np.argmax(~(np.isfinite(Q).all(1) & np.isfinite(V).all(1) & np.isfinite(A).all(1))))
             raise SimulationError(f"simulation diverged at t = {k * dt:.6g} s (step {k} of {steps}): the state "
                                   f"became NaN or Inf; use a smaller dt (now {dt:g} s) or smaller inputs")
-        return SimulationResult(Q, V, A, np.arange(steps + 1) * float(dt), np.tile(u, (steps, 1)))
+        return SimulationResult(Q, V, A, np.arange(steps + 1) * h, U)
+
+    def _simulate_recursive(self, q0: np.ndarray, v0: np.ndarray, U: np.ndarray, h: float,
+                            python_fn: Any, jit_fn: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        N = U.shape[0]
+        Q, V, A = np.empty((N + 1, self.nq)), np.empty((N + 1, self.nv)), np.empty((N + 1, self.nv))
+        # a private workspace: the kernel releases the GIL, so another thread may use self._ws
+        ws = empty_workspace(self.dof)
+        rolling = self.wheels is not None
+        fn, use_fn = (jit_fn, True) if jit_fn is not None else (no_torque_callback, False)
+        if python_fn is None:
+            pk.simulate_ground(self._mp, ws, q0, v0, U, h, rolling, fn, use_fn, Q, V, A)
+            return Q, V, A
+        Q[0], V[0] = q0, v0
+        for k in range(N):  # one kernel call per step, the feedback law in between
+            python_fn(k * h, Q[k], V[k], U[k])
+            pk.simulate_ground(self._mp, ws, Q[k], V[k], U[k:k + 1], h, rolling, fn, False,
+                               Q[k:k + 2], V[k:k + 2], A[k:k + 2])
+            if not (np.isfinite(Q[k + 1]).all() and np.isfinite(V[k + 1]).all()):
+                Q[k + 2:] = V[k + 2:] = A[k + 2:] = np.nan
+                break
+        return Q, V, A
 
     def _rk4_planar(self, q: np.ndarray, v: np.ndarray, u: np.ndarray, dt: float, steps: int,
                     method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,4 +479,4 @@ class MobileBaseRobot(Robot):
         return Q, V, A
 
 
-__all__ = ["DiffDriveEfforts", "MobileBaseRobot"]
+__all__ = ["DiffDriveEfforts", "MobileBaseRobot", "MobileKernels"]

@@ -5,12 +5,39 @@ this host before any rclpy import, so parallel or repeated runs never cross-talk
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import random
+import tempfile
+
+_DOMAIN_LOCKS: list = []  # open files: this session's claims, released when it ends
+
+
+def claim_free_domain() -> str:
+    """A ROS_DOMAIN_ID (1-200) no other test session on this host holds: each claim is an
+    ``flock`` on a file per domain, dropped by the kernel when the session ends however it
+    ends.  Random picks from 1-100 collided between concurrent sessions (one session's
+    recorder then counted another's /joint_states, and nodes mapped each other's shared
+    memory)."""
+    folder = os.path.join(tempfile.gettempdir(), "rbd_ros-test-domains")
+    os.makedirs(folder, exist_ok=True)
+    candidates = list(range(1, 201))
+    random.SystemRandom().shuffle(candidates)
+    for domain in candidates:
+        handle = open(os.path.join(folder, f"{domain}.lock"), "a")  # noqa: SIM115 - held
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        _DOMAIN_LOCKS.append(handle)
+        return str(domain)
+    raise RuntimeError(f"every ROS_DOMAIN_ID 1-200 is claimed by a test session ({folder})")
+
 
 # Must happen before rclpy is imported anywhere (subprocesses inherit the environment).
 if "RBD_ROS_TEST_DOMAIN" not in os.environ:
-    _domain = str(random.SystemRandom().randint(1, 100))
+    _domain = claim_free_domain()
     os.environ["RBD_ROS_TEST_DOMAIN"] = _domain
     os.environ["ROS_DOMAIN_ID"] = _domain
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"

@@ -77,7 +77,12 @@ def test_node_process_runs_with_the_profile(node_process, monkeypatch, switch, l
     # the node must choose by itself (an earlier DynamicsClient in this process may have set it)
     for name in (PROFILE_ENV, LEGACY_ENV, SWITCH_ENV):
         monkeypatch.delenv(name, raising=False)
+    from conftest import claim_free_domain
+
+    # a domain of its own: in the session's, the node also maps the segments of the other
+    # participants it discovers (this process's, a previous test's), whatever their size
     env = {SWITCH_ENV: switch} if switch else {}
+    env["ROS_DOMAIN_ID"] = claim_free_domain()
     proc = node_process(["dynamics-server", "--ros-args", "-p", "service_namespace:=dds_check"],
                         ready="dynamics_server: ready", env=env)
     sizes = shm_mappings(proc.proc.pid)

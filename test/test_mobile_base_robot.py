@@ -70,7 +70,7 @@ def test_planar_layout_and_base_body(omni) -> None:  # noqa: ANN001
     assert rel_err(r.model.base_com, pm.inertias[1].lever) < 1e-12
 
 
-@pytest.mark.parametrize("method", ("silver", "lagrange", "kane", "dual_quaternion", "gauss"))
+@pytest.mark.parametrize("method", ("recursive", "silver", "lagrange", "kane", "dual_quaternion", "gauss"))
 def test_planar_inverse_dynamics_vs_pinocchio(omni, method: str) -> None:  # noqa: ANN001
     r, pm, pd = omni
     for q, v, a in states(r.nv, 1):
@@ -78,14 +78,14 @@ def test_planar_inverse_dynamics_vs_pinocchio(omni, method: str) -> None:  # noq
         assert rel_err(tau, pin.rnea(pm, pd, pin_q(q), v, a)) < TOL
 
 
-@pytest.mark.parametrize("method", ("kane", "lagrange", "gauss"))
+@pytest.mark.parametrize("method", ("recursive", "kane", "lagrange", "gauss"))
 def test_planar_mass_bias_gravity_forward_vs_pinocchio(omni, method: str) -> None:  # noqa: ANN001
     r, pm, pd = omni
     for q, v, a in states(r.nv, 2):
         qp = pin_q(q)
         assert rel_err(r.mass_matrix(q, method=method), pin_mass(pm, pd, q)) < TOL
-        assert rel_err(r.bias(q, v), pin.rnea(pm, pd, qp, v, 0 * v)) < TOL
-        g = r.gravity(q)
+        assert rel_err(r.bias(q, v, method=method), pin.rnea(pm, pd, qp, v, 0 * v)) < TOL
+        g = r.gravity(q, method=method)
         assert rel_err(g, pin.computeGeneralizedGravity(pm, pd, qp)) < TOL
         assert np.abs(g[:3]).max() < 1e-9 * np.abs(g).max()  # vertical gravity: no base force
         tau = 20.0 * a
@@ -141,7 +141,7 @@ def _pin_kkt(r, pm, pd, q, v, u):  # noqa: ANN001, ANN202
     return sol[:r.nv], -sol[r.nv]  # lam: the force the ground adds along base y
 
 
-@pytest.mark.parametrize("method", ("kane", "udwadia_kalaba", "kkt"))
+@pytest.mark.parametrize("method", ("recursive", "kane", "udwadia_kalaba", "kkt"))
 def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(diff, method: str) -> None:  # noqa: ANN001
     r, pm, pd = diff
     rng = np.random.default_rng(5)
@@ -155,7 +155,7 @@ def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(diff, method: str) -> None
         assert abs(lam_ref) > 1e-2  # the constraint is active
 
 
-@pytest.mark.parametrize("method", ("silver", "kane", "dual_quaternion", "gauss"))
+@pytest.mark.parametrize("method", ("recursive", "silver", "kane", "dual_quaternion", "gauss"))
 def test_diff_drive_inverse_dynamics_round_trip(diff, method: str) -> None:  # noqa: ANN001
     """Inverse dynamics (wheel torques, arm torques, lateral force) fed to the constrained
     forward dynamics (Pinocchio KKT) gives the acceleration back and the same lateral force."""
@@ -169,7 +169,7 @@ def test_diff_drive_inverse_dynamics_round_trip(diff, method: str) -> None:  # n
         assert rel_err(r.mass_matrix(q)[3:, 3:], pin_mass(pm, pd, q)[3:, 3:]) < TOL
 
 
-@pytest.mark.parametrize("method", ("kane", "udwadia_kalaba"))
+@pytest.mark.parametrize("method", ("recursive", "kane", "udwadia_kalaba"))
 def test_diff_drive_simulate_keeps_v_y_zero(diff, method: str) -> None:  # noqa: ANN001
     r, _, _ = diff
     q0 = np.zeros(r.nq)
@@ -294,7 +294,7 @@ def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:  # noqa: AN
         x = np.linalg.solve(np.block([[M, -A.T], [A, np.zeros((3, 3))]]),
                             np.concatenate([tau - h, np.zeros(3)]))
         ref, lam_ref = np.concatenate([x[:3], x[arm_v]]), x[full.nv]
-        for method in ("kane", "udwadia_kalaba", "kkt"):
+        for method in ("recursive", "kane", "udwadia_kalaba", "kkt"):
             a, lam = rob.constrained_dynamics(q, v, u, method=method)
             assert rel_err(a, ref) < TOL, method
             assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)), method
@@ -313,3 +313,224 @@ def test_simulate_refuses_bad_options_and_reports_divergence(diff, omni) -> None
         o.simulate(q0, v0, np.zeros(o.nu), 0.01, 2, stabilise="projection")
     with pytest.raises(SimulationError, match="diverged"):  # 1e4 N m on a light wrist at dt = 0.5 s
         r.simulate(q0, v0, np.full(r.nu, 1e4), 0.5, 20)
+
+
+# ---- the recursive path (algorithm.planar_base): default, formulations, wrench, simulate ---------
+ID_ROUTES = ("silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
+
+
+@pytest.mark.parametrize("base", ("planar", "diff_drive"))
+def test_recursive_is_the_default_and_agrees_with_every_formulation(omni, diff, base: str) -> None:  # noqa: ANN001
+    r = omni[0] if base == "planar" else diff[0]
+    rng = np.random.default_rng(61)
+    for q, v, a in states(r.nv, 61, rolling=True):
+        flat = (lambda e: e) if base == "planar" else (lambda e: np.r_[e.wheels, e.lateral_force, e.joints])
+        ref = flat(r.inverse_dynamics(q, v, a, method="recursive"))
+        assert rel_err(flat(r.inverse_dynamics(q, v, a)), ref) == 0.0  # the default
+        assert rel_err(r.kernels.rnea(q, v, a), ref) == 0.0  # [tau_L, tau_R, lam, joints] for the diff drive
+        for m in ID_ROUTES:
+            assert rel_err(flat(r.inverse_dynamics(q, v, a, method=m)), ref) < TOL, m
+            assert rel_err(r.bias(q, v, method=m), r.bias(q, v)) < TOL, m
+        for m in ("kane", "lagrange", "gauss"):
+            assert rel_err(r.mass_matrix(q, method=m), r.mass_matrix(q)) < TOL, m
+        assert rel_err(r.kernels.crba(q), r.mass_matrix(q)) == 0.0
+        u = rng.uniform(-20, 20, r.nu)
+        acc = r.forward_dynamics(q, v, u)
+        assert rel_err(r.kernels.forward_dynamics(q, v, u), acc) == 0.0
+        for m in (("kane", "lagrange", "gauss") if base == "planar" else ("kane", "udwadia_kalaba", "kkt")):
+            assert rel_err(r.forward_dynamics(q, v, u, method=m), acc) < TOL, m
+        if base == "diff_drive":
+            a2, lam = r.constrained_dynamics(q, v, u)
+            for m in ("kane", "udwadia_kalaba", "kkt"):
+                assert abs(r.constrained_dynamics(q, v, u, method=m)[1] - lam) < TOL * max(1.0, abs(lam)), m
+            assert a2[1] == 0.0 and rel_err(a2, acc) == 0.0
+            # M a + h = f + e_y lam in base rates (the multiplier from the solve, not from ID)
+            f = np.r_[(u[0] + u[1]) / r.wheels.radius, lam,
+                      0.5 * r.wheels.separation * (u[1] - u[0]) / r.wheels.radius, u[2:]]
+            assert rel_err(r.mass_matrix(q) @ acc + r.bias(q, v), f) < TOL
+
+
+def _pin_tool_jacobian(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
+    qp = pin_q(q)
+    pin.computeJointJacobians(pm, pd, qp)
+    pin.updateFramePlacements(pm, pd)
+    return pin.getFrameJacobian(pm, pd, pm.getFrameId("tool0"), pin.LOCAL_WORLD_ALIGNED)
+
+
+@pytest.mark.parametrize("method", ("recursive", "silver", "dual_quaternion", "kane"))
+def test_tool_wrench_vs_pinocchio(omni, diff, method: str) -> None:  # noqa: ANN001
+    """``tool_wrench`` as ``Robot``'s: ``ID - J^T w`` with Pinocchio's whole-body tool Jacobian
+    (world axes, base-rate columns); the diff drive's lateral force and wheel torques carry
+    the wrench's share."""
+    rng = np.random.default_rng(62)
+    r, pm, pd = omni
+    for q, v, a in states(r.nv, 62):
+        w = rng.normal(size=6) * 20.0
+        ref = pin.rnea(pm, pd, pin_q(q), v, a) - _pin_tool_jacobian(pm, pd, q).T @ w
+        assert rel_err(r.inverse_dynamics(q, v, a, method=method, tool_wrench=w), ref) < TOL
+    r, pm, pd = diff
+    for q, v, a in states(r.nv, 63, rolling=True):
+        w = rng.normal(size=6) * 20.0
+        eff = r.inverse_dynamics(q, v, a, method=method, tool_wrench=w)
+        fb = pin.rnea(pm, pd, pin_q(q), v, a) - _pin_tool_jacobian(pm, pd, q).T @ w
+        assert rel_err(eff.joints, fb[3:]) < TOL and abs(eff.lateral_force - fb[1]) < TOL * np.abs(fb).max()
+        rad, sep = r.wheels.radius, r.wheels.separation
+        mv, Iw = r.wheels.added_inertia()
+        assert rel_err(np.array([eff.wheels.sum() / rad, 0.5 * sep * (eff.wheels[1] - eff.wheels[0]) / rad]),
+                       np.array([fb[0] + mv * a[0], fb[2] + Iw * a[2]])) < TOL
+    with pytest.raises(ValueError, match=r"tool_wrench must have shape \(6,\)"):
+        r.inverse_dynamics(q, v, a, tool_wrench=np.zeros(3))
+
+
+def test_fast_path_falls_back_on_unusual_arrays(omni, diff) -> None:  # noqa: ANN001
+    """Strided, integer and list inputs give the same numbers as contiguous float64 ones; a
+    lateral speed or acceleration on the diff drive is refused by name on every entry."""
+    r = omni[0]
+    q, v, a = states(r.nv, 64, 1)[0]
+    ref = r.inverse_dynamics(q, v, a)
+    Z = np.zeros((r.nv, 3))
+    Z[:, 1] = q
+    assert rel_err(r.inverse_dynamics(Z[:, 1], v, a), ref) == 0.0
+    assert rel_err(r.inverse_dynamics(list(q), v.tolist(), a), ref) == 0.0
+    assert rel_err(r.mass_matrix(Z[:, 1]), r.mass_matrix(q)) == 0.0
+    assert rel_err(r.gravity(np.zeros(r.nq, dtype=int)), r.gravity(np.zeros(r.nq))) == 0.0
+    d = diff[0]
+    q, v, a = states(d.nv, 65, 1, rolling=True)[0]
+    u = np.ones(d.nu)
+    for call in (lambda vv, aa: d.inverse_dynamics(q, vv, aa), lambda vv, aa: d.bias(q, vv),
+                 lambda vv, aa: d.forward_dynamics(q, vv, u), lambda vv, aa: d.constrained_dynamics(q, vv, u)):
+        bad = v.copy()
+        bad[1] = 1e-3
+        with pytest.raises(ValueError, match=r"v\[1\] \(lateral, v_y\)"):
+            call(bad, a)
+    bad = a.copy()
+    bad[1] = 1e-3
+    with pytest.raises(ValueError, match=r"a\[1\] \(lateral, v_y\)"):
+        d.inverse_dynamics(q, v, bad)
+    with pytest.raises(ValueError, match="contains NaN"):
+        d.forward_dynamics(q, v, np.r_[np.nan, u[1:]])
+
+
+def _feedback_law(kp: np.ndarray, kd: np.ndarray, q_ref: np.ndarray, tau_ff: np.ndarray, rad: float,
+                  sep: float):  # noqa: ANN202
+    """A base speed regulator (``F_x = 80 (0.4 - v_x)``, ``M_z = 20 (0.3 - omega)`` through the
+    wheels) and a joint PD law with feedforward, ``tau_ff + kp (q_ref - q) - kd qd``."""
+    def law(t: float, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+        Fx = 80.0 * (0.4 - v[0])
+        Mz = 20.0 * (0.3 - v[2])
+        out[0] = rad * (0.5 * Fx - Mz / sep)
+        out[1] = rad * (0.5 * Fx + Mz / sep)
+        for i in range(q_ref.shape[0]):
+            out[2 + i] = tau_ff[i] + kp[i] * (q_ref[i] - q[3 + i]) - kd[i] * v[3 + i]
+    return law
+
+
+def test_simulate_with_feedback_law_sequence_and_energy_balance(diff) -> None:  # noqa: ANN001
+    """A feedback law (Python and ``@njit``) and the same inputs replayed as a sequence give
+    the same trajectory; ``v_y`` is exactly 0 over 10 s; the energy balance
+    ``E(T) - E(0) = int u . (wheel rates, qd) dt`` (Pinocchio's energies plus the wheels' spin
+    energy: the lateral force does no work) holds to the integration error."""
+    from numba import njit
+
+    r, pm, pd = diff
+    q0 = np.zeros(r.nq)
+    q0[3:] = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
+    v0 = np.zeros(r.nv)
+    v0[0], v0[2] = 0.1, -0.2
+    Md = np.diag(r.mass_matrix(q0))[3:]  # critically damped at 10 rad/s on each joint's own inertia
+    law = _feedback_law(100.0 * Md, 20.0 * Md, q0[3:].copy(), r.gravity(q0)[3:], r.wheels.radius,
+                        r.wheels.separation)
+    dt, steps = 0.01, 1000
+    res = r.simulate(q0, v0, law, dt, steps)
+    jres = r.simulate(q0, v0, njit(law), dt, steps)
+    assert rel_err(jres.q, res.q) < 1e-13 and rel_err(jres.tau, res.tau) < 1e-13
+    again = r.simulate(q0, v0, res.tau, dt)
+    assert rel_err(again.q, res.q) == 0.0 and rel_err(again.qd, res.qd) == 0.0
+    assert res.q.shape == (steps + 1, r.nq) and res.tau.shape == (steps, r.nu)
+    assert np.abs(res.qd[:, 1]).max() == 0.0 and np.abs(res.qdd[:, 1]).max() == 0.0
+    held = r.simulate(q0, v0, res.tau[0], dt, 200)  # the first input, open loop, for 2 s
+    dev = np.abs(res.q[:201, 3:] - q0[3:]).max()
+    assert np.abs(res.q[:, 3:] - q0[3:]).max() < 0.5  # the law holds the arm over 10 s
+    assert np.abs(held.q[:, 3:] - q0[3:]).max() > 3.0 * dev
+    assert abs(res.qd[-1, 0] - 0.4) < 0.01 and abs(res.qd[-1, 2] - 0.3) < 0.01  # the base at its speeds
+    rad, sep = r.wheels.radius, r.wheels.separation
+    mv, Iw = r.wheels.added_inertia()
+
+    def energy(q: np.ndarray, v: np.ndarray) -> float:
+        qp = pin_q(q)
+        return (pin.computeKineticEnergy(pm, pd, qp, v) + pin.computePotentialEnergy(pm, pd, qp)
+                + 0.5 * (mv * v[0] ** 2 + Iw * v[2] ** 2))
+
+    def power(k: int, j: int) -> float:  # input power of the inputs held over step k at state j
+        v = res.qd[j]
+        rates = np.r_[(v[0] - 0.5 * sep * v[2]) / rad, (v[0] + 0.5 * sep * v[2]) / rad, v[3:]]
+        return float(res.tau[k] @ rates)
+
+    E = np.array([energy(q, v) for q, v in zip(res.q[:201], res.qd[:201])])
+    W = np.cumsum([0.5 * dt * (power(k, k) + power(k, k + 1)) for k in range(200)])
+    assert np.abs(E[1:] - E[0] - W).max() < 1e-5 * np.abs(W).max()
+    assert np.abs(W).max() > 1.0  # the inputs did work
+
+
+def test_simulate_recursive_matches_the_formulations(omni, diff) -> None:  # noqa: ANN001
+    """Same RK4 on the same state: the recursive route and Kane's agree to round-off."""
+    for r, seed in ((omni[0], 66), (diff[0], 67)):
+        q0, v0, _ = states(r.nv, seed, 1, rolling=True)[0]
+        u = np.random.default_rng(seed).uniform(-5, 5, r.nu)
+        a = r.simulate(q0, 0.5 * v0, u, 0.005, 60)
+        b = r.simulate(q0, 0.5 * v0, u, 0.005, 60, method="kane")
+        assert rel_err(a.q, b.q) < 1e-10 and rel_err(a.qd, b.qd) < 1e-10 and rel_err(a.qdd, b.qdd) < 1e-9
+
+
+def test_simulate_input_errors(diff) -> None:  # noqa: ANN001
+    r = diff[0]
+    q0, v0 = np.zeros(r.nq), np.zeros(r.nv)
+    with pytest.raises(ValueError, match="run with method='recursive'"):
+        r.simulate(q0, v0, np.ones((3, r.nu)) * np.arange(3)[:, None], 0.01, method="kane")
+    with pytest.raises(ValueError, match="run with method='recursive'"):
+        r.simulate(q0, v0, lambda t, q, v, out: None, 0.01, 3, method="udwadia_kalaba")
+    with pytest.raises(ValueError, match="steps .* is required with an input callback"):
+        r.simulate(q0, v0, lambda t, q, v, out: None, 0.01)
+    with pytest.raises(ValueError, match=r"tau must have shape \(9,\) \(held\) or \(steps, 9\)"):
+        r.simulate(q0, v0, np.zeros((4, r.nv)), 0.01)
+    with pytest.raises(ValueError, match="steps=5 but tau has 4 rows"):
+        r.simulate(q0, v0, np.zeros((4, r.nu)), 0.01, 5)
+    with pytest.raises(ValueError, match="stabilise is for method='udwadia_kalaba'"):
+        r.simulate(q0, v0, np.zeros(r.nu), 0.01, 2, stabilise="baumgarte")
+
+
+@pytest.mark.parametrize("base", ("planar", "diff_drive"))
+def test_bias_power_matches_mass_matrix_rate_by_finite_differences(omni, diff, base: str) -> None:  # noqa: ANN001
+    """``v . (h - g) = (1/2) v . M-dot v`` (the power identity behind ``M-dot - 2C`` skew, which
+    holds in base rates too), ``M-dot`` by central differences of the recursive ``M`` along
+    ``q-dot = T(yaw) v``: the RNEA and CRBA kernels agree with each other."""
+    r = omni[0] if base == "planar" else diff[0]
+    for q, v, _ in states(r.nv, 68, 3, rolling=True):
+        c, s = np.cos(q[2]), np.sin(q[2])
+        qd = np.r_[c * v[0] - s * v[1], s * v[0] + c * v[1], v[2:]]
+        eps = 1e-6
+        Md = (r.mass_matrix(q + eps * qd) - r.mass_matrix(q - eps * qd)) / (2 * eps)
+        lhs = v @ (r.bias(q, v) - r.gravity(q))
+        assert abs(lhs - 0.5 * v @ Md @ v) < 1e-7 * max(1.0, abs(lhs)), (lhs, 0.5 * v @ Md @ v)
+        assert abs(lhs) > 1e-2
+
+
+def test_massless_wrist_is_a_singular_mass_matrix_by_name(omni) -> None:  # noqa: ANN001
+    """A massless last link: ABA divides by zero; both bases name the joint (as ``Robot``)."""
+    from rbd_ros.robot import SingularMassMatrixError
+
+    m = omni[0].model
+    mass, inertia = m.mass.copy(), m.inertia.copy()
+    mass[-1], inertia[-1] = 0.0, 0.0
+    keys = dict(base=m.base, base_mass=m.base_mass, base_com=m.base_com, base_inertia=m.base_inertia,
+                gravity=m.gravity, tool=m.tool)
+    for kind, extra in (("planar", {}), ("diff_drive", dict(wheel_radius=0.1, wheel_separation=0.5))):
+        r = Robot.from_mdh(m.a, m.alpha, m.d, m.theta, mass, m.com, inertia, base_type=kind, **keys, **extra)
+        last = r.joint_names[-1]
+        with pytest.raises(SingularMassMatrixError, match=rf"\['{last}'\] move no mass"):
+            r.forward_dynamics(np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nu))
+        with pytest.raises(SingularMassMatrixError, match=rf"\['{last}'\]"):
+            r.simulate(np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nu), 0.01, 3)
+        if kind == "diff_drive":
+            with pytest.raises(SingularMassMatrixError, match=rf"\['{last}'\]"):
+                r.constrained_dynamics(np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nu))

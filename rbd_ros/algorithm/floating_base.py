@@ -26,7 +26,9 @@ Other root joints plug into the same place (``rbd_ros.floating_base``): a root w
 subspace ``S_0`` (6 x nv_0, base frame) projects the base wrench on ``S_0^T`` (RNEA), takes
 ``S_0^T I^C_0 S_0`` and ``S_0^T F`` (CRBA) and solves ``(S_0^T IA_0 S_0) qdd_0 = S_0^T(...)``
 (ABA); free-flyer: ``S_0 = E``; planar: ``[e_x, e_y, e_wz]``; a differential drive adds its
-rolling constraint on top.
+rolling constraint on top, which in base rates leaves the root ``[e_x, e_wz]``
+(``algorithm.planar_base``).  The root-independent parts are ``rnea_root``,
+``root_composite`` and ``aba_root_articulate``; each root writes its own projection.
 """
 from __future__ import annotations
 
@@ -73,11 +75,26 @@ def base_gravity(mp: np.ndarray, q: np.ndarray) -> tuple[float, float, float]:
 def rnea_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray,
                   tau: np.ndarray) -> None:
     """Inverse dynamics ``tau = [f_b; n_b; tau_joints] = M a + h`` (module docstring)."""
-    n = q.shape[0] - 7
-    b = n  # packed row of the base
     gx, gy, gz = base_gravity(mp, q)
-    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
-    dvx, dvy, dvz, dwx, dwy, dwz = a[0], a[1], a[2], a[3], a[4], a[5]
+    joint_angles(mp, ws, q[7:])
+    tau[0], tau[1], tau[2], tau[3], tau[4], tau[5] = rnea_root(
+        mp, ws, v[6:], a[6:], gx, gy, gz, v[0], v[1], v[2], v[3], v[4], v[5],
+        a[0], a[1], a[2], a[3], a[4], a[5], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, tau[6:])
+
+
+@njit(cache=True, inline="always")
+def rnea_root(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gx: float, gy: float,
+              gz: float, vx: float, vy: float, vz: float, wx: float, wy: float, wz: float, dvx: float,
+              dvy: float, dvz: float, dwx: float, dwy: float, dwz: float, fe0: float, fe1: float,
+              fe2: float, ne0: float, ne1: float, ne2: float,
+              tau: np.ndarray) -> tuple[float, float, float, float, float, float]:
+    """The RNEA of the module docstring for any root, after ``joint_angles`` of the joints:
+    base twist ``[v; w]`` and its rate ``[v-dot; w-dot]`` (base frame), base-frame gravity
+    ``g_b``, and ``fe, ne`` (frame n, ``rnea.backward_pass``) the tool's wrench on the
+    environment.  Joint torques into ``tau``; returns the base wrench ``(f_b, n_b)`` (base
+    frame, about the base origin) a root joint must supply."""
+    n = qd.shape[0]
+    b = n  # packed row of the base
     # a_o = v-dot + w x v - g_b: classical acceleration of the base origin, gravity as -g
     aox = dvx + (wy * vz - wz * vy) - gx
     aoy = dvy + (wz * vx - wx * vz) - gy
@@ -88,14 +105,13 @@ def rnea_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, 
     p2 = mp[b, AP + 2]
     ux, uy, uz = point_acceleration(aox, aoy, aoz, dwx, dwy, dwz, wx, wy, wz, p0, p1, p2)
     r = mp[b, AR:AR + 9]
-    joint_angles(mp, ws, q[7:])
     velocity_acceleration_from(  # R0^T x: into frame 0
-        mp, ws, v[6:], a[6:],
+        mp, ws, qd, qdd,
         r[0] * wx + r[3] * wy + r[6] * wz, r[1] * wx + r[4] * wy + r[7] * wz, r[2] * wx + r[5] * wy + r[8] * wz,
         r[0] * dwx + r[3] * dwy + r[6] * dwz, r[1] * dwx + r[4] * dwy + r[7] * dwz,
         r[2] * dwx + r[5] * dwy + r[8] * dwz,
         r[0] * ux + r[3] * uy + r[6] * uz, r[1] * ux + r[4] * uy + r[7] * uz, r[2] * ux + r[5] * uy + r[8] * uz)
-    backward_pass(mp, ws, n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, tau[6:])
+    backward_pass(mp, ws, n, fe0, fe1, fe2, ne0, ne1, ne2, tau)
     # link 1's force and moment (frame 1, about its origin) -> base frame, about the base origin
     c, s, ca, sa = angles(mp, ws, 0)
     fx, fy, fz = rot(c, s, ca, sa, ws[0, WF], ws[0, WF + 1], ws[0, WF + 2])
@@ -114,12 +130,8 @@ def rnea_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, 
     sx = mp[b, COM]
     sy = mp[b, COM + 1]
     sz = mp[b, COM + 2]
-    tau[0] = Fx + Bx
-    tau[1] = Fy + By
-    tau[2] = Fz + Bz
-    tau[3] = Nx + Cx + (sy * Bz - sz * By)
-    tau[4] = Ny + Cy + (sz * Bx - sx * Bz)
-    tau[5] = Nz + Cz + (sx * By - sy * Bx)
+    return (Fx + Bx, Fy + By, Fz + Bz, Nx + Cx + (sy * Bz - sz * By), Ny + Cy + (sz * Bx - sx * Bz),
+            Nz + Cz + (sx * By - sy * Bx))
 
 
 @njit(cache=True, inline="always")
@@ -139,17 +151,25 @@ def base_spatial_inertia(mp: np.ndarray, b: int) -> tuple[float, float, float, f
             mp[b, IC + 8] + h0 * c0 + h1 * c1)
 
 
+@njit(cache=True, inline="always")
+def root_composite(mp: np.ndarray, ws: np.ndarray, n: int) -> tuple[float, float, float, float, float,
+                                                                     float, float, float, float, float]:
+    """``I^C_0``, the composite inertia of the base body and the whole chain about the base
+    origin (``base_spatial_inertia`` + ``crba``'s composite of link 1 in ``ws[0]``), after
+    ``crba_from_transforms``: ``m``, ``h``, upper triangle of ``I_O``."""
+    m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = base_spatial_inertia(mp, n)
+    return (m + ws[0, WCM], h0 + ws[0, WCH], h1 + ws[0, WCH + 1], h2 + ws[0, WCH + 2], I00 + ws[0, WCI],
+            I01 + ws[0, WCI + 1], I02 + ws[0, WCI + 2], I11 + ws[0, WCI + 4], I12 + ws[0, WCI + 5],
+            I22 + ws[0, WCI + 8])
+
+
 @njit(cache=True)
 def crba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
     """Mass matrix ``(6 + n) x (6 + n)`` in the free-flyer layout (module docstring)."""
     n = q.shape[0] - 7
     forward_kinematics(mp, ws, q[7:])
     crba_from_transforms(mp, ws, n, M[6:, 6:], 0)  # joint block; leaves composites I^C_j in ws
-    m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = base_spatial_inertia(mp, n)
-    m += ws[0, WCM]
-    h0 += ws[0, WCH]
-    h1 += ws[0, WCH + 1]
-    h2 += ws[0, WCH + 2]
+    m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = root_composite(mp, ws, n)
     # I^C_0 in [v; w] order: [[m E, -h^], [h^, I_O]]
     for r in range(3):
         for c in range(3):
@@ -163,12 +183,12 @@ def crba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) 
     M[1, 5] = M[5, 1] = h0
     M[2, 3] = M[3, 2] = h1
     M[2, 4] = M[4, 2] = -h0
-    M[3, 3] = I00 + ws[0, WCI]
-    M[3, 4] = M[4, 3] = I01 + ws[0, WCI + 1]
-    M[3, 5] = M[5, 3] = I02 + ws[0, WCI + 2]
-    M[4, 4] = I11 + ws[0, WCI + 4]
-    M[4, 5] = M[5, 4] = I12 + ws[0, WCI + 5]
-    M[5, 5] = I22 + ws[0, WCI + 8]
+    M[3, 3] = I00
+    M[3, 4] = M[4, 3] = I01
+    M[3, 5] = M[5, 3] = I02
+    M[4, 4] = I11
+    M[4, 5] = M[5, 4] = I12
+    M[5, 5] = I22
     for j in range(n):  # F_j = I^C_j S_j = [n; f] about the base origin -> rows [f; n]
         n0, n1, n2, f0, f1, f2 = composite_times_motion(ws, j)
         col = 6 + j
@@ -180,16 +200,16 @@ def crba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) 
         M[5, col] = M[col, 5] = n2
 
 
-@njit(cache=True)
-def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-                 actuators: bool, a: np.ndarray) -> None:
-    """Forward dynamics ``a = M^{-1}(tau - h)`` in the free-flyer layout (module docstring);
-    ``tau[:6]`` is a wrench applied to the base ([f; n], base frame, base origin)."""
-    n = q.shape[0] - 7
-    b = n
-    forward_kinematics(mp, ws, q[7:])
-    vx, vy, vz, wx, wy, wz = v[0], v[1], v[2], v[3], v[4], v[5]
-    aba_velocities(mp, ws, v[6:], wx, wy, wz, vx, vy, vz)
+@njit(cache=True, inline="always")
+def aba_root_articulate(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, tau: np.ndarray, actuators: bool,
+                        vx: float, vy: float, vz: float, wx: float, wy: float, wz: float, f0: float,
+                        f1: float, f2: float, n0: float, n1: float, n2: float) -> None:
+    """ABA passes 1 and 2 for any root, after ``forward_kinematics`` of the joints: the root's
+    articulated inertia ``IA_0`` (packed, ``[w; v]`` order as ``aba``) into ``ws[n, WIA]`` and
+    ``pA_0 = v x* I_0 v - [n; f]`` (``[f; n]``: the wrench applied to the base, base frame,
+    about its origin) into ``ws[n, WPA]``; the base twist is ``[v; w]`` (base frame)."""
+    b = qd.shape[0]
+    aba_velocities(mp, ws, qd, wx, wy, wz, vx, vy, vz)
     # root: rigid inertia IA_0 (packed, [w; v] order as aba.py) and pA_0 = v x* I v - f_ext
     m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = base_spatial_inertia(mp, b)
     x = ws[b, WIA:WIA + 21]
@@ -220,13 +240,26 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
     ff0 = m * vx - (h1 * wz - h2 * wy)
     ff1 = m * vy - (h2 * wx - h0 * wz)
     ff2 = m * vz - (h0 * wy - h1 * wx)
-    ws[b, WPA] = (wy * nn2 - wz * nn1) + (vy * ff2 - vz * ff1) - tau[3]
-    ws[b, WPA + 1] = (wz * nn0 - wx * nn2) + (vz * ff0 - vx * ff2) - tau[4]
-    ws[b, WPA + 2] = (wx * nn1 - wy * nn0) + (vx * ff1 - vy * ff0) - tau[5]
-    ws[b, WPA + 3] = wy * ff2 - wz * ff1 - tau[0]
-    ws[b, WPA + 4] = wz * ff0 - wx * ff2 - tau[1]
-    ws[b, WPA + 5] = wx * ff1 - wy * ff0 - tau[2]
-    aba_articulate(mp, ws, v[6:], tau[6:], actuators, b)
+    ws[b, WPA] = (wy * nn2 - wz * nn1) + (vy * ff2 - vz * ff1) - n0
+    ws[b, WPA + 1] = (wz * nn0 - wx * nn2) + (vz * ff0 - vx * ff2) - n1
+    ws[b, WPA + 2] = (wx * nn1 - wy * nn0) + (vx * ff1 - vy * ff0) - n2
+    ws[b, WPA + 3] = wy * ff2 - wz * ff1 - f0
+    ws[b, WPA + 4] = wz * ff0 - wx * ff2 - f1
+    ws[b, WPA + 5] = wx * ff1 - wy * ff0 - f2
+    aba_articulate(mp, ws, qd, tau, actuators, b)
+
+
+@njit(cache=True)
+def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+                 actuators: bool, a: np.ndarray) -> None:
+    """Forward dynamics ``a = M^{-1}(tau - h)`` in the free-flyer layout (module docstring);
+    ``tau[:6]`` is a wrench applied to the base ([f; n], base frame, base origin)."""
+    n = q.shape[0] - 7
+    b = n
+    forward_kinematics(mp, ws, q[7:])
+    aba_root_articulate(mp, ws, v[6:], tau[6:], actuators, v[0], v[1], v[2], v[3], v[4], v[5],
+                        tau[0], tau[1], tau[2], tau[3], tau[4], tau[5])
+    x = ws[b, WIA:WIA + 21]
     # IA_0 a' = -pA_0: Cholesky U^T U of the packed IA_0 in place, then two triangular solves
     for j in range(6):
         d = x[_OFF[j]]

@@ -19,7 +19,8 @@ Kernels take two 2-D float64 arrays, so a call from Python unboxes few arguments
 Row ``n`` is the base (world -> frame 0) and row ``n + 1`` the tool (frame n -> tool),
 both in the ``AR``/``AP`` columns; row ``n`` also holds the floating base body in ``MASS``,
 ``COM``, ``MCOM``, ``IC`` (zero for a fixed base).  Row ``n + 2``: ``GRAV`` world gravity (3) and ``A0`` the
-RNEA base acceleration ``-R_base^T g`` in frame 0 (misprint 003 §4.5 step 1, docs/references.md).
+RNEA base acceleration ``-R_base^T g`` in frame 0 (misprint 003 §4.5 step 1, docs/references.md),
+``WHEEL`` a differential drive's wheels (``algorithm.planar_base``).
 
 ``ws`` (workspace, mutable, shape ``(2 n + NVEC + 1, max(NW, n))``), built by
 ``rbd_ros.data.Workspace``: rows ``i < n`` hold per-link quantities (columns below),
@@ -44,6 +45,8 @@ VISC = 30
 COUL = 31
 GRAV = 0  # in row n + 2
 A0 = 3  # in row n + 2
+WHEEL = 6  # in row n + 2 (diff drive, else 0): wheel radius r, separation s, and the wheels' spin
+#            inertia on (v_x, omega), m_v = 2 I_a / r^2, I_omega = I_a s^2 / (2 r^2) (4)
 NP = 32
 
 # ---- workspace columns (rows i < n: link i) --------------------------------------------------

@@ -128,6 +128,28 @@ def rnea(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.
     backward_pass(mp, ws, n, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, tau)
 
 
+@njit(cache=True, inline="always")
+def wrench_in_last_frame(mp: np.ndarray, ws: np.ndarray, n: int, f0: float, f1: float, f2: float,
+                         m0: float, m1: float, m2: float) -> tuple[float, float, float, float, float, float]:
+    """The tool wrench ``[f; m]`` (world axes, i.e. the kernels' frame 0 parent, moment about
+    the tool origin) in frame n, moment about the frame-n origin: ``R^T f``,
+    ``R^T m + p_tool x R^T f``.  Needs ``forward_kinematics``."""
+    k = n - 1
+    # world -> frame n: x_n = R^T x_w
+    fx = ws[k, WGR] * f0 + ws[k, WGR + 3] * f1 + ws[k, WGR + 6] * f2
+    fy = ws[k, WGR + 1] * f0 + ws[k, WGR + 4] * f1 + ws[k, WGR + 7] * f2
+    fz = ws[k, WGR + 2] * f0 + ws[k, WGR + 5] * f1 + ws[k, WGR + 8] * f2
+    mx = ws[k, WGR] * m0 + ws[k, WGR + 3] * m1 + ws[k, WGR + 6] * m2
+    my = ws[k, WGR + 1] * m0 + ws[k, WGR + 4] * m1 + ws[k, WGR + 7] * m2
+    mz = ws[k, WGR + 2] * m0 + ws[k, WGR + 5] * m1 + ws[k, WGR + 8] * m2
+    # moment about the frame-n origin: m + p_tool x f
+    t = n + 1
+    px = mp[t, AP]
+    py = mp[t, AP + 1]
+    pz = mp[t, AP + 2]
+    return fx, fy, fz, mx + (py * fz - pz * fy), my + (pz * fx - px * fz), mz + (px * fy - py * fx)
+
+
 @njit(cache=True)
 def rnea_full(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
               wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
@@ -135,22 +157,8 @@ def rnea_full(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd
     n = q.shape[0]
     if use_wrench:
         forward_kinematics(mp, ws, q)
-        k = n - 1
-        # world -> frame n: x_n = R^T x_w
-        fx = ws[k, WGR] * wrench[0] + ws[k, WGR + 3] * wrench[1] + ws[k, WGR + 6] * wrench[2]
-        fy = ws[k, WGR + 1] * wrench[0] + ws[k, WGR + 4] * wrench[1] + ws[k, WGR + 7] * wrench[2]
-        fz = ws[k, WGR + 2] * wrench[0] + ws[k, WGR + 5] * wrench[1] + ws[k, WGR + 8] * wrench[2]
-        mx = ws[k, WGR] * wrench[3] + ws[k, WGR + 3] * wrench[4] + ws[k, WGR + 6] * wrench[5]
-        my = ws[k, WGR + 1] * wrench[3] + ws[k, WGR + 4] * wrench[4] + ws[k, WGR + 7] * wrench[5]
-        mz = ws[k, WGR + 2] * wrench[3] + ws[k, WGR + 5] * wrench[4] + ws[k, WGR + 8] * wrench[5]
-        # moment about the frame-n origin: m + p_tool x f
-        t = n + 1
-        px = mp[t, AP]
-        py = mp[t, AP + 1]
-        pz = mp[t, AP + 2]
-        mx += py * fz - pz * fy
-        my += pz * fx - px * fz
-        mz += px * fy - py * fx
+        fx, fy, fz, mx, my, mz = wrench_in_last_frame(mp, ws, n, wrench[0], wrench[1], wrench[2],
+                                                      wrench[3], wrench[4], wrench[5])
         velocity_acceleration_pass(mp, ws, qd, qdd, True)
         backward_pass(mp, ws, n, -fx, -fy, -fz, -mx, -my, -mz, tau)
     else:

@@ -207,17 +207,19 @@ def forward_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarr
 
 
 def inverse_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarray,
-                     vd: np.ndarray, method: str = "silver") -> tuple[np.ndarray, np.ndarray, float]:
+                     vd: np.ndarray, method: str = "silver",
+                     wrench: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """``(tau_wheels (left, right), tau_arm, lam)`` realising the base-rate ``v-dot`` (with
     ``v[1] = v-dot[1] = 0``): whole-body ``tau = M qdd + h`` in world rates by any
     ``Formulations`` inverse-dynamics ``method``, mapped to ``[F_x, F_y, M_z]`` in the base
-    frame; ``lam = F_y`` is what the constraint supplies, the wheels give ``F_x`` and ``M_z``."""
+    frame; ``lam = F_y`` is what the constraint supplies, the wheels give ``F_x`` and ``M_z``;
+    ``wrench``: ``Robot``'s tool wrench (world, on the tool, moment about it)."""
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
     vd = np.asarray(vd, dtype=float)
     _check_rolling(v, "v")
     _check_rolling(vd, "vd")
-    fb = planar_base.inverse_dynamics(F, q, v, vd, method)
+    fb = planar_base.inverse_dynamics(F, q, v, vd, method, wrench)
     mv, Iw = wheels.added_inertia()
     return wheels.torques(fb[0] + mv * vd[0], fb[2] + Iw * vd[2]), fb[3:], float(fb[1])
 

@@ -79,9 +79,31 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0
     finally:
+        _exit_if_stuck(name)
         if cleanup is not None:
             cleanup()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+
+
+#: seconds a node's shutdown (cleanup, node and context destruction) may take
+SHUTDOWN_LIMIT = 10.0
+
+
+def _exit_if_stuck(name: str, limit: float = SHUTDOWN_LIMIT) -> None:
+    """A daemon timer that ends the process if its shutdown hangs (a thread stuck in DDS on
+    an overloaded machine, say): a node stopped by a signal, or by ``rbd-ros bringup`` ending,
+    must not outlive it.  It says so in one line; a normal exit never waits for it."""
+    import os
+    import threading
+
+    def stuck() -> None:
+        print(f"{name}: shutdown took longer than {limit:g} s; exiting without finishing it",
+              file=sys.stderr, flush=True)
+        os._exit(1)
+
+    timer = threading.Timer(limit, stuck)
+    timer.daemon = True
+    timer.start()
