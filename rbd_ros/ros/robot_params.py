@@ -6,6 +6,8 @@ Parameters (read-only)
   robot_description  URDF XML text; wins over urdf_path
   urdf_path          a .urdf or .xacro file; none of the three -> the bundled default robot
   base_link, tip_link  chain ends of a URDF ('' = inferred)
+  base               the base's ``MdhModel.base_type`` (fixed, planar, diff_drive; '' = the
+                     file's, URDF: fixed): a URDF's robot on a mobile base, the same for every node
   gravity            3 numbers (m/s^2, base frame). One rule for every node: this parameter
                      > the model file's ``gravity`` > [0, 0, -9.81] (URDF has no gravity).
 
@@ -27,7 +29,7 @@ from rbd_ros.ros.common import NodeConfigError
 
 #: name -> default ('' = not given; gravity None = not given)
 ROBOT_PARAMETERS: dict[str, Any] = {"model_yaml": "", "robot_description": "", "urdf_path": "",
-                                    "base_link": "", "tip_link": "", "gravity": None}
+                                    "base_link": "", "tip_link": "", "base": "", "gravity": None}
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
     from rbd_ros.urdf import load_model
 
     p = {**ROBOT_PARAMETERS, **{k: v for k, v in params.items() if v is not None}}
+    base = base or str(p["base"])
     gravity = _gravity(p["gravity"])
     if p["model_yaml"]:
         path = str(p["model_yaml"])

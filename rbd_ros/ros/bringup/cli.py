@@ -82,6 +82,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     src.add_argument("--urdf", default="", help="a .urdf/.xacro file")
     p.add_argument("--base-link", default="")
     p.add_argument("--tip-link", default="")
+    p.add_argument("--base", default="", choices=["", "fixed", "planar", "diff_drive"],
+                   help="a --urdf robot's base (default: the file's, a URDF's fixed), as the nodes' "
+                        "'base' parameter: diff_drive finds the wheel joints in the URDF")
     p.add_argument("--controller", default="computed_torque",
                    choices=[c for c in CONTROLLER_TYPES if c != "none"])
     p.add_argument("--duration", type=_positive_seconds, default=None,
@@ -129,7 +132,7 @@ class Bringup:
         if args.timestep is not None and not (np.isfinite(args.timestep) and args.timestep > 0):
             raise ValueError(f"--timestep must be a positive number of seconds, got {args.timestep}")
         self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
-                                                      args.base_link, args.tip_link))
+                                                      args.base_link, args.tip_link, args.base))
         self.mobile = self.model.base_type in MOBILE_BASES
         if self.mobile != (args.controller in MOBILE_LAWS):
             raise ValueError(f"'{self.model.name}' has a {self.model.base_type} base: use --controller "
@@ -158,7 +161,7 @@ class Bringup:
             controller["rate"] = 1.0 / float(args.timestep)
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
-                              controller=args.controller, mode=args.mode, bridge=bridge,
+                              base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
                               controller_parameters=controller, composed=args.composed,
                               rt_priority=args.rt_priority)
         self.procs = []

@@ -85,7 +85,7 @@ def _priority(value: str | int) -> int:
 
 
 def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "",
-                     tip_link: str = "") -> dict[str, Any]:
+                     tip_link: str = "", base: str = "") -> dict[str, Any]:
     """The robot for every node: ``urdf_path`` (+ chain ends) of a given file; for a bundled
     robot also ``model_yaml`` = ``config/NAME.yaml``, its complete model with the actuators
     (gear ratios, rotor inertias) that URDF cannot hold. The nodes prefer ``model_yaml``."""
@@ -105,11 +105,13 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
         params["base_link"] = base_link
     if tip_link:
         params["tip_link"] = tip_link
+    if base:
+        params["base"] = base  # a URDF's robot on a mobile base (robot_params)
     return params
 
 
 def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", tip_link: str = "",
-             controller: str = "computed_torque", mode: str = "realtime",
+             base: str = "", controller: str = "computed_torque", mode: str = "realtime",
              use_sim_time: str | bool = True, services: bool = True,
              simulate: bool = True, bridge: dict[str, Any] | None = None,
              controller_parameters: dict[str, Any] | None = None,
@@ -126,7 +128,7 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
         raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}'; use one of {', '.join(MODES)}")
-    common = robot_parameters(robot, urdf, base_link, tip_link)
+    common = robot_parameters(robot, urdf, base_link, tip_link, base)
     sim_time = _truthy(use_sim_time) and simulate
     composed = _truthy(composed, "composed") and controller != "none"
     priority = _priority(rt_priority)

@@ -261,11 +261,11 @@ class DynamicsServer:
 
         self.node = node
         started = time.monotonic()
-        for name, default in (("service_namespace", "rbd"), ("base", ""), ("max_points", DEFAULT_MAX_POINTS),
+        for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS),
                               ("allow_shared_namespace", False)):
             node.declare_parameter(name, default)
         prefix = service_prefix(node.get_parameter("service_namespace").value)
-        loaded = robot_from_node(node, base=node.get_parameter("base").value)  # + gravity ...
+        loaded = robot_from_node(node)  # + base, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
         shared = bool(node.get_parameter("allow_shared_namespace").value)

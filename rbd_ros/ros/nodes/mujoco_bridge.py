@@ -586,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
         log = level_logger(node)
         try:
             config, config_source = bridge_config(node)
-            loaded = robot_from_node(node, base=str(node.declare_parameter("base", "").value))
+            loaded = robot_from_node(node)  # the robot parameters, "base" among them
             model, source = loaded.model, loaded.source
             if model.base_type in MOBILE_BASES:
                 from rbd_ros.ros.mobile_bridge import mobile_config
