@@ -156,7 +156,33 @@ DEFAULT_DAMPING_RATIO = 1.0
 DEFAULT_RATE = 1000.0  # Hz, control rate assumed by the discrete-stability cap
 E_LINEAR = 0.02  # rad (m): error a joint law answers without running out of effort
 E_FRICTION = 0.005  # rad (m): Coulomb dead band c / kp the joint gains aim below
+FRICTION_BAND = 1e-3  # rad/s (m/s): the velocity over which a Coulomb compensation changes sign
 _TASK_POSES = 8  # random poses (besides q0) that decide which task axes the arm can move
+
+
+def coulomb_compensation(model: Any, m_min: np.ndarray, rate: float = DEFAULT_RATE
+                         ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The Coulomb friction ``T_c`` (003 (6.16)) of ``model``'s joints a law may feed forward,
+    and its velocity band, for joints of effective inertia ``m_min`` (``1 / (M^-1)_ii``, the
+    armature included; the caller's ``M``: a fixed arm's or a whole mobile robot's).
+
+    A law compensates ``c tanh(q_d' / eps)`` (smoothed sign of the reference velocity): the
+    plain ``T_c sign(q_d')`` steps by ``2 T_c`` at each reversal, and on a light link behind a
+    strong friction (TIAGo's arm_7: ``T_c = 1`` N m on ~4e-6 kg m^2) one control period of a
+    wrong-signed torque moves the joint by ``T_c dt^2 / (2 m_min)`` = 0.1 rad, far beyond any
+    feedback, and on a plant without that friction it diverges on the first step.  So
+    ``c = min(T_c, 2 m_min E_FRICTION / dt^2)``: a compensation held wrong for one period moves
+    the joint by at most ``E_FRICTION``; ``eps = FRICTION_BAND`` (narrow: a wider band leaves the
+    friction of slow joints half compensated).  Returns ``c``, ``eps`` and one note per capped joint."""
+    dt = 1.0 / float(rate)
+    tc = np.abs(np.asarray(model.coulomb, dtype=float))
+    m_min = np.asarray(m_min, dtype=float).reshape(tc.shape)
+    c = np.minimum(tc, 2.0 * m_min * E_FRICTION / dt**2)
+    notes = [f"joint '{model.joint_names[i]}': Coulomb compensation capped from {tc[i]:.4g} to "
+             f"{c[i]:.4g} N m (inertia {m_min[i]:.3g} kg m^2 at {rate:g} Hz: a wrong sign for one "
+             f"period must not move it more than {E_FRICTION} rad)"
+             for i in np.flatnonzero(c < tc * (1 - 1e-9))]
+    return c, np.full(tc.shape, FRICTION_BAND), notes
 
 
 def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT_BANDWIDTH,

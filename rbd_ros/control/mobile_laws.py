@@ -20,8 +20,9 @@ constrained system): with ``a*`` the wanted ``v``-dot,
   ``tau_R = (r/2)(F_x + 2 M_z/s)``, ``tau_L = (r/2)(F_x - 2 M_z/s)``.
 
 With ``model_actuators`` the arm rows add the drives of 003 (6.16)-(6.17): armature
-``G^2 J_m a*``, viscous ``D q'`` and Coulomb ``T_c sign(q_d')`` (the reference velocity's sign,
-as ``laws.ComputedTorque``).  The arm's ``a*`` is that of computed torque,
+``G^2 J_m a*``, viscous ``D q'`` and Coulomb ``c tanh(q_d' / eps)`` (the reference velocity's
+smoothed sign, ``c <= T_c`` capped for the link's inertia at the control rate:
+``gains.coulomb_compensation``; the caps are in ``gain_notes``).  The arm's ``a*`` is that of computed torque,
 ``q_d'' + k_d (q_d' - q') + k_p (q_d - q)``.
 
 The base's ``a*``:
@@ -59,7 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, DEFAULT_RATE, model_gains
+from rbd_ros.control.gains import (
+    DEFAULT_BANDWIDTH,
+    DEFAULT_DAMPING_RATIO,
+    DEFAULT_RATE,
+    coulomb_compensation,
+    model_gains,
+)
 
 MOBILE_LAWS = ("diff_drive_velocity", "whole_body_computed_torque")
 DEFAULT_BASE_BANDWIDTH = 2.0  # Hz
@@ -131,7 +138,17 @@ class MobileLaw:
         self.model_actuators = bool(model_actuators)
         self._armature = np.asarray(model.armature, dtype=float) if model_actuators else np.zeros(n)
         self._viscous = np.asarray(model.viscous, dtype=float) if model_actuators else np.zeros(n)
-        self._coulomb = np.asarray(model.coulomb, dtype=float) if model_actuators else np.zeros(n)
+        self._coulomb, self._band = np.zeros(n), np.ones(n)
+        if model_actuators:
+            q = np.zeros(3 + n)
+            q[3:] = np.clip(0.0, model.lower, model.upper) if q0 is None else np.asarray(q0, dtype=float)[3:]
+            M = robot.mass_matrix(q)
+            M[3:, 3:] += np.diag(self._armature)
+            keep = [0, 2, *range(3, 3 + n)] if self.diff else list(range(3 + n))  # diff: no v_y
+            m_min = 1.0 / np.diag(np.linalg.inv(M[np.ix_(keep, keep)]))[-n:]
+            self._coulomb, self._band, capped = coulomb_compensation(model, m_min, rate)
+            self.gain_notes = [*self.gain_notes, *capped]
+        self._friction = np.zeros(n)
         arm_lim = np.abs(np.asarray(model.effort_limit, dtype=float))
         base_lim = np.full(2, float(wheel_effort_limit)) if self.diff else \
             np.broadcast_to(np.asarray(base_force_limit, dtype=float), (3,)).copy()
@@ -195,7 +212,11 @@ class MobileLaw:
         Q = self.generalized
         Q[:] = robot.mass_matrix(q) @ self.a_star + robot.bias(q, vv)
         a_arm = self.a_star[3:]
-        Q[3:] += self._armature * a_arm + self._viscous * v[3:] + self._coulomb * np.sign(ref.qd)
+        f = self._friction  # c tanh(q_d' / eps): the smoothed sign of the reference velocity
+        np.divide(ref.qd, self._band, out=f)
+        np.tanh(f, out=f)
+        f *= self._coulomb
+        Q[3:] += self._armature * a_arm + self._viscous * v[3:] + f
         if not np.isfinite(Q).all():
             return False
         if self.diff:
