@@ -67,3 +67,25 @@ def test_gentle_driving_says_nothing(diff_model):
     _drive(sim, 2.0, 1500)
     assert not [msg for level, msg in logs if level == "warn"]
     assert sim.upset_steps == 0
+
+
+# ---- the dynamics services ------------------------------------------------------------------
+def test_forward_simulate_divergence_time_is_the_runs(diff_model):
+    """Torques 0 for 2 s, then 1e12 N m: the run diverges after t = 2 s.  The service ran the
+    core once per torque row and passed on its message, so it said 't = 0.02 s (step 2 of
+    100)': a wrong time in a 300-step run."""
+    from rbd_ros.robot import Robot
+    from rbd_ros.services import DynamicsService, RequestError
+
+    robot = Robot(diff_model)  # a MobileBaseRobot (the model has a diff_drive base)
+    service = DynamicsService(robot)
+    n = robot.dof
+    names = ["base_x", "base_y", "base_yaw", "base_vx", "base_vy", "base_wz",
+             *service.names.wheels, *robot.joint_names]
+    tau = np.zeros((3, 2 + n))
+    tau[2, :2] = 1e12
+    with pytest.raises(RequestError, match="diverged") as err:
+        service.forward_simulate(names, np.zeros(3 + n), np.zeros(3 + n), tau.ravel(), 1.0, 0.01)
+    t = float(str(err.value).split("t = ")[1].split(" ")[0])
+    assert 2.0 <= t <= 3.0, str(err.value)
+    assert "of 300" in str(err.value)
