@@ -89,3 +89,17 @@ def test_forward_simulate_divergence_time_is_the_runs(diff_model):
     t = float(str(err.value).split("t = ")[1].split(" ")[0])
     assert 2.0 <= t <= 3.0, str(err.value)
     assert "of 300" in str(err.value)
+
+
+# ---- the MuJoCo bridge node -----------------------------------------------------------------
+def test_mobile_parameters_on_a_fixed_arm_are_refused(node_process):
+    """A user who forgot ``base:=diff_drive`` (or picked a fixed arm) and set ``base_model``,
+    ``initial_base_pose`` got a fixed arm with those parameters silently ignored; the bridge
+    now refuses naming them and the robot's fixed base."""
+    from test_bridge_node import bridge_args, finished
+
+    proc = node_process(bridge_args(str(config_file("arm7")), base_model="ideal",
+                                    initial_base_pose=[1.0, 0.0, 0.0]))
+    assert finished(proc, 120.0) == 2
+    assert "base_model" in proc.output and "initial_base_pose" in proc.output
+    assert "fixed base" in proc.output and "Traceback" not in proc.output

@@ -601,6 +601,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: the bridge "
                                       f"simulates fixed, planar and diff_drive bases")
             else:
+                from rbd_ros.ros.mobile_bridge import refuse_mobile_parameters
+
+                refuse_mobile_parameters(node, model)
                 sim = Simulator(model, config, log=log)
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise
