@@ -103,3 +103,16 @@ def test_mobile_parameters_on_a_fixed_arm_are_refused(node_process):
     assert finished(proc, 120.0) == 2
     assert "base_model" in proc.output and "initial_base_pose" in proc.output
     assert "fixed base" in proc.output and "Traceback" not in proc.output
+
+
+def test_namespace_locks_of_different_namespaces_do_not_collide():
+    """'/left_arm/' and '/left/arm/' are two namespaces; their lock files were one
+    ('domain0_left_arm_lock'), so the second server was refused as 'already offered'."""
+    from rbd_ros.ros.nodes.dynamics_server import namespace_lock
+
+    first = namespace_lock("/adv2_left_arm/", shared=False, wait=0.0)
+    try:
+        second = namespace_lock("/adv2_left/arm/", shared=False, wait=0.0)
+        second.close()
+    finally:
+        first.close()
