@@ -116,3 +116,12 @@ def test_namespace_locks_of_different_namespaces_do_not_collide():
         second.close()
     finally:
         first.close()
+
+
+def test_base_effort_limit_of_wrong_length_names_the_parameter():
+    """``base_effort_limit:=[1.0, 2.0]`` said 'operands could not be broadcast together ...'."""
+    with pytest.raises(ValueError, match=r"base_effort_limit must be one number or 3"):
+        MobileConfig(base_effort_limit=(1.0, 2.0))
+    with pytest.raises(ValueError, match=r"base_effort_limit"):
+        MobileConfig(base_effort_limit="abc")
+    assert MobileConfig(base_effort_limit=5.0).base_effort_limit == (5.0, 5.0, 5.0)

@@ -80,7 +80,11 @@ class MobileConfig:
         if len(pose) != 3 or not np.isfinite(pose).all():
             raise ValueError(f"initial_base_pose must be 3 finite numbers [x, y, yaw], got {list(pose)}")
         put(self, "initial_base_pose", pose)
-        limits = tuple(float(v) for v in np.broadcast_to(np.asarray(self.base_effort_limit, float), 3))
+        try:
+            limits = tuple(float(v) for v in np.broadcast_to(np.asarray(self.base_effort_limit, float), 3))
+        except (TypeError, ValueError):
+            raise ValueError(f"base_effort_limit must be one number or 3 [F_x, F_y, M_z] (N, N, N m), "
+                             f"got {self.base_effort_limit!r}") from None
         put(self, "base_effort_limit", limits)
         for name in ("wheel_effort_limit", "wheel_armature", "wheel_viscous", "wheel_coulomb",
                      "floor_friction", "base_height"):
