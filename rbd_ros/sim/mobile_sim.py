@@ -30,8 +30,8 @@ frictionloss on the wheel hinges).
   integrators, by MuJoCo's inertia, which for a wheel is its spin inertia alone).  The wheel angles (diff drive)
   integrate the rolling wheel rates ``(v_x -/+ omega s/2) / r`` by the trapezoid rule.
 
-``initial_base_pose`` ``[x, y, yaw]`` places the base (diff drive; a planar base takes its
-start from the base entries of ``initial_positions``/``initial_velocities``); initial wheel
+``initial_base_pose`` ``[x, y, yaw]`` places the base (a planar base: or the base entries of
+``initial_positions``, not both differing; its twist from ``initial_velocities``); initial wheel
 rates of a diff-drive base give it the matching rolling twist.  ``base_state()`` is the ground
 truth of the base for ``/odom``: pose (position, quaternion x y z w) and the twist in the base
 frame.
@@ -214,8 +214,15 @@ class MobileSimulator(Simulator):
             w = self.qd0[:2]  # wheel rates -> the rolling twist
             r, s = self.robot_model.wheel_radius, self.robot_model.wheel_separation
             v3 = np.array([0.5 * r * (w[0] + w[1]), 0.0, r * (w[1] - w[0]) / s])
-        else:
+        else:  # the base entries of initial_positions, or initial_base_pose (not two poses)
             pose, v3 = self.q0[:3].copy(), self.qd0[:3].copy()
+            given = np.array(self.mobile.initial_base_pose)
+            if given.any():
+                if pose.any() and not np.allclose(pose, given, rtol=0.0, atol=1e-12):
+                    raise ValueError(f"initial_base_pose {list(given)} and the base entries of "
+                                     f"initial_positions {list(pose)} disagree; give the pose once")
+                pose = given
+                self.q0[:3] = given
         self._wheel_angles = self.q0[:k].copy() if self.diff_drive else None
         self._q = np.concatenate([pose, arm_q])  # the core's state (ideal)
         self._v = np.concatenate([v3, arm_v])
