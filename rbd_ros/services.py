@@ -555,8 +555,9 @@ class DynamicsService:
         if steps < 1:
             raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
         # zero-order hold: which torque row each step uses (tiny tolerance for round-off)
-        rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9).astype(np.intp),
-                          len(tau) - 1)
+        # clipped before the integer cast: a tiny torque_period overflows it (the last row held)
+        rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9),
+                          len(tau) - 1).astype(np.intp)
         tau_steps = np.ascontiguousarray(tau[rows])
         t0 = time.perf_counter()
         try:

@@ -141,3 +141,22 @@ def test_initial_base_pose_places_a_planar_base_too():
     clash = BridgeConfig(initial_positions=(3.0, 0.0, 0.0, *np.zeros(m.dof)))
     with pytest.raises(ValueError, match="initial_base_pose.*initial_positions"):
         MobileSimulator(m, clash, MobileConfig(initial_base_pose=(1.0, 2.0, 0.5)), log=lambda *a: None)
+
+
+@pytest.mark.parametrize("name", ["arm7", "mobile_arm7"])
+def test_forward_simulate_tiny_torque_period_holds_the_last_row(name):
+    """``torque_period`` 1e-300 s: every step after the first is past the torques, so the last
+    row is held (as for 1e-12 s).  The row index overflowed the integer cast and crashed the
+    service with IndexError (index -9223372036854775808)."""
+    from rbd_ros.robot import Robot
+    from rbd_ros.services import DynamicsService
+
+    service = DynamicsService(Robot(MdhModel.from_yaml(str(config_file(name)))))
+    names = list(service._every) if service.moving else list(service.robot.joint_names)
+    nq, nv = service.widths(names)
+    nu = len(service.efforts(names)[0]) if service.moving else nv
+    tau = np.outer([0.0, 1.0, 2.0], np.ones(nu))
+    runs = [service.forward_simulate(names, np.zeros(nq), np.zeros(nv), tau.ravel(), period, 1e-3,
+                                     duration=0.01) for period in (1e-300, 1e-12)]
+    np.testing.assert_array_equal(runs[0].positions, runs[1].positions)
+    assert np.abs(runs[0].velocities[-1]).max() > 0  # the torques did act
