@@ -378,6 +378,14 @@ def test_ros_server_diff_drive(diff, node_process) -> None:  # noqa: ANN001
         M = c.mass_matrix(Q[0])
         assert M.shape == (r.nv, r.nv) and np.abs(M - r.mass_matrix(Q[0])).max() < 1e-12
         assert np.abs(c.gravity(Q) - service.gravity(c.joint_names, Q)).max() < 1e-12
+        st = c.static_torques(Q, [1.0, -2.0, 3.0, 0.1, 0.2, -0.3], include_gravity=True, joint_names=names)
+        assert st.shape == (2, 2 + r.dof + 1)
+        assert np.abs(st - service.static_torques(names, Q, [1.0, -2.0, 3.0, 0.1, 0.2, -0.3],
+                                                  include_gravity=True)).max() < 1e-12
+        assert np.abs(c.jacobian(Q[0]) - r.jacobian(Q[0])).max() < 1e-12
+        fk = c.forward_kinematics(Q[0])
+        p = fk.tool_pose.position
+        assert fk.frame_id == "world" and np.abs([p.x, p.y, p.z] - r.fk(Q[0])[:3, 3]).max() < 1e-12
         sim = c.forward_simulate(Q[0], 0.1 * V[0], np.zeros((1, r.nu)), 0.01, 0.001)
         assert sim.positions.shape == (11, r.nq) and np.all(sim.velocities[:, 1] == 0.0)
         V[1, 1] = 0.2
