@@ -588,20 +588,14 @@ class DynamicsService:
 
     def _mobile_simulate(self, q0: np.ndarray, v0: np.ndarray, tau: np.ndarray, rows: np.ndarray,
                          dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``MobileBaseRobot.simulate`` (a constant input) once per run of steps holding one
-        torque row, each run starting where the last ended; ``qdd[k]`` is the acceleration
-        under step k's row (the last under the last row), as the fixed base's."""
-        steps = len(rows)
-        Q, V, A = np.empty((steps + 1, len(q0))), np.empty((steps + 1, len(v0))), np.empty((steps + 1, len(v0)))
-        Q[0], V[0] = q0, v0
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        for a, b in zip(starts, np.r_[starts[1:], steps]):
-            try:
-                res = self.robot.simulate(Q[a], V[a], tau[rows[a]], dt, int(b - a))
-            except ValueError as exc:  # a state check of the core on a diverging state
-                raise SimulationError(f"simulation diverged at t = {a * dt:g} s: {exc}") from None
-            Q[a + 1:b + 1], V[a + 1:b + 1], A[a:b + 1] = res.q[1:], res.qd[1:], res.qdd
-        return Q, V, A
+        """One ``MobileBaseRobot.simulate`` call on the input sequence ``tau[rows]`` (steps, nu),
+        row k held over step k; ``qdd[k]`` is the acceleration under step k's row (the last
+        under the last row), as the fixed base's."""
+        try:
+            res = self.robot.simulate(q0, v0, np.ascontiguousarray(tau[rows]), dt)
+        except ValueError as exc:  # a state check of the core on a diverging state
+            raise SimulationError(f"simulation diverged: {exc}") from None
+        return res.q, res.qd, res.qdd
 
     # ---- statics and inverse kinematics --------------------------------------------------
     def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
