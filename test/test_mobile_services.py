@@ -99,8 +99,8 @@ def _rk4(f, q: np.ndarray, v: np.ndarray, tau_rows: np.ndarray, dt: float) -> tu
 
 
 def test_planar_forward_simulate_vs_pinocchio_rk4(omni) -> None:  # noqa: ANN001
-    """Two torque rows held 0.05 s each (the service restarts the core's simulation at the
-    change), against RK4 on ``pin.aba``; the base moves and turns."""
+    """Two torque rows held 0.05 s each (one core simulation over the (steps, nu) input
+    sequence), against RK4 on ``pin.aba``; the base moves and turns."""
     r, service, pm, pd = omni
     joints = list(r.joint_names)
     names = shuffled(BQ + BV + joints, 3)
