@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_mobile_base_robot import DIFF, OMNI, TOL, _pin_tool_jacobian, pin_q, pin_reduced, states
 
 from core_oracles import rel_err
 from rbd_ros import Robot
-from test_mobile_base_robot import DIFF, OMNI, TOL, _pin_tool_jacobian, pin_q, pin_reduced, states
 
 pin = pytest.importorskip("pinocchio")
 

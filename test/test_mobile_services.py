@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_mobile_base_robot import DIFF, OMNI, _pin_kkt, pin_mass, pin_q, pin_reduced
+from test_mobile_base_robot import DIFF, OMNI, _pin_kkt, _pin_tool_jacobian, pin_mass, pin_q, pin_reduced
 
 from core_oracles import REPO, rel_err
 
@@ -299,11 +299,8 @@ def test_base_names_configurable_and_checked(diff) -> None:  # noqa: ANN001
 # ---- kinematics and statics ---------------------------------------------------------------------
 def _pin_tool(pm, pd, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
     """Pinocchio's tool pose and whole-body tool Jacobian (world axes, base-rate columns)."""
-    qp = pin_q(q)
-    pin.computeJointJacobians(pm, pd, qp)
-    pin.updateFramePlacements(pm, pd)
-    fid = pm.getFrameId("tool0")
-    return pd.oMf[fid].homogeneous, pin.getFrameJacobian(pm, pd, fid, pin.LOCAL_WORLD_ALIGNED)
+    J = _pin_tool_jacobian(pm, pd, q)  # also places the frames
+    return pd.oMf[pm.getFrameId("tool0")].homogeneous, J
 
 
 @pytest.mark.parametrize("base", ("planar", "diff_drive"))
