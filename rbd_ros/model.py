@@ -27,7 +27,11 @@ the no-side-slip constraint at the base_link origin, 001 (64)) use the same base
 ``base`` as the arm's mounting transform (:mod:`rbd_ros.mobile_base`); ``diff_drive`` also has
 ``wheel_radius`` and ``wheel_separation`` (m, ros2_control ``diff_drive_controller`` meanings),
 ``wheel_joints`` (left, right URDF joint names; may be empty) and ``wheel_spin_inertia`` (kg m^2,
-each wheel about its axle; the wheels' mass is in the base body).
+each wheel about its axle; the wheels' mass is in the base body) and ``wheel_axle_height`` (m:
+the axle midpoint's z in ``base_link``, 0 when base_link's origin is on the axle, the wheel
+radius for a ``base_footprint`` on the floor; only a simulator's geometry reads it, and only
+for ``diff_drive``), ``casters`` (``(x, y, radius)`` in ``base_link``, m: the base's passive
+ground contacts found in a URDF; empty = a simulator's default).
 
 Actuators (003 §6.1, (6.15)-(6.17)): ``gear_ratio`` and ``rotor_inertia`` give the armature
 ``gear_ratio**2 * rotor_inertia`` reflected to the joint; ``viscous`` (N m s/rad) and
@@ -120,6 +124,8 @@ class MdhModel:
     wheel_separation: float = 0.0
     wheel_joints: tuple[str, ...] = ()  # (left, right) or ()
     wheel_spin_inertia: float = 0.0
+    wheel_axle_height: float = 0.0  # m, axle midpoint above base_link's origin (module docstring)
+    casters: tuple[tuple[float, float, float], ...] = ()  # (x, y, radius) in base_link, m
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -188,7 +194,14 @@ class MdhModel:
             put(self, key, float(getattr(self, key)))
             if not np.isfinite(getattr(self, key)) or getattr(self, key) < 0:
                 raise ValueError(f"MdhModel: {key} must be finite and >= 0, got {getattr(self, key)}")
+        put(self, "wheel_axle_height", float(self.wheel_axle_height))
+        if not np.isfinite(self.wheel_axle_height):
+            raise ValueError(f"MdhModel: wheel_axle_height must be finite, got {self.wheel_axle_height}")
         put(self, "wheel_joints", tuple(str(s) for s in self.wheel_joints))
+        casters = np.asarray(self.casters, dtype=float).reshape(-1, 3) if len(self.casters) else np.zeros((0, 3))
+        if not (np.isfinite(casters).all() and (casters[:, 2] > 0).all()):
+            raise ValueError(f"MdhModel: casters must be (x, y, radius > 0) triples, got {casters.tolist()}")
+        put(self, "casters", tuple(tuple(float(x) for x in c) for c in casters))
         if len(self.wheel_joints) not in (0, 2):
             raise ValueError(f"MdhModel: wheel_joints must be (left, right) or empty, got {list(self.wheel_joints)}")
         if self.base_type == "diff_drive":
@@ -236,7 +249,7 @@ class MdhModel:
             raise ValueError(f"base 'diff_drive' needs the wheels (radius, separation) of a diff_drive "
                              f"model file or URDF; this model's base is '{self.base_type}'")
         return self.replace(base_type=base_type, wheel_radius=0.0, wheel_separation=0.0, wheel_joints=(),
-                            wheel_spin_inertia=0.0)
+                            wheel_spin_inertia=0.0, wheel_axle_height=0.0, casters=())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form for YAML/JSON; ``from_dict(to_dict())`` is exact (floats via repr)."""
@@ -256,6 +269,10 @@ class MdhModel:
         if self.base_type == "diff_drive":
             out["wheels"] = {"radius": self.wheel_radius, "separation": self.wheel_separation,
                              "joints": list(self.wheel_joints), "spin_inertia": self.wheel_spin_inertia}
+            if self.wheel_axle_height:
+                out["wheels"]["axle_height"] = self.wheel_axle_height
+            if self.casters:
+                out["wheels"]["casters"] = [list(c) for c in self.casters]
         for i, jn in enumerate(self.joint_names):
             j: dict[str, Any] = {
                 "name": jn,
@@ -302,9 +319,11 @@ class MdhModel:
             if key in body:
                 kw[f"base_{key}"] = body[key]
         wheels = data.get("wheels") or {}
-        for key in ("radius", "separation", "joints", "spin_inertia"):
+        for key in ("radius", "separation", "joints", "spin_inertia", "axle_height"):
             if key in wheels:
                 kw[f"wheel_{key}"] = wheels[key]
+        if "casters" in wheels:
+            kw["casters"] = wheels["casters"]
         return cls(**kw)
 
     def to_yaml(self, path: str | None = None) -> str:

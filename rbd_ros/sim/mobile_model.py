@@ -8,11 +8,14 @@ world is z up with a floor plane at z = 0; B sits ``height`` above it.
 
 * ``wheels`` (diff_drive; the default): a **free joint** (``base_free``) on the base body, two
   wheel bodies on hinge joints (named ``model.wheel_joints``, axles along the base y axis at
-  ``y = +-s/2``, cylinders of radius r) driven by torque actuators, touching the floor through
-  a sphere of radius r (one contact point under the axle: a cylinder's contacts at both rims
-  would scrub when turning, Coulomb friction 4 cm apart braking the yaw), and passive
+  ``y = +-s/2``, ``model.wheel_axle_height`` above B, cylinders of radius r) driven by torque
+  actuators, touching the floor through a sphere of radius r (one contact point under the
+  axle: a cylinder's contacts at both rims would scrub when turning, Coulomb friction 4 cm
+  apart braking the yaw), and passive
   **casters**: frictionless spheres (``condim = 1``, ``priority = 1`` over the floor) fixed
-  to the base at the four corners (``casters``), touching the floor through soft contacts
+  to the base where ``model.casters`` says (the URDF's, ``rbd_ros.urdf.wheels``) when they hold
+  it both ahead of and behind the axle, else at the four corners (``casters``; a single
+  caster leaves the base to tip over the axle), touching the floor through soft contacts
   (``CASTER_TIME_CONSTANT``, a suspension: the drive wheels carry ~95 % of the weight, as
   they must for traction; with contacts as stiff as the tyres' the casters took 80 %).
   Tyres and floor have Coulomb friction ``friction`` (MuJoCo's default pyramidal cone,
@@ -73,12 +76,13 @@ def wheel_mass(model: MdhModel) -> float:
 
 def _base_without_wheels(model: MdhModel, m_w: float) -> tuple[float, np.ndarray, np.ndarray]:
     """(mass, com, inertia about com) of the base body less two wheels of mass ``m_w`` at
-    ``(0, +-s/2, 0)`` with disc inertia ``diag(I_a/2, I_a, I_a/2)``: parallel-axis theorem."""
+    ``(0, +-s/2, z_axle)`` with disc inertia ``diag(I_a/2, I_a, I_a/2)``: parallel-axis theorem."""
     M, c, Ic = model.base_mass, np.asarray(model.base_com, float), np.asarray(model.base_inertia, float)
     s, Ia = model.wheel_separation, model.wheel_spin_inertia
     if m_w <= 0.0 or M - 2.0 * m_w <= 0.0:
         return M, c, Ic
-    wheels = [np.array([0.0, 0.5 * s, 0.0]), np.array([0.0, -0.5 * s, 0.0])]
+    z = model.wheel_axle_height
+    wheels = [np.array([0.0, 0.5 * s, z]), np.array([0.0, -0.5 * s, z])]
     Mb = M - 2.0 * m_w
     cb = (M * c - m_w * sum(wheels)) / Mb
 
@@ -99,7 +103,8 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                        visuals: bool = True) -> tuple["mujoco.MjModel", list[str]]:
     """The MuJoCo model of the module docstring and the inertia fix-up warnings.
 
-    ``height``: B above the floor (default: the wheel radius, or 0.1 m for a planar base);
+    ``height``: B above the floor (default: the wheel radius less the axle's height above B,
+    or 0.1 m for a planar base);
     ``casters``: (x, y) (m, base frame) of the caster spheres (default the four corners
     ``(+-0.6 s, +-0.3 s)``: casters on the centre line only would let the base roll onto one
     wheel in a fast turn, lifting the other off the floor); the wheel
@@ -117,9 +122,9 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
     diff = model.base_type == "diff_drive"
     rolling = diff and base_model == "wheels"
     r, s = model.wheel_radius, model.wheel_separation
-    h = float(height) if height is not None else (r if diff else 0.1)
-    if not (np.isfinite(h) and h > 0):
-        raise ValueError(f"base height must be a positive number (m), got {height}")
+    h = float(height) if height is not None else (r - model.wheel_axle_height if diff else 0.1)
+    if not (np.isfinite(h) and h >= 0):
+        raise ValueError(f"base height must be a number >= 0 (m), got {height}")
     spec = new_spec(model, timestep, integrator, contacts or rolling)
     looks = _Looks(spec, model, (), ground=False) if visuals else None
     world = spec.worldbody
@@ -148,14 +153,15 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
     base.add_site(name="base_point")
     span = 0.6 * s if diff else 0.3
     if visuals:  # a box for the chassis (no contact, no mass)
-        base.add_geom(type=mjg.mjGEOM_BOX, size=[span + 0.05, 0.4 * s if diff else 0.25, 0.5 * h],
-                      pos=[0.0, 0.0, 0.5 * h], rgba=BASE_COLOUR, contype=0, conaffinity=0,
+        half, z = (0.5 * r, model.wheel_axle_height + 0.5 * r) if diff else (0.5 * h, 0.5 * h)
+        base.add_geom(type=mjg.mjGEOM_BOX, size=[span + 0.05, 0.4 * s if diff else 0.25, half],
+                      pos=[0.0, 0.0, z], rgba=BASE_COLOUR, contype=0, conaffinity=0,
                       mass=0.0, group=1, name="chassis")
     if diff:
         axle = _quat(np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]))  # cylinder z -> base y
         for name, side in zip(wheel_joint_names(model), (1.0, -1.0)):
             wheel = base.add_body(name=name.removesuffix("_joint") or name,
-                                  pos=[0.0, side * 0.5 * s, 0.0])
+                                  pos=[0.0, side * 0.5 * s, model.wheel_axle_height])
             winertial, warn = fix_inertia(max(m_w, min_mass), np.zeros(3), np.diag(
                 [0.5, 1.0, 0.5]) * model.wheel_spin_inertia, label=f"wheel '{name}'",
                 min_mass=min_mass, min_inertia=min_inertia)
@@ -178,9 +184,11 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                                name=f"{name}_contact", condim=3, contype=1, conaffinity=1,
                                friction=[friction, 0.005, 0.0001], solref=stiff)
         if rolling:
-            rc = 0.5 * r
-            corners = [(x, y) for x in (span, -span) for y in (0.3 * s, -0.3 * s)]
-            for k, (x, y) in enumerate(casters if casters is not None else corners):
+            corners = [(x, y, 0.5 * r) for x in (span, -span) for y in (0.3 * s, -0.3 * s)]
+            both_sides = {np.sign(c[0]) for c in model.casters} >= {-1.0, 1.0}
+            spheres = [(x, y, 0.5 * r) for x, y in casters] if casters is not None else \
+                (model.casters if both_sides else corners)
+            for k, (x, y, rc) in enumerate(spheres):
                 base.add_geom(type=mjg.mjGEOM_SPHERE, size=[rc, 0.0, 0.0], name=f"caster{k}",
                               pos=[float(x), float(y), rc - h], condim=1, priority=1, contype=1, conaffinity=1,
                               mass=0.0, rgba=WHEEL_COLOUR, solref=[CASTER_TIME_CONSTANT, 1.0])

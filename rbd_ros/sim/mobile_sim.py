@@ -65,7 +65,7 @@ class MobileConfig:
     wheel_viscous: float = 0.0  # N m s/rad
     wheel_coulomb: float = 0.0  # N m
     floor_friction: float = 1.0  # Coulomb coefficient wheel/floor
-    base_height: float = 0.0  # m, base_link above the floor; 0 = wheel radius (planar 0.1)
+    base_height: float = 0.0  # m, base_link above the floor; 0 = wheel radius - axle height (planar 0.1)
 
     def __post_init__(self) -> None:
         put = object.__setattr__

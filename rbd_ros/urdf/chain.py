@@ -10,6 +10,10 @@
   at the identity.
 * Everything that is not below ``base_link`` (including joints above it) is the fixed
   world: ``base_link`` is the world frame, so those links neither move nor load the chain.
+  With ``carry_above`` (a moving ground base) the links fixed to ``base_link`` from above
+  (e.g. ``base_footprint`` when ``base_link`` is its child, and whatever is fixed to it:
+  covers, sensors) ride on the base instead (body 0, their off-chain movable joints locked
+  as below); the walk up stops at the first non-fixed joint (what lies beyond is the world).
 
 :func:`select_chain` returns a :class:`Chain` holding, for the reference configuration
 (chain joints at q = 0, locked joints at their values), every link's pose in the
@@ -26,7 +30,7 @@ import numpy as np
 
 from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.parse import MOVABLE, UrdfTree
-from rbd_ros.urdf.transforms import joint_motion
+from rbd_ros.urdf.transforms import inverse, joint_motion
 
 
 @dataclass(frozen=True)
@@ -115,13 +119,16 @@ def _infer_tip(tree: UrdfTree, base: str, locked: Mapping[str, float]) -> str:
 
 
 def select_chain(tree: UrdfTree, base_link: str | None = None, tip_link: str | None = None,
-                 locked_joints: Mapping[str, float] | None = None) -> Chain:
+                 locked_joints: Mapping[str, float] | None = None, carry_above: bool = False,
+                 ignore: tuple[str, ...] = ()) -> Chain:
     """Select the chain and freeze the rest (see the module docstring).
 
     ``base_link`` defaults to the URDF root.  Without ``tip_link`` the robot must have a
     single chain of movable (non-locked) joints below ``base_link``; the tip is then the
     link moved by the last of them, followed through any unbranched fixed joints.  A
-    branching robot raises a :class:`UrdfError` listing the candidate tips.
+    branching robot raises a :class:`UrdfError` listing the candidate tips; joints in
+    ``ignore`` (a mobile base's wheels) are no branches for that.  ``carry_above``: see the
+    module docstring.
     """
     locked = _check_locked(tree, locked_joints or {})
     base = base_link if base_link is not None else tree.root
@@ -129,7 +136,7 @@ def select_chain(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
         raise _unknown("base_link", base, tree.links, tree.source)
     if tip_link is not None and tip_link not in tree.links:
         raise _unknown("tip_link", tip_link, tree.links, tree.source)
-    tip = tip_link if tip_link is not None else _infer_tip(tree, base, locked)
+    tip = tip_link if tip_link is not None else _infer_tip(tree, base, {**dict.fromkeys(ignore, 0.0), **locked})
     path = _path(tree, base, tip)
 
     chain_joints: list[str] = []
@@ -172,14 +179,27 @@ def select_chain(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
     reference = {base: np.eye(4)}
     body = {base: 0}
     index = {jn: i + 1 for i, jn in enumerate(chain_joints)}
-    for link in below[1:]:
-        jn = tree.parent_joint[link]
-        j = tree.joints[jn]
-        q = 0.0
-        if j.movable and jn not in on_chain:
-            q = positions[jn] = position(jn)
-        reference[link] = reference[j.parent] @ j.origin @ joint_motion(j.type, j.axis, q)
-        body[link] = index.get(jn, body[j.parent])
+
+    def hang(links: list[str]) -> None:  # place links below an already placed parent
+        for link in links:
+            jn = tree.parent_joint[link]
+            j = tree.joints[jn]
+            q = 0.0
+            if j.movable and jn not in on_chain:
+                q = positions[jn] = position(jn)
+            reference[link] = reference[j.parent] @ j.origin @ joint_motion(j.type, j.axis, q)
+            body[link] = index.get(jn, body[j.parent])
+
+    hang(below[1:])
+    link = base
+    while carry_above and link in tree.parent_joint and tree.joints[tree.parent_joint[link]].type == "fixed":
+        j = tree.joints[tree.parent_joint[link]]
+        reference[j.parent] = reference[link] @ inverse(j.origin)
+        body[j.parent] = 0
+        for jn in tree.child_joints[j.parent]:
+            if jn != j.name:
+                hang(tree.subtree(tree.joints[jn].child))
+        link = j.parent
     return Chain(base=base, tip=tip, joints=tuple(chain_joints), path=tuple(path),
                  positions=positions, reference=reference, body=body,
                  children=tuple(tree.joints[jn].child for jn in chain_joints))

@@ -2,6 +2,11 @@
 
     rbd-ros urdf2mdh ROBOT.urdf[.xacro] [--base L] [--tip L] [--lock J=val ...]
                      [--xacro-arg k:=v ...] [--format table|yaml|json] [-o model.yaml]
+                     [--base-type fixed|floating|planar|diff_drive] [--wheels LEFT RIGHT]
+
+``--base-type`` puts the chain on a moving base (``Robot.from_urdf``'s ``base``; a
+``diff_drive`` base's wheels found in the URDF or named with ``--wheels``), so ``-o`` writes a
+model file the bridge and bringup read (``model_yaml``).
 
 The table lists Craig's parameters a_{i-1}, alpha_{i-1}, d_i, theta_i (offset; radians)
 of 003 §1.6 with joint type, limits and the relation of each axis to
@@ -18,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from rbd_ros.model import JOINT_TYPE_NAMES
+from rbd_ros.model import BASE_TYPES, JOINT_TYPE_NAMES
 from rbd_ros.urdf.convert import UrdfConversion, load_conversion
 from rbd_ros.urdf.errors import UrdfError
 
@@ -43,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="xacro argument (repeatable)")
     p.add_argument("--gravity", metavar="G", nargs=3, type=float, default=[0.0, 0.0, -9.81],
                    help="gravity in the base frame (default 0 0 -9.81)")
+    p.add_argument("--base-type", choices=BASE_TYPES, default="fixed",
+                   help="root joint of the base link (default fixed: the world)")
+    p.add_argument("--wheels", metavar=("LEFT", "RIGHT"), nargs=2,
+                   help="diff_drive: the drive wheel joints (default: found in the URDF)")
     p.add_argument("--format", choices=("table", "yaml", "json"), default="table", help="what to print")
     p.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the YAML model here")
     return p
@@ -107,6 +116,10 @@ def format_table(conv: UrdfConversion) -> str:
     with np.printoptions(precision=6, suppress=True):
         lines.append("base (base_link -> frame 0):\n" + str(np.round(m.base, 12) + 0.0))
         lines.append(f"tool (frame {m.dof} -> {m.tip_link}):\n" + str(np.round(m.tool, 12) + 0.0))
+    if m.base_type != "fixed":
+        lines.append(f"base: {m.base_type}, {m.base_mass:.6g} kg" + (
+            f"; wheels {m.wheel_joints[0]}, {m.wheel_joints[1]}: radius {m.wheel_radius:.6g} m, separation "
+            f"{m.wheel_separation:.6g} m, {len(m.casters)} casters" if m.base_type == "diff_drive" else ""))
     if conv.positions:
         lines.append("locked: " + ", ".join(f"{k}={v:g}" for k, v in conv.positions.items()))
     return "\n".join(lines)
@@ -125,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             conv = load_conversion(args.source, base_link=args.base, tip_link=args.tip,
                                    locked_joints=_locks(args.lock),
                                    xacro_args=_pairs(args.xacro_arg, (":=", "="), "--xacro-arg"),
-                                   gravity=args.gravity)
+                                   gravity=args.gravity, base_type=args.base_type,
+                                   wheels=dict(zip(("left", "right"), args.wheels)) if args.wheels else None)
         if args.output:
             try:
                 conv.model.to_yaml(args.output)

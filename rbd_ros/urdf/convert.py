@@ -23,14 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbd_ros.algorithm.mdh import mdh_transform
-from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
+from rbd_ros.model import MOBILE_BASES, PRISMATIC, REVOLUTE, MdhModel
 from rbd_ros.urdf.chain import Chain, select_chain
 from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.geometry import AxisLine, MdhGeometry, mdh_geometry
 from rbd_ros.urdf.inertia import Body, link_body, merge
 from rbd_ros.urdf.parse import UrdfTree, load_tree
 from rbd_ros.urdf.transforms import inverse, joint_motion
-from rbd_ros.urdf.wheels import find_wheels
+from rbd_ros.urdf.wheels import find_wheels, wheel_like
 
 #: above this (metres / radians) the self-check warns that the MDH model deviates from the URDF
 FIDELITY_WARN = 1e-9
@@ -99,7 +99,9 @@ def _bodies(tree: UrdfTree, chain: Chain, frames: np.ndarray) -> list[Body]:
 def _base_body(tree: UrdfTree, chain: Chain, base_type: str, wheels: Mapping | None) -> dict:
     """``base_type`` and, for a moving base, the merged inertia of body 0 (``base_link`` and
     every link fixed to it) in base_link coordinates (``MdhModel`` base fields); for
-    ``diff_drive`` the wheel fields (``urdf.wheels.find_wheels`` with ``wheels`` as keywords)."""
+    ``diff_drive`` the wheel fields (``urdf.wheels.find_wheels`` with ``wheels`` as keywords).
+    A ground base also carries the links fixed to ``base_link`` from above (``chain.select_chain``
+    ``carry_above``: e.g. ``base_footprint`` and its covers when ``base_link`` is its child)."""
     if wheels and base_type != "diff_drive":
         raise UrdfError(f"wheel options {sorted(wheels)} are for base 'diff_drive', not '{base_type}'")
     if base_type == "fixed":
@@ -138,7 +140,11 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
                  gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
                  wheels: Mapping | None = None) -> UrdfConversion:
     """Convert a parsed :class:`UrdfTree` (see :func:`load_conversion`)."""
-    chain = select_chain(tree, base_link, tip_link, locked_joints)
+    named = tuple(w for w in ((wheels or {}).get("left"), (wheels or {}).get("right")) if w is not None)
+    if base_type == "diff_drive" and not named and tip_link is None:
+        named = wheel_like(tree, base_link if base_link is not None else tree.root)
+    chain = select_chain(tree, base_link, tip_link, locked_joints, carry_above=base_type in MOBILE_BASES,
+                         ignore=named)
     lines, link_frames = [], []
     for jn, child in zip(chain.joints, chain.children):
         ref = chain.reference[child]  # = the joint frame: chain joints sit at q = 0

@@ -182,7 +182,7 @@ def parse_urdf(text: str, label: str = "robot_description string") -> UrdfTree:
     if root.tag != "robot":
         raise UrdfError(f"{label}: the root element is <{root.tag}>, expected <robot>")
     _check_names(root, label)
-    robot, warnings = _urdf_parser_py(text, label)
+    robot, warnings = _urdf_parser_py(_without_transmissions(root, text), label)
 
     links: dict[str, LinkInfo] = {}
     for link in robot.links:
@@ -230,6 +230,18 @@ def _check_names(root: ET.Element, label: str) -> None:
             if name in seen:
                 raise UrdfError(f"{label}: duplicate {tag} name '{name}'")
             seen.add(name)
+
+
+def _without_transmissions(root: ET.Element, text: str) -> str:
+    """The URDF text for ``urdf_parser_py`` minus ``<transmission>`` elements: the converter
+    does not read them, and the parser refuses the old (pre-ros_control) form some robots still
+    ship (e.g. PR2's ``<transmission type=...>``)."""
+    found = root.findall("transmission")
+    if not found:
+        return text
+    for el in found:
+        root.remove(el)
+    return ET.tostring(root, encoding="unicode")
 
 
 def _urdf_parser_py(text: str, label: str):

@@ -13,9 +13,13 @@ converter freezes it, so its mass is in the base body).  With its joint frame ``
 * spin inertia ``I_a = a^T I_c a + m |a x c|^2`` (about the axle through the joint origin;
   ``c`` the centre of mass in the joint frame, parallel-axis theorem).
 
-The base point of ``diff_drive`` is ``base_link``'s origin, which must lie on the axle midpoint
-(its x and the midpoint's x, y agree to 1 mm); otherwise the constraint would be wrong and the
-conversion refuses.
+The base point of ``diff_drive`` is ``base_link``'s origin, which must lie on the vertical
+through the axle midpoint (its x and the midpoint's x, y agree to 1 mm; every point of that
+line has the same planar velocity, so ``base_link`` or a ``base_footprint`` under it give the
+same dynamics); otherwise the constraint would be wrong and the conversion refuses.  The axle's
+height above it (``wheel_axle_height``, the midpoint's z) places the wheels in a simulator,
+and the collision spheres on the base touching the same floor are its casters
+(``find_casters``).
 """
 from __future__ import annotations
 
@@ -42,18 +46,61 @@ def _candidates(tree: UrdfTree, chain: Chain) -> list[str]:
     return out
 
 
-def _radius(tree: UrdfTree, link: str) -> float | None:
-    root = ET.fromstring(tree.xml)
+def wheel_like(tree: UrdfTree, base: str) -> tuple[str, ...]:
+    """Movable joints hanging from ``base`` through fixed joints only, axle along its +-y (at
+    the joints' zero): the drive wheels, before any chain is chosen (the tip inference of a
+    ``diff_drive`` base skips them, as it skips locked joints)."""
+    out, stack = [], [(base, np.eye(4))]
+    while stack:
+        link, T = stack.pop()
+        for jn in tree.child_joints.get(link, ()):
+            j = tree.joints[jn]
+            Tc = T @ j.origin
+            if j.type == "fixed":
+                stack.append((j.child, Tc))
+            elif j.movable and abs(abs((Tc[:3, :3] @ j.axis)[1]) - 1.0) < 1e-6:
+                out.append(jn)
+    return tuple(out)
+
+
+def _round_shapes(root: ET.Element, link: str, kinds: tuple[str, ...] = ("collision", "visual")):
+    """``(shape, radius, xyz of its origin in the link frame)`` of the link's ``<cylinder>`` and
+    ``<sphere>`` geometries, collision before visual."""
     for lk in root.iter("link"):
         if lk.get("name") != link:
             continue
-        for kind in ("collision", "visual"):
+        for kind in kinds:
             for el in lk.iter(kind):
                 for shape in ("cylinder", "sphere"):
                     g = el.find(f"geometry/{shape}")
                     if g is not None and g.get("radius") is not None:
-                        return float(g.get("radius"))
-    return None
+                        o = el.find("origin")
+                        xyz = [float(x) for x in (o.get("xyz") or "0 0 0").split()] if o is not None else [0.0] * 3
+                        yield shape, float(g.get("radius")), np.array(xyz)
+
+
+def _radius(tree: UrdfTree, link: str) -> float | None:
+    return next((r for _, r, _ in _round_shapes(ET.fromstring(tree.xml), link)), None)
+
+
+def find_casters(tree: UrdfTree, chain: Chain, wheels: tuple[str, str], radius: float,
+                 axle_height: float) -> tuple[tuple[float, float, float], ...]:
+    """``(x, y, radius)`` in ``base_link`` of the base's passive ground contacts: collision
+    spheres on links riding on the base (not the drive wheels) whose lowest point is on the
+    floor the wheels stand on (``z = axle_height - radius``, within ``_TOL``).  A simulator
+    puts its casters there."""
+    root = ET.fromstring(tree.xml)
+    skip = {tree.joints[w].child for w in wheels}
+    floor = axle_height - radius
+    out = []
+    for link, body in chain.body.items():
+        if body != 0 or link in skip:
+            continue
+        for shape, rc, xyz in _round_shapes(root, link, ("collision",)):
+            p = chain.reference[link][:3, :3] @ xyz + chain.reference[link][:3, 3]
+            if shape == "sphere" and abs(p[2] - rc - floor) < _TOL:
+                out.append((float(p[0]), float(p[1]), rc))
+    return tuple(sorted(out))
 
 
 def _spin_inertia(tree: UrdfTree, chain: Chain, jn: str) -> float:
@@ -82,6 +129,9 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
     for role, jn in (("left_wheel", left), ("right_wheel", right)):
         if jn not in tree.joints:
             raise UrdfError(f"{tree.source}: {role} '{jn}' is not a joint of the URDF")
+        if not tree.joints[jn].movable:
+            raise UrdfError(f"{tree.source}: {role} '{jn}' is a {tree.joints[jn].type} joint; a drive wheel "
+                            f"turns (continuous or revolute); wheels of '{chain.base}': {cands or 'none'}")
         if jn not in cands:
             raise UrdfError(f"{tree.source}: {role} '{jn}' is not a wheel of '{chain.base}' (a movable "
                             f"joint off the arm chain, riding on the base, axle along y); wheels: {cands}")
@@ -91,7 +141,7 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
     if abs(mid[0]) > _TOL or abs(mid[1]) > _TOL or abs(pl[0] - pr[0]) > _TOL:
         raise UrdfError(f"{tree.source}: the axle midpoint of '{left}' and '{right}' is at "
                         f"({mid[0]:.4g}, {mid[1]:.4g}) in '{chain.base}'; a diff_drive base point is "
-                        f"base_link's origin, which must sit on the axle midpoint")
+                        f"base_link's origin, which must sit on (or under) the axle midpoint")
     if separation is None:
         separation = float(pl[1] - pr[1])
     if radius is None:
@@ -101,5 +151,7 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
                             f"'{left}' and '{right}' (found {rl}, {rr}); give wheel_radius=")
         radius = rl
     spin = 0.5 * (_spin_inertia(tree, chain, left) + _spin_inertia(tree, chain, right))
+    casters = find_casters(tree, chain, (left, right), float(radius), float(mid[2]))
     return {"wheel_radius": float(radius), "wheel_separation": float(separation),
-            "wheel_joints": (left, right), "wheel_spin_inertia": spin}
+            "wheel_joints": (left, right), "wheel_spin_inertia": spin, "wheel_axle_height": float(mid[2]),
+            "casters": casters}
