@@ -147,3 +147,34 @@ def test_ik_is_refused_with_what_to_do_instead(robot) -> None:  # noqa: ANN001
     target = r.fk(q)
     local = np.linalg.inv(r.base_pose(q)) @ target
     assert rel_err(arm.fk(q[3:]), local) < TOL
+
+
+@pytest.mark.parametrize("base", ("planar", "diff_drive"))
+def test_tiago_jacobian_and_static_torques_vs_pinocchio(base: str) -> None:
+    """A description we never tuned for (TIAGo: a prismatic torso, the arm mounted off-axis and
+    rotated): the whole-body tool Jacobian and ``J^T m + g`` against Pinocchio's planar root at
+    ``base_footprint`` (world-aligned point Jacobians do not see base_link's height above it);
+    the diff drive's wheel torques by ``r (F_x/2 -/+ M_z/s)``, its lateral force ``F_y``."""
+    rr = pytest.importorskip("test_mobile_real_robot")  # skips without example-robot-data
+    wheels = rr.WHEELS if base == "diff_drive" else {}
+    r = Robot.from_urdf(rr.TIAGO, base=base, base_link="base_link", tip_link=rr.TIP, **wheels)
+    _, pm, pd = rr.pin_tiago(r.model.gravity)
+    rng = np.random.default_rng(88)
+    for q, _, _ in states(r.nv, 88):
+        q[3] = 0.15  # torso within its stroke
+        qp = pin_q(q)
+        pin.computeJointJacobians(pm, pd, qp)
+        pin.updateFramePlacements(pm, pd)
+        Jp = pin.getFrameJacobian(pm, pd, pm.getFrameId(rr.TIP), pin.LOCAL_WORLD_ALIGNED)
+        assert rel_err(r.jacobian(q), Jp) < TOL
+        R_ref = pd.oMf[pm.getFrameId(rr.TIP)].rotation
+        assert rel_err(r.fk(q)[:3, :3], R_ref) < TOL
+        m = rng.normal(size=6) * 30.0
+        f = Jp.T @ m + pin.computeGeneralizedGravity(pm, pd, qp)
+        st = r.static_torques(q, m, include_gravity=True)
+        if r.wheels is None:
+            assert rel_err(st, f) < TOL
+        else:
+            rad, sep = r.wheels.radius, r.wheels.separation
+            assert rel_err(st.wheels, rad * np.array([0.5 * f[0] - f[2] / sep, 0.5 * f[0] + f[2] / sep])) < TOL
+            assert rel_err(st.joints, f[3:]) < TOL and abs(st.lateral_force - f[1]) < TOL * np.abs(f).max()
