@@ -28,6 +28,11 @@ The formulations, through ``rbd_ros.formulations`` in world rates mapped to base
 generalized speeds), ``udwadia_kalaba`` (001 (62)), ``kkt``.  They allocate per call and are
 for cross-checks.
 
+Kinematics and statics in the world frame, as ``FloatingBaseRobot``'s: ``fk``, ``link_poses``,
+``jacobian`` (6 x nv on ``v``; ``floating_base.carried_jacobian`` on ``S_0``), ``potential_energy``,
+``coriolis_matrix`` (Kane / Gauss in base rates), ``static_torques`` (``J^T m + g``; diff drive as
+``DiffDriveEfforts``); ``ik`` is refused with what to do instead.
+
 Concurrency as ``Robot``: single-state calls share ``robot.data``'s workspace under the GIL;
 ``simulate`` (which releases it) integrates on a private workspace.
 """
