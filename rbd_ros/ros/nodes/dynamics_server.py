@@ -361,7 +361,7 @@ class DynamicsServer:
     def _forward_kinematics(self, req, res) -> None:
         tool, links = self.service.forward_kinematics(req.joint_names, req.positions)
         model = self.service.robot.model
-        res.frame_id = "world" if self.service.floating else model.base_link  # floating: base_link moves
+        res.frame_id = "world" if self.service.moving else model.base_link  # a moving base: base_link moves
         res.tool_pose = matrix_to_pose(tool)
         res.link_names = ["frame0", *model.link_names]
         res.link_poses = [matrix_to_pose(T) for T in links]
