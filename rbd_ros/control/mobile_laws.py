@@ -21,8 +21,8 @@ constrained system): with ``a*`` the wanted ``v``-dot,
 
 With ``model_actuators`` the arm rows add the drives of 003 (6.16)-(6.17): armature
 ``G^2 J_m a*``, viscous ``D q'`` and Coulomb ``c tanh(q_d' / eps)`` (the reference velocity's
-smoothed sign, ``c <= T_c`` capped for the link's inertia at the control rate:
-``gains.coulomb_compensation``; the caps are in ``gain_notes``).  The arm's ``a*`` is that of computed torque,
+smoothed sign, ``c = T_c`` in full: ``gains.coulomb_compensation``; a joint whose friction
+is large for its inertia at the control rate is named in ``gain_notes``).  The arm's ``a*`` is that of computed torque,
 ``q_d'' + k_d (q_d' - q') + k_p (q_d - q)``.
 
 The base's ``a*``:
