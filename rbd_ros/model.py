@@ -125,6 +125,7 @@ class MdhModel:
     wheel_joints: tuple[str, ...] = ()  # (left, right) or ()
     wheel_spin_inertia: float = 0.0
     wheel_axle_height: float = 0.0  # m, axle midpoint above base_link's origin (module docstring)
+    wheel_effort_limit: float = np.inf  # N m, each drive wheel (URDF <limit effort>); inf = none
     casters: tuple[tuple[float, float, float], ...] = ()  # (x, y, radius) in base_link, m
 
     def __post_init__(self) -> None:
@@ -197,6 +198,10 @@ class MdhModel:
         put(self, "wheel_axle_height", float(self.wheel_axle_height))
         if not np.isfinite(self.wheel_axle_height):
             raise ValueError(f"MdhModel: wheel_axle_height must be finite, got {self.wheel_axle_height}")
+        put(self, "wheel_effort_limit", float(self.wheel_effort_limit))
+        if not self.wheel_effort_limit > 0:
+            raise ValueError(f"MdhModel: wheel_effort_limit must be > 0 (N m; inf for none), "
+                             f"got {self.wheel_effort_limit}")
         put(self, "wheel_joints", tuple(str(s) for s in self.wheel_joints))
         casters = np.asarray(self.casters, dtype=float).reshape(-1, 3) if len(self.casters) else np.zeros((0, 3))
         if not (np.isfinite(casters).all() and (casters[:, 2] > 0).all()):
@@ -249,7 +254,8 @@ class MdhModel:
             raise ValueError(f"base 'diff_drive' needs the wheels (radius, separation) of a diff_drive "
                              f"model file or URDF; this model's base is '{self.base_type}'")
         return self.replace(base_type=base_type, wheel_radius=0.0, wheel_separation=0.0, wheel_joints=(),
-                            wheel_spin_inertia=0.0, wheel_axle_height=0.0, casters=())
+                            wheel_spin_inertia=0.0, wheel_axle_height=0.0, wheel_effort_limit=np.inf,
+                            casters=())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form for YAML/JSON; ``from_dict(to_dict())`` is exact (floats via repr)."""
@@ -271,6 +277,8 @@ class MdhModel:
                              "joints": list(self.wheel_joints), "spin_inertia": self.wheel_spin_inertia}
             if self.wheel_axle_height:
                 out["wheels"]["axle_height"] = self.wheel_axle_height
+            if np.isfinite(self.wheel_effort_limit):
+                out["wheels"]["effort_limit"] = self.wheel_effort_limit
             if self.casters:
                 out["wheels"]["casters"] = [list(c) for c in self.casters]
         for i, jn in enumerate(self.joint_names):
@@ -319,7 +327,7 @@ class MdhModel:
             if key in body:
                 kw[f"base_{key}"] = body[key]
         wheels = data.get("wheels") or {}
-        for key in ("radius", "separation", "joints", "spin_inertia", "axle_height"):
+        for key in ("radius", "separation", "joints", "spin_inertia", "axle_height", "effort_limit"):
             if key in wheels:
                 kw[f"wheel_{key}"] = wheels[key]
         if "casters" in wheels:

@@ -36,11 +36,13 @@ def _tilt(quat: np.ndarray) -> float:
 
 
 def test_wheeled_base_tipping_over_is_said(diff_model):
-    """50 N m per wheel (wheel_effort_limit defaults to none) wheelies mobile_arm7 over: the base
-    ends upside down with no unstable step, so nothing said it; /odom and the joint states are no
-    ground robot's any more.  The simulator now warns naming the tilt and wheel_effort_limit."""
+    """50 N m per wheel (with the wheels' limit lifted: the URDF's is 30 N m) wheelies mobile_arm7
+    over: the base ends upside down with no unstable step, so nothing said it; /odom and the joint
+    states are no ground robot's any more.  The simulator now warns naming the tilt and
+    wheel_effort_limit."""
     logs: list[tuple[str, str]] = []
-    sim = MobileSimulator(diff_model, BridgeConfig(), log=lambda level, msg: logs.append((level, msg)))
+    sim = MobileSimulator(diff_model, BridgeConfig(), MobileConfig(wheel_effort_limit=1e6),
+                          log=lambda level, msg: logs.append((level, msg)))
     _drive(sim, 50.0, 2000)
     assert _tilt(sim.base_state()[1]) > 45.0  # the physics: it did tip over
     said = [msg for level, msg in logs if level == "warn" and "tipped" in msg]
@@ -160,3 +162,20 @@ def test_forward_simulate_tiny_torque_period_holds_the_last_row(name):
                                      duration=0.01) for period in (1e-300, 1e-12)]
     np.testing.assert_array_equal(runs[0].positions, runs[1].positions)
     assert np.abs(runs[0].velocities[-1]).max() > 0  # the torques did act
+
+
+def test_wheel_effort_limit_comes_from_the_urdf(diff_model):
+    """The drive wheels' <limit effort> (30 N m in mobile_arm7.urdf) is the model's and the
+    simulator's default saturation (it was none: 50 N m tipped the robot over, above)."""
+    from rbd_ros.resources import bundled_urdf
+    from rbd_ros.robot import Robot
+
+    urdf = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base="diff_drive").model
+    assert urdf.wheel_effort_limit == 30.0 == diff_model.wheel_effort_limit
+    assert MdhModel.from_yaml(urdf.to_yaml()).wheel_effort_limit == 30.0  # the YAML keeps it
+    sim = MobileSimulator(diff_model, BridgeConfig())
+    np.testing.assert_array_equal(sim.model.effort_limit[:2], [30.0, 30.0])
+    sim = MobileSimulator(diff_model, BridgeConfig(), MobileConfig(wheel_effort_limit=12.0))
+    np.testing.assert_array_equal(sim.model.effort_limit[:2], [12.0, 12.0])  # a parameter wins
+    with pytest.raises(ValueError, match="wheel_effort_limit"):
+        MobileConfig(wheel_effort_limit=0.0)

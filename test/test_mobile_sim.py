@@ -171,7 +171,9 @@ def test_planar_mujoco_base_agrees_with_the_core(omni_model):
 
 
 def test_ideal_divergence_is_caught_and_undone(diff_model):
-    sim = MobileSimulator(diff_model, QUIET, MobileConfig(base_model="ideal"), log=_quiet)
+    # the wheels' limit lifted (the URDF's 30 N m would saturate the command)
+    sim = MobileSimulator(diff_model, QUIET, MobileConfig(base_model="ideal", wheel_effort_limit=1e300),
+                          log=_quiet)
     sim.command(np.full(len(sim.joint_names), 1e200), None)
     for _ in range(3):
         sim.step(None)
@@ -281,8 +283,8 @@ def test_command_timeout_brakes_the_wheels(diff_model, base_model):
 def test_wheels_divergence_is_undone_in_place(diff_model):
     """A step that blows MuJoCo up is undone with the whole configuration, the free base too
     (``Simulator``'s undo alone would put the base back at the origin)."""
-    sim = MobileSimulator(diff_model, QUIET, MobileConfig(initial_base_pose=(2.0, 1.0, 0.3)),
-                          log=_quiet)
+    sim = MobileSimulator(diff_model, QUIET, MobileConfig(initial_base_pose=(2.0, 1.0, 0.3),
+                                                          wheel_effort_limit=1e300), log=_quiet)
     _drive(sim, [([1.0, 1.0], 200)])
     before = sim.base_state()[0]
     sim.command(np.full(len(sim.joint_names), 1e9), None)  # (1e10 and up MuJoCo zeroes)

@@ -62,7 +62,7 @@ class MobileConfig:
     base_model: str = "wheels"  # wheels | ideal
     odom_source: str = "ground_truth"  # ground_truth | wheel_odometry
     initial_base_pose: tuple[float, ...] = (0.0, 0.0, 0.0)  # x, y (m), yaw (rad)
-    wheel_effort_limit: float = math.inf  # N m
+    wheel_effort_limit: float | None = None  # N m; None: the model's (URDF <limit effort>)
     base_effort_limit: tuple[float, ...] = (math.inf, math.inf, math.inf)  # N, N, N m (planar)
     wheel_armature: float = 0.0  # kg m^2
     wheel_viscous: float = 0.0  # N m s/rad
@@ -88,11 +88,14 @@ class MobileConfig:
         put(self, "base_effort_limit", limits)
         for name in ("wheel_effort_limit", "wheel_armature", "wheel_viscous", "wheel_coulomb",
                      "floor_friction", "base_height"):
+            if name == "wheel_effort_limit" and self.wheel_effort_limit is None:
+                continue
             value = float(getattr(self, name))
             if not value >= 0 or math.isnan(value):
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
             put(self, name, value)
-        if any(not v > 0 for v in limits) or self.wheel_effort_limit <= 0:
+        if any(not v > 0 for v in limits) or (self.wheel_effort_limit is not None
+                                               and self.wheel_effort_limit <= 0):
             raise ValueError("wheel_effort_limit and base_effort_limit must be > 0")
         if self.floor_friction <= 0:
             raise ValueError(f"floor_friction must be > 0, got {self.floor_friction}")
@@ -107,7 +110,8 @@ def actuated_model(model: MdhModel, mobile: MobileConfig) -> MdhModel:
     names = base_actuator_names(model)
     k = len(names)
     diff = model.base_type == "diff_drive"
-    limit = np.full(k, mobile.wheel_effort_limit) if diff else np.asarray(mobile.base_effort_limit)
+    wheel_limit = model.wheel_effort_limit if mobile.wheel_effort_limit is None else mobile.wheel_effort_limit
+    limit = np.full(k, wheel_limit) if diff else np.asarray(mobile.base_effort_limit)
     pad = lambda value, arr: np.concatenate([np.full(k, value), arr])  # noqa: E731
     return MdhModel(
         joint_names=(*names, *model.joint_names),
@@ -338,7 +342,7 @@ class MobileSimulator(Simulator):
         qx, qy = d.qpos[a + 4], d.qpos[a + 5]
         tilt = 2.0 * math.asin(min(1.0, math.hypot(qx, qy)))  # angle of body z from world z
         dz = float(d.qpos[a + 2]) - self._floor_z
-        limit = f"wheel_effort_limit {self.mobile.wheel_effort_limit:g} N m"
+        limit = f"wheel_effort_limit {float(self.model.effort_limit[0]):g} N m"
         if tilt > TIP_TILT or abs(dz) > self.robot_model.wheel_radius:
             self.upset_steps += 1
             if t - self._said_upset >= SAY_EVERY:

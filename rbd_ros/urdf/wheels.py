@@ -154,4 +154,5 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
     casters = find_casters(tree, chain, (left, right), float(radius), float(mid[2]))
     return {"wheel_radius": float(radius), "wheel_separation": float(separation),
             "wheel_joints": (left, right), "wheel_spin_inertia": spin, "wheel_axle_height": float(mid[2]),
+            "wheel_effort_limit": float(min(tree.joints[left].effort, tree.joints[right].effort)),
             "casters": casters}
