@@ -62,6 +62,26 @@ def _fast(*xs: Any) -> bool:
     return True
 
 
+def carried_jacobian(arm: Robot, qj: np.ndarray, R: np.ndarray, frame: int) -> np.ndarray:
+    """The Jacobian ``(6, 6 + n)`` [linear; angular], world axes, of frame ``frame``'s origin
+    (``Robot._frame``: n + 1 the tool) of an arm carried by a base with orientation ``R`` and
+    twist ``[v_b; w_b]`` in the base frame: ``[[R, -r^ R], [0, R]]`` on the base twist
+    (``p' = p_b' + w x r``, ``r`` the point's offset from the base origin in world axes), then
+    ``diag(R, R) J_fixed`` (``arm``: a moving-base robot whose fixed-base ``Robot`` methods
+    give the arm in base_link axes).  A
+    ground base keeps the columns of its ``S_0`` (``mobile_base``)."""
+    T = Robot.fk(arm, qj) if frame == arm.dof + 1 else Robot.link_poses(arm, qj)[frame]
+    r = R @ T[:3, 3]  # point - base origin, world axes
+    J = np.zeros((6, 6 + arm.dof))
+    J[:3, :3] = R
+    J[:3, 3:6] = -so3.hat(r) @ R
+    J[3:, 3:6] = R
+    Jf = Robot.jacobian(arm, qj, frame)
+    J[:3, 6:] = R @ Jf[:3]
+    J[3:, 6:] = R @ Jf[3:]
+    return J
+
+
 class FloatingKernels:
     """Unchecked, allocation-free calls (like ``Robot.kernels``): float64 C-contiguous
     ``q (nq,)``, ``v, a, tau (nv,)``; results are buffers overwritten by the next call."""
@@ -256,19 +276,8 @@ class FloatingBaseRobot(Robot):
         if np.ndim(q) == 2:
             return self._each(self.jacobian, q, link=link)
         q = self._q(q)
-        qj = np.ascontiguousarray(q[7:])
-        frame = self._frame(link)
-        R = so3.quaternion_to_rotation(q[3:7])
-        T = super().fk(qj) if frame == self.dof + 1 else super().link_poses(qj)[frame]
-        r = R @ T[:3, 3]  # point - base origin, world axes
-        J = np.zeros((6, self.nv))
-        J[:3, :3] = R
-        J[:3, 3:6] = -so3.hat(r) @ R
-        J[3:, 3:6] = R
-        Jf = super().jacobian(qj, frame)
-        J[:3, 6:] = R @ Jf[:3]
-        J[3:, 6:] = R @ Jf[3:]
-        return J
+        return carried_jacobian(self, np.ascontiguousarray(q[7:]), so3.quaternion_to_rotation(q[3:7]),
+                                self._frame(link))
 
     def static_torques(self, q: Any, wrench: Any, frame: str = "world",
                        include_gravity: bool = False) -> np.ndarray:
@@ -319,4 +328,4 @@ class FloatingBaseRobot(Robot):
         return SimulationResult(Q, V, A, np.arange(N + 1) * float(dt), tau_arr)
 
 
-__all__ = ["INTEGRATORS", "FloatingBaseRobot"]  # INTEGRATORS: lie.integrators (services use it)
+__all__ = ["INTEGRATORS", "FloatingBaseRobot", "carried_jacobian"]  # INTEGRATORS: lie.integrators (services use it)

@@ -28,6 +28,11 @@ The formulations, through ``rbd_ros.formulations`` in world rates mapped to base
 generalized speeds), ``udwadia_kalaba`` (001 (62)), ``kkt``.  They allocate per call and are
 for cross-checks.
 
+Kinematics and statics in the world frame, as ``FloatingBaseRobot``'s: ``fk``, ``link_poses``,
+``jacobian`` (6 x nv on ``v``; ``floating_base.carried_jacobian`` on ``S_0``), ``potential_energy``,
+``coriolis_matrix`` (Kane / Gauss in base rates), ``static_torques`` (``J^T m + g``; diff drive as
+``DiffDriveEfforts``); ``ik`` is refused with what to do instead.
+
 Concurrency as ``Robot``: single-state calls share ``robot.data``'s workspace under the GIL;
 ``simulate`` (which releases it) integrates on a private workspace.
 """
@@ -42,6 +47,7 @@ from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.integrators import no_torque_callback
 from rbd_ros.data import empty_workspace
+from rbd_ros.floating_base import carried_jacobian
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
@@ -343,12 +349,83 @@ class MobileBaseRobot(Robot):
         kinematics.tool_pose(self._mp, self._ws, np.ascontiguousarray(q[3:]), T)
         return self.base_pose(q) @ T
 
-    def _unsupported(self, *_: Any, **__: Any) -> Any:
-        raise NotImplementedError(f"not available with a {self.base_type} base yet: use inverse_dynamics, "
-                                  "forward_dynamics, mass_matrix, bias, gravity, simulate, integrate, fk")
+    def link_poses(self, q: Any) -> np.ndarray:
+        """World poses of frames 0 .. n, ``(n + 1, 4, 4)``: ``base_pose T_i`` (frame 0 is
+        ``base_link -> frame 0``, the mounting, carried by the base)."""
+        q = self._q(q)
+        return self.base_pose(q) @ Robot.link_poses(self, np.ascontiguousarray(q[3:]))
 
-    coriolis_matrix = potential_energy = link_poses = jacobian = _unsupported
-    jacobian_dot_times_qd = analytic_jacobian = static_torques = joint_wrenches = ik = _unsupported
+    def jacobian(self, q: Any, link: int | str | None = None, speeds: bool = False) -> np.ndarray:
+        """Whole-body geometric Jacobian ``(6, nv)`` [linear; angular], world axes, of the tool
+        origin (or a link frame origin, as ``Robot.jacobian``) on ``v = [v_x, v_y, omega, qd]``:
+        the floating base's columns (``floating_base.carried_jacobian``) on the planar root
+        ``S_0 = [e_vx, e_vy, e_wz]``, i.e. ``[R e_x; 0]``, ``[R e_y; 0]``, ``[e_z x r; e_z]``
+        (``r`` the point's offset from B, world axes), then ``diag(R, R) J_fixed``.
+        ``speeds=True`` (diff drive): the columns on the independent speeds ``u = [v_x, omega,
+        qd]`` (``J B``: the ``v_y`` column dropped; ``nv - 1`` columns)."""
+        q = self._q(q)
+        c, s = np.cos(q[2]), np.sin(q[2])
+        R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        J = carried_jacobian(self, np.ascontiguousarray(q[3:]), R, self._frame(link))
+        if speeds:
+            if self.wheels is None:
+                raise ValueError("speeds=True is for a diff_drive base (a planar base's speeds are v)")
+            return np.delete(J, [1, 2, 3, 4], axis=1)
+        return np.delete(J, [2, 3, 4], axis=1)
+
+    def potential_energy(self, q: Any) -> float:
+        """``P = -g . sum_k m_k c_k`` over the base body and the links (world centres of mass,
+        zero at the world origin; 003 (3.39) with the sign of ``algorithm.energy``)."""
+        q = self._q(q)
+        m = self.model
+        T = self.link_poses(q)
+        Tb = self.base_pose(q)
+        c = np.einsum("kij,kj->ki", T[1:, :3, :3], m.com) + T[1:, :3, 3]
+        s = m.mass @ c + m.base_mass * (Tb[:3, :3] @ m.base_com + Tb[:3, 3])
+        return float(-m.gravity @ s)
+
+    def coriolis_matrix(self, q: Any, v: Any, method: str = "kane") -> np.ndarray:
+        """``C(q, v)`` in base rates with ``C v = bias - gravity`` and ``M-dot - 2C`` skew
+        (``formulations.planar_base.coriolis_matrix``: ``method`` kane (000 (36)) or gauss
+        (001 (47)) on the whole-body chain, mapped to base rates).  Diff drive: the same
+        unconstrained ``C`` (the wheels' spin inertia is constant and adds nothing)."""
+        _pick(method, ("kane", "gauss"), "coriolis_matrix")
+        return pb.coriolis_matrix(self._F, self._q(q), self._vec("v", v, self.nv, True), method)
+
+    def static_torques(self, q: Any, wrench: Any, frame: str = "world", include_gravity: bool = False) -> Any:
+        """Holding still while the tool exerts ``wrench = m = [f; n]`` on the environment
+        (world axes, moment about the tool origin; ``frame="tool"``: tool axes), as
+        ``Robot.static_torques``: ``f = J^T m [+ g(q)]`` (003 (2.2)) with the whole-body
+        ``jacobian``.  Planar: ``[F_x, F_y, M_z, joint torques]`` (base frame, moment about B).
+        Diff drive: ``DiffDriveEfforts`` (the wheels give ``F_x``, ``M_z``: ``Wheels.torques``;
+        the ground the lateral force ``F_y``).  Equals ``inverse_dynamics(q, 0, 0,
+        tool_wrench=-m)`` with gravity (minus ``gravity(q)`` without)."""
+        w, tool = self._static_args(wrench, frame)
+        q = self._q(q)
+        if tool:
+            R = self.fk(q)[:3, :3]
+            w = np.concatenate([R @ w[:3], R @ w[3:]])
+        f = self.jacobian(q).T @ w
+        if include_gravity:
+            f += self.gravity(q)
+        if self.wheels is None:
+            return f
+        return DiffDriveEfforts(self.wheels.torques(f[0], f[2]), f[3:], float(f[1]))
+
+    def _unsupported(self, *_: Any, **__: Any) -> Any:
+        raise NotImplementedError(
+            f"not available with a {self.base_type} base yet: use inverse_dynamics, forward_dynamics, "
+            "mass_matrix, bias, gravity, coriolis_matrix, potential_energy, simulate, integrate, fk, "
+            "link_poses, jacobian, static_torques")
+
+    def ik(self, *_: Any, **__: Any) -> Any:
+        raise NotImplementedError(
+            f"ik is not available with a {self.base_type} base: the base adds redundant (and for a "
+            "diff_drive nonholonomic) freedom a pose target does not fix; plan the base pose, then "
+            "solve the arm with Robot.ik on the fixed-base arm (Robot(robot.model.with_base_type('fixed')) "
+            "and the target in base_link coordinates: inv(base_pose(q)) @ target)")
+
+    jacobian_dot_times_qd = analytic_jacobian = joint_wrenches = _unsupported
 
     # ---- simulation --------------------------------------------------------------------------
     def _inputs(self, tau: Any, steps: int | None) -> tuple[np.ndarray, Any, Any]:

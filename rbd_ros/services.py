@@ -20,9 +20,11 @@ those coordinates).  Efforts (InverseDynamics answers, ForwardSimulate torques) 
 inputs: planar, the velocity names (F_x, F_y, M_z on the base, base frame, about the base
 point); diff_drive, the two wheel joints (left, right torques, ``BaseNames.wheels``) with the
 arm joints; ``base_vy`` must then be 0 in every velocity and acceleration (the rolling
-constraint, 001 (64)).  A diff_drive InverseDynamics request may also list ``base_lateral_force``
-(``LATERAL_FORCE``): its efforts then carry the ground's lateral constraint force (N, base y)
-at that place.  Every name is configurable (``base_names``; the server's parameters).
+constraint, 001 (64)).  A diff_drive InverseDynamics or StaticTorques request may also list
+``base_lateral_force`` (``LATERAL_FORCE``): its efforts then carry the ground's lateral
+constraint force (N, base y) at that place.  StaticTorques answers the same efforts, Jacobian
+has a column per velocity name and ForwardKinematics gives world poses (the base carries the
+arm).  Every name is configurable (``base_names``; the server's parameters).
 """
 from __future__ import annotations
 
@@ -206,7 +208,7 @@ class DynamicsService:
         if unknown:
             if lat and lat in unknown:
                 raise RequestError(f"'{lat}' (the diff_drive base's lateral ground force) is an "
-                                   f"answer of inverse_dynamics only; leave it out of this request")
+                                   f"answer of inverse_dynamics and static_torques only; leave it out of this request")
             hint = ""
             if self.kind == "planar" and any("wheel" in nm.lower() for nm in unknown):
                 hint = (f"; a planar base takes base forces {list(self._bv)} as efforts, wheel "
@@ -376,13 +378,14 @@ class DynamicsService:
         return q
 
     def _fixed_only(self, service: str) -> None:
+        if self.mobile:
+            raise RequestError(f"{service} is not available for a {self.kind}-base robot: a pose target "
+                               f"leaves the base's redundant freedom open; place the base yourself and solve "
+                               f"the arm on a fixed-base server of the same model (target in base_link "
+                               f"coordinates)")
         if self.moving:
             raise RequestError(f"{service} is not available for a {self.kind}-base robot yet")
 
-    def _not_mobile(self, service: str) -> None:
-        if self.mobile:
-            raise RequestError(f"{service} is not available for a {self.kind}-base robot yet; it "
-                               f"has inverse_dynamics, forward_simulate, mass_matrix, gravity, get_model")
 
     def _mobile_options(self, tool_wrench=None, include_actuators: bool = False) -> None:
         """What ``MobileBaseRobot`` does not model yet, refused by name."""
@@ -435,13 +438,19 @@ class DynamicsService:
         lists ``names.lateral_force``), in the caller's order."""
         self._rolling("velocities", v)
         self._rolling("accelerations", a)
+        return self._mobile_efforts(joint_names, self.robot.inverse_dynamics, q, v, a)
+
+    def _mobile_efforts(self, joint_names, fn, *xs: np.ndarray, **kw) -> np.ndarray:
+        """``fn`` (a ``MobileBaseRobot`` effort answer) state by state, in the caller's order of
+        the efforts: planar the velocity names; diff_drive ``[tau_left, tau_right, joints]``
+        from ``DiffDriveEfforts`` (+ the lateral force when ``joint_names`` lists it)."""
         space, perm = self.efforts(joint_names, lateral=True)
         if not self.names.wheels:
-            return self._to_caller(perm, self._each(self.robot.inverse_dynamics, q, v, a))
-        out = np.empty((len(q), len(space)))
+            return self._to_caller(perm, np.array([fn(*(x[k] for x in xs), **kw) for k in range(len(xs[0]))]))
+        out = np.empty((len(xs[0]), len(space)))
         n = self.robot.dof
-        for k in range(len(q)):
-            e = self.robot.inverse_dynamics(q[k], v[k], a[k])  # DiffDriveEfforts
+        for k in range(len(xs[0])):
+            e = fn(*(x[k] for x in xs), **kw)  # DiffDriveEfforts
             out[k, :2], out[k, 2:2 + n] = e.wheels, e.joints
             if len(space) > 2 + n:
                 out[k, 2 + n] = e.lateral_force
@@ -486,16 +495,16 @@ class DynamicsService:
         return self._to_caller(pv, g)
 
     def forward_kinematics(self, joint_names, positions) -> tuple[np.ndarray, np.ndarray]:
-        """(tool pose 4x4, link frames (n+1, 4, 4)) for one state."""
-        self._not_mobile("forward_kinematics")
+        """(tool pose 4x4, link frames (n+1, 4, 4)) for one state (world frame; a moving base
+        carries them)."""
         (pq, _), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1)[0]
         return np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
 
     def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
         """(6, n) [linear; angular], columns in the caller's joint order (floating base: the
-        velocity names, 6 + n columns)."""
-        self._not_mobile("jacobian")
+        velocity names, 6 + n columns; a ground base: 3 + n columns on its velocity names,
+        ``MobileBaseRobot.jacobian``)."""
         (pq, pv), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1)[0]
         try:
@@ -555,8 +564,9 @@ class DynamicsService:
         if steps < 1:
             raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
         # zero-order hold: which torque row each step uses (tiny tolerance for round-off)
-        rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9).astype(np.intp),
-                          len(tau) - 1)
+        # clipped before the integer cast: a tiny torque_period overflows it (the last row held)
+        rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9),
+                          len(tau) - 1).astype(np.intp)
         tau_steps = np.ascontiguousarray(tau[rows])
         t0 = time.perf_counter()
         try:
@@ -579,27 +589,22 @@ class DynamicsService:
 
     def _mobile_simulate(self, q0: np.ndarray, v0: np.ndarray, tau: np.ndarray, rows: np.ndarray,
                          dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``MobileBaseRobot.simulate`` (a constant input) once per run of steps holding one
-        torque row, each run starting where the last ended; ``qdd[k]`` is the acceleration
-        under step k's row (the last under the last row), as the fixed base's."""
-        steps = len(rows)
-        Q, V, A = np.empty((steps + 1, len(q0))), np.empty((steps + 1, len(v0))), np.empty((steps + 1, len(v0)))
-        Q[0], V[0] = q0, v0
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        for a, b in zip(starts, np.r_[starts[1:], steps]):
-            try:
-                res = self.robot.simulate(Q[a], V[a], tau[rows[a]], dt, int(b - a))
-            except ValueError as exc:  # a state check of the core on a diverging state
-                raise SimulationError(f"simulation diverged at t = {a * dt:g} s: {exc}") from None
-            Q[a + 1:b + 1], V[a + 1:b + 1], A[a:b + 1] = res.q[1:], res.qd[1:], res.qdd
-        return Q, V, A
+        """One ``MobileBaseRobot.simulate`` call on the input sequence ``tau[rows]`` (steps, nu),
+        row k held over step k; ``qdd[k]`` is the acceleration under step k's row (the last
+        under the last row), as the fixed base's."""
+        try:
+            res = self.robot.simulate(q0, v0, np.ascontiguousarray(tau[rows]), dt)
+        except ValueError as exc:  # a state check of the core on a diverging state
+            raise SimulationError(f"simulation diverged: {exc}") from None
+        return res.q, res.qd, res.qdd
 
     # ---- statics and inverse kinematics --------------------------------------------------
     def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
                        include_gravity: bool = False) -> np.ndarray:
-        """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``)."""
-        self._not_mobile("static_torques")
-        (pq, perm), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
+        """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``);
+        a ground base: its efforts (``_mobile_efforts``: planar base force and moment, diff_drive
+        wheel torques, + the lateral ground force on request)."""
+        (pq, perm), (nq, _) = self.spaces(joint_names, lateral=self.mobile), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq)
         w = np.asarray(wrench, dtype=float)
         if w.shape != (6,) or not np.isfinite(w).all():
@@ -607,6 +612,9 @@ class DynamicsService:
         frame = frame or "world"
         if frame not in ("world", "tool"):
             raise RequestError(f"frame must be 'world' or 'tool' (or empty), got '{frame}'")
+        if self.mobile:
+            return self._mobile_efforts(joint_names, self.robot.static_torques, q, wrench=w, frame=frame,
+                                        include_gravity=include_gravity)
         tau = self.robot.static_torques(q, w, frame=frame, include_gravity=include_gravity)
         return self._to_caller(perm, tau)
 

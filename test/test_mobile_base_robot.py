@@ -252,7 +252,7 @@ def test_bad_input_is_refused_clearly(omni, diff) -> None:  # noqa: ANN001
     with pytest.raises(ValueError, match="contains NaN"):
         o.mass_matrix(np.full(o.nq, np.nan))
     with pytest.raises(NotImplementedError, match="planar base"):
-        o.jacobian(q)
+        o.joint_wrenches(q, np.zeros(6))
 
 
 def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:  # noqa: ANN001

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_mobile_base_robot import DIFF, OMNI, _pin_kkt, pin_mass, pin_q, pin_reduced
+from test_mobile_base_robot import DIFF, OMNI, _pin_kkt, _pin_tool_jacobian, pin_mass, pin_q, pin_reduced
 
 from core_oracles import REPO, rel_err
 
@@ -99,8 +99,8 @@ def _rk4(f, q: np.ndarray, v: np.ndarray, tau_rows: np.ndarray, dt: float) -> tu
 
 
 def test_planar_forward_simulate_vs_pinocchio_rk4(omni) -> None:  # noqa: ANN001
-    """Two torque rows held 0.05 s each (the service restarts the core's simulation at the
-    change), against RK4 on ``pin.aba``; the base moves and turns."""
+    """Two torque rows held 0.05 s each (one core simulation over the (steps, nu) input
+    sequence), against RK4 on ``pin.aba``; the base moves and turns."""
     r, service, pm, pd = omni
     joints = list(r.joint_names)
     names = shuffled(BQ + BV + joints, 3)
@@ -203,11 +203,12 @@ def test_diff_drive_forward_simulate_vs_kkt_rk4(diff) -> None:  # noqa: ANN001
     ("nan", "velocities contains NaN or Inf (first at state 0, 'joint3')"),
     ("short", "positions has 9 values, not a multiple of 10 position coordinates"),
     ("lateral_in_gravity", "'base_lateral_force' (the diff_drive base's lateral ground force) is an answer of "
-                           "inverse_dynamics only"),
+                           "inverse_dynamics and static_torques only"),
     ("wrench", "tool_wrench is not available for a diff_drive-base robot yet"),
     ("actuators", "include_actuators is not available for a diff_drive-base robot yet"),
     ("integrator", "integrator 'rkmk4' unknown; use one of ['rk4'] (a diff_drive-base robot)"),
-    ("fk", "forward_kinematics is not available for a diff_drive-base robot yet"),
+    ("ik", "inverse_kinematics is not available for a diff_drive-base robot: a pose target leaves the "
+           "base's redundant freedom open"),
 ])
 def test_diff_drive_bad_requests(diff, case: str, message: str) -> None:  # noqa: ANN001
     r, service, *_ = diff
@@ -245,7 +246,7 @@ def test_diff_drive_bad_requests(diff, case: str, message: str) -> None:  # noqa
         elif case == "integrator":
             service.forward_simulate(names, q[0], v[0], u, 0.01, 0.001, integrator="rkmk4")
         else:
-            service.forward_kinematics(names, q[0])
+            service.inverse_kinematics(names, np.eye(4).ravel())
     assert message in str(err.value)
     assert "\n" not in str(err.value)
 
@@ -295,6 +296,57 @@ def test_base_names_configurable_and_checked(diff) -> None:  # noqa: ANN001
         base_names(fixed.model, positions=["x", "y", "th"])
 
 
+# ---- kinematics and statics ---------------------------------------------------------------------
+def _pin_tool(pm, pd, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """Pinocchio's tool pose and whole-body tool Jacobian (world axes, base-rate columns)."""
+    J = _pin_tool_jacobian(pm, pd, q)  # also places the frames
+    return pd.oMf[pm.getFrameId("tool0")].homogeneous, J
+
+
+@pytest.mark.parametrize("base", ("planar", "diff_drive"))
+def test_forward_kinematics_jacobian_static_torques_vs_pinocchio(omni, diff, base: str) -> None:  # noqa: ANN001
+    """ForwardKinematics (world poses), Jacobian (a column per velocity name, caller's order)
+    and StaticTorques (planar: J^T m + g on the velocity names; diff_drive: the wheel torques
+    ``r (F_x/2 -/+ M_z/s)`` and the lateral force ``F_y`` of Pinocchio's ``J^T m + g``)."""
+    r, service, pm, pd = omni if base == "planar" else diff
+    joints = list(r.joint_names)
+    wheels = WHEELS if base == "diff_drive" else []
+    names = shuffled(BQ + BV + wheels + joints, 11)
+    pc, vc = columns(names, BQ + joints), columns(names, BV + joints)
+    Q, _, _ = random_states(r, 2, 12, rolling=False)
+    m = np.random.default_rng(13).normal(size=6) * 25.0
+    tool, links = service.forward_kinematics(names, Q[0, pc])
+    J = service.jacobian(names, Q[0, pc])
+    T_ref, J_ref = _pin_tool(pm, pd, Q[0])
+    assert rel_err(tool, T_ref) < TOL and links.shape == (r.dof + 1, 4, 4)
+    assert rel_err(links[0], r.base_pose(Q[0]) @ r.model.base) < TOL  # frame 0: the mounting, carried
+    assert J.shape == (6, r.nv) and rel_err(J, J_ref[:, vc]) < TOL
+    J3 = service.jacobian(names, Q[0, pc], link=r.model.link_names[2])
+    assert np.abs(J3 - J).max() > 1e-3 and np.abs(J3[:, [vc.index(3 + k) for k in range(3, r.dof)]]).max() == 0.0
+    if base == "diff_drive":
+        names = names + [LATERAL_FORCE]
+    for gravity in (False, True):
+        eff = service.static_torques(names, Q[:, pc].ravel(), m, include_gravity=gravity)
+        for k in range(2):
+            qp = pin_q(Q[k])
+            f = _pin_tool(pm, pd, Q[k])[1].T @ m + (pin.computeGeneralizedGravity(pm, pd, qp) if gravity else 0.0)
+            if base == "planar":
+                assert eff.shape == (2, r.nv) and rel_err(eff[k], f[vc]) < TOL
+                continue
+            rad, sep = r.model.wheel_radius, r.model.wheel_separation
+            model_order = np.r_[rad * (0.5 * f[0] - f[2] / sep), rad * (0.5 * f[0] + f[2] / sep), f[3:], f[1]]
+            uc = columns(names, WHEELS + joints + [LATERAL_FORCE])
+            assert eff.shape == (2, 2 + r.dof + 1) and rel_err(eff[k], model_order[uc]) < TOL
+    # the wrench in tool axes gives the same efforts
+    R = tool[:3, :3]
+    a = service.static_torques(names, Q[0, pc], np.r_[R.T @ m[:3], R.T @ m[3:]], frame="tool")
+    assert rel_err(a, service.static_torques(names, Q[0, pc], m)) < TOL
+    with pytest.raises(RequestError, match="frame must be 'world' or 'tool'"):
+        service.static_torques(names, Q[0, pc], m, frame="base")
+    with pytest.raises(RequestError, match="joint_names lacks"):
+        service.jacobian([nm for nm in names if nm not in ("base_vx", LATERAL_FORCE)], Q[0, pc])
+
+
 # ---- real server processes ----------------------------------------------------------------------
 def test_ros_server_diff_drive(diff, node_process) -> None:  # noqa: ANN001
     """``rbd-ros dynamics-server --ros-args -p model_yaml:=config/mobile_arm7.yaml``: GetModel
@@ -323,6 +375,14 @@ def test_ros_server_diff_drive(diff, node_process) -> None:  # noqa: ANN001
         M = c.mass_matrix(Q[0])
         assert M.shape == (r.nv, r.nv) and np.abs(M - r.mass_matrix(Q[0])).max() < 1e-12
         assert np.abs(c.gravity(Q) - service.gravity(c.joint_names, Q)).max() < 1e-12
+        st = c.static_torques(Q, [1.0, -2.0, 3.0, 0.1, 0.2, -0.3], include_gravity=True, joint_names=names)
+        assert st.shape == (2, 2 + r.dof + 1)
+        assert np.abs(st - service.static_torques(names, Q, [1.0, -2.0, 3.0, 0.1, 0.2, -0.3],
+                                                  include_gravity=True)).max() < 1e-12
+        assert np.abs(c.jacobian(Q[0]) - r.jacobian(Q[0])).max() < 1e-12
+        fk = c.forward_kinematics(Q[0])
+        p = fk.tool_pose.position
+        assert fk.frame_id == "world" and np.abs([p.x, p.y, p.z] - r.fk(Q[0])[:3, 3]).max() < 1e-12
         sim = c.forward_simulate(Q[0], 0.1 * V[0], np.zeros((1, r.nu)), 0.01, 0.001)
         assert sim.positions.shape == (11, r.nq) and np.all(sim.velocities[:, 1] == 0.0)
         V[1, 1] = 0.2

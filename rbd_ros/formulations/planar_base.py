@@ -214,6 +214,20 @@ def bias(F: Formulations, q: np.ndarray, v: np.ndarray, method: str = "silver") 
     return inverse_dynamics(F, q, v, np.zeros(len(q)), method)
 
 
+def coriolis_matrix(F: Formulations, q: np.ndarray, v: np.ndarray, method: str = "kane") -> np.ndarray:
+    """``C_base = T^T (M T-dot + C T)`` from the world-rate ``C`` (``method``: kane, gauss) at
+    ``qd = T v``, ``T-dot = omega blkdiag(R S, 0)`` (``S`` the 2x2 rotation by +90 deg): then
+    ``C_base v = h_base - g_base`` and ``M_base-dot - 2 C_base = T^T (M-dot - 2C) T + (T-dot^T M T
+    - T^T M T-dot)`` is skew."""
+    c, s = np.cos(q[2]), np.sin(q[2])
+    T = np.eye(len(q))
+    T[:2, :2] = [[c, -s], [s, c]]
+    Td = np.zeros_like(T)
+    Td[:2, :2] = [[-s * v[2], -c * v[2]], [c * v[2], -s * v[2]]]
+    qd = T @ v
+    return T.T @ (F.mass_matrix(method, q) @ Td + F.coriolis_matrix(method, q, qd) @ T)
+
+
 def forward_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.ndarray,
                      method: str = "kane") -> np.ndarray:
     """Base-rate ``v-dot = M_base^{-1} (f - h_base)`` for the base-frame generalized force

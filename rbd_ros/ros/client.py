@@ -288,7 +288,8 @@ class DynamicsClient:
     def static_torques(self, q, wrench, frame: str = "world", include_gravity: bool = False,
                        joint_names: list[str] | None = None) -> np.ndarray:
         """``tau = J^T m [+ g]`` for one state (n,) or a batch (N, n); ``wrench = [f; n]``
-        exerted by the tool on the environment (world or tool axes)."""
+        exerted by the tool on the environment (world or tool axes); a ground base: its
+        efforts, as ``inverse_dynamics``'s."""
         from geometry_msgs.msg import Vector3, Wrench
 
         names = self._names(joint_names)
@@ -300,7 +301,7 @@ class DynamicsClient:
             joint_names=names, positions=pq, frame=frame, include_gravity=include_gravity,
             wrench=Wrench(force=Vector3(x=w[0], y=w[1], z=w[2]),
                           torque=Vector3(x=w[3], y=w[4], z=w[5]))))
-        tau = np.asarray(res.efforts).reshape(-1, len(names))
+        tau = self._rows(res.efforts, self._states(q))  # a ground base: its inputs' width
         return tau[0] if single else tau
 
     def inverse_kinematics(self, targets, seeds=None, position_only: bool = False,

@@ -63,6 +63,19 @@ def mobile_config(node, model) -> tuple[Any, str, str]:
     return cfg, odom_frame, base_frame
 
 
+def refuse_mobile_parameters(node, model) -> None:
+    """A robot without a mobile base given the mobile parameters (module docstring): refused by
+    name (they would be ignored: e.g. a URDF loaded without ``base:=diff_drive``)."""
+    from rbd_ros.sim.mobile_sim import MobileConfig
+
+    mobile = [f.name for f in fields(MobileConfig)] + ["odom_frame"]
+    given = sorted(set(getattr(node, "_parameter_overrides", {})) & set(mobile))
+    if given:
+        raise NodeConfigError(f"parameters {', '.join(given)} are for a mobile base; '{model.name}' "
+                              f"has a {model.base_type} base (a URDF's mobile base needs "
+                              f"base:=diff_drive or base:=planar); leave them out")
+
+
 class OdomPublisher:
     """``/odom`` and, where ``tf2_msgs`` exists, ``/tf`` of a ``MobileSimulator`` (module
     docstring).  ``publish(t, q)`` with the measured joint positions just published."""

@@ -30,8 +30,8 @@ frictionloss on the wheel hinges).
   integrators, by MuJoCo's inertia, which for a wheel is its spin inertia alone).  The wheel angles (diff drive)
   integrate the rolling wheel rates ``(v_x -/+ omega s/2) / r`` by the trapezoid rule.
 
-``initial_base_pose`` ``[x, y, yaw]`` places the base (diff drive; a planar base takes its
-start from the base entries of ``initial_positions``/``initial_velocities``); initial wheel
+``initial_base_pose`` ``[x, y, yaw]`` places the base (a planar base: or the base entries of
+``initial_positions``, not both differing; its twist from ``initial_velocities``); initial wheel
 rates of a diff-drive base give it the matching rolling twist.  ``base_state()`` is the ground
 truth of the base for ``/odom``: pose (position, quaternion x y z w) and the twist in the base
 frame.
@@ -51,6 +51,9 @@ from rbd_ros.sim.simulator import AUTO, BridgeConfig, LogFn, Simulator
 
 ODOM_SOURCES = ("ground_truth", "wheel_odometry")
 SETTLE_STEPS = 200  # steps letting a wheeled base sink onto the floor at reset
+TIP_TILT = math.radians(30.0)  # a wheeled base tilted further has tipped over (warned)
+SLIP_WARN = 0.05  # m/s of wheel slip (rolling: < 2 mm/s) that is warned
+SAY_EVERY = 1.0  # s of simulation time between repeats of those warnings
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,11 @@ class MobileConfig:
         if len(pose) != 3 or not np.isfinite(pose).all():
             raise ValueError(f"initial_base_pose must be 3 finite numbers [x, y, yaw], got {list(pose)}")
         put(self, "initial_base_pose", pose)
-        limits = tuple(float(v) for v in np.broadcast_to(np.asarray(self.base_effort_limit, float), 3))
+        try:
+            limits = tuple(float(v) for v in np.broadcast_to(np.asarray(self.base_effort_limit, float), 3))
+        except (TypeError, ValueError):
+            raise ValueError(f"base_effort_limit must be one number or 3 [F_x, F_y, M_z] (N, N, N m), "
+                             f"got {self.base_effort_limit!r}") from None
         put(self, "base_effort_limit", limits)
         for name in ("wheel_effort_limit", "wheel_armature", "wheel_viscous", "wheel_coulomb",
                      "floor_friction", "base_height"):
@@ -221,8 +228,15 @@ class MobileSimulator(Simulator):
             w = self.qd0[:2]  # wheel rates -> the rolling twist
             r, s = self.robot_model.wheel_radius, self.robot_model.wheel_separation
             v3 = np.array([0.5 * r * (w[0] + w[1]), 0.0, r * (w[1] - w[0]) / s])
-        else:
+        else:  # the base entries of initial_positions, or initial_base_pose (not two poses)
             pose, v3 = self.q0[:3].copy(), self.qd0[:3].copy()
+            given = np.array(self.mobile.initial_base_pose)
+            if given.any():
+                if pose.any() and not np.allclose(pose, given, rtol=0.0, atol=1e-12):
+                    raise ValueError(f"initial_base_pose {list(given)} and the base entries of "
+                                     f"initial_positions {list(pose)} disagree; give the pose once")
+                pose = given
+                self.q0[:3] = given
         self._wheel_angles = self.q0[:k].copy() if self.diff_drive else None
         self._q = np.concatenate([pose, arm_q])  # the core's state (ideal)
         self._v = np.concatenate([v3, arm_v])
@@ -231,6 +245,9 @@ class MobileSimulator(Simulator):
         self._write_base(pose, v3)
         self._mj.mj_forward(self.mj_model, d)
         self.slip_max = self.lateral_max = 0.0
+        self.upset_steps = 0  # steps with the wheeled base tipped over or off the floor
+        self._floor_z = float(d.qpos[self._free_q + 2]) if self.free_base else 0.0
+        self._said_upset = self._said_slip = -math.inf
 
     def _settle(self, pose: np.ndarray) -> None:
         """Let the free base sink onto its contacts (``SETTLE_STEPS`` steps without torque,
@@ -330,6 +347,34 @@ class MobileSimulator(Simulator):
         slip, lateral = self.base_slip()
         self.slip_max = max(self.slip_max, slip)
         self.lateral_max = max(self.lateral_max, lateral)
+        if self.free_base:
+            self._check_ground(slip)
+
+    def _check_ground(self, slip: float) -> None:
+        """A wheeled base that tipped over (tilt > ``TIP_TILT``), left the floor or sank
+        through it (height off by more than a wheel radius), or whose wheels slip (>
+        ``SLIP_WARN``) is warned, at most every ``SAY_EVERY`` s: its state is no longer a
+        ground robot rolling as the model (and wheel odometry) assume."""
+        d, a, t = self.mj_data, self._free_q, self.time
+        qx, qy = d.qpos[a + 4], d.qpos[a + 5]
+        tilt = 2.0 * math.asin(min(1.0, math.hypot(qx, qy)))  # angle of body z from world z
+        dz = float(d.qpos[a + 2]) - self._floor_z
+        limit = f"wheel_effort_limit {self.mobile.wheel_effort_limit:g} N m"
+        if tilt > TIP_TILT or abs(dz) > self.robot_model.wheel_radius:
+            self.upset_steps += 1
+            if t - self._said_upset >= SAY_EVERY:
+                self._said_upset = t
+                self.log("warn", f"the base tipped over or left the floor at t = {t:.3f} s (tilt "
+                                 f"{math.degrees(tilt):.0f} deg, height {dz:+.3f} m from its rest): "
+                                 f"it no longer rolls on the floor, its /odom and wheel states are "
+                                 f"not a ground robot's; lower the wheel torques ({limit}) and reset")
+        if slip > SLIP_WARN and t - self._said_slip >= SAY_EVERY:
+            self._said_slip = t
+            odom = ("wheel odometry (odom_source) drifts from the truth" if
+                    self.mobile.odom_source == "wheel_odometry" else
+                    "the base does not roll as the model assumes (wheel odometry would drift)")
+            self.log("warn", f"the wheels slip on the floor at t = {t:.3f} s ({slip:.3g} m/s; "
+                             f"floor_friction {self.mobile.floor_friction:g}, {limit}): {odom}")
 
     def _advance(self) -> None:
         np.copyto(self._good_qpos, self.mj_data.qpos)

@@ -132,7 +132,8 @@ def namespace_lock(prefix: str, shared: bool, wait: float = LOCK_WAIT):
     folder = os.path.join(tempfile.gettempdir(), f"rbd_ros-locks-{os.getuid()}")
     os.makedirs(folder, mode=0o700, exist_ok=True)
     domain = os.environ.get("ROS_DOMAIN_ID", "0") or "0"
-    path = os.path.join(folder, f"domain{domain}{prefix.replace('/', '_')}lock")
+    # '%' is no ROS name character: '/a_b/' and '/a/b/' get files of their own
+    path = os.path.join(folder, f"domain{domain}{prefix.replace('/', '%')}lock")
     handle = open(path, "a+")  # noqa: SIM115 - held open for the process's lifetime
     mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
     until = time.monotonic() + wait
@@ -360,7 +361,7 @@ class DynamicsServer:
     def _forward_kinematics(self, req, res) -> None:
         tool, links = self.service.forward_kinematics(req.joint_names, req.positions)
         model = self.service.robot.model
-        res.frame_id = "world" if self.service.floating else model.base_link  # floating: base_link moves
+        res.frame_id = "world" if self.service.moving else model.base_link  # a moving base: base_link moves
         res.tool_pose = matrix_to_pose(tool)
         res.link_names = ["frame0", *model.link_names]
         res.link_poses = [matrix_to_pose(T) for T in links]

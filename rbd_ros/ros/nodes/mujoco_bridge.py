@@ -94,7 +94,8 @@ Topics
       start; in lockstep and max the period is just the stepping rate, unpaced); composed (the
       law's type or ''), realtime (the hygiene report); a mobile base adds wheel_slip_max and
       lateral_velocity_max (m/s, ground truth since the start or the last reset:
-      ``MobileSimulator.base_slip``).
+      ``MobileSimulator.base_slip``) and base_upset_steps (a wheeled base tipped over or off
+      the floor; warned in the log, as slipping wheels are).
   MuJoCo's own warnings go to this node's log (not to ``MUJOCO_LOG.TXT``); initial positions
   outside the joint limits are clamped onto them, with a warning.
 Services
@@ -506,7 +507,8 @@ class MujocoBridge:
             "unstable_steps": st.unstable_steps, "integrator": self.sim.integrator,
             "composed": self.controller.law_type if self.controller is not None else "",
             "realtime": list(self.hygiene),
-            **({"wheel_slip_max": self.sim.slip_max, "lateral_velocity_max": self.sim.lateral_max}
+            **({"wheel_slip_max": self.sim.slip_max, "lateral_velocity_max": self.sim.lateral_max,
+                "base_upset_steps": getattr(self.sim, "upset_steps", 0)}
                if self.odom is not None else {}),
             "_now": (wall, sim_t, steps),
         }
@@ -599,6 +601,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: the bridge "
                                       f"simulates fixed, planar and diff_drive bases")
             else:
+                from rbd_ros.ros.mobile_bridge import refuse_mobile_parameters
+
+                refuse_mobile_parameters(node, model)
                 sim = Simulator(model, config, log=log)
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise
