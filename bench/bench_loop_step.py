@@ -22,16 +22,21 @@ import numpy as np
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=20000)
-    ap.add_argument("--robots", nargs="+", default=["puma560", "arm7"])
+    ap.add_argument("--robots", nargs="+", default=["puma560", "arm7", "mobile_arm7"])
     ap.add_argument("--law", default="computed_torque")
+    ap.add_argument("--mobile-law", default="whole_body_computed_torque")
     args = ap.parse_args()
-    print(f"{'robot':<8} {'mean us':>8} {'p50 us':>8} {'p99 us':>8} {'max us':>8} {'transient B':>12}")
+    print(f"{'robot':<12} {'mean us':>8} {'p50 us':>8} {'p99 us':>8} {'max us':>8} {'transient B':>12}")
     from rbd_ros.model import MdhModel
     from rbd_ros.resources import config_file
-    from rbd_ros.sim.closed_loop import composed_loop
+    from rbd_ros.sim.closed_loop import composed_loop, mobile_composed_loop
 
     for robot in args.robots:
-        step, _, _ = composed_loop(MdhModel.from_yaml(str(config_file(robot))), args.law)
+        model = MdhModel.from_yaml(str(config_file(robot)))
+        if model.base_type in ("planar", "diff_drive"):
+            step, _, _ = mobile_composed_loop(model, args.mobile_law)
+        else:
+            step, _, _ = composed_loop(model, args.law)
         for _ in range(2000):
             step()
         gc.collect()
@@ -49,7 +54,7 @@ def main() -> int:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         us = durations * 1e6
-        print(f"{robot:<8} {us.mean():8.1f} {np.percentile(us, 50):8.1f} "
+        print(f"{robot:<12} {us.mean():8.1f} {np.percentile(us, 50):8.1f} "
               f"{np.percentile(us, 99):8.1f} {us.max():8.1f} {peak - start:12d}", flush=True)
     return 0
 

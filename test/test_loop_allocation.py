@@ -165,3 +165,29 @@ def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
             dispatch = _dispatch_cost(args)
             assert cost <= dispatch, f"kernel {name} allocates: {cost} B, its call {dispatch} B"
     assert np.isfinite(loop.tau_out).all() and not law.fault and sim.stats.unstable_steps == 0
+
+
+def test_mobile_composed_loop_accumulates_nothing() -> None:
+    """The mobile composed step (``closed_loop.mobile_composed_loop``: ``MobileSimulator`` on
+    the wheels model + ``MobileControlLoop`` + whole-body computed torque) keeps nothing per
+    step (issue 20 on mobile_arm7).  Its transient is not yet zero (``base_state`` returns
+    fresh arrays for ``/odom``; ``bench/bench_loop_step.py`` prints it)."""
+    from rbd_ros.model import MdhModel
+    from rbd_ros.resources import config_file
+    from rbd_ros.sim.closed_loop import mobile_composed_loop
+
+    step, sim, loop = mobile_composed_loop(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
+    for _ in range(300):
+        step()
+    gc.collect()
+    gc.disable()
+    try:
+        count0 = gc.get_count()[0]
+        _, net = _peak_and_net(step, 2000)
+        grown = gc.get_count()[0] - count0
+    finally:
+        gc.enable()
+    assert net <= INTS, f"{net} B more after 2000 steps"
+    assert grown < 100, f"{grown} new container objects in 2000 steps"
+    assert loop.cycles > 2000 and not loop.mobile_law.fault and sim.stats.unstable_steps == 0
+    assert np.isfinite(loop.tau_out).all()

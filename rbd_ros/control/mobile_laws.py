@@ -59,6 +59,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from rbd_ros.control.gains import (
     DEFAULT_BANDWIDTH,
@@ -67,6 +68,7 @@ from rbd_ros.control.gains import (
     coulomb_compensation,
     model_gains,
 )
+from rbd_ros.mobile_base import _rnea_checked
 
 MOBILE_LAWS = ("diff_drive_velocity", "whole_body_computed_torque")
 DEFAULT_BASE_BANDWIDTH = 2.0  # Hz
@@ -74,6 +76,15 @@ DEFAULT_LOOKAHEAD = 0.2  # m, the point P ahead of the axle (diff drive path law
 DEFAULT_CMD_VEL_TIMEOUT = 0.5  # s
 DEFAULT_MAX_VELOCITY = (1.0, 1.0, 2.0)  # m/s, m/s, rad/s: v_x, v_y, omega
 DEFAULT_MAX_ACCELERATION = (1.0, 1.0, 3.0)  # m/s^2, m/s^2, rad/s^2
+
+
+@njit(cache=True)
+def _finite(x: np.ndarray) -> bool:
+    """Every entry of ``x`` finite (no temporary array, unlike ``np.isfinite(x).all()``)."""
+    for value in x:
+        if not math.isfinite(value):
+            return False
+    return True
 
 
 def wrap(angle: float) -> float:
@@ -148,7 +159,6 @@ class MobileLaw:
             m_min = 1.0 / np.diag(np.linalg.inv(M[np.ix_(keep, keep)]))[-n:]
             self._coulomb, self._band, capped = coulomb_compensation(model, m_min, rate)
             self.gain_notes = [*self.gain_notes, *capped]
-        self._friction = np.zeros(n)
         arm_lim = np.abs(np.asarray(model.effort_limit, dtype=float))
         base_lim = np.full(2, float(wheel_effort_limit)) if self.diff else \
             np.broadcast_to(np.asarray(base_force_limit, dtype=float), (3,)).copy()
@@ -165,6 +175,10 @@ class MobileLaw:
         self.fault = False
         self.status = "ok"
         self._v = np.zeros(3 + n)
+        self._h = np.zeros(3 + n)  # per-cycle buffers (no allocation in compute)
+        self._tmp = np.zeros(n)
+        self._neg_limit = -self.limit
+        self._abs_tau = np.zeros(self.nu)
 
     def reset(self) -> None:
         """Forget internal state."""
@@ -182,23 +196,29 @@ class MobileLaw:
     # ---- cycle ---------------------------------------------------------------------------------
     def compute(self, t: float, q: np.ndarray, v: np.ndarray, ref: MobileReference) -> np.ndarray:
         """Efforts ``u`` (``nu``) for the measured ``q, v`` at control time ``t``; ``self.tau``."""
-        ok = (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(ref.q).all()
-              and np.isfinite(ref.qd).all() and np.isfinite(ref.qdd).all() and math.isfinite(t))
+        ok = (_finite(q) and _finite(v) and _finite(ref.q) and _finite(ref.qd) and _finite(ref.qdd)
+              and math.isfinite(t))
         if ok:
             self._base(float(t), q, v, ref)
             g = self.gains
-            n3 = slice(3, None)
-            self.error[n3] = ref.q - q[n3]
-            self.a_star[n3] = ref.qdd + g["kd"] * (ref.qd - v[n3]) + g["kp"] * self.error[n3]
-            ok = np.isfinite(self.a_star).all() and self._effort(q, v, ref)
+            e, a, tmp = self.error[3:], self.a_star[3:], self._tmp
+            np.subtract(ref.q, q[3:], out=e)  # e = q_d - q
+            np.subtract(ref.qd, v[3:], out=tmp)  # a* = q_d'' + k_d (q_d' - q') + k_p e
+            np.multiply(g["kd"], tmp, out=a)
+            np.multiply(g["kp"], e, out=tmp)
+            a += tmp
+            a += ref.qdd
+            ok = _finite(self.a_star) and self._effort(q, v, ref)
         if not ok:
             self.tau[:] = 0.0
             self.saturated[:] = False
             self.fault, self.status = True, "non-finite state, reference or effort: zero effort"
             return self.tau
         self.fault, self.status = False, "ok"
-        np.clip(self.tau, -self.limit, self.limit, out=self.tau)
-        self.saturated[:] = np.abs(self.tau) >= self.limit
+        np.negative(self.limit, out=self._neg_limit)
+        np.clip(self.tau, self._neg_limit, self.limit, out=self.tau)
+        np.abs(self.tau, out=self._abs_tau)
+        np.greater_equal(self._abs_tau, self.limit, out=self.saturated)
         return self.tau
 
     def _effort(self, q: np.ndarray, v: np.ndarray, ref: MobileReference) -> bool:
@@ -209,15 +229,21 @@ class MobileLaw:
             vv[1] = 0.0  # the rolling model: measured side slip (wheels on a floor) is not a speed
             self.a_star[1] = 0.0
         robot = self.robot
-        Q = self.generalized
-        Q[:] = robot.mass_matrix(q) @ self.a_star + robot.bias(q, vv)
-        a_arm = self.a_star[3:]
-        f = self._friction  # c tanh(q_d' / eps): the smoothed sign of the reference velocity
-        np.divide(ref.qd, self._band, out=f)
-        np.tanh(f, out=f)
-        f *= self._coulomb
-        Q[3:] += self._armature * a_arm + self._viscous * v[3:] + f
-        if not np.isfinite(Q).all():
+        Q, h = self.generalized, self._h
+        np.dot(robot.kernels.crba(q), self.a_star, out=Q)  # M a*
+        if _rnea_checked(robot._mw, q, vv, robot._zv, h) != 0:  # h = ID(q, v, 0)
+            h[:] = robot.bias(q, vv)  # the checked path's error
+        Q += h
+        Qa, tmp = Q[3:], self._tmp
+        np.multiply(self._armature, self.a_star[3:], out=tmp)  # G^2 J_m a* + D q' + c tanh(q_d'/eps)
+        Qa += tmp
+        np.multiply(self._viscous, v[3:], out=tmp)
+        Qa += tmp
+        np.divide(ref.qd, self._band, out=tmp)  # the smoothed sign of the reference velocity
+        np.tanh(tmp, out=tmp)
+        tmp *= self._coulomb
+        Qa += tmp
+        if not _finite(Q):
             return False
         if self.diff:
             r, s = self.radius, self.separation

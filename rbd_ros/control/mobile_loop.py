@@ -119,6 +119,7 @@ class MobileControlLoop(ControlLoop):
         self.state_names = list(BASE_STATE_NAMES) + arm_order
         self._out_index = np.r_[0, 1, 2, [3 + list(model.joint_names).index(j) for j in arm_order]].astype(np.intp)
         self.ref_out = np.zeros(3 + self.dof)
+        self._ref_buf = np.zeros(3 + self.dof)  # [base, arm] before the reorder
         self.q_out = np.zeros(3 + self.dof)
         self.effort_out = np.zeros(3 + self.dof)
         self.odom_frame, self.base_frame = odom_frame, base_frame or model.base_link
@@ -152,9 +153,11 @@ class MobileControlLoop(ControlLoop):
         o = orientation
         pose = (float(position.x), float(position.y), yaw_of(o.x, o.y, o.z, o.w))
         twist = (float(linear.x), float(linear.y), float(angular.z))
-        if not (np.isfinite(pose).all() and np.isfinite(twist).all()):
+        if not all(map(math.isfinite, pose + twist)):
             return False
-        self.qb[:], self.vb[:] = pose, twist
+        qb, vb = self.qb, self.vb
+        qb[0], qb[1], qb[2] = pose
+        vb[0], vb[1], vb[2] = twist
         self.t_odom = float(t)
         if not self.have_base:
             self.have_base = True
@@ -300,12 +303,12 @@ class MobileControlLoop(ControlLoop):
         elif self._fault_logged:
             self.log("info", "inputs finite again: control resumed")
             self._fault_logged = False
-        self.tau_out[:] = tau[self.cmd_index]
-        idx = self._out_index
-        self.ref_out[:3], self.ref_out[3:] = ref.base, ref.q
-        self.ref_out[:] = self.ref_out[idx]
-        self.q_out[:] = q[idx]
-        self.effort_out[:] = law.generalized[idx]
+        np.take(tau, self.cmd_index, out=self.tau_out)
+        idx, buf = self._out_index, self._ref_buf
+        buf[:3], buf[3:] = ref.base, ref.q
+        np.take(buf, idx, out=self.ref_out)
+        np.take(q, idx, out=self.q_out)
+        np.take(law.generalized, idx, out=self.effort_out)
         self.t_cycled = t
         self.cycles += 1
         return self.tau_out

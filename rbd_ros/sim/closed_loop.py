@@ -144,3 +144,49 @@ def composed_loop(model: MdhModel, law_name: str, tour: Any = None,
         sim.step(now)
 
     return step, sim, loop
+
+
+class _Fields:
+    """A message's fields ``x, y, z, w`` over a buffer (what ``MobileControlLoop.odom`` reads)."""
+
+    __slots__ = ("x", "y", "z", "w")
+
+    def set(self, a: np.ndarray) -> _Fields:
+        self.x, self.y, self.z = a[0], a[1], a[2]
+        self.w = a[3] if len(a) > 3 else 0.0
+        return self
+
+
+def mobile_composed_loop(model: MdhModel, law_name: str = "whole_body_computed_torque",
+                         **law_kw: Any) -> tuple[Callable[[], None], Any, Any]:
+    """``(step, sim, loop)``: the MuJoCo bridge's composed step on a mobile manipulator
+    without ROS (``MobileController.step``: the simulator's base ground truth and the measured
+    joints -> ``MobileControlLoop.cycle`` -> ``sim.command`` -> ``sim.step``), holding the
+    start (arm and base)."""
+    from rbd_ros.control.mobile_laws import make_mobile_law
+    from rbd_ros.control.mobile_loop import MobileControlLoop
+    from rbd_ros.mobile_base import MobileBaseRobot
+    from rbd_ros.sim.mobile_sim import MobileSimulator
+    from rbd_ros.sim.simulator import BridgeConfig
+
+    quiet = lambda level, msg: None  # noqa: E731
+    sim = MobileSimulator(model, BridgeConfig(mode="realtime"), log=quiet)
+    robot = MobileBaseRobot(model)
+    law = make_mobile_law(law_name, robot, rate=1.0 / sim.config.timestep, **law_kw)
+    names = list(sim.joint_names)
+    loop = MobileControlLoop(robot, law, names, log=quiet)
+    fields = [_Fields() for _ in range(4)]
+
+    def step() -> None:
+        t = sim.time
+        q, qd, _ = sim.measure()
+        pos, quat, lin, ang = sim.base_state()
+        loop.joint_state(names, q, qd, t)
+        loop.odom(fields[0].set(pos), fields[1].set(quat), fields[2].set(lin), fields[3].set(ang), t)
+        if loop.ready():
+            loop.cycle(t)
+        now = time.monotonic()
+        sim.command(loop.tau_out, now)
+        sim.step(now)
+
+    return step, sim, loop

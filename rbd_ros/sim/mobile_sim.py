@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from rbd_ros.model import MOBILE_BASES, MdhModel
 from rbd_ros.sim.mobile_model import BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names, build_mobile_model
@@ -134,6 +135,18 @@ def actuated_model(model: MdhModel, mobile: MobileConfig) -> MdhModel:
         tip_link=model.tip_link, link_names=(*names, *model.link_names))
 
 
+@njit(cache=True)
+def _free_twist(qpos: np.ndarray, qvel: np.ndarray, a: int, b: int, out: np.ndarray) -> None:
+    """``out = [v_x, v_y, omega_z]`` of a free joint (qpos at ``a``: position, quaternion
+    w x y z; qvel at ``b``: world linear, body angular velocity): ``R^T v`` of the unit
+    quaternion's rotation ``R`` (only its first two columns)."""
+    w, x, y, z = qpos[a + 3], qpos[a + 4], qpos[a + 5], qpos[a + 6]
+    vx, vy, vz = qvel[b], qvel[b + 1], qvel[b + 2]
+    out[0] = (1.0 - 2.0 * (y * y + z * z)) * vx + 2.0 * (x * y + w * z) * vy + 2.0 * (x * z - w * y) * vz
+    out[1] = 2.0 * (x * y - w * z) * vx + (1.0 - 2.0 * (x * x + z * z)) * vy + 2.0 * (y * z + w * x) * vz
+    out[2] = qvel[b + 5]
+
+
 def _yaw_quat(yaw: float) -> np.ndarray:
     """MuJoCo's (w, x, y, z) of a rotation by ``yaw`` about z."""
     return np.array([math.cos(0.5 * yaw), 0.0, 0.0, math.sin(0.5 * yaw)])
@@ -204,6 +217,7 @@ class MobileSimulator(Simulator):
             self._planar_q = np.array([m.jnt_qposadr[j] for j in ids])
             self._planar_v = np.array([m.jnt_dofadr[j] for j in ids])
         self._good_qpos = np.zeros(m.nq)
+        self._twist = np.zeros(3)  # base_slip's buffer
 
     # ---- state --------------------------------------------------------------------------------
     def reset(self, keep_time: bool = True) -> None:
@@ -314,13 +328,20 @@ class MobileSimulator(Simulator):
         speed of a wheel's contact point over the floor, ``|(v_x -/+ omega s/2 - r w_i, v_y)|``
         (0 while rolling; 0 for a planar base); lateral: ``|v_y|`` at B (0 for the ideal diff
         drive by construction)."""
-        _, _, lin, ang = self.base_state()
+        if self.free_base:  # allocation-free: the step calls this each time
+            d, t = self.mj_data, self._twist
+            _free_twist(d.qpos, d.qvel, self._free_q, self._free_v, t)
+            vx, vy, wz = t[0], t[1], t[2]
+        else:
+            _, _, lin, ang = self.base_state()
+            vx, vy, wz = float(lin[0]), float(lin[1]), float(ang[2])
         if not self.diff_drive:
-            return 0.0, abs(float(lin[1]))
+            return 0.0, abs(vy)
         r, s = self.robot_model.wheel_radius, self.robot_model.wheel_separation
-        w = self.mj_data.qvel[self.dof_adr[:2]]
-        along = (lin[0] - 0.5 * s * ang[2] - r * w[0], lin[0] + 0.5 * s * ang[2] - r * w[1])
-        return float(max(math.hypot(a, lin[1]) for a in along)), abs(float(lin[1]))
+        qvel, adr = self.mj_data.qvel, self.dof_adr
+        along_l = vx - 0.5 * s * wz - r * qvel[adr[0]]
+        along_r = vx + 0.5 * s * wz - r * qvel[adr[1]]
+        return float(max(math.hypot(along_l, vy), math.hypot(along_r, vy))), abs(vy)
 
     # ---- stepping -----------------------------------------------------------------------------
     def step(self, now: float | None = None) -> None:
