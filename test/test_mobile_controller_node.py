@@ -166,7 +166,9 @@ def test_base_path_refusals_and_a_path_on_the_holonomic_base(node_process, base_
     peer.path([(0.3, math.nan, 0.5)])
     assert "NaN" in _wait_line(ctl, "NaN")
     row = peer.last()
-    assert np.abs(row[1:7]).max() < 1e-6  # refusals moved nothing
+    # refusals moved nothing: the base stays on its start (its speed carries the arm's start-up
+    # transient through the whole-body inertia, 2.5e-4 m/s seen on a loaded machine)
+    assert np.abs(row[1:4]).max() < 1e-5 and np.abs(row[4:7]).max() < 1e-3
     # a valid timed path: through (0.2, 0.1, 0.2) at 1 s to (0.3, 0.2, 0.5) at 2 s
     peer.path([(0.2, 0.1, 0.2), (0.3, 0.2, 0.5)], times=[1.0, 2.0])
     _wait_line(ctl, "base path accepted")
