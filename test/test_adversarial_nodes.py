@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +182,17 @@ def test_item2_the_host_lock_is_exact_and_released(monkeypatch, tmp_path) -> Non
         namespace_lock("/other2/", shared=False, wait=0.0)  # a sharer blocks an exclusive one
     for handle in (other, again, sharer):
         handle.close()
+
+
+def test_a_node_whose_shutdown_hangs_holding_the_gil_still_ends() -> None:
+    """The shutdown watchdog needs no GIL: seen, rclpy.shutdown() joining its signal thread
+    (stuck on a Fast DDS mutex) with the GIL held kept a controller alive for hours after its
+    bringup was killed.  Here a C call that sleeps holding the GIL stands in for it."""
+    code = ("import ctypes, sys\n"
+            "from rbd_ros.ros.common import _exit_if_stuck\n"
+            "_exit_if_stuck(1.0)\n"
+            "ctypes.PyDLL(None).sleep(60)\n")  # PyDLL: the GIL stays held
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+    assert proc.returncode == 1 and time.monotonic() - t0 < 30
+    assert "Timeout" in proc.stderr  # faulthandler's dump of where it hung

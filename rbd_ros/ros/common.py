@@ -79,7 +79,7 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0
     finally:
-        _exit_if_stuck(name)
+        _exit_if_stuck()
         if cleanup is not None:
             cleanup()
         if node is not None:
@@ -92,18 +92,13 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
 SHUTDOWN_LIMIT = 10.0
 
 
-def _exit_if_stuck(name: str, limit: float = SHUTDOWN_LIMIT) -> None:
-    """A daemon timer that ends the process if its shutdown hangs (a thread stuck in DDS on
-    an overloaded machine, say): a node stopped by a signal, or by ``rbd-ros bringup`` ending,
-    must not outlive it.  It says so in one line; a normal exit never waits for it."""
-    import os
-    import threading
+def _exit_if_stuck(limit: float = SHUTDOWN_LIMIT) -> None:
+    """End the process if its shutdown hangs: a node stopped by a signal, or by ``rbd-ros
+    bringup`` ending, must not outlive it.  Seen: rclpy's signal-handler thread blocked on a
+    Fast DDS guard-condition mutex while ``rclpy.shutdown()`` joined it, holding the GIL, for
+    hours.  So no Python thread can be the watchdog (it would need the GIL): ``faulthandler``'s
+    C thread dumps every thread's stack to stderr after ``limit`` s (the reason, for the log)
+    and calls ``_exit(1)``; a normal exit never waits for it."""
+    import faulthandler
 
-    def stuck() -> None:
-        print(f"{name}: shutdown took longer than {limit:g} s; exiting without finishing it",
-              file=sys.stderr, flush=True)
-        os._exit(1)
-
-    timer = threading.Timer(limit, stuck)
-    timer.daemon = True
-    timer.start()
+    faulthandler.dump_traceback_later(limit, exit=True)
