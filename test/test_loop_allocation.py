@@ -133,6 +133,21 @@ def _dispatch_cost(args: list) -> int:
     return _peak_and_net(lambda: noop(*args))[0]
 
 
+def _assert_nothing_accumulates(step) -> None:
+    """2000 more ``step()`` calls keep no memory (beyond a counter's ints) and leave the
+    collector's young generation as it was."""
+    gc.collect()
+    gc.disable()
+    try:
+        count0 = gc.get_count()[0]
+        _, net = _peak_and_net(step, 2000)
+        grown = gc.get_count()[0] - count0
+    finally:
+        gc.enable()
+    assert net <= INTS, f"{net} B more after 2000 steps"
+    assert grown < 100, f"{grown} new container objects in 2000 steps"
+
+
 @pytest.mark.parametrize("robot_name, law_name", CASES)
 def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
     from rbd_ros.control.trajectory import CartesianMove
@@ -146,17 +161,7 @@ def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
     law = loop.law
     for _ in range(300):
         step()
-    # nothing accumulates
-    gc.collect()
-    gc.disable()
-    try:
-        count0 = gc.get_count()[0]
-        _, net = _peak_and_net(step, 2000)
-        grown = gc.get_count()[0] - count0
-    finally:
-        gc.enable()
-    assert net <= INTS, f"{net} B more after 2000 steps"
-    assert grown < 100, f"{grown} new container objects in 2000 steps"
+    _assert_nothing_accumulates(step)
 
     references = ["tour"] + (["cartesian"] if law.task_space else [])
     for what in references:
@@ -190,15 +195,6 @@ def test_mobile_composed_loop_accumulates_nothing() -> None:
     step, sim, loop = mobile_composed_loop(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
     for _ in range(300):
         step()
-    gc.collect()
-    gc.disable()
-    try:
-        count0 = gc.get_count()[0]
-        _, net = _peak_and_net(step, 2000)
-        grown = gc.get_count()[0] - count0
-    finally:
-        gc.enable()
-    assert net <= INTS, f"{net} B more after 2000 steps"
-    assert grown < 100, f"{grown} new container objects in 2000 steps"
+    _assert_nothing_accumulates(step)
     assert loop.cycles > 2000 and not loop.mobile_law.fault and sim.stats.unstable_steps == 0
     assert np.isfinite(loop.tau_out).all()
