@@ -41,16 +41,17 @@ class Client:
 
     def __init__(self, ctx) -> None:
         import rclpy
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, String
+
+        from rbd_ros.ros.common import recordable_qos
 
         self.node = rclpy.create_node("bridge_test_client", context=ctx)
         self.cv = threading.Condition()
         self.states: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self.names: list[str] = []
         self.diagnostics: list[dict] = []
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = recordable_qos()  # every sample of a fast lockstep stream, even when behind
         self.node.create_subscription(JointState, "/joint_states", self._on_state, qos)
         self.node.create_subscription(String, "/mujoco_bridge/diagnostics",
                                       lambda m: self.diagnostics.append(json.loads(m.data)), 10)

@@ -135,14 +135,15 @@ class Watcher:
         import threading
 
         import rclpy
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
+
+        from rbd_ros.ros.common import recordable_qos
 
         self.node = rclpy.create_node("composed_test_watcher", context=ctx)
         self.cv = threading.Condition()
         self.states: list[tuple[float, np.ndarray, np.ndarray]] = []
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = recordable_qos()  # every sample of a fast lockstep stream, even when behind
         self.node.create_subscription(JointState, "/controller/controller_state", self._on_state, qos)
         self.traj_pub = self.node.create_publisher(JointTrajectory, "/controller/joint_trajectory", qos)
         self.executor = spin_in_background(self.node)
@@ -194,6 +195,8 @@ class Watcher:
         self.wait(lambda: self.states[-1][0] > t_start + 0.6, 120, "0.6 s of the tour")
         with self.cv:
             rows = [s for s in self.states if t_start - 1e-9 <= s[0] <= t_start + 0.6]
+        assert len(rows) > 500, (f"{len(rows)} controller states in the 0.6 s window (1 kHz: 600); "
+                                 f"{len(self.states)} received in all")
         t = np.array([r[0] for r in rows]) - t_start
         return t, np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
 

@@ -59,17 +59,18 @@ class Peer:
     def __init__(self, ctx) -> None:
         import rclpy
         from geometry_msgs.msg import PoseStamped
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
+
+        from rbd_ros.ros.common import recordable_qos
 
         self.node = rclpy.create_node("control_test_peer", context=ctx)
         self.cv = threading.Condition()
         self.commands: list[np.ndarray] = []
         self.states: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self.task: list[np.ndarray] = []
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = recordable_qos()  # every sample of a fast lockstep stream, even when behind
         sub = self.node.create_subscription
         sub(Float64MultiArray, "/effort_controller/commands", self._on_command, qos)
         sub(JointState, "/controller/controller_state", self._on_state, qos)

@@ -25,12 +25,13 @@ class MobileClient(Client):
 
     def __init__(self, ctx) -> None:
         from nav_msgs.msg import Odometry
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        from rbd_ros.ros.common import recordable_qos
 
         self.odoms: list = []
         self.odom_cv = threading.Condition()
         super().__init__(ctx)  # the spinning executor picks the new subscription up
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = recordable_qos()  # every sample of a fast lockstep stream, even when behind
         self.node.create_subscription(Odometry, "/odom", self._on_odom, qos)
 
     def _on_odom(self, msg) -> None:

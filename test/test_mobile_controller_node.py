@@ -28,12 +28,13 @@ class BasePeer:
         import rclpy
         from geometry_msgs.msg import TwistStamped
         from nav_msgs.msg import Odometry, Path
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        from rbd_ros.ros.common import recordable_qos
 
         self.node = rclpy.create_node("mobile_test_peer", context=ctx)
         self.cv = threading.Condition()
         self.odom: list[tuple[float, float, float, float, float, float, float]] = []
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = recordable_qos()  # every sample of a fast lockstep stream, even when behind
         self.node.create_subscription(Odometry, "/odom", self._on_odom, qos)
         self.twist_pub = self.node.create_publisher(TwistStamped, "/controller/cmd_vel", qos)
         self.path_pub = self.node.create_publisher(Path, "/controller/base_path", qos)
