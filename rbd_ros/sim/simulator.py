@@ -79,6 +79,7 @@ class BridgeConfig:
     cpu_affinity: tuple[int, ...] = ()
     lock_memory: bool = False
     gc_freeze: bool = True
+    publish_thread: bool = True
     # safety
     command_timeout: float = 0.05
     brake_damping: float = 10.0
