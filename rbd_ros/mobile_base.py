@@ -68,6 +68,9 @@ _crba_checked = entry(pk.crba_planar_checked)
 _aba_checked = entry(pk.aba_planar_checked)
 _aba_dd_checked = entry(pk.aba_diff_drive_checked)
 
+#: |base yaw| accepted (rad): a double's spacing there is 1.2e-10 rad; beyond ~1e15 it is a turn
+MAX_YAW = 1e6
+
 
 class DiffDriveEfforts(NamedTuple):
     """Differential-drive inverse dynamics: ``wheels`` (left, right) N m, ``joints`` (n) N m or
@@ -161,7 +164,12 @@ class MobileBaseRobot(Robot):
         return arr
 
     def _q(self, q: Any) -> np.ndarray:
-        return self._vec("q", q, self.nq)
+        arr = self._vec("q", q, self.nq)
+        if abs(arr[2]) > MAX_YAW:  # cos/sin of it would carry no digits of the heading
+            raise ValueError(f"q[2] (base yaw) = {arr[2]:.6g} rad: |yaw| must be <= {MAX_YAW:g} "
+                             f"rad (at {arr[2]:.3g} a double's spacing is "
+                             f"{np.spacing(abs(arr[2])):.3g} rad); wrap it to [-pi, pi)")
+        return arr
 
     # ---- dynamics ----------------------------------------------------------------------------
     def _wrench_or_none(self, tool_wrench: Any) -> np.ndarray | None:

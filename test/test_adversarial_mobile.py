@@ -179,3 +179,23 @@ def test_wheel_effort_limit_comes_from_the_urdf(diff_model):
     np.testing.assert_array_equal(sim.model.effort_limit[:2], [12.0, 12.0])  # a parameter wins
     with pytest.raises(ValueError, match="wheel_effort_limit"):
         MobileConfig(wheel_effort_limit=0.0)
+
+
+def test_a_yaw_with_no_digits_left_is_refused_by_name(diff_model) -> None:
+    """|base yaw| beyond 1e6 rad (a double's spacing 1.2e-10 rad there; at 1e20, 1.6e4 rad):
+    the pose would be any heading at all, so fk, jacobian and simulate refuse it naming q[2];
+    1e6 itself and its wrapped value give the same pose."""
+    from rbd_ros.robot import Robot
+
+    robot = Robot(diff_model)
+    q = np.zeros(robot.nq)
+    for yaw in (1e7, -1e20, 1e300):
+        q[2] = yaw
+        for call in (lambda: robot.fk(q), lambda: robot.jacobian(q),
+                     lambda: robot.simulate(q, np.zeros(robot.nv), np.zeros(robot.nu), 1e-3, 2)):
+            with pytest.raises(ValueError, match=r"q\[2\] \(base yaw\).*wrap it"):
+                call()
+    q[2] = 1e6
+    wrapped = q.copy()
+    wrapped[2] = math.remainder(1e6, 2 * math.pi)
+    np.testing.assert_allclose(robot.fk(q), robot.fk(wrapped), atol=1e-9)
