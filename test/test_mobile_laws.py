@@ -183,3 +183,65 @@ def test_figure_eight_is_a_rolling_path() -> None:
     assert np.abs(pd[[0, -1]]).max() < 1e-12
     assert np.linalg.norm(pd[:, :2], axis=1).max() > 0.5  # it does drive
     assert np.linalg.norm(p[:, :2] - start[:2], axis=1).max() < 0.8 * math.sqrt(2) + 1e-9
+
+
+def test_loop_reports_the_cmd_vel_timeout_once_at_the_brake(robot) -> None:  # noqa: ANN001
+    """``MobileControlLoop`` (no ROS): the cycle at which the velocity law starts braking for
+    a stale twist logs one line naming that control time and the command's; once per command
+    (a new one re-arms it); a refusal logs its own control time and no timeout after it; on
+    the whole-body law a path replacing the twist reference is no timeout either."""
+    from types import SimpleNamespace as NS
+
+    from rbd_ros.control.mobile_loop import MobileControlLoop
+    from rbd_ros.mobile_base import MobileBaseRobot
+
+    base = MobileBaseRobot(robot.model)
+    names = list(robot.model.joint_names)
+    zero = NS(x=0.0, y=0.0, z=0.0)
+    twist = (NS(x=0.3, y=0.0, z=0.0), NS(x=0.0, y=0.0, z=0.2))
+
+    def run(law_name: str, events: dict) -> tuple[list, list]:  # noqa: ANN001
+        law = make_mobile_law(law_name, robot, model_actuators=False, rate=500.0, cmd_vel_timeout=0.3)
+        lines: list[tuple[float, str, str]] = []
+        loop = MobileControlLoop(base, law, log=lambda level, msg: lines.append((t, level, msg)))
+        braking = []
+        for k in range(2500):  # 5 s at 2 ms
+            t = round(k * 0.002, 6)
+            loop.joint_state(names, ARM0, np.zeros(7), t)
+            loop.odom(zero, NS(x=0.0, y=0.0, z=0.0, w=1.0), zero, zero, t)
+            if k in events:
+                events[k](loop)
+            assert loop.ready()
+            loop.cycle(t)
+            if law_name == "diff_drive_velocity":
+                braking.append((t, law.braking))
+        return lines, braking
+
+    def timeouts(lines: list) -> list:
+        return [(t, msg) for t, _, msg in lines if "cmd_vel timed out" in msg]
+
+    # velocity law: commands at 0.5 s and 2.0 s, a NaN twist at 3.5 s after one at 3.4 s (the
+    # loop's test is the limiter's in floating point: 0.8 - 0.5 > 0.3, 2.3 - 2.0 < 0.3)
+    nan = (NS(x=math.nan, y=0.0, z=0.0), NS(x=0.0, y=0.0, z=0.0))
+    lines, braking = run("diff_drive_velocity", {250: lambda lp: lp.cmd_vel("", *twist),
+                                                 1000: lambda lp: lp.cmd_vel("", *twist),
+                                                 1700: lambda lp: lp.cmd_vel("", *twist),
+                                                 1750: lambda lp: lp.cmd_vel("", *nan)})
+    starts = [t for (t, b), (_, b0) in zip(braking[1:], braking) if b and not b0]
+    assert [t for t, _ in timeouts(lines)] == starts[:2] and len(starts) == 3  # the third: the refusal
+    for (t_log, msg), t_cmd in zip(timeouts(lines), (0.5, 2.0)):
+        assert f"at t = {t_log:.6f} s" in msg and f"came at t = {t_cmd:.6f} s" in msg, msg
+        assert 0.3 < t_log - t_cmd < 0.302 + 1e-9 and "braking to rest" in msg  # the first 2 ms cycle past it
+    refused = [(t, msg) for t, level, msg in lines if level == "error"]
+    assert len(refused) == 1 and refused[0][1].endswith("stopping the base (t = 3.500000 s)"), refused
+    assert starts[2] == 3.5  # braking from the refusal's control time, and no timeout line for it
+    # whole-body law: a twist times out there too; a path accepted in time does not
+    path = NS(header=NS(frame_id="odom", stamp=NS(sec=0, nanosec=0)),
+              poses=[NS(header=NS(stamp=NS(sec=1, nanosec=0)),
+                        pose=NS(position=NS(x=0.1, y=0.0, z=0.0), orientation=NS(x=0.0, y=0.0, z=0.0, w=1.0)))])
+    lines, _ = run("whole_body_computed_torque", {250: lambda lp: lp.cmd_vel("", *twist),
+                                                  1000: lambda lp: lp.cmd_vel("", *twist),
+                                                  1100: lambda lp: lp.base_path(path)})
+    (t_log, msg), = timeouts(lines)  # the command at 2.0 s: replaced by the path at 2.2 s
+    assert 0.3 < t_log - 0.5 < 0.302 + 1e-9 and "came at t = 0.500000 s" in msg, msg
+    assert any("base path accepted" in msg for _, _, msg in lines)

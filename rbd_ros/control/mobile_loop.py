@@ -17,10 +17,15 @@ arm) with the base added:
   when no pose carries a time, from the arc length at ``path_speed``.  ``cmd_vel`` (a
   ``TwistStamped``-shaped message, frame '' or the base frame, finite): the velocity law takes
   it as its command; the whole-body law drives its path reference with it (``TwistPath``).
-  Received commands are stamped with the control time of the latest state (so
-  ``cmd_vel_timeout`` is in the same clock as the loop).
+  Received commands are stamped with the control time of the latest state when they are
+  read (so ``cmd_vel_timeout`` is in the same clock as the loop: a paused or slowed
+  simulation does not age a command; the header stamp is not used).  When the last
+  accepted command grows older than ``cmd_vel_timeout`` the base brakes and one line says
+  when, in control time (``cmd_vel timed out at t = ... s: the last command came at t =
+  ... s ...``; once, until the next command).
 * **refusals**: a malformed path or twist (NaN/Inf, wrong frame, empty, no timing) is refused
-  with one logged line and the base **stops safely**: the command becomes zero (velocity
+  with one logged line (ending ``(t = ... s)``, the control time from which the base brakes)
+  and the base **stops safely**: the command becomes zero (velocity
   law) or the path reference brakes to rest at the acceleration limit from where it is
   (``TwistPath`` with no command), never a jump.
 
@@ -136,6 +141,7 @@ class MobileControlLoop(ControlLoop):
         self._q = np.zeros(3 + self.dof)
         self._v = np.zeros(3 + self.dof)
         self._y_warned = False
+        self._cmd_watch = math.nan  # control time of the last accepted twist, until its timeout is logged
 
     def warm_up(self) -> None:
         """Nothing to compile beyond the arm's trajectories (the mobile laws are numpy)."""
@@ -180,8 +186,10 @@ class MobileControlLoop(ControlLoop):
         return self.sync == "latest" or self.t == self.t_odom
 
     def _stop(self, why: str) -> None:
-        """Refusal: one line, and the base stops safely (module docstring)."""
-        self.log("error", why)
+        """Refusal: one line (with the control time from which the base brakes), and the base
+        stops safely (module docstring)."""
+        self.log("error", f"{why} (t = {self.t:.6f} s)")
+        self._cmd_watch = math.nan  # braking for the refusal, not a timeout
         ref = self.mref
         ref.twist[:] = 0.0
         ref.twist_time = -math.inf
@@ -234,6 +242,7 @@ class MobileControlLoop(ControlLoop):
             twist[1] = 0.0
         self.mref.twist[:] = twist
         self.mref.twist_time = self.t
+        self._cmd_watch = self.t
         if self.mobile_law.name == "whole_body_computed_torque":
             self._twist_path().command(twist, self.t)
         return True
@@ -283,6 +292,7 @@ class MobileControlLoop(ControlLoop):
             self._stop(f"base path refused: {exc}; stopping the base")
             return False
         self.base_reference = spline
+        self._cmd_watch = math.nan  # the path replaces the twist-driven reference
         self.log("info", f"base path accepted: {len(P)} poses, {tfs[-1]:.3f} s from t = {now:.3f}")
         return True
 
@@ -303,6 +313,12 @@ class MobileControlLoop(ControlLoop):
         elif self._fault_logged:
             self.log("info", "inputs finite again: control resumed")
             self._fault_logged = False
+        tc = self._cmd_watch
+        if t - tc > law.cmd_vel_timeout:  # the limiter's test (RateLimitedTwist.update): braking from this cycle
+            self.log("warn", f"cmd_vel timed out at t = {t:.6f} s: the last command came at t = {tc:.6f} s, "
+                             f"more than cmd_vel_timeout = {law.cmd_vel_timeout:g} s (control time) before; "
+                             "braking to rest")
+            self._cmd_watch = math.nan
         np.take(tau, self.cmd_index, out=self.tau_out)
         idx, buf = self._out_index, self._ref_buf
         buf[:3], buf[3:] = ref.base, ref.q

@@ -27,7 +27,9 @@ Parameters (read-only unless said): ``type``, ``joints``, ``rate`` (Hz, for the 
 ``bandwidth`` (arm, Hz), ``base_bandwidth`` (Hz), ``damping_ratio``, ``lookahead`` (m, diff
 drive path law), ``model_actuators`` (arm drive terms; false against a bridge whose base model
 is ``ideal``), ``wheel_effort_limit`` (N m), ``base_force_limit`` (N, N m), ``max_velocity``,
-``max_acceleration`` ([v_x, v_y, omega] limits), ``cmd_vel_timeout`` (s of control time),
+``max_acceleration`` ([v_x, v_y, omega] limits), ``cmd_vel_timeout`` (s of control time: the
+age of the last twist counts from the state time at which it was read; past it the base brakes
+and one line says so with both control times),
 ``odom_frame`` (odom), ``base_frame`` (the model's base link), ``sync``, ``path_speed`` (m/s
 along an untimed path), ``state_timeout`` (s, wall; one zero command then silence as for an
 arm), ``interpolation``, ``publish_state``.  Composed mode (``controller_type`` of the
