@@ -187,6 +187,9 @@ def test_launch_composed_and_rt_priority_reach_the_description(monkeypatch, over
     assert ("controller" in [n.kw["name"] for n in nodes]) is not composed
     assert bridge.get("controller_type") == (args["controller"] if composed else None)
     assert bridge.get("rt_priority") == (int(overrides["rt_priority"]) if "rt_priority" in overrides else None)
+    if not composed:  # the separate controller's cycles run at the same priority
+        ctl = next(n.kw["parameters"][0] for n in nodes if n.kw["name"] == "controller")
+        assert ctl.get("rt_priority") == bridge.get("rt_priority")
     # the CLI with the same choices asks describe() for the same bridge
     argv = ["--robot", args["robot"], "--controller", args["controller"], "--mode", args["mode"]]
     argv += ["--composed"] if composed else []
@@ -195,6 +198,8 @@ def test_launch_composed_and_rt_priority_reach_the_description(monkeypatch, over
     assert set(cli) == {n.kw["name"] for n in nodes}
     for key in ("controller_type", "rt_priority", "mode", "urdf_path", "model_yaml"):
         assert cli["mujoco_bridge"].get(key) == bridge.get(key), key
+    if not composed:
+        assert cli["controller"].get("rt_priority") == bridge.get("rt_priority")
 
 
 @pytest.mark.parametrize("value", ["100", "-1", "high", "2.5"])

@@ -56,6 +56,65 @@ def test_harden_reports_what_the_platform_refuses() -> None:
     assert harden(0, (), False) == []  # nothing asked, nothing done
 
 
+def _in_thread(fn):  # noqa: ANN001, ANN202
+    import threading
+
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(fn()))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def test_set_slice_changes_the_threads_request_and_keeps_its_nice() -> None:
+    import os
+    import platform
+
+    from rbd_ros.sim.realtime import set_slice
+
+    def body() -> tuple[str, int, str]:
+        os.setpriority(os.PRIO_PROCESS, 0, 5)  # this thread only (Linux: a tid)
+        line = set_slice(300)
+        sched = open("/proc/thread-self/sched").read()  # noqa: SIM115
+        return line, os.getpriority(os.PRIO_PROCESS, 0), sched
+
+    line, nice, sched = _in_thread(body)
+    major, minor = (int(x) for x in platform.release().split(".")[:2])
+    if (major, minor) < (6, 12):  # no per-task slice before EEVDF's sched_runtime
+        assert line.startswith("sched slice 300 us refused ("), line
+        return
+    assert line == "sched slice 300 us ok", line
+    assert nice == 5  # sched_setattr sets the nice value too: it must be the thread's own
+    slices = [ln.split(":")[1].strip() for ln in sched.splitlines() if ln.startswith("se.slice")]
+    assert slices == ["300000"], slices  # ns
+
+
+def test_share_priority_gives_other_threads_fifo_or_says_why_not() -> None:
+    import os
+    import threading
+
+    from rbd_ros.sim.realtime import share_priority
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, name="sharer")
+    other.start()
+    done = threading.Thread(target=lambda: None, name="gone")
+    done.start()
+    done.join()
+    try:
+        report = share_priority([other, done], 3)  # a finished thread is skipped
+        assert len(report) == 1 and report[0].startswith("sharer SCHED_FIFO 3 "), report
+        if report[0].endswith(" ok"):
+            assert os.sched_getscheduler(other.native_id) == os.SCHED_FIFO
+            assert os.sched_getparam(other.native_id).sched_priority == 3
+        else:
+            assert "refused (" in report[0]
+            assert os.sched_getscheduler(other.native_id) == os.SCHED_OTHER
+    finally:
+        release.set()
+        other.join()
+
+
 def test_describe_composed_puts_the_law_in_the_bridge() -> None:
     from rbd_ros.ros.bringup.description import ARGUMENTS, describe
 

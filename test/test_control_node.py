@@ -4,6 +4,7 @@ bridge in lockstep."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import threading
@@ -355,7 +356,8 @@ def test_timer_trigger_runs_at_its_rate_and_stops_on_stale_states(node_process, 
 def test_bad_parameters_exit_with_a_one_line_error() -> None:
     for extra, message in ((["-p", "type:=lqr"], "unknown type 'lqr'"),
                            (["-p", "kp:=-1.0"], "kp must be non-negative"),
-                           (["-p", "joints:=[joint1]"], "must be the model's joints")):
+                           (["-p", "joints:=[joint1]"], "must be the model's joints"),
+                           (["-p", "rt_priority:=100"], "rt_priority must be 0 (off) to 99, got 100")):
         res = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "controller", "--ros-args", "-p",
                               f"urdf_path:={PLANAR2_URDF}", *extra], cwd=REPO, capture_output=True, text=True,
                              timeout=60)
@@ -368,8 +370,14 @@ def test_computed_torque_through_the_mujoco_bridge_in_lockstep(node_process, pee
     q0 = [0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3]
     node_process(["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "mode:=lockstep",
                   "-p", f"initial_positions:={q0}"], ready="mujoco_bridge: ready")
-    node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "type:=computed_torque"],
-                 ready=READY)
+    ctl = node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "type:=computed_torque",
+                        "-p", "rt_priority:=3"], ready=READY)
+    line = ctl.wait_for("realtime: SCHED_FIFO 3", 10)  # the executor thread (the process's main one)
+    if line.rstrip().endswith("(the executor thread)"):
+        assert os.sched_getscheduler(ctl.proc.pid) == os.SCHED_FIFO
+        assert os.sched_getparam(ctl.proc.pid).sched_priority == 3
+    else:
+        assert "refused" in line and os.sched_getscheduler(ctl.proc.pid) == os.SCHED_OTHER, line
     peer.wait(lambda: len(peer.states) > 20, 60, "controller_state")
     with peer.cv:
         t_hold = peer.states[-1][0]

@@ -149,3 +149,32 @@ def test_stop_publishes_what_is_queued_then_releases_the_publisher(peer) -> None
     with pytest.raises(Exception):  # noqa: B017 - rclpy's "destroyed" error type varies
         with pub.handle:
             pass
+
+
+def test_batched_producer_wakes_the_thread_once_per_flush(peer) -> None:
+    """The stepping loop queues a step's messages and wakes the thread once, after the step
+    (``flush``), so the thread does not take the GIL back in the middle of the step."""
+    from rbd_ros.ros.publish_thread import PublishThread
+
+    _, pub, got, cv, Msg = peer
+    pt = PublishThread("pt_test")
+    wakes: list[int] = []
+    real_set = pt._wake.set
+    pt._wake.set = lambda: (wakes.append(1), real_set())
+    out = pt.wrap(pub)
+    time.sleep(0.3)
+    for k in range(3):  # unbatched: a wake per message
+        out.publish(Msg(data=[float(k)]))
+    assert len(wakes) == 3
+    _wait(cv, lambda: len(got) == 3)
+    pt.batched = True
+    for k in range(3, 7):
+        out.publish(Msg(data=[float(k)]))
+    assert len(wakes) == 3  # queued, nobody woken
+    pt.flush()
+    assert len(wakes) == 4
+    _wait(cv, lambda: len(got) == 7)
+    pt.flush()  # nothing queued: no wake
+    assert len(wakes) == 4
+    pt.stop()
+    assert got == [[float(k)] for k in range(7)]

@@ -72,6 +72,7 @@ class PublishThread:
         self._publish = _rcl_publish_serialized()
         self._wake = threading.Event()
         self._running = True
+        self.batched = False  # True: the producer calls flush() after each step
         self._handles: list[Any] = []  # entered: rclpy defers their destruction until stop()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -95,7 +96,13 @@ class PublishThread:
         self.queued += 1
         if len(q) > self.max_depth:
             self.max_depth = len(q)
-        self._wake.set()
+        if not self.batched:
+            self._wake.set()
+
+    def flush(self) -> None:
+        """Wake the thread for what is queued (``batched``: once per step, after the step)."""
+        if self.queue:
+            self._wake.set()
 
     def _run(self) -> None:
         msg = _Serialized()

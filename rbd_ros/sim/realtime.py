@@ -8,6 +8,11 @@ reported, never raised.  ``freeze_garbage()`` moves every object alive after sta
 the collector's reach (``gc.freeze``), so a collection in the loop scans only the few objects
 made since.
 
+``set_slice(us)`` asks EEVDF (Linux >= 6.12, no privilege needed) for a short request size for the
+calling thread: it gets a CPU sooner after waking beside busy processes at the same nice.
+``share_priority(threads, p)`` gives other threads of the process ``SCHED_FIFO`` p: the ones that
+share a stepping thread's GIL must not be preempted while they hold it.
+
 ``LoopTiming(period)`` records, in preallocated ring buffers, the wall-clock start of every step
 and how long it took; ``summary()`` gives the step period's p50/p99/max, the jitter
 ``|T_k - T|`` p99 and max, and overruns (steps that took longer than one period).
@@ -49,6 +54,59 @@ def harden(rt_priority: int = 0, cpu_affinity: tuple[int, ...] = (),
             report.append("mlockall ok")
         except (OSError, AttributeError) as exc:
             report.append(f"mlockall refused ({exc})")
+    return report
+
+
+class _SchedAttr(ctypes.Structure):  # struct sched_attr, <linux/sched/types.h>
+    _fields_ = [("size", ctypes.c_uint32), ("sched_policy", ctypes.c_uint32),
+                ("sched_flags", ctypes.c_uint64), ("sched_nice", ctypes.c_int32),
+                ("sched_priority", ctypes.c_uint32), ("sched_runtime", ctypes.c_uint64),
+                ("sched_deadline", ctypes.c_uint64), ("sched_period", ctypes.c_uint64),
+                ("sched_util_min", ctypes.c_uint32), ("sched_util_max", ctypes.c_uint32)]
+
+
+_SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274, "arm64": 274}
+
+
+def set_slice(slice_us: float, tid: int = 0) -> str:
+    """EEVDF's request size (``sched_runtime`` of a ``SCHED_OTHER`` thread, Linux >= 6.12, no
+    privilege needed) for thread ``tid`` (0 = the calling one), keeping its nice value: a short
+    slice gets a waking thread a CPU sooner from busy neighbours at the same nice."""
+    label = f"sched slice {slice_us:g} us"
+    release = os.uname().release
+    try:
+        if tuple(int(x) for x in release.split("-")[0].split(".")[:2]) < (6, 12):
+            return f"{label} refused (Linux {release}: a thread's slice needs 6.12 or later)"
+    except ValueError:
+        pass
+    try:
+        nr = _SYS_SCHED_SETATTR[os.uname().machine]
+        nice = os.getpriority(os.PRIO_PROCESS, tid)
+        attr = _SchedAttr(size=ctypes.sizeof(_SchedAttr), sched_policy=os.SCHED_OTHER,
+                          sched_nice=nice, sched_runtime=int(slice_us * 1000))
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.syscall(ctypes.c_long(nr), ctypes.c_int(tid), ctypes.byref(attr),
+                        ctypes.c_uint(0)) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return f"{label} ok"
+    except (OSError, KeyError, AttributeError) as exc:
+        return f"{label} refused ({exc})"
+
+
+def share_priority(threads, rt_priority: int) -> list[str]:
+    """``SCHED_FIFO`` at ``rt_priority`` for other Python threads of this process (the executor,
+    a publishing thread): they share the stepping thread's GIL, and one preempted by a busy
+    process while holding it stalls the stepping thread however high its priority."""
+    report = []
+    for th in threads:
+        tid = getattr(th, "native_id", None)
+        if tid is None or not th.is_alive():
+            continue
+        try:
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(int(rt_priority)))
+            report.append(f"{th.name} SCHED_FIFO {rt_priority} ok")
+        except (OSError, AttributeError) as exc:
+            report.append(f"{th.name} SCHED_FIFO {rt_priority} refused ({exc})")
     return report
 
 

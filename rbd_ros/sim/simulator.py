@@ -76,6 +76,7 @@ class BridgeConfig:
     diagnostics_period: float = 1.0
     stats_period: float = 10.0
     rt_priority: int = 0
+    sched_slice_us: float = 0.0
     cpu_affinity: tuple[int, ...] = ()
     lock_memory: bool = False
     gc_freeze: bool = True
@@ -136,6 +137,10 @@ class BridgeConfig:
         if not 0 <= int(self.rt_priority) <= 99:
             raise ValueError(f"rt_priority must be 0 (off) to 99, got {self.rt_priority}")
         put(self, "rt_priority", int(self.rt_priority))
+        if not (self.sched_slice_us == 0 or 100 <= self.sched_slice_us <= 100_000):
+            raise ValueError(f"sched_slice_us must be 0 (leave it) or 100 to 100000 us (the "
+                             f"kernel's range), got {self.sched_slice_us}")
+        put(self, "sched_slice_us", float(self.sched_slice_us))
         cpus = () if self.cpu_affinity is None else tuple(self.cpu_affinity)
         if any(float(c) != int(c) or int(c) < 0 for c in cpus):
             raise ValueError(f"cpu_affinity must be CPU numbers >= 0, got {list(cpus)}")

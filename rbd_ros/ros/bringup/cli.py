@@ -96,8 +96,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the control law inside the MuJoCo bridge's loop, no controller process "
                         "(references and monitoring on the same topics)")
     p.add_argument("--rt-priority", type=int, default=0, metavar="N",
-                   help="SCHED_FIFO priority of the bridge's stepping thread (0 = off; reported "
-                        "when refused)")
+                   help="SCHED_FIFO priority of the bridge's stepping thread and of a separate "
+                        "controller's executor thread (0 = off; reported when refused)")
     p.add_argument("--record", default="", metavar="DIR",
                    help="write report.json, plot.png, bag/, video.mp4, index.html")
     p.add_argument("--no-video", action="store_true", help="with --record: no video")

@@ -27,8 +27,9 @@ ARGUMENTS: dict[str, tuple[str, str]] = {
     "use_sim_time": ("true", "nodes follow the bridge's /clock"),
     "composed": ("false", "true: the control law runs inside the MuJoCo bridge's loop (no "
                           "controller process; references on the same topics)"),
-    "rt_priority": ("0", "SCHED_FIFO priority 1..99 of the MuJoCo bridge's stepping thread (0 = "
-                         "off; reported when the platform refuses)"),
+    "rt_priority": ("0", "SCHED_FIFO priority 1..99 of the MuJoCo bridge's stepping thread and "
+                         "of a separate controller's executor thread (0 = off; reported when the "
+                         "platform refuses)"),
 }
 
 
@@ -123,7 +124,7 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
     ``composed``: the controller runs inside the bridge (its parameter ``controller_type``,
     the controller's parameters given to the bridge), not as a node process of its own.
     ``rt_priority`` (0..99, 0 = off): the bridge's ``rt_priority`` (SCHED_FIFO of its
-    stepping thread)."""
+    stepping thread) and, with a separate controller, the controller's (its executor thread)."""
     if controller not in CONTROLLER_TYPES:
         raise ValueError(f"unknown controller '{controller}'; use one of {', '.join(CONTROLLER_TYPES)}")
     if mode not in MODES:
@@ -147,5 +148,6 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
     if controller != "none" and not composed:
         nodes.append(NodeSpec("controller", "controller", "controller",
                               {**common, "type": controller, "use_sim_time": sim_time,
-                               **(controller_parameters or {})}))
+                               **(controller_parameters or {})}
+                              | ({"rt_priority": priority} if priority else {})))
     return nodes

@@ -35,6 +35,9 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   someone subscribes: building it costs ~50 us):
   ``[p_d (3), quat_d xyzw (4), p (3), quat (4), e (6: p_d - p, orientation error), tau (n)]``.
 
+Real time: ``rt_priority`` (0 = off, 1..99): SCHED_FIFO for the thread that runs the executor,
+hence every control cycle (logged; a refusal is a warning and the node runs without it).
+
 Loop: ``trigger: joint_states`` (default) computes and publishes once per incoming
 ``/joint_states`` — lockstep with the MuJoCo bridge — with the message's header stamp as the
 control time; ``trigger: timer`` runs at ``rate`` Hz on the node clock.
@@ -364,12 +367,23 @@ def main(argv: list[str] | None = None) -> int:
         from rbd_ros.control.mobile_laws import MOBILE_LAWS
 
         law_type = node.declare_parameter("type", "computed_torque", ParameterDescriptor(read_only=True)).value
+        priority = node.declare_parameter("rt_priority", 0, ParameterDescriptor(read_only=True)).value
+        if not (isinstance(priority, int) and 0 <= priority <= 99):
+            raise NodeConfigError(f"rt_priority must be 0 (off) to 99, got {priority}")
         if law_type in MOBILE_LAWS:  # a mobile manipulator: rbd_ros.ros.nodes.mobile_controller
             from rbd_ros.ros.nodes.mobile_controller import MobileController
 
             holder["controller"] = MobileController(node, law_type)
         else:
             holder["controller"] = Controller(node)
+        if priority:  # this thread runs the executor, hence every control cycle
+            from rbd_ros.sim.realtime import harden
+
+            for line in harden(priority):
+                if "refused" in line:
+                    node.get_logger().warning(f"realtime: {line}; controlling without it")
+                else:
+                    node.get_logger().info(f"realtime: {line} (the executor thread)")
 
     from rbd_ros.ros.lean_executor import LeanExecutor
 
