@@ -171,7 +171,10 @@ def test_through_gimbal_lock_lie_group_vs_euler_angles() -> None:
     before = np.abs(Re[:900] - exact[:900]).max()
     after = np.abs(Re[1100:] - exact[1100:])
     assert before < 1e-9  # fine away from the singularity ...
-    assert not np.isfinite(after).all() or after.max() > 1e-3  # ... broken after crossing it
+    # ... broken after crossing it: yaw and roll run off (their rates go as 1/cos(pitch)) and the
+    # pose error jumps by ten orders of magnitude; how far depends on how close a step lands to
+    # pitch = pi/2, i.e. on rounding (9.6e-4 on one machine, > 1e-3 on another)
+    assert not np.isfinite(after).all() or (after.max() > 1e-5 and np.abs(xs[1100:, [0, 2]]).max() > 1e3)
     print(f"max pose error: Lie group {lie_err:.2e}, Euler angles before {before:.2e}, after "
           f"{np.nanmax(after) if np.isfinite(after).any() else float('nan'):.2e}")
 
