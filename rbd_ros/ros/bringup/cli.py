@@ -170,6 +170,7 @@ class Bringup:
         # the recorder keeps up with a lockstep loop at ~1.5 kHz even on a busy machine
         self.last_state: tuple[float, bytes] | None = None  # latest /joint_states
         self.controller_state: list[tuple[float, bytes]] = []  # /controller/controller_state
+        self.commands_seen = 0  # /effort_controller/commands received, recorded or not
         self.joint_names: list[str] = []
         self.diagnostics: list[dict] = []  # the bridge's JSON diagnostics
         self.recorder = None
@@ -286,6 +287,7 @@ class Bringup:
                 self.recorder.write(CONTROLLER_STATE, stamp, raw)
 
         def on_command(raw: bytes) -> None:
+            self.commands_seen += 1
             if self.recording:
                 with self.lock:
                     t = self.last_state[0] if self.last_state else 0.0
@@ -349,6 +351,7 @@ class Bringup:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and self.last_state[0] < t_pause - 1e-9:
                 time.sleep(0.01)  # the state at the pause (this process may lag the bridge)
+            self.wait_for_commands_until(t_pause)
             with self.lock:
                 t_now = self.last_state[0]
             # no point at time 0: the controller starts the tour from its own reference
@@ -492,6 +495,22 @@ class Bringup:
             time.sleep(0.01)
         tail = "\n".join(proc.lines[-5:])
         raise RuntimeError(f"the controller did not accept the tour within {timeout} s; its last lines:\n{tail}")
+
+    def wait_for_commands_until(self, t_pause: float, slack: int = 5, limit: float = 10.0) -> None:
+        """Before recording starts: every command the controller sent up to the pause has
+        arrived.  Commands carry no stamp (the bag stamps each with the latest state), so a
+        command queue lagging the states' by a thousand start-up commands (seen on a loaded
+        machine) would otherwise be recorded into the tour.  The controller publishes a command
+        and then its ``controller_state`` each cycle: once the controller state of the paused
+        state has arrived and as many commands as controller states (``slack`` for samples
+        lost to discovery at start-up), none is still in flight."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            with self.lock:
+                cs = self.controller_state
+                if cs and cs[-1][0] >= t_pause - 1e-9 and self.commands_seen >= len(cs) - slack:
+                    return
+            time.sleep(0.01)
 
     def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
                                   limit: float = 10.0) -> None:
