@@ -28,6 +28,15 @@ import numpy as np
 MCL_CURRENT, MCL_FUTURE = 1, 2  # <sys/mman.h> on Linux
 
 
+def check_priority(value: int | float) -> int:
+    """``rt_priority`` as an int, or a ``ValueError`` naming it: 0 (off) or a SCHED_FIFO
+    priority 1..99.  The one check of the bridge, the controller node and the bringup."""
+    number = int(value)
+    if not 0 <= number <= 99:
+        raise ValueError(f"rt_priority must be 0 (off) to 99, got {value}")
+    return number
+
+
 def harden(rt_priority: int = 0, cpu_affinity: tuple[int, ...] = (),
            lock_memory: bool = False) -> list[str]:
     """Apply what is asked to the calling thread; one line per item: ``'... ok'`` or

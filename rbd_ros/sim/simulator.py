@@ -50,6 +50,7 @@ from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.motor import COMMAND_MODES, MotorModel, SensorModel
 from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum
+from rbd_ros.sim.realtime import check_priority
 
 MODES = ("realtime", "lockstep", "max")
 AUTO = "auto"  # integrator: RK4 unless damping makes it unstable, then implicitfast
@@ -134,9 +135,7 @@ class BridgeConfig:
         put(self, "publish_every", int(self.publish_every))
         put(self, "latency_steps", int(self.latency_steps))
         put(self, "noise_seed", int(self.noise_seed))
-        if not 0 <= int(self.rt_priority) <= 99:
-            raise ValueError(f"rt_priority must be 0 (off) to 99, got {self.rt_priority}")
-        put(self, "rt_priority", int(self.rt_priority))
+        put(self, "rt_priority", check_priority(self.rt_priority))
         if not (self.sched_slice_us == 0 or 100 <= self.sched_slice_us <= 100_000):
             raise ValueError(f"sched_slice_us must be 0 (leave it) or 100 to 100000 us (the "
                              f"kernel's range), got {self.sched_slice_us}")

@@ -12,6 +12,7 @@ from typing import Any
 from rbd_ros.control.gains import LAWS
 from rbd_ros.control.mobile_laws import MOBILE_LAWS
 from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
+from rbd_ros.sim.realtime import check_priority
 
 CONTROLLER_TYPES = (*LAWS, *MOBILE_LAWS, "none")  # the laws of rbd_ros.control, or no controller node
 MODES = ("lockstep", "realtime", "max")
@@ -80,9 +81,7 @@ def _priority(value: str | int) -> int:
             raise ValueError
     except ValueError:
         raise ValueError(f"rt_priority must be a whole number 0..99, got '{value}'") from None
-    if not 0 <= int(number) <= 99:
-        raise ValueError(f"rt_priority must be 0 (off) to 99, got {int(number)}")
-    return int(number)
+    return check_priority(int(number))
 
 
 def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "",

@@ -73,6 +73,7 @@ from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
 from rbd_ros.ros.messages import set_stamp, to_seconds
 from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.sim.realtime import check_priority, harden
 
 TRIGGERS = ("joint_states", "timer")  # and "composed": called by the MuJoCo bridge
 
@@ -367,9 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         from rbd_ros.control.mobile_laws import MOBILE_LAWS
 
         law_type = node.declare_parameter("type", "computed_torque", ParameterDescriptor(read_only=True)).value
-        priority = node.declare_parameter("rt_priority", 0, ParameterDescriptor(read_only=True)).value
-        if not (isinstance(priority, int) and 0 <= priority <= 99):
-            raise NodeConfigError(f"rt_priority must be 0 (off) to 99, got {priority}")
+        priority = check_priority(node.declare_parameter("rt_priority", 0, ParameterDescriptor(read_only=True)).value)
         if law_type in MOBILE_LAWS:  # a mobile manipulator: rbd_ros.ros.nodes.mobile_controller
             from rbd_ros.ros.nodes.mobile_controller import MobileController
 
@@ -377,8 +376,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             holder["controller"] = Controller(node)
         if priority:  # this thread runs the executor, hence every control cycle
-            from rbd_ros.sim.realtime import harden
-
             for line in harden(priority):
                 if "refused" in line:
                     node.get_logger().warning(f"realtime: {line}; controlling without it")
