@@ -12,8 +12,10 @@ the interpreter.  Order is kept (one FIFO for every topic).
 Bounded: at most ``limit`` messages wait.  When the queue is full, ``block=True`` (lockstep:
 no wall clock, nothing may be lost) makes the producer wait for room; otherwise (realtime: the
 loop must not wait) the message is dropped and counted in ``dropped``, which the owner reports.
-``stop()`` publishes what is queued (up to a timeout), then releases the publishers; call it
-before their node is destroyed.
+``batched=True``: ``put`` only queues and the producer wakes the thread with ``flush()`` once per
+step, after it, so the thread does not take the GIL back in the middle of the step (it also
+wakes on its own every 50 ms).  ``stop()`` publishes what is queued (up to a timeout), then
+releases the publishers; call it before their node is destroyed.
 """
 from __future__ import annotations
 
@@ -62,7 +64,8 @@ class OffloadedPublisher:
 class PublishThread:
     """One publishing thread for the publishers ``wrap``ped into it."""
 
-    def __init__(self, name: str, limit: int = 8192, block: bool = False) -> None:
+    def __init__(self, name: str, limit: int = 8192, block: bool = False,
+                 batched: bool = False) -> None:
         from rclpy.serialization import serialize_message
 
         self.serialize = serialize_message
@@ -72,7 +75,7 @@ class PublishThread:
         self._publish = _rcl_publish_serialized()
         self._wake = threading.Event()
         self._running = True
-        self.batched = False  # True: the producer calls flush() after each step
+        self.batched = bool(batched)  # True: the producer calls flush() after each step
         self._handles: list[Any] = []  # entered: rclpy defers their destruction until stop()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()

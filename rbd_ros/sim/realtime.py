@@ -82,14 +82,15 @@ def set_slice(slice_us: float, tid: int = 0) -> str:
     privilege needed) for thread ``tid`` (0 = the calling one), keeping its nice value: a short
     slice gets a waking thread a CPU sooner from busy neighbours at the same nice."""
     label = f"sched slice {slice_us:g} us"
-    release = os.uname().release
+    uname = os.uname()
+    release = uname.release
     try:
         if tuple(int(x) for x in release.split("-")[0].split(".")[:2]) < (6, 12):
             return f"{label} refused (Linux {release}: a thread's slice needs 6.12 or later)"
     except ValueError:
         pass
     try:
-        nr = _SYS_SCHED_SETATTR[os.uname().machine]
+        nr = _SYS_SCHED_SETATTR[uname.machine]
         nice = os.getpriority(os.PRIO_PROCESS, tid)
         attr = _SchedAttr(size=ctypes.sizeof(_SchedAttr), sched_policy=os.SCHED_OTHER,
                           sched_nice=nice, sched_runtime=int(slice_us * 1000))
