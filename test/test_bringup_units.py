@@ -86,3 +86,18 @@ def test_loop_timing_is_printed_for_realtime_runs_only():
         assert ("loop: period p50 1000 us, p99 1180 us, max 2500 us; jitter p99 180 us; "
                 "overruns 3" in table) is shown, table
         assert f"controller {mode}" in table
+
+
+def test_recording_waits_for_the_commands_sent_before_the_tour(capsys):
+    """Commands carry no stamp: recording starts once as many have arrived as controller
+    states up to the pause; if they never do, the run says so instead of going on silently."""
+    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+
+    b = Bringup(parse_args(["--robot", "planar2"]))
+    b.controller_state = [(0.001 * k, b"") for k in range(1, 1001)]  # the pause at t = 1 s
+    b.commands_seen = 1000 - 5  # all but the slack: nothing in flight
+    b.wait_for_commands_until(1.0, limit=5.0)
+    assert capsys.readouterr().out == ""
+    b.commands_seen = 400  # 600 still queued behind the states
+    b.wait_for_commands_until(1.0, limit=0.05)
+    assert "600 commands from before the tour were still in flight" in capsys.readouterr().out

@@ -511,6 +511,10 @@ class Bringup:
                 if cs and cs[-1][0] >= t_pause - 1e-9 and self.commands_seen >= len(cs) - slack:
                     return
             time.sleep(0.01)
+        with self.lock:
+            behind = len(self.controller_state) - self.commands_seen
+        print(f"[bringup] warning: {behind} commands from before the tour were still in flight "
+              f"after {limit:g} s; the bag may stamp them into the tour", flush=True)
 
     def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
                                   limit: float = 10.0) -> None:
