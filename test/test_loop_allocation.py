@@ -65,10 +65,10 @@ def _peak_and_net(f, calls: int = 500) -> tuple[int, int]:
 
 
 def _loop_modules() -> list:
-    from rbd_ros.control import laws, loop, trajectory
+    from rbd_ros.control import laws, loop, saturation, trajectory
     from rbd_ros.sim import motor, simulator
 
-    return [simulator, motor, loop, trajectory, laws]
+    return [simulator, motor, loop, trajectory, laws, saturation]
 
 
 def _patched(modules, wrap):
@@ -172,7 +172,7 @@ def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
             for _ in range(100):
                 step()
         seen = _record_kernels(step)
-        assert {"gather", "_saturate", "_state_ok"} <= set(seen), sorted(seen)
+        assert {"gather", "_saturate", "_state_ok", "_count_saturation"} <= set(seen), sorted(seen)
         python = _python_side(step, seen)
         assert python <= empty + INTS, \
             f"{law_name} ({what}): the step's Python side allocates {python} B transient"

@@ -274,6 +274,7 @@ class MobileControlLoop(ControlLoop):
                 P[k] = pp.x, pp.y, yaw_of(*quat)
                 stamps[k] = to_seconds(ps.header.stamp)
             head = to_seconds(msg.header.stamp)
+            self._check_stamp(head, self.t)  # one clock: the states' (ControlLoop)
             now = head if head > self.t else self.t  # a path stamped ahead starts then
             start = self._current_base(now)
             P[:, 2] = np.unwrap(np.r_[start[0][2], P[:, 2]])[1:]  # each heading within pi of the last
@@ -299,6 +300,7 @@ class MobileControlLoop(ControlLoop):
     # ---- the cycle ----------------------------------------------------------------------------
     def cycle(self, t: float) -> np.ndarray:
         """References at ``t``, the law, efforts ``tau_out`` (``joints`` order)."""
+        self._adopt()  # an arm trajectory handed over (``ControlLoop``)
         ref = self.mref
         self.base_reference.evaluate(t, ref.base, ref.base_d, ref.base_dd)
         self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)

@@ -394,6 +394,18 @@ class CartesianMove:
         _eval_cartesian(self.T0, self.dp, self.phi, sig, dsig / self.duration,
                         ddsig / self.duration**2, self._E, T, v, a)
 
+    def pose_at(self, t: float) -> np.ndarray:
+        """The pose (4x4) at ``t`` in new arrays, its own scratch: safe from another thread
+        while the control cycle calls ``evaluate`` (which reuses ``_E``)."""
+        T = np.empty((4, 4))
+        if self.duration <= 0.0 or t >= self.end_time:
+            T[:] = self.T1
+            return T
+        sig, dsig, ddsig = quintic_time_scaling((t - self.t0) / self.duration)
+        _eval_cartesian(self.T0, self.dp, self.phi, sig, dsig / self.duration,
+                        ddsig / self.duration**2, np.empty((3, 3)), T, np.empty(6), np.empty(6))
+        return T
+
 
 @njit(cache=True)
 def _eval_cartesian(T0: np.ndarray, dp: np.ndarray, phi: np.ndarray, sig: float, dsig: float,

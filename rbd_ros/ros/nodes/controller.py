@@ -40,7 +40,26 @@ hence every control cycle (logged; a refusal is a warning and the node runs with
 
 Loop: ``trigger: joint_states`` (default) computes and publishes once per incoming
 ``/joint_states`` — lockstep with the MuJoCo bridge — with the message's header stamp as the
-control time; ``trigger: timer`` runs at ``rate`` Hz on the node clock.
+control time; ``trigger: timer`` publishes at ``rate`` Hz (wall clock), each time with the latest
+state at *its* stamp as the control time.  One clock in every mode (issue 27): references are
+planned and evaluated on the states' stamps (a 2 s move takes 2 s of the states' time, however
+fast or slow the simulation runs); unstamped states (stamp 0) get the node clock's time on
+arrival (``use_sim_time`` applies).  A trajectory stamped more than an hour after the latest
+state is refused (stamped on another clock).
+
+Nothing stalls the cycle (issue 26; ``rbd_ros.control.loop``): references are built in their
+callbacks and handed to the next cycle through a one-slot try-lock buffer, IK for
+``~/target_pose`` runs on a worker thread (its kernels loaded before "ready"), and the watchdog
+does not count time the controller itself was busy.
+
+Diagnostics: ``~/diagnostics`` (``std_msgs/String``, JSON) every ``diagnostics_period`` s (wall;
+default 1, 0 = off): ``t`` (control time), ``wall_time`` (``time.monotonic``), ``cycles``,
+``joints`` (the ``joints`` order of every list), ``effort_limit`` (N m, null = none), and for
+the window since the previous message ``window_cycles``, ``saturated_percent`` (% of its cycles
+at the effort limit), ``saturated_flip_percent`` (% at the limit with a sign flip against the
+previous cycle's command: chatter), ``peak_effort`` (max ``|tau|``, N m); since the start
+``total_cycles``, ``saturated_cycles``, ``saturated_flip_cycles``, ``peak_effort_total``.  A
+joint whose window percentage (either) rises above 1 % gets one warning line per crossing.
 
 Safety: torques saturated at the effort limits; a NaN anywhere gives zero torque (logged once
 per episode); ``/joint_states`` older than ``state_timeout`` s of wall time (0 = never) →
@@ -61,9 +80,9 @@ reason in the ``set_parameters`` result.
 from __future__ import annotations
 
 import array
+import json
 import math
 import sys
-import threading
 import time
 from typing import Any
 
@@ -76,6 +95,8 @@ from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.sim.realtime import check_priority, harden
 
 TRIGGERS = ("joint_states", "timer")  # and "composed": called by the MuJoCo bridge
+WATCHDOG_PERIOD = 0.05  # s (wall)
+SWITCH_INTERVAL = 1e-4  # s: the GIL changes hands this often (IK worker beside the executor)
 
 
 class Controller:
@@ -84,8 +105,9 @@ class Controller:
 
     ``composed=True`` (the MuJoCo bridge's composed mode): no ``/joint_states`` subscription,
     no watchdog and no timer; the bridge calls ``step(t, position, velocity)`` in its stepping
-    thread with the state it just produced.  References and parameter changes arrive on the
-    executor thread and take ``self.lock``, as does ``step``."""
+    thread with the state it just produced.  References and gain changes arrive on the
+    executor thread and are handed to the next cycle without a lock the cycle waits for
+    (``ControlLoop``); IK for a target pose runs on the loop's worker thread."""
 
     def __init__(self, node: Any, composed: bool = False) -> None:
         from geometry_msgs.msg import PoseStamped
@@ -103,7 +125,6 @@ class Controller:
 
         self.node = node
         self.log = node.get_logger()
-        self.lock = threading.RLock()  # re-entered: gains derived in a step set parameters
         ro = ParameterDescriptor(read_only=True)
         p = node.declare_parameter
         law_type = (node.get_parameter("type") if node.has_parameter("type")
@@ -131,6 +152,9 @@ class Controller:
             raise NodeConfigError(f"interpolation must be one of {INTERPOLATIONS}")
         pose_duration = float(p("pose_duration", 2.0).value)
         self.publish_state = bool(p("publish_state", True).value)
+        diagnostics_period = float(p("diagnostics_period", 1.0, ro).value)
+        if not (math.isfinite(diagnostics_period) and diagnostics_period >= 0):
+            raise NodeConfigError(f"diagnostics_period must be >= 0 s (0 = off), got {diagnostics_period}")
 
         # ---- robot, law, gains -----------------------------------------------------------------
         loaded = robot_from_node(node)  # model_yaml | robot_description | urdf_path, gravity
@@ -191,6 +215,14 @@ class Controller:
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
+        self.diag_pub = None
+        if diagnostics_period > 0:
+            from std_msgs.msg import String
+
+            self._String = String
+            self.diag_pub = node.create_publisher(String, topics.DIAGNOSTICS, 10)
+            node.create_timer(diagnostics_period, self.publish_diagnostics,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
         node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, qos)
         if not composed:
@@ -198,7 +230,7 @@ class Controller:
             wall = Clock(clock_type=ClockType.STEADY_TIME)
             if self.trigger == "timer":
                 node.create_timer(1.0 / rate, self._on_timer)
-            node.create_timer(0.05, self._watchdog, clock=wall)
+            node.create_timer(WATCHDOG_PERIOD, self._watchdog, clock=wall)
             # "ready" once the executor runs the callbacks (the first timer tick), not here,
             # before anything spins: whoever waits for it may then send states and trajectories
             self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
@@ -262,20 +294,19 @@ class Controller:
             elif prm.name == "interpolation" and v not in INTERPOLATIONS:
                 return SetParametersResult(successful=False,
                                            reason=f"interpolation must be one of {INTERPOLATIONS}")
-        # every check passed: apply
+        # every check passed: apply (gains from the next cycle on: never under the cycle)
         loop = self.loop
-        with self.lock:
-            for prm in params:
-                if prm.name == "state_timeout":
-                    loop.state_timeout = float(prm.value)
-                elif prm.name == "pose_duration":
-                    loop.pose_duration = float(prm.value)
-                elif prm.name == "interpolation":
-                    loop.interpolation = prm.value
-                elif prm.name == "publish_state":
-                    self.publish_state = bool(prm.value)
-            if gains:
-                self.law.set_gains(gains)
+        for prm in params:
+            if prm.name == "state_timeout":
+                loop.state_timeout = float(prm.value)
+            elif prm.name == "pose_duration":
+                loop.pose_duration = float(prm.value)
+            elif prm.name == "interpolation":
+                loop.interpolation = prm.value
+            elif prm.name == "publish_state":
+                self.publish_state = bool(prm.value)
+        if gains:
+            loop.set_gains_later(gains)
         if gains:
             self.log.info("gains changed: " + ", ".join(f"{k}={v.tolist()}" for k, v in gains.items()))
         return SetParametersResult(successful=True)
@@ -291,30 +322,42 @@ class Controller:
             self.cycle(t)
 
     def _on_timer(self) -> None:
-        if not self.loop.have_state or self.loop.stale:
+        loop = self.loop
+        if not loop.have_state or loop.stale:
             return
-        self.cycle(self.node.get_clock().now().nanoseconds * 1e-9)
+        self.cycle(loop.t)  # the states' clock (issue 27): the latest state, at its stamp
 
     def _watchdog(self) -> None:
-        if self.loop.watchdog(time.monotonic()):
+        if self.loop.watchdog(time.monotonic(), WATCHDOG_PERIOD):
             self._publish_command()
 
     def _on_trajectory(self, msg: Any) -> None:
-        with self.lock:
-            self.loop.trajectory(msg)
+        self.loop.trajectory(msg)  # built here, adopted by the next cycle
 
     def _on_target_pose(self, msg: Any) -> None:
-        with self.lock:
-            self.loop.target_pose(msg)
+        self.loop.target_pose(msg)  # IK (joint-space laws) on the loop's worker thread
+
+    def publish_diagnostics(self) -> None:
+        """``~/diagnostics`` (module docstring), and a warning per joint crossing 1 %."""
+        loop = self.loop
+        report = loop.saturation_report()
+        for line in loop.saturation_warnings(report):
+            self.log.warning(line)
+        data = {"t": loop.t if math.isfinite(loop.t) else None, "wall_time": time.monotonic(),
+                "cycles": loop.cycles, "law": self.law_type, **report}
+        try:
+            self.diag_pub.publish(self._String(data=json.dumps(data)))
+        except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
+            if self.node.context.ok():
+                raise
 
     # ---- the cycle ----------------------------------------------------------------------------
     def step(self, t: float, names: list[str], position: np.ndarray,
              velocity: np.ndarray) -> np.ndarray:
         """Composed mode: one cycle on a state in ``names`` order at time ``t``; returns the
         torque (``joints`` order; the bridge checks the orders agree), published as well."""
-        with self.lock:
-            self.loop.joint_state(names, position, velocity, t)
-            self.cycle(t)
+        self.loop.joint_state(names, position, velocity, t)
+        self.cycle(t)
         return self.tau_out
 
     def cycle(self, t: float) -> None:
@@ -375,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
             holder["controller"] = MobileController(node, law_type)
         else:
             holder["controller"] = Controller(node)
+            sys.setswitchinterval(SWITCH_INTERVAL)  # the IK worker yields the GIL to the cycle
         if priority:  # this thread runs the executor, hence every control cycle
             for line in harden(priority):
                 if "refused" in line:

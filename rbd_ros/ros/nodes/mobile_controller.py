@@ -13,8 +13,10 @@ A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
   diff_drive_controller's interface since Jazzy; ``linear.y`` for a planar base only),
   ``~/base_path`` (``nav_msgs/Path`` in ``odom_frame``; whole-body law) and
   ``~/joint_trajectory`` (the arm, as for an arm controller).  These callbacks only write a
-  buffer; the next cycle reads it, or a 20 ms wall timer while no state comes (a command is
-  stamped with the latest state's control time).  Malformed
+  buffer; the next cycle reads it, or a 20 ms wall timer while no cycle ran for 0.1 s (a
+  command is stamped with the latest state's control time; the timer never holds the lock a
+  composed step would wait for while cycles run).  One clock: the states' stamps, as for an
+  arm (a path stamped more than an hour after the latest state is refused).  Malformed
   twists and paths (NaN/Inf, wrong frame, empty) are refused with one logged line and the base
   stops (brakes at ``max_acceleration``);
 * publishes ``/effort_controller/commands`` (wheel torques or base force/moment, then the arm,
@@ -143,7 +145,8 @@ class MobileController:
         node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
         node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
-        node.create_timer(0.02, self._drain, clock=wall)  # references while no state comes (a paused bridge)
+        self._last_cycle = -math.inf  # time.monotonic() of the latest cycle
+        node.create_timer(0.02, self._drain_idle, clock=wall)  # references while no state comes (a paused bridge)
         if not composed:
             node.create_timer(0.05, self._watchdog, clock=wall)
         g = self.law.gains
@@ -178,7 +181,7 @@ class MobileController:
             self._maybe_cycle()
 
     def _watchdog(self) -> None:
-        if self.loop.watchdog(time.monotonic()):
+        if self.loop.watchdog(time.monotonic(), 0.05):
             self._publish_command()
 
     # ---- the cycle ----------------------------------------------------------------------------
@@ -188,6 +191,7 @@ class MobileController:
         if not loop.ready():
             return
         t = loop.t
+        self._last_cycle = time.monotonic()
         loop.cycle(t)
         self._publish_command()
         if self.publish_state:
@@ -216,6 +220,17 @@ class MobileController:
                       NS(x=lin[0], y=lin[1], z=lin[2]), NS(x=ang[0], y=ang[1], z=ang[2]), t)
             self._maybe_cycle()
         return self.tau_out
+
+    def _drain_idle(self) -> None:
+        """The timer's drain: only while no cycle ran for 0.1 s (cycles drain themselves), and
+        never waiting for the lock."""
+        if time.monotonic() - self._last_cycle < 0.1 or not self.inbox:
+            return
+        if self.lock.acquire(blocking=False):
+            try:
+                self._drain()
+            finally:
+                self.lock.release()
 
     def _drain(self) -> None:
         """What the subscriptions buffered, in arrival order: before each cycle, and every 20 ms
