@@ -136,7 +136,6 @@ def test_slow_ik_does_not_stall_the_cycle_and_the_pose_is_reached(monkeypatch) -
 
 
 def test_a_reference_sent_during_the_ik_wins() -> None:
-    from rbd_ros.control.references import to_seconds  # noqa: F401 - the reader the loop uses
     from rbd_ros.ros.messages import to_joint_trajectory
 
     loop, model, lines = _loop(pose_duration=0.2)
