@@ -337,3 +337,40 @@ def test_cycle_threads_do_not_race_the_reference() -> None:
         assert sum("trajectory accepted" in m for _, m in lines) > 50
     finally:
         loop.close()
+
+
+def test_a_change_of_the_states_clock_holds_the_reference() -> None:
+    """Unstamped states timed by the node clock (wall time), then stamped ones from a
+    simulation at t = 0.002: a move planned on the wall clock would never start (it waits for
+    its time); the loop holds where the reference was, says so once, and a new reference on
+    the states' clock is then followed.  A hold alone changes clock silently."""
+    from rbd_ros.ros.messages import to_joint_trajectory
+
+    loop, model, lines = _loop()
+    names = list(model.joint_names)
+    try:
+        wall = 1_764_000_000.0
+        loop.joint_state(names, Q0, np.zeros(7), wall)
+        loop.cycle(wall)
+        loop.joint_state(names, Q0, np.zeros(7), 0.002)  # holding: nothing to say
+        loop.cycle(0.002)
+        assert not any("went back" in m for _, m in lines)
+        loop.joint_state(names, Q0, np.zeros(7), wall + 1.0)
+        assert loop.trajectory(to_joint_trajectory(names, [1.0], (Q0 + 0.1)[None]))
+        loop.cycle(wall + 1.0)
+        loop.joint_state(names, Q0, np.zeros(7), wall + 1.5)
+        loop.cycle(wall + 1.5)
+        q_mid = loop.ref.q.copy()
+        assert 0.01 < (q_mid - Q0).max() < 0.09  # halfway (a quintic at 0.5: 0.05)
+        loop.joint_state(names, Q0, np.zeros(7), 0.004)
+        loop.cycle(0.004)
+        np.testing.assert_allclose(loop.ref.q, q_mid, atol=1e-12)  # held where it was
+        assert sum("the states' time went back from t = 1764000001.500 s to 0.004 s" in m
+                   for _, m in lines) == 1, lines
+        assert loop.trajectory(to_joint_trajectory(names, [0.1], (Q0 + 0.1)[None]))
+        for k in range(3, 200):
+            loop.joint_state(names, Q0, np.zeros(7), 0.002 * k)
+            loop.cycle(0.002 * k)
+        np.testing.assert_allclose(loop.ref.q, Q0 + 0.1, atol=1e-12)
+    finally:
+        loop.close()

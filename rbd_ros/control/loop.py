@@ -36,7 +36,10 @@ was busy or not scheduled), it restarts the count rather than blaming the states
 One clock: every time here (states, references, the cycle) is the states' control time — the
 stamps of ``/joint_states`` (issue 27).  The caller runs ``cycle(t)`` at the latest state's time,
 whatever triggers it.  A reference stamped more than ``FUTURE_STAMP`` s after the latest state is
-refused: it was stamped on another clock (wall time against a simulation's states).
+refused: it was stamped on another clock (wall time against a simulation's states).  States
+whose time goes back by more than ``CLOCK_JUMP`` s changed clock (the node times unstamped
+states by its own clock: a simulation's first states at t = 0, then stamped ones): the reference
+then holds where it is (one warning line; nothing when it was holding anyway).
 
 Test hook: the environment variable ``RBD_ROS_TEST_IK_DELAY`` (s) makes the IK worker sleep that
 long before each solve (a slow solver, to show the cycle does not wait for it).
@@ -63,6 +66,7 @@ LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message
 IK_DELAY_ENV = "RBD_ROS_TEST_IK_DELAY"  # test hook: s the IK worker sleeps before each solve
 FUTURE_STAMP = 3600.0  # s: a reference stamped further ahead of the states is on another clock
 IK_TIMEOUT = 0.05  # s per target pose
+CLOCK_JUMP = 1.0  # s: the states' time going back more than this is a change of clock
 
 
 def _print_log(level: str, message: str) -> None:
@@ -196,6 +200,8 @@ class ControlLoop:
             else:
                 self.qd[:] = 0.0
             self.q_prev[:] = self.q
+        if t < self.t - CLOCK_JUMP:
+            self._clock_jumped(t)
         self.t = t
         self.last_state_wall = time.monotonic()
         if self.stale:
@@ -222,6 +228,26 @@ class ControlLoop:
             self._pending.append((handler, msg))
         self.log("info", f"{what} received before any /joint_states: it starts with the first state")
         return True
+
+    def _clock_jumped(self, t: float) -> None:
+        """The states' time went back by more than ``CLOCK_JUMP`` s: their clock changed
+        (unstamped states timed by the node clock, then stamped ones from a simulation starting
+        at 0).  A reference planned on the old clock would wait for its time: it is replaced by
+        a hold where it is now, and one line says so (a hold alone needs nothing)."""
+        self.law.reset()  # (the integral's time)
+        if (self._refs.item is None and self.cartesian is None
+                and isinstance(self.reference, HoldPosition)):
+            return
+        q = self._current_reference(self.t)[0]
+        reference, cartesian = HoldPosition(q), None
+        if self.cartesian is not None:
+            T = self.cartesian.pose_at(self.t)
+            cartesian = CartesianMove(T, T, t, 0.0)
+        self._refs.item = None  # (the cycle thread: nothing to race)
+        self.reference, self.cartesian = reference, cartesian
+        self.log("warn", f"the states' time went back from t = {self.t:.3f} s to {t:.3f} s (their "
+                         "clock changed: unstamped states, then stamped ones?): holding the "
+                         "reference where it was; send references again")
 
     def _new_state_order(self, names: list[str]) -> bool:
         """Where the model's joints are in ``names`` (False, logged once, if some are missing).
