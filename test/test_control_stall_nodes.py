@@ -11,6 +11,7 @@ import json
 import time
 
 import numpy as np
+import pytest
 from test_control_node import Peer, arm_process  # noqa: F401 - the stand-in arm fixture
 
 from ros_helpers import REPO, NodeProcess, ros_context
@@ -152,11 +153,14 @@ def test_slow_ik_does_not_stall_the_composed_bridge() -> None:
         bridge.stop()
 
 
-def test_timer_trigger_plans_on_the_states_clock(node_process) -> None:
+@pytest.mark.parametrize("use_sim_time", [False, True])
+def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> None:
     """A timer-triggered controller (500 Hz of wall time) against the bridge in lockstep (one
     2 ms step per command: the simulation runs at the pace of the commands, slower than real
     time on a loaded machine): a 2 s target-pose move takes 2 s of the states' time, halfway
-    at 1 s (the quintic's symmetry), whatever the wall time it took."""
+    at 1 s (the quintic's symmetry), whatever the wall time it took.  With ``use_sim_time``
+    (the node clock is the bridge's /clock) the same: the timer paces by the wall clock, it
+    does not wait for a simulated time that waits for its commands."""
     from rbd_ros.robot import Robot
 
     robot = Robot.from_yaml(ARM7)
@@ -169,7 +173,8 @@ def test_timer_trigger_plans_on_the_states_clock(node_process) -> None:
                          ready="mujoco_bridge: ready")
             proc = node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p",
                                  "type:=computed_torque", "-p", "trigger:=timer", "-p", "rate:=500.0",
-                                 "-p", "pose_duration:=2.0"], ready=READY)
+                                 "-p", "pose_duration:=2.0", "-p", f"use_sim_time:={str(use_sim_time).lower()}"],
+                                ready=READY)
             peer.wait(lambda: len(peer.states) > 50, 60, "controller_state")
             peer.wait_subscribed(peer.pose_pub)
             wall0 = time.monotonic()

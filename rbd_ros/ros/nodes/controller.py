@@ -40,7 +40,8 @@ hence every control cycle (logged; a refusal is a warning and the node runs with
 
 Loop: ``trigger: joint_states`` (default) computes and publishes once per incoming
 ``/joint_states`` — lockstep with the MuJoCo bridge — with the message's header stamp as the
-control time; ``trigger: timer`` publishes at ``rate`` Hz (wall clock), each time with the latest
+control time; ``trigger: timer`` publishes at ``rate`` Hz (wall clock, also with ``use_sim_time``:
+a simulated-time timer would wait for a lockstep simulation waiting for it), each time with the latest
 state at *its* stamp as the control time.  One clock in every mode (issue 27): references are
 planned and evaluated on the states' stamps (a 2 s move takes 2 s of the states' time, however
 fast or slow the simulation runs); unstamped states (stamp 0) get the node clock's time on
@@ -229,7 +230,9 @@ class Controller:
             node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
             wall = Clock(clock_type=ClockType.STEADY_TIME)
             if self.trigger == "timer":
-                node.create_timer(1.0 / rate, self._on_timer)
+                # paced by the wall clock: a sim-time timer would wait for a lockstep simulation
+                # that waits for its commands (use_sim_time); the cycle's time is the states'
+                node.create_timer(1.0 / rate, self._on_timer, clock=wall)
             node.create_timer(WATCHDOG_PERIOD, self._watchdog, clock=wall)
             # "ready" once the executor runs the callbacks (the first timer tick), not here,
             # before anything spins: whoever waits for it may then send states and trajectories
