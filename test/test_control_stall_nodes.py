@@ -8,6 +8,7 @@ A 1 s IK comes from the test hook ``RBD_ROS_TEST_IK_DELAY=1.0`` (``rbd_ros.contr
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -248,3 +249,52 @@ def test_saturation_diagnostics_match_the_commands(node_process) -> None:
                                    rtol=1e-12)
     for name in names:
         assert proc.output.count(f"saturation: {name} at its effort limit") == 1, proc.output[-3000:]
+
+
+def test_mobile_drain_timer_never_holds_the_composed_step() -> None:
+    """The mobile controller's 20 ms drain timer (references while no state comes) leaves the
+    buffer to the cycles while they run, and never waits for the lock a composed step holds:
+    it returns at once and the next drain (or cycle) takes the reference."""
+    import rclpy
+
+    from rbd_ros.ros.messages import to_joint_trajectory
+    from rbd_ros.ros.nodes.mobile_controller import MobileController
+
+    mobile = str(REPO / "config" / "mobile_arm7.yaml")
+    with ros_context() as ctx:
+        node = rclpy.create_node("controller", context=ctx,
+                                 cli_args=["--ros-args", "-p", f"model_yaml:={mobile}"])
+        try:
+            ctrl = MobileController(node, "whole_body_computed_torque", composed=True,
+                                    base_state=lambda: (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]),
+                                                        np.zeros(3), np.zeros(3)))
+            arm = [j for j in ctrl.joints if j.startswith("joint")]
+            ctrl.step(0.001, arm, Q0, np.zeros(7))
+            assert ctrl.cycles == 1
+            ctrl.inbox.append((ctrl.loop.trajectory, to_joint_trajectory(arm, [0.5], (Q0 + 0.05)[None])))
+            ctrl._drain_idle()
+            assert len(ctrl.inbox) == 1  # a cycle ran just now: the cycles drain
+            ctrl._last_cycle = -np.inf  # no cycle for a while (a paused bridge) ...
+            held, release = threading.Event(), threading.Event()
+
+            def step_in_progress() -> None:  # ... but a step holds the lock right now
+                with ctrl.lock:
+                    held.set()
+                    release.wait(5.0)
+
+            thread = threading.Thread(target=step_in_progress)
+            thread.start()
+            held.wait(5.0)
+            t0 = time.perf_counter()
+            ctrl._drain_idle()
+            waited = time.perf_counter() - t0
+            release.set()
+            thread.join()
+            assert waited < 0.05 and len(ctrl.inbox) == 1, waited
+            ctrl._drain_idle()  # the lock free: drained
+            assert not ctrl.inbox
+            ctrl.step(0.002, arm, Q0, np.zeros(7))
+            ctrl.step(0.3, arm, Q0, np.zeros(7))
+            assert 0.01 < np.abs(ctrl.loop.mref.q - Q0).max() < 0.05  # the trajectory is followed
+        finally:
+            node.destroy_node()
