@@ -65,10 +65,13 @@ Composed mode (``controller_type`` set)
   same parameters, gains rule, limits, reference, stale-reference and fault behaviour).  Every
   step the stepping thread calls it on the state it just measured, applies the torque and
   steps: state -> law -> command -> step, with no message in the loop.  References arrive on
-  ``/controller/joint_trajectory`` and ``/controller/target_pose``; ``/joint_states``,
-  ``/controller/controller_state`` and ``/effort_controller/commands`` are still published
-  (monitoring, recording); commands from elsewhere are not read.  realtime paces the loop on
-  the wall clock; lockstep and max step back to back (deterministic).
+  ``/controller/joint_trajectory`` and ``/controller/target_pose`` on the executor thread,
+  which builds them (IK on the controller's worker thread) and hands them to the next step
+  without a lock the stepping thread would wait for (``rbd_ros.control.handoff``);
+  ``/joint_states``, ``/controller/controller_state``, ``/controller/diagnostics`` and
+  ``/effort_controller/commands`` are still published (monitoring, recording); commands from
+  elsewhere are not read.  realtime paces the loop on the wall clock; lockstep and max step
+  back to back (deterministic).
 
 Real-time hygiene (each optional, each reported in the log, in the ready line and in
 ``~/diagnostics`` ``realtime``, "refused" with the reason when the platform says no):
