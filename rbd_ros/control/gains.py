@@ -63,9 +63,30 @@ Caps (each reported in the notes the node logs):
   the stiffest joint-space mode ``w_mode = sqrt(max eig(M^-1 J^T K_p J))``, damped by the
   joint damping of bandwidth ``w_j``: ``w_mode^2 dt <= 2 zeta min(w_j)``.
 * **effort.**  A joint law's stiffness is capped so that an error of ``E_LINEAR`` (0.02 rad
-  or m) needs no more than the effort left after holding gravity at ``q0``:
-  ``kp <= (tau_max - |g_i(q0)|) / E_LINEAR`` (at least a tenth of ``tau_max``);
+  or m) needs no more than the effort left after holding gravity at ``q0`` and at every pose
+  of ``poses`` (the configurations the arm will visit, e.g. the bringup's tour, sampled):
+  ``kp <= (tau_max - max |g_i(q)|) / E_LINEAR`` (at least a tenth of ``tau_max``);
   ``kd`` follows the capped ``omega``.
+
+**Where the arm goes** (scheduled, every cycle).  The caps above hold at ``q0``; the inertia a
+joint sees changes as the arm moves, and near a configuration where two axes are colinear
+(joints 1 and 3 of a 7-DoF shoulder at joint 2 = 0) the mode in which they turn against each
+other has only the inertia of the link between them: TIAGo Pro's left arm, 1 / (M^-1)_11
+= 0.12 kg m^2 at its tour's start and 0.0022 at joint 2 = 0.  The same ``kd`` is then far past
+``b < 2`` and the joints switch between their effort limits (32 % of the tour's cycles for
+``pd`` on that arm, 24 % on the xArm 7).  So the laws with joint damping (``pd``, ``pid``,
+``pd_gravity``, ``task_pd``), when their ``kd`` comes from the model, use each cycle
+
+    ``kd_j(q) = min(kd_j, 1 / (dt ||M(q)^-1 e_j||_1))``,
+    ``kp_j(q) = min(kp_j, (kd_j(q) + D_j) / dt)``  (joint laws, ``kp`` from the model),
+
+with the full ``M^-1`` (armature included): the column sums bound every eigenvalue of
+``dt M^-1 K_v`` (``rho <= ||.||_1``), so each mode, coupled directions included, keeps
+``b <= 1`` (half of Jury's ``b < 2``) and ``a/2 <= b/2``.  The node logs the nominal gains;
+a note names the joints whose ``kd`` the schedule lowers at ``q0``, at ``poses`` or at
+``_TASK_POSES`` poses inside the limits, and how far.  Given gains (argument or YAML) are
+used as given.  ``computed_torque`` and ``resolved_acceleration`` multiply their feedback by
+``M(q)`` themselves: their error dynamics (6.46) do not depend on the pose.
 """
 from __future__ import annotations
 
@@ -187,12 +208,42 @@ def coulomb_compensation(model: Any, m_min: np.ndarray, rate: float = DEFAULT_RA
     return c, np.full(tc.shape, FRICTION_BAND), notes
 
 
+def mass_matrix_checked(robot: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``M(q)`` with the armature and its inverse; ``ValueError`` naming the joints (and the
+    links they carry) that move no mass or inertia when ``M`` is singular."""
+    M = robot.mass_matrix(q, include_actuators=True)
+    w, V = np.linalg.eigh(M)
+    null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
+    if null.size or not np.isfinite(M).all():
+        m = robot.model
+        idx = np.flatnonzero(np.abs(null).max(axis=1) > 1e-6) if null.size else np.arange(m.dof)
+        raise ValueError(
+            f"cannot derive gains from the model: the mass matrix is singular at q = "
+            f"{np.round(q, 4).tolist()}: joints {[m.joint_names[i] for i in idx]} move no mass or "
+            f"inertia (links {[m.link_names[i] for i in idx]} and what they carry are massless); "
+            f"give those links a mass and inertia, or the joints an armature, or give the gains")
+    return M, np.linalg.inv(M)
+
+
+def damping_caps(robot: Any, poses: Any, rate: float) -> np.ndarray:
+    """Per joint, the smallest ``1 / (dt ||M(q)^-1 e_j||_1)`` over ``poses``: the largest
+    ``kd_j`` the per-cycle schedule of the module docstring lets through at all of them."""
+    dt = 1.0 / float(rate)
+    caps = np.full(robot.model.dof, np.inf)
+    for p in poses:
+        _, Minv = mass_matrix_checked(robot, np.asarray(p, dtype=float))
+        caps = np.minimum(caps, 1.0 / (dt * np.abs(Minv).sum(axis=0)))
+    return caps
+
+
 def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT_BANDWIDTH,
-                damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE
-                ) -> tuple[dict[str, np.ndarray], list[str]]:
+                damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE,
+                poses: Any = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Every gain of ``law`` derived from ``model`` (an ``MdhModel``) at the start pose ``q0``
-    (default: zero clipped into the limits) by the rule of the module docstring.  Returns the
-    gains and one note per cap that bit (empty if none).  ``ValueError`` for a bad argument."""
+    (default: zero clipped into the limits) by the rule of the module docstring; ``poses``
+    (k x n, optional): configurations the arm will visit (e.g. its tour, sampled), for the
+    effort cap and the schedule's note.  Returns the gains and one note per cap that bit
+    (empty if none).  ``ValueError`` for a bad argument or a massless chain."""
     from rbd_ros.robot import Robot
 
     _check_law(law)
@@ -204,6 +255,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     n = model.dof
     q = np.clip(np.zeros(n), model.lower, model.upper) if q0 is None else \
         np.asarray(q0, dtype=float).reshape(n)
+    visit = [q] if poses is None else [q, *np.asarray(poses, dtype=float).reshape(-1, n)]
     zeta, dt = float(damping_ratio), 1.0 / float(rate)
     omega = 2.0 * np.pi * float(bandwidth)
     notes: list[str] = []
@@ -219,9 +271,9 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         free, _ = free_task_axes(robot, q)
         return {"kp": np.where(free, 0.0, kp), "kd": np.where(free, 0.0, kd),
                 "k_null": np.full(n, kd), "kp_null": np.full(n, kp)}, notes
-    M = robot.mass_matrix(q, include_actuators=True)
+    M, Minv = mass_matrix_checked(robot, q)
     m = np.diag(M).copy()
-    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    m_min = 1.0 / np.diag(Minv)
     w_cap_j = np.minimum(m_min / (2.0 * zeta * m * dt), w_cap)  # kd dt / m_min <= 1
     w = np.minimum(omega, w_cap_j)
     for i in np.flatnonzero(w < omega * (1 - 1e-9)):
@@ -231,7 +283,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
                            np.abs(np.asarray(model.coulomb, dtype=float)), omega, w, w_cap_j,
                            zeta, dt)
     lim = np.abs(np.asarray(model.effort_limit, dtype=float))
-    g = np.abs(robot.gravity(q))
+    g = np.max([np.abs(robot.gravity(p)) for p in visit], axis=0)  # at every pose visited
     kp_max = np.where(np.isfinite(lim), np.maximum(lim - g, 0.1 * lim) / E_LINEAR, np.inf)
     for i in np.flatnonzero(kp_j > kp_max):
         notes.append(f"joint '{model.joint_names[i]}': kp capped from {kp_j[i]:.4g} to "
@@ -242,6 +294,12 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         if kd_j[i] > 0:
             kd_j[i] = max(2.0 * zeta * m[i] * w_i - model.viscous[i], 0.0)
         w[i] = min(w[i], w_i)
+    _, sampled = free_task_axes(robot, q)
+    caps = damping_caps(robot, visit + sampled[1:], rate)
+    for i in np.flatnonzero(kd_j > caps):
+        notes.append(f"joint '{model.joint_names[i]}': kd {kd_j[i]:.4g} scheduled with the "
+                     f"inertia, down to {caps[i]:.3g} at the sampled poses "
+                     f"(kd dt ||M^-1 e_j||_1 <= 1: discrete stability where the arm goes)")
     if law in ("pd", "pd_gravity"):
         return {"kp": kp_j, "kd": kd_j}, notes
     if law == "pid":
@@ -249,10 +307,9 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         return {"kp": kp_j, "kd": kd_j, "ki": kp_j * w / 5.0, "i_clamp": i_clamp}, notes
     # task_pd: K_p from the operational-space inertia, joint damping K_v as above
     J = robot.jacobian(q)
-    free, poses = free_task_axes(robot, q)
-    Minv = np.linalg.inv(M)
-    lam_inv = np.median([np.diag(robot.jacobian(p) @ np.linalg.inv(
-        robot.mass_matrix(p, include_actuators=True)) @ robot.jacobian(p).T) for p in poses], axis=0)
+    free, task_poses = free_task_axes(robot, q)
+    lam_inv = np.median([np.diag(robot.jacobian(p) @ mass_matrix_checked(robot, p)[1]
+                                 @ robot.jacobian(p).T) for p in task_poses], axis=0)
     lam = np.where(free, 0.0, 1.0 / np.where(free, 1.0, np.maximum(lam_inv, 1e-12)))
     kp_t = lam * omega**2
     # the stiffest joint-space mode of J^T K_p J over M must respect the same bound as omega

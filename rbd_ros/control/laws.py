@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.actuators import coulomb, viscous
+from rbd_ros.algorithm.actuators import armature, coulomb, viscous
+from rbd_ros.algorithm.crba import crba
 from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
 from rbd_ros.algorithm.rnea import gravity, rnea_full
@@ -47,6 +48,7 @@ from rbd_ros.control.gains import (
     LAW_GAINS,
     LAWS,
     load_gains,
+    mass_matrix_checked,
     model_gains,
     validate_gain,
     validate_gains,
@@ -132,6 +134,58 @@ def _finish(tau: np.ndarray, lim: np.ndarray, sat: np.ndarray, code: int) -> int
         else:
             sat[i] = False
     return OK
+
+
+@njit(cache=True)
+def _schedule_gains(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+                    damping: np.ndarray, dt: float, cap_kp: bool, M: np.ndarray, x: np.ndarray,
+                    kp_out: np.ndarray, kd_out: np.ndarray) -> None:  # pragma: no cover - jitted
+    """The damping the sampled loop holds at ``q`` (``gains`` module docstring, "scheduled"):
+    ``kd_j(q) = min(kd_j, 1 / (dt sum_i |(M^-1)_ij|))``; with ``cap_kp`` also
+    ``kp_j(q) = min(kp_j, (kd_j(q) + D_j) / dt)``.  A non-finite ``q`` leaves the gains as given
+    (the law's input check then faults)."""
+    n = q.shape[0]
+    for j in range(n):
+        kp_out[j] = kp[j]
+        kd_out[j] = kd[j]
+    crba(mp, ws, q, M)
+    for i in range(n):  # M + G^T J_m G (003 (6.17))
+        M[i, i] += armature(mp, i)
+    for j in range(n):  # M = L L^T, L in the lower triangle
+        d = M[j, j]
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        if not d > 0.0:
+            return
+        d = math.sqrt(d)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / d
+    for j in range(n):
+        for i in range(n):  # x = e_j
+            x[i] = 0.0
+        x[j] = 1.0
+        for i in range(n):  # L y = e_j
+            s = x[i]
+            for k in range(i):
+                s -= M[i, k] * x[k]
+            x[i] = s / M[i, i]
+        for i in range(n - 1, -1, -1):  # L^T x = y: x = column j of M^-1
+            s = x[i]
+            for k in range(i + 1, n):
+                s -= M[k, i] * x[k]
+            x[i] = s / M[i, i]
+        col = 0.0
+        for i in range(n):  # ||M^-1 e_j||_1
+            col += abs(x[i])
+        cap = 1.0 / (dt * col)
+        if kd_out[j] > cap:  # every mode of dt M^-1 K_v inside the disc of radius 1
+            kd_out[j] = cap
+        if cap_kp and kp_out[j] * dt > kd_out[j] + damping[j]:  # a/2 < b/2 of Jury's test
+            kp_out[j] = (kd_out[j] + damping[j]) / dt
 
 
 @njit(cache=True)
@@ -330,7 +384,9 @@ class ControlLaw:
     (``rbd_ros.control.gains``) to scalars or per-axis lists; missing ones come from
     ``config/controllers.yaml`` for this robot, and the rest from the model
     (``gains.model_gains`` at ``q0`` for ``bandwidth`` Hz, ``damping_ratio`` and the control
-    ``rate`` Hz; ``gain_source`` and ``gain_notes`` tell what was chosen and why).
+    ``rate`` Hz, over the configurations ``poses`` the arm will visit when known;
+    ``gain_source`` and ``gain_notes`` tell what was chosen and why; the model's ``kd`` is
+    scheduled with the inertia each cycle, ``schedule``).
     ``effort_limit`` (n, optional) tightens the
     model's limits.  Outputs after ``compute``: ``tau``, ``error`` (joint laws: ``q_d - q``;
     task laws: ``[p_d - p; orientation error]``), ``saturated``, ``fault``, ``status``.
@@ -342,7 +398,8 @@ class ControlLaw:
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, *,
                  model_actuators: bool = True, gains_file: str | None = None,
                  q0: np.ndarray | None = None, bandwidth: float = DEFAULT_BANDWIDTH,
-                 damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE) -> None:
+                 damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE,
+                 poses: np.ndarray | None = None) -> None:
         model = robot if isinstance(robot, MdhModel) else robot.model
         self.model: MdhModel = model
         self.dof = n = model.dof
@@ -360,6 +417,7 @@ class ControlLaw:
         self.limit = self._model_limit.copy()
         self.gains: dict[str, np.ndarray] = {}
         self._design = (float(bandwidth), float(damping_ratio), float(rate))
+        self._poses = None if poses is None else np.asarray(poses, dtype=float)
         file_gains = load_gains(self.name, robot_names=[model.name], path=gains_file)
         given = dict(gains or {})
         #: where each gain came from: "given" (argument), "file" (gains YAML) or "model"
@@ -367,6 +425,17 @@ class ControlLaw:
                             for k in LAW_GAINS[self.name]}
         #: the caps ``model_gains`` applied (empty when no gain comes from the model)
         self.gain_notes: list[str] = []
+        #: the model's damping ``kd`` is scheduled per cycle (``_schedule_gains``; the rule in
+        #: ``rbd_ros.control.gains``): on for the laws with joint damping when ``kd`` comes
+        #: from the model; ``kp`` of the joint laws too when it comes from the model
+        self.schedule = self.name in SCHEDULED_LAWS and self.gain_source.get("kd") == "model"
+        self._schedule_kp = self.schedule and not self.task_space and self.gain_source.get("kp") == "model"
+        self._damping = np.abs(np.asarray(model.viscous, dtype=float))
+        self._dt = 1.0 / self._design[2]
+        self._Mw = np.zeros((n, n))
+        self._xw = np.zeros(n)
+        self._kp_now = np.zeros(n)
+        self._kd_now = np.zeros(n)
         raw = {**self._model_gains(q0), **file_gains, **given}
         self.set_gains(raw)
 
@@ -375,7 +444,8 @@ class ControlLaw:
         todo = [k for k, src in self.gain_source.items() if src == "model"]
         if not todo:
             return {}
-        derived, self.gain_notes = model_gains(self.name, self.model, q0, *self._design)
+        derived, self.gain_notes = model_gains(self.name, self.model, q0, *self._design,
+                                               poses=self._poses)
         return {k: derived[k] for k in todo}
 
     def derive_gains(self, q0: np.ndarray) -> dict[str, np.ndarray]:
@@ -398,6 +468,18 @@ class ControlLaw:
             self.gains[k] = np.ascontiguousarray(v, dtype=float)
         extra = self.gains.get("effort_limit")
         self.limit = self._model_limit.copy() if extra is None else np.minimum(self._model_limit, extra)
+        g = self.gains  # the arrays the kernels read: scheduled copies or the gains themselves
+        self._kd_use = self._kd_now if self.schedule else g.get("kd")
+        self._kp_use = self._kp_now if self._schedule_kp else g.get("kp")
+
+    def scheduled_gains(self, q: np.ndarray) -> None:
+        """Fill the gains this cycle uses at ``q`` (``_kp_use``, ``_kd_use``): the model's
+        ``kd`` (and joint ``kp``) capped by ``_schedule_gains`` when ``schedule`` is on."""
+        if self.schedule:
+            g = self.gains
+            _schedule_gains(self.mp, self.ws, q, self._kp_now if self.task_space else g["kp"], g["kd"],
+                            self._damping, self._dt, self._schedule_kp, self._Mw, self._xw,
+                            self._kp_now, self._kd_now)
 
     def reset(self) -> None:
         """Forget internal state (integral term, last time)."""
@@ -425,8 +507,8 @@ class PD(ControlLaw):
     gravity_compensation = False
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
-        g = self.gains
-        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
+        self.scheduled_gains(q)
+        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, self._kp_use, self._kd_use,
                           self.gravity_compensation, self.limit, self.error, self.tau,
                           self.saturated)
 
@@ -469,7 +551,8 @@ class PID(ControlLaw):
             dt = 0.0
         self._t_prev = t
         g = self.gains
-        return _pid_kernel(q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], g["ki"], g["i_clamp"], dt,
+        self.scheduled_gains(q)
+        return _pid_kernel(q, qd, ref.q, ref.qd, ref.qdd, self._kp_use, self._kd_use, g["ki"], g["i_clamp"], dt,
                            self.integral, self.limit, self.error, self.tau, self.saturated)
 
 
@@ -581,9 +664,9 @@ class TaskPD(_TaskLaw):
                                 self._y, self._qdr)
         else:
             np.copyto(self._qdr, ref.qd)
-        g = self.gains
-        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, self._qdr, g["kp"],
-                               g["kd"], self.limit, self.tau, self.saturated)
+        self.scheduled_gains(q)  # (J is held in self.J; the kernel's gravity redoes ws)
+        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, self._qdr, self.gains["kp"],
+                               self._kd_use, self.limit, self.tau, self.saturated)
 
 
 class ResolvedAcceleration(_TaskLaw):
@@ -629,6 +712,8 @@ class ResolvedAcceleration(_TaskLaw):
             self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
 
 
+#: laws whose joint damping ``kd`` (and joint ``kp``) is scheduled with the inertia
+SCHEDULED_LAWS = ("pd", "pid", "pd_gravity", "task_pd")
 STIFF_DAMPING = 5.0  # D dt / m_min above which the drive damping counts as stiff
 
 
@@ -643,8 +728,7 @@ def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.nda
 
     q = np.clip(np.zeros(model.dof), model.lower, model.upper) if q0 is None else \
         np.asarray(q0, dtype=float)
-    M = Robot(model).mass_matrix(q, include_actuators=True)
-    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    m_min = 1.0 / np.diag(mass_matrix_checked(Robot(model), q)[1])
     return (np.abs(model.viscous) / float(rate) / m_min > STIFF_DAMPING).astype(float)
 
 
