@@ -50,6 +50,16 @@ YAML nor as a parameter) is derived from the robot for a closed-loop ``bandwidth
 * task axes the arm cannot move (a row of ``J`` zero at every sampled pose, e.g. z, rx, rz of
   a planar arm) get zero gains: resolved acceleration leaves them free.
 
+**Dry friction** (003 (6.16)).  Each law's notes end with the dead band the joints' Coulomb
+friction ``T_c`` leaves (``friction_dead_band``): ``computed_torque`` and
+``resolved_acceleration`` (with a joint reference) compensate ``T_c`` at the velocity the
+feedback asks for, ``q_d' + (kp/kd) e``, linear over ``FRICTION_BAND`` -- at rest with an
+error it pushes toward the reference instead of vanishing with ``q_d'`` (a light joint of
+TIAGo Pro, 5e-4 kg m^2 under 1 N m, stayed 0.02 rad off: ``M kp e`` = 0.04 N m cannot
+break 1 N m), and it fades without a step at zero velocity -- dead band
+``FRICTION_BAND kd / kp`` (3e-5 rad at 10 Hz); ``pd``/``pd_gravity``: ``T_c / kp``;
+``pid``: none while ``T_c <= i_clamp``; ``task_pd``: ``T_c / (J^T K_p J)_jj``.
+
 Caps (each reported in the notes the node logs):
 
 * **discrete stability.**  The loop runs at ``rate``: the command computed from the state at
@@ -266,6 +276,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         omega = w_cap
     if law in ("computed_torque", "resolved_acceleration"):
         kp, kd = omega**2, 2.0 * zeta * omega
+        notes += friction_dead_band(law, model, np.full(n, FRICTION_BAND * kd / kp))
         if law == "computed_torque":
             return {"kp": np.full(n, kp), "kd": np.full(n, kd)}, notes
         free, _ = free_task_axes(robot, q)
@@ -300,10 +311,14 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         notes.append(f"joint '{model.joint_names[i]}': kd {kd_j[i]:.4g} scheduled with the "
                      f"inertia, down to {caps[i]:.3g} at the sampled poses "
                      f"(kd dt ||M^-1 e_j||_1 <= 1: discrete stability where the arm goes)")
+    tc = np.abs(np.asarray(model.coulomb, dtype=float))
     if law in ("pd", "pd_gravity"):
+        notes += friction_dead_band(law, model, tc / kp_j)
         return {"kp": kp_j, "kd": kd_j}, notes
     if law == "pid":
         i_clamp = np.where(np.isfinite(lim), 0.5 * lim, kp_j * E_LINEAR)
+        # the integral term outgrows the friction (up to i_clamp): no dead band left
+        notes += friction_dead_band(law, model, np.where(tc <= i_clamp, 0.0, (tc - i_clamp) / kp_j))
         return {"kp": kp_j, "kd": kd_j, "ki": kp_j * w / 5.0, "i_clamp": i_clamp}, notes
     # task_pd: K_p from the operational-space inertia, joint damping K_v as above
     J = robot.jacobian(q)
@@ -320,7 +335,29 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         kp_t *= (w_max / w_mode) ** 2
         notes.append(f"task stiffness scaled by {(w_max / w_mode) ** 2:.3g} (stiffest mode "
                      f"{w_mode:.3g} rad/s > {w_max:.3g} rad/s: discrete stability)")
+    k_joint = np.diag(J.T @ np.diag(kp_t) @ J)  # the joint stiffness J^T K_p J shows at q0
+    notes += friction_dead_band(law, model, tc / np.maximum(k_joint, 1e-300))
     return {"kp": kp_t, "kd": kd_j}, notes
+
+
+def friction_dead_band(law: str, model: Any, band: np.ndarray) -> list[str]:
+    """One note: the dead band (rad or m) dry friction ``T_c`` (003 (6.16)) leaves each joint
+    that has some, under ``law`` with the derived gains -- where a joint held by its friction
+    may stop short of a resting reference: ``T_c / kp`` for ``pd``/``pd_gravity`` (``kp``
+    raised toward ``T_c / E_FRICTION``), ``T_c / (J^T K_p J)_jj`` at ``q0`` for ``task_pd``,
+    none for ``pid`` while ``T_c <= i_clamp`` (the integral term outgrows it), and
+    ``FRICTION_BAND kd / kp`` for ``computed_torque`` / ``resolved_acceleration`` (joint
+    reference), which compensate ``T_c`` toward the reference (``laws._coulomb_toward``).
+    Empty if no joint has friction."""
+    tc = np.abs(np.asarray(model.coulomb, dtype=float))
+    idx = np.flatnonzero(tc > 0)
+    if not idx.size:
+        return []
+    how = {"computed_torque": "compensated toward the reference",
+           "resolved_acceleration": "compensated toward a joint reference",
+           "pid": "integral action"}.get(law, "no compensation, stiffness only")
+    items = ", ".join(f"'{model.joint_names[i]}' {band[i]:.2g}" for i in idx)
+    return [f"dry friction dead band ({how}), rad or m: {items}"]
 
 
 def _joint_pd(m: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float, w: np.ndarray,

@@ -40,11 +40,13 @@ from rbd_ros.algorithm.actuators import armature, coulomb, viscous
 from rbd_ros.algorithm.crba import crba
 from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
+from rbd_ros.algorithm.layout import COUL
 from rbd_ros.algorithm.rnea import gravity, rnea_full
 from rbd_ros.control.gains import (
     DEFAULT_BANDWIDTH,
     DEFAULT_DAMPING_RATIO,
     DEFAULT_RATE,
+    FRICTION_BAND,
     LAW_GAINS,
     LAWS,
     load_gains,
@@ -226,11 +228,28 @@ def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, 
 
 
 @njit(cache=True)
+def _coulomb_toward(mp: np.ndarray, i: int, qdr: float, kp: float, kd: float, e: float,
+                    band: float) -> float:  # pragma: no cover - jitted
+    """The Coulomb compensation ``T_c sat((q_d' + (kp/kd) e) / band)``: at the reference
+    velocity while the reference moves, and toward the reference when it rests with an error
+    (``q_d' + (kp/kd) e`` is the velocity the feedback asks for); linear over ``band``, so it
+    fades without a step at zero velocity.  A joint held by its friction stops within
+    ``band kd / kp`` of the reference (``gains.friction_dead_band``)."""
+    v = qdr + (kp / kd) * e if kd > 0.0 else qdr
+    x = v / band
+    if x > 1.0:
+        x = 1.0
+    elif x < -1.0:
+        x = -1.0
+    return mp[i, COUL] * x
+
+
+@njit(cache=True)
 def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
                             qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray,
                             kd: np.ndarray, actuators: bool, vref: np.ndarray, wrench: np.ndarray,
-                            lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
-                            sat: np.ndarray) -> int:  # pragma: no cover
+                            band: float, lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray,
+                            tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
     """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
         return _finish(tau, lim, sat, BAD_INPUT)
@@ -238,10 +257,10 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
         e[i] = qr[i] - q[i]
         qdd_star[i] = qddr[i] + kd[i] * (qdr[i] - qd[i]) + kp[i] * e[i]
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators:  # Coulomb (and stiff viscous, vref = 1) terms at the reference velocity
+    if actuators:  # Coulomb at q_d' + (kp/kd) e (and stiff viscous, vref = 1, at q_d')
         for i in range(q.shape[0]):
-            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
-                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
+            tau[i] += (_coulomb_toward(mp, i, qdr[i], kp[i], kd[i], e[i], band)
+                       - coulomb(mp, i, qd[i]) + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -328,7 +347,7 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                                   J: np.ndarray, e: np.ndarray, vr: np.ndarray, ar: np.ndarray,
                                   kp: np.ndarray, kd: np.ndarray, knull: np.ndarray, kpnull: np.ndarray,
                                   posture: bool, qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, lam2: float,
-                                  actuators: bool, vref: np.ndarray, wrench: np.ndarray, A: np.ndarray,
+                                  actuators: bool, vref: np.ndarray, wrench: np.ndarray, band: float, A: np.ndarray,
                                   y: np.ndarray, jdqd: np.ndarray, z: np.ndarray,
                                   qdd_star: np.ndarray, lim: np.ndarray, tau: np.ndarray,
                                   sat: np.ndarray) -> int:  # pragma: no cover - jitted
@@ -369,10 +388,10 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                 s += J[r, j] * y[r]
             qdd_star[j] += z[j] - s
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators and posture:  # friction at the reference velocity, as in computed torque
+    if actuators and posture:  # friction toward the joint reference, as in computed torque
         for i in range(n):
-            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
-                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
+            tau[i] += (_coulomb_toward(mp, i, qdr[i], kpnull[i], knull[i], qr[i] - q[i], band)
+                       - coulomb(mp, i, qd[i]) + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -587,7 +606,8 @@ class ComputedTorque(ControlLaw):
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         g = self.gains
         return _computed_torque_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
-                                       self.model_actuators, self._vref, self._wrench, self.limit, self.error,
+                                       self.model_actuators, self._vref, self._wrench, FRICTION_BAND,
+                                       self.limit, self.error,
                                        self.qdd_star, self.tau, self.saturated)
 
 
@@ -708,7 +728,7 @@ class ResolvedAcceleration(_TaskLaw):
         return _resolved_acceleration_kernel(
             self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
             g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2,
-            self.model_actuators, self._vref, self._wrench, self._A, self._y,
+            self.model_actuators, self._vref, self._wrench, FRICTION_BAND, self._A, self._y,
             self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
 
 
