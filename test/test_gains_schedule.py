@@ -20,7 +20,7 @@ import pytest
 import scipy.linalg as sl
 
 from rbd_ros.control.gains import LAWS, model_gains
-from rbd_ros.control.laws import make_law
+from rbd_ros.control.laws import Reference, make_law
 from rbd_ros.control.tour import Tour, plan_tour
 from rbd_ros.robot import Robot
 from rbd_ros.sim.closed_loop import run_tour
@@ -94,9 +94,13 @@ def test_scheduled_damping_keeps_the_sampled_loop_stable_where_the_start_gains_d
         assert rho < 1.0, (q.round(3).tolist(), rho)
     law.scheduled_gains(q_line)
     assert law._kd_use[0] < 0.1 * kd0[0]  # joint 1's damping is what had to give
-    # given gains are used as given (no schedule)
+    # given gains are used as given (no schedule); switched off, the law uses its gains
     given = make_law("pd", arm, {"kp": kp0, "kd": kd0}, q0=crossing.start, rate=RATE)
     assert not given.schedule
+    law.schedule = False
+    e = np.full(arm.dof, 1e-3)
+    tau = law.compute(0.0, q_line - e, np.zeros(arm.dof), Reference(arm.dof).set_joint(q_line))
+    np.testing.assert_allclose(tau, np.clip(kp0 * e, -arm.effort_limit, arm.effort_limit), rtol=1e-12)
 
 
 def test_every_law_with_default_gains_crosses_the_colinear_shoulder_without_a_limit_cycle(arm, crossing) -> None:

@@ -447,8 +447,8 @@ class ControlLaw:
         #: the model's damping ``kd`` is scheduled per cycle (``_schedule_gains``; the rule in
         #: ``rbd_ros.control.gains``): on for the laws with joint damping when ``kd`` comes
         #: from the model; ``kp`` of the joint laws too when it comes from the model
-        self.schedule = self.name in SCHEDULED_LAWS and self.gain_source.get("kd") == "model"
-        self._schedule_kp = self.schedule and not self.task_space and self.gain_source.get("kp") == "model"
+        self._schedule = self.name in SCHEDULED_LAWS and self.gain_source.get("kd") == "model"
+        self._schedule_kp = self._schedule and not self.task_space and self.gain_source.get("kp") == "model"
         self._damping = np.abs(np.asarray(model.viscous, dtype=float))
         self._dt = 1.0 / self._design[2]
         self._Mw = np.zeros((n, n))
@@ -487,14 +487,29 @@ class ControlLaw:
             self.gains[k] = np.ascontiguousarray(v, dtype=float)
         extra = self.gains.get("effort_limit")
         self.limit = self._model_limit.copy() if extra is None else np.minimum(self._model_limit, extra)
-        g = self.gains  # the arrays the kernels read: scheduled copies or the gains themselves
-        self._kd_use = self._kd_now if self.schedule else g.get("kd")
-        self._kp_use = self._kp_now if self._schedule_kp else g.get("kp")
+        self._use_gains()
+
+    def _use_gains(self) -> None:
+        """The arrays the kernels read: the scheduled copies or the gains themselves."""
+        g = self.gains
+        self._kd_use = self._kd_now if self._schedule else g.get("kd")
+        self._kp_use = self._kp_now if self._schedule and self._schedule_kp else g.get("kp")
+
+    @property
+    def schedule(self) -> bool:
+        """Whether ``kd`` (and the joint laws' ``kp`` when from the model) is scheduled with
+        the inertia each cycle; settable (False: the gains as they are)."""
+        return self._schedule
+
+    @schedule.setter
+    def schedule(self, on: bool) -> None:
+        self._schedule = bool(on) and self.name in SCHEDULED_LAWS
+        self._use_gains()
 
     def scheduled_gains(self, q: np.ndarray) -> None:
         """Fill the gains this cycle uses at ``q`` (``_kp_use``, ``_kd_use``): the model's
         ``kd`` (and joint ``kp``) capped by ``_schedule_gains`` when ``schedule`` is on."""
-        if self.schedule:
+        if self._schedule:
             g = self.gains
             _schedule_gains(self.mp, self.ws, q, self._kp_now if self.task_space else g["kp"], g["kd"],
                             self._damping, self._dt, self._schedule_kp, self._Mw, self._xw,
