@@ -108,6 +108,7 @@ def test_every_law_with_default_gains_crosses_the_colinear_shoulder_without_a_li
         r = run_tour(arm, law, tour=crossing, duration=crossing.duration + 0.3)
         where = f"tiago_pro/{law}"
         assert r.chatter < 0.01, (where, r.chatter)  # any joint: at its limit with a sign flip
+        assert r.chatter_joint.max() < 0.01 and r.saturated_joint.max() < 0.01, where
         assert r.saturated < 0.01, (where, r.saturated)
         assert r.unstable_steps == 0, where
         if law == "computed_torque":
