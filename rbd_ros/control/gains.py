@@ -218,9 +218,11 @@ def coulomb_compensation(model: Any, m_min: np.ndarray, rate: float = DEFAULT_RA
     return c, np.full(tc.shape, FRICTION_BAND), notes
 
 
-def mass_matrix_checked(robot: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``M(q)`` with the armature and its inverse; ``ValueError`` naming the joints (and the
-    links they carry) that move no mass or inertia when ``M`` is singular."""
+def mass_matrix_checked(robot: Any, q: np.ndarray, what: str = "cannot derive gains from the model"
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """``M(q)`` with the armature and its inverse; ``ValueError`` (``what``: the message's
+    start) naming the joints (and the links they carry) that move no mass or inertia when
+    ``M`` is singular."""
     M = robot.mass_matrix(q, include_actuators=True)
     w, V = np.linalg.eigh(M)
     null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
@@ -228,10 +230,11 @@ def mass_matrix_checked(robot: Any, q: np.ndarray) -> tuple[np.ndarray, np.ndarr
         m = robot.model
         idx = np.flatnonzero(np.abs(null).max(axis=1) > 1e-6) if null.size else np.arange(m.dof)
         raise ValueError(
-            f"cannot derive gains from the model: the mass matrix is singular at q = "
+            f"{what}: the mass matrix is singular at q = "
             f"{np.round(q, 4).tolist()}: joints {[m.joint_names[i] for i in idx]} move no mass or "
             f"inertia (links {[m.link_names[i] for i in idx]} and what they carry are massless); "
-            f"give those links a mass and inertia, or the joints an armature, or give the gains")
+            f"give those links a mass and inertia, or the joints an armature"
+            + (", or give the gains" if what.startswith("cannot derive gains") else ""))
     return M, np.linalg.inv(M)
 
 

@@ -763,7 +763,8 @@ def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.nda
 
     q = np.clip(np.zeros(model.dof), model.lower, model.upper) if q0 is None else \
         np.asarray(q0, dtype=float)
-    m_min = 1.0 / np.diag(mass_matrix_checked(Robot(model), q)[1])
+    m_min = 1.0 / np.diag(mass_matrix_checked(Robot(model), q, "the model-based laws need an "
+                                              "invertible mass matrix")[1])
     return (np.abs(model.viscous) / float(rate) / m_min > STIFF_DAMPING).astype(float)
 
 
