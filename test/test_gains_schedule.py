@@ -54,13 +54,7 @@ def crossing(arm) -> Tour:
 def _zoh_radius(M: np.ndarray, D: np.ndarray, kp: np.ndarray, kd: np.ndarray, dt: float) -> float:
     """Spectral radius of the exact sampled (zero-order hold) map of ``(e, e')`` for
     ``M e'' + D e' = u``, ``u = -K_p e - K_v e'`` held over ``dt``."""
-    n = len(kp)
-    Minv = np.linalg.inv(M)
-    Ac = np.block([[np.zeros((n, n)), np.eye(n)], [np.zeros((n, n)), -Minv @ np.diag(D)]])
-    Bc = np.vstack([np.zeros((n, n)), Minv])
-    E = sl.expm(np.block([[Ac, Bc], [np.zeros((n, 3 * n))]]) * dt)
-    Ad, Bd = E[:2 * n, :2 * n], E[:2 * n, 2 * n:]
-    return float(np.abs(np.linalg.eigvals(Ad - Bd @ np.hstack([np.diag(kp), np.diag(kd)]))).max())
+    return _zoh_radius_k(M, D, np.diag(kp), kd, dt)
 
 
 def test_the_shoulder_is_colinear_at_joint_2_zero_and_its_inertia_collapses(arm, crossing) -> None:
@@ -137,3 +131,29 @@ def test_a_massless_link_is_named_not_a_singular_matrix(arm) -> None:
     for law in ("pd", "computed_torque", "task_pd"):
         with pytest.raises(ValueError, match=r"arm_left_7_joint.*arm_left_7_link.*massless"):
             make_law(law, bare, rate=RATE)
+
+
+def test_task_pd_scheduled_damping_keeps_its_sampled_loop_stable(arm, crossing) -> None:
+    """Task PD's joint stiffness ``J^T K_p J`` with the scheduled joint damping: no mode grows
+    (radius 1 is the undamped-free self-motion, which ``J^T K_p J`` does not hold)."""
+    robot = Robot(arm)
+    D = np.abs(arm.viscous)
+    law = make_law("task_pd", arm, q0=crossing.start, rate=RATE)
+    Q, _, _ = crossing.spline().sample(np.linspace(0.0, crossing.duration, 13))
+    for q in Q:
+        law.scheduled_gains(q)
+        J = robot.jacobian(q)
+        rho = _zoh_radius_k(robot.mass_matrix(q, include_actuators=True), D,
+                            J.T @ np.diag(law.gains["kp"]) @ J, law._kd_use, 1 / RATE)
+        assert rho < 1.0 + 1e-9, (q.round(3).tolist(), rho)
+
+
+def _zoh_radius_k(M: np.ndarray, D: np.ndarray, K: np.ndarray, kd: np.ndarray, dt: float) -> float:
+    """``_zoh_radius`` with a full stiffness matrix ``K``."""
+    n = len(kd)
+    Minv = np.linalg.inv(M)
+    Ac = np.block([[np.zeros((n, n)), np.eye(n)], [np.zeros((n, n)), -Minv @ np.diag(D)]])
+    Bc = np.vstack([np.zeros((n, n)), Minv])
+    E = sl.expm(np.block([[Ac, Bc], [np.zeros((n, 3 * n))]]) * dt)
+    Ad, Bd = E[:2 * n, :2 * n], E[:2 * n, 2 * n:]
+    return float(np.abs(np.linalg.eigvals(Ad - Bd @ np.hstack([K, np.diag(kd)]))).max())
