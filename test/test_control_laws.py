@@ -54,7 +54,7 @@ def test_pd_pid_and_pd_gravity_match_hand_computation(arm7: Robot) -> None:
 @pytest.mark.parametrize("actuators", [False, True])
 def test_computed_torque_is_M_qdd_star_plus_h(arm7: Robot, actuators: bool) -> None:
     """(6.41)-(6.42): one RNEA call equals the textbook M qdd* + h (+ actuator terms of
-    (6.16)-(6.17), Coulomb friction at the reference velocity; the drive damping is not stiff
+    (6.16)-(6.17), Coulomb friction toward the reference; the drive damping is not stiff
     at 1 kHz here, so viscous at the measured one)."""
     q, qd, qr, qdr, qddr = _state(arm7)
     kp, kd = 400.0, 40.0
@@ -64,7 +64,8 @@ def test_computed_torque_is_M_qdd_star_plus_h(arm7: Robot, actuators: bool) -> N
     want = arm7.mass_matrix(q, include_actuators=actuators) @ qdd_star + arm7.bias(q, qd)
     if actuators:
         m = arm7.model
-        want += m.viscous * qd + m.coulomb * np.sign(qdr)  # Coulomb at the reference velocity
+        # Coulomb toward the reference: at q_d' + (kp/kd) e, linear over 1e-3 rad/s
+        want += m.viscous * qd + m.coulomb * np.clip((qdr + kp / kd * (qr - q)) / 1e-3, -1, 1)
     np.testing.assert_allclose(tau, want, rtol=1e-10, atol=1e-9)
 
 

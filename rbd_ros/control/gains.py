@@ -50,6 +50,16 @@ YAML nor as a parameter) is derived from the robot for a closed-loop ``bandwidth
 * task axes the arm cannot move (a row of ``J`` zero at every sampled pose, e.g. z, rx, rz of
   a planar arm) get zero gains: resolved acceleration leaves them free.
 
+**Dry friction** (003 (6.16)).  Each law's notes end with the dead band the joints' Coulomb
+friction ``T_c`` leaves (``friction_dead_band``): ``computed_torque`` and
+``resolved_acceleration`` (with a joint reference) compensate ``T_c`` at the velocity the
+feedback asks for, ``q_d' + (kp/kd) e``, linear over ``FRICTION_BAND`` -- at rest with an
+error it pushes toward the reference instead of vanishing with ``q_d'`` (a light joint of
+TIAGo Pro, 5e-4 kg m^2 under 1 N m, stayed 0.02 rad off: ``M kp e`` = 0.04 N m cannot
+break 1 N m), and it fades without a step at zero velocity -- dead band
+``FRICTION_BAND kd / kp`` (3e-5 rad at 10 Hz); ``pd``/``pd_gravity``: ``T_c / kp``;
+``pid``: none while ``T_c <= i_clamp``; ``task_pd``: ``T_c / (J^T K_p J)_jj``.
+
 Caps (each reported in the notes the node logs):
 
 * **discrete stability.**  The loop runs at ``rate``: the command computed from the state at
@@ -63,9 +73,30 @@ Caps (each reported in the notes the node logs):
   the stiffest joint-space mode ``w_mode = sqrt(max eig(M^-1 J^T K_p J))``, damped by the
   joint damping of bandwidth ``w_j``: ``w_mode^2 dt <= 2 zeta min(w_j)``.
 * **effort.**  A joint law's stiffness is capped so that an error of ``E_LINEAR`` (0.02 rad
-  or m) needs no more than the effort left after holding gravity at ``q0``:
-  ``kp <= (tau_max - |g_i(q0)|) / E_LINEAR`` (at least a tenth of ``tau_max``);
+  or m) needs no more than the effort left after holding gravity at ``q0`` and at every pose
+  of ``poses`` (the configurations the arm will visit, e.g. the bringup's tour, sampled):
+  ``kp <= (tau_max - max |g_i(q)|) / E_LINEAR`` (at least a tenth of ``tau_max``);
   ``kd`` follows the capped ``omega``.
+
+**Where the arm goes** (scheduled, every cycle).  The caps above hold at ``q0``; the inertia a
+joint sees changes as the arm moves, and near a configuration where two axes are colinear
+(joints 1 and 3 of a 7-DoF shoulder at joint 2 = 0) the mode in which they turn against each
+other has only the inertia of the link between them: TIAGo Pro's left arm, 1 / (M^-1)_11
+= 0.12 kg m^2 at its tour's start and 0.0022 at joint 2 = 0.  The same ``kd`` is then far past
+``b < 2`` and the joints switch between their effort limits (32 % of the tour's cycles for
+``pd`` on that arm, 24 % on the xArm 7).  So the laws with joint damping (``pd``, ``pid``,
+``pd_gravity``, ``task_pd``), when their ``kd`` comes from the model, use each cycle
+
+    ``kd_j(q) = min(kd_j, 1 / (dt ||M(q)^-1 e_j||_1))``,
+    ``kp_j(q) = min(kp_j, (kd_j(q) + D_j) / dt)``  (joint laws, ``kp`` from the model),
+
+with the full ``M^-1`` (armature included): the column sums bound every eigenvalue of
+``dt M^-1 K_v`` (``rho <= ||.||_1``), so each mode, coupled directions included, keeps
+``b <= 1`` (half of Jury's ``b < 2``) and ``a/2 <= b/2``.  The node logs the nominal gains;
+a note names the joints whose ``kd`` the schedule lowers at ``q0``, at ``poses`` or at
+``_TASK_POSES`` poses inside the limits, and how far.  Given gains (argument or YAML) are
+used as given.  ``computed_torque`` and ``resolved_acceleration`` multiply their feedback by
+``M(q)`` themselves: their error dynamics (6.46) do not depend on the pose.
 """
 from __future__ import annotations
 
@@ -187,12 +218,45 @@ def coulomb_compensation(model: Any, m_min: np.ndarray, rate: float = DEFAULT_RA
     return c, np.full(tc.shape, FRICTION_BAND), notes
 
 
+def mass_matrix_checked(robot: Any, q: np.ndarray, what: str = "cannot derive gains from the model"
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """``M(q)`` with the armature and its inverse; ``ValueError`` (``what``: the message's
+    start) naming the joints (and the links they carry) that move no mass or inertia when
+    ``M`` is singular."""
+    M = robot.mass_matrix(q, include_actuators=True)
+    w, V = np.linalg.eigh(M)
+    null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
+    if null.size or not np.isfinite(M).all():
+        m = robot.model
+        idx = np.flatnonzero(np.abs(null).max(axis=1) > 1e-6) if null.size else np.arange(m.dof)
+        raise ValueError(
+            f"{what}: the mass matrix is singular at q = "
+            f"{np.round(q, 4).tolist()}: joints {[m.joint_names[i] for i in idx]} move no mass or "
+            f"inertia (links {[m.link_names[i] for i in idx]} and what they carry are massless); "
+            f"give those links a mass and inertia, or the joints an armature"
+            + (", or give the gains" if what.startswith("cannot derive gains") else ""))
+    return M, np.linalg.inv(M)
+
+
+def damping_caps(robot: Any, poses: Any, rate: float) -> np.ndarray:
+    """Per joint, the smallest ``1 / (dt ||M(q)^-1 e_j||_1)`` over ``poses``: the largest
+    ``kd_j`` the per-cycle schedule of the module docstring lets through at all of them."""
+    dt = 1.0 / float(rate)
+    caps = np.full(robot.model.dof, np.inf)
+    for p in poses:
+        _, Minv = mass_matrix_checked(robot, np.asarray(p, dtype=float))
+        caps = np.minimum(caps, 1.0 / (dt * np.abs(Minv).sum(axis=0)))
+    return caps
+
+
 def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT_BANDWIDTH,
-                damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE
-                ) -> tuple[dict[str, np.ndarray], list[str]]:
+                damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE,
+                poses: Any = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Every gain of ``law`` derived from ``model`` (an ``MdhModel``) at the start pose ``q0``
-    (default: zero clipped into the limits) by the rule of the module docstring.  Returns the
-    gains and one note per cap that bit (empty if none).  ``ValueError`` for a bad argument."""
+    (default: zero clipped into the limits) by the rule of the module docstring; ``poses``
+    (k x n, optional): configurations the arm will visit (e.g. its tour, sampled), for the
+    effort cap and the schedule's note.  Returns the gains and one note per cap that bit
+    (empty if none).  ``ValueError`` for a bad argument or a massless chain."""
     from rbd_ros.robot import Robot
 
     _check_law(law)
@@ -204,6 +268,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     n = model.dof
     q = np.clip(np.zeros(n), model.lower, model.upper) if q0 is None else \
         np.asarray(q0, dtype=float).reshape(n)
+    visit = [q] if poses is None else [q, *np.asarray(poses, dtype=float).reshape(-1, n)]
     zeta, dt = float(damping_ratio), 1.0 / float(rate)
     omega = 2.0 * np.pi * float(bandwidth)
     notes: list[str] = []
@@ -214,14 +279,15 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         omega = w_cap
     if law in ("computed_torque", "resolved_acceleration"):
         kp, kd = omega**2, 2.0 * zeta * omega
+        notes += friction_dead_band(law, model, np.full(n, FRICTION_BAND * kd / kp))
         if law == "computed_torque":
             return {"kp": np.full(n, kp), "kd": np.full(n, kd)}, notes
         free, _ = free_task_axes(robot, q)
         return {"kp": np.where(free, 0.0, kp), "kd": np.where(free, 0.0, kd),
                 "k_null": np.full(n, kd), "kp_null": np.full(n, kp)}, notes
-    M = robot.mass_matrix(q, include_actuators=True)
+    M, Minv = mass_matrix_checked(robot, q)
     m = np.diag(M).copy()
-    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    m_min = 1.0 / np.diag(Minv)
     w_cap_j = np.minimum(m_min / (2.0 * zeta * m * dt), w_cap)  # kd dt / m_min <= 1
     w = np.minimum(omega, w_cap_j)
     for i in np.flatnonzero(w < omega * (1 - 1e-9)):
@@ -231,7 +297,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
                            np.abs(np.asarray(model.coulomb, dtype=float)), omega, w, w_cap_j,
                            zeta, dt)
     lim = np.abs(np.asarray(model.effort_limit, dtype=float))
-    g = np.abs(robot.gravity(q))
+    g = np.max([np.abs(robot.gravity(p)) for p in visit], axis=0)  # at every pose visited
     kp_max = np.where(np.isfinite(lim), np.maximum(lim - g, 0.1 * lim) / E_LINEAR, np.inf)
     for i in np.flatnonzero(kp_j > kp_max):
         notes.append(f"joint '{model.joint_names[i]}': kp capped from {kp_j[i]:.4g} to "
@@ -242,17 +308,26 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         if kd_j[i] > 0:
             kd_j[i] = max(2.0 * zeta * m[i] * w_i - model.viscous[i], 0.0)
         w[i] = min(w[i], w_i)
+    _, sampled = free_task_axes(robot, q)
+    caps = damping_caps(robot, visit + sampled[1:], rate)
+    for i in np.flatnonzero(kd_j > caps):
+        notes.append(f"joint '{model.joint_names[i]}': kd {kd_j[i]:.4g} scheduled with the "
+                     f"inertia, down to {caps[i]:.3g} at the sampled poses "
+                     f"(kd dt ||M^-1 e_j||_1 <= 1: discrete stability where the arm goes)")
+    tc = np.abs(np.asarray(model.coulomb, dtype=float))
     if law in ("pd", "pd_gravity"):
+        notes += friction_dead_band(law, model, tc / kp_j)
         return {"kp": kp_j, "kd": kd_j}, notes
     if law == "pid":
         i_clamp = np.where(np.isfinite(lim), 0.5 * lim, kp_j * E_LINEAR)
+        # the integral term outgrows the friction (up to i_clamp): no dead band left
+        notes += friction_dead_band(law, model, np.where(tc <= i_clamp, 0.0, (tc - i_clamp) / kp_j))
         return {"kp": kp_j, "kd": kd_j, "ki": kp_j * w / 5.0, "i_clamp": i_clamp}, notes
     # task_pd: K_p from the operational-space inertia, joint damping K_v as above
     J = robot.jacobian(q)
-    free, poses = free_task_axes(robot, q)
-    Minv = np.linalg.inv(M)
-    lam_inv = np.median([np.diag(robot.jacobian(p) @ np.linalg.inv(
-        robot.mass_matrix(p, include_actuators=True)) @ robot.jacobian(p).T) for p in poses], axis=0)
+    free, task_poses = free_task_axes(robot, q)
+    lam_inv = np.median([np.diag(robot.jacobian(p) @ mass_matrix_checked(robot, p)[1]
+                                 @ robot.jacobian(p).T) for p in task_poses], axis=0)
     lam = np.where(free, 0.0, 1.0 / np.where(free, 1.0, np.maximum(lam_inv, 1e-12)))
     kp_t = lam * omega**2
     # the stiffest joint-space mode of J^T K_p J over M must respect the same bound as omega
@@ -263,7 +338,29 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         kp_t *= (w_max / w_mode) ** 2
         notes.append(f"task stiffness scaled by {(w_max / w_mode) ** 2:.3g} (stiffest mode "
                      f"{w_mode:.3g} rad/s > {w_max:.3g} rad/s: discrete stability)")
+    k_joint = np.diag(J.T @ np.diag(kp_t) @ J)  # the joint stiffness J^T K_p J shows at q0
+    notes += friction_dead_band(law, model, tc / np.maximum(k_joint, 1e-300))
     return {"kp": kp_t, "kd": kd_j}, notes
+
+
+def friction_dead_band(law: str, model: Any, band: np.ndarray) -> list[str]:
+    """One note: the dead band (rad or m) dry friction ``T_c`` (003 (6.16)) leaves each joint
+    that has some, under ``law`` with the derived gains -- where a joint held by its friction
+    may stop short of a resting reference: ``T_c / kp`` for ``pd``/``pd_gravity`` (``kp``
+    raised toward ``T_c / E_FRICTION``), ``T_c / (J^T K_p J)_jj`` at ``q0`` for ``task_pd``,
+    none for ``pid`` while ``T_c <= i_clamp`` (the integral term outgrows it), and
+    ``FRICTION_BAND kd / kp`` for ``computed_torque`` / ``resolved_acceleration`` (joint
+    reference), which compensate ``T_c`` toward the reference (``laws._coulomb_toward``).
+    Empty if no joint has friction."""
+    tc = np.abs(np.asarray(model.coulomb, dtype=float))
+    idx = np.flatnonzero(tc > 0)
+    if not idx.size:
+        return []
+    how = {"computed_torque": "compensated toward the reference",
+           "resolved_acceleration": "compensated toward a joint reference",
+           "pid": "integral action"}.get(law, "no compensation, stiffness only")
+    items = ", ".join(f"'{model.joint_names[i]}' {band[i]:.2g}" for i in idx)
+    return [f"dry friction dead band ({how}), rad or m: {items}"]
 
 
 def _joint_pd(m: np.ndarray, b: np.ndarray, c: np.ndarray, omega: float, w: np.ndarray,

@@ -36,17 +36,21 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from rbd_ros.algorithm.actuators import coulomb, viscous
+from rbd_ros.algorithm.actuators import armature, coulomb, viscous
+from rbd_ros.algorithm.crba import crba
 from rbd_ros.algorithm.forward_dynamics import cholesky_solve_inplace
 from rbd_ros.algorithm.kinematics import frame_jacobian, jacobian_dot_times_qd, tool_pose
+from rbd_ros.algorithm.layout import COUL
 from rbd_ros.algorithm.rnea import gravity, rnea_full
 from rbd_ros.control.gains import (
     DEFAULT_BANDWIDTH,
     DEFAULT_DAMPING_RATIO,
     DEFAULT_RATE,
+    FRICTION_BAND,
     LAW_GAINS,
     LAWS,
     load_gains,
+    mass_matrix_checked,
     model_gains,
     validate_gain,
     validate_gains,
@@ -135,6 +139,58 @@ def _finish(tau: np.ndarray, lim: np.ndarray, sat: np.ndarray, code: int) -> int
 
 
 @njit(cache=True)
+def _schedule_gains(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+                    damping: np.ndarray, dt: float, cap_kp: bool, M: np.ndarray, x: np.ndarray,
+                    kp_out: np.ndarray, kd_out: np.ndarray) -> None:  # pragma: no cover - jitted
+    """The damping the sampled loop holds at ``q`` (``gains`` module docstring, "scheduled"):
+    ``kd_j(q) = min(kd_j, 1 / (dt sum_i |(M^-1)_ij|))``; with ``cap_kp`` also
+    ``kp_j(q) = min(kp_j, (kd_j(q) + D_j) / dt)``.  A non-finite ``q`` leaves the gains as given
+    (the law's input check then faults)."""
+    n = q.shape[0]
+    for j in range(n):
+        kp_out[j] = kp[j]
+        kd_out[j] = kd[j]
+    crba(mp, ws, q, M)
+    for i in range(n):  # M + G^T J_m G (003 (6.17))
+        M[i, i] += armature(mp, i)
+    for j in range(n):  # M = L L^T, L in the lower triangle
+        d = M[j, j]
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        if not d > 0.0:
+            return
+        d = math.sqrt(d)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / d
+    for j in range(n):
+        for i in range(n):  # x = e_j
+            x[i] = 0.0
+        x[j] = 1.0
+        for i in range(n):  # L y = e_j
+            s = x[i]
+            for k in range(i):
+                s -= M[i, k] * x[k]
+            x[i] = s / M[i, i]
+        for i in range(n - 1, -1, -1):  # L^T x = y: x = column j of M^-1
+            s = x[i]
+            for k in range(i + 1, n):
+                s -= M[k, i] * x[k]
+            x[i] = s / M[i, i]
+        col = 0.0
+        for i in range(n):  # ||M^-1 e_j||_1
+            col += abs(x[i])
+        cap = 1.0 / (dt * col)
+        if kd_out[j] > cap:  # every mode of dt M^-1 K_v inside the disc of radius 1
+            kd_out[j] = cap
+        if cap_kp and kp_out[j] * dt > kd_out[j] + damping[j]:  # a/2 < b/2 of Jury's test
+            kp_out[j] = (kd_out[j] + damping[j]) / dt
+
+
+@njit(cache=True)
 def _pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qr: np.ndarray,
                qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray, kd: np.ndarray, with_gravity: bool,
                lim: np.ndarray, e: np.ndarray, tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
@@ -172,11 +228,28 @@ def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, 
 
 
 @njit(cache=True)
+def _coulomb_toward(mp: np.ndarray, i: int, qdr: float, kp: float, kd: float, e: float,
+                    band: float) -> float:  # pragma: no cover - jitted
+    """The Coulomb compensation ``T_c sat((q_d' + (kp/kd) e) / band)``: at the reference
+    velocity while the reference moves, and toward the reference when it rests with an error
+    (``q_d' + (kp/kd) e`` is the velocity the feedback asks for); linear over ``band``, so it
+    fades without a step at zero velocity.  A joint held by its friction stops within
+    ``band kd / kp`` of the reference (``gains.friction_dead_band``)."""
+    v = qdr + (kp / kd) * e if kd > 0.0 else qdr
+    x = v / band
+    if x > 1.0:
+        x = 1.0
+    elif x < -1.0:
+        x = -1.0
+    return mp[i, COUL] * x
+
+
+@njit(cache=True)
 def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
                             qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray,
                             kd: np.ndarray, actuators: bool, vref: np.ndarray, wrench: np.ndarray,
-                            lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray, tau: np.ndarray,
-                            sat: np.ndarray) -> int:  # pragma: no cover
+                            band: float, lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray,
+                            tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
     """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
         return _finish(tau, lim, sat, BAD_INPUT)
@@ -184,10 +257,10 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
         e[i] = qr[i] - q[i]
         qdd_star[i] = qddr[i] + kd[i] * (qdr[i] - qd[i]) + kp[i] * e[i]
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators:  # Coulomb (and stiff viscous, vref = 1) terms at the reference velocity
+    if actuators:  # Coulomb at q_d' + (kp/kd) e (and stiff viscous, vref = 1, at q_d')
         for i in range(q.shape[0]):
-            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
-                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
+            tau[i] += (_coulomb_toward(mp, i, qdr[i], kp[i], kd[i], e[i], band)
+                       - coulomb(mp, i, qd[i]) + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -274,7 +347,7 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                                   J: np.ndarray, e: np.ndarray, vr: np.ndarray, ar: np.ndarray,
                                   kp: np.ndarray, kd: np.ndarray, knull: np.ndarray, kpnull: np.ndarray,
                                   posture: bool, qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, lam2: float,
-                                  actuators: bool, vref: np.ndarray, wrench: np.ndarray, A: np.ndarray,
+                                  actuators: bool, vref: np.ndarray, wrench: np.ndarray, band: float, A: np.ndarray,
                                   y: np.ndarray, jdqd: np.ndarray, z: np.ndarray,
                                   qdd_star: np.ndarray, lim: np.ndarray, tau: np.ndarray,
                                   sat: np.ndarray) -> int:  # pragma: no cover - jitted
@@ -315,10 +388,10 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
                 s += J[r, j] * y[r]
             qdd_star[j] += z[j] - s
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
-    if actuators and posture:  # friction at the reference velocity, as in computed torque
+    if actuators and posture:  # friction toward the joint reference, as in computed torque
         for i in range(n):
-            tau[i] += (coulomb(mp, i, qdr[i]) - coulomb(mp, i, qd[i])
-                       + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
+            tau[i] += (_coulomb_toward(mp, i, qdr[i], kpnull[i], knull[i], qr[i] - q[i], band)
+                       - coulomb(mp, i, qd[i]) + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
     return _finish(tau, lim, sat, OK)
 
 
@@ -330,7 +403,9 @@ class ControlLaw:
     (``rbd_ros.control.gains``) to scalars or per-axis lists; missing ones come from
     ``config/controllers.yaml`` for this robot, and the rest from the model
     (``gains.model_gains`` at ``q0`` for ``bandwidth`` Hz, ``damping_ratio`` and the control
-    ``rate`` Hz; ``gain_source`` and ``gain_notes`` tell what was chosen and why).
+    ``rate`` Hz, over the configurations ``poses`` the arm will visit when known;
+    ``gain_source`` and ``gain_notes`` tell what was chosen and why; the model's ``kd`` is
+    scheduled with the inertia each cycle, ``schedule``).
     ``effort_limit`` (n, optional) tightens the
     model's limits.  Outputs after ``compute``: ``tau``, ``error`` (joint laws: ``q_d - q``;
     task laws: ``[p_d - p; orientation error]``), ``saturated``, ``fault``, ``status``.
@@ -342,7 +417,8 @@ class ControlLaw:
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, *,
                  model_actuators: bool = True, gains_file: str | None = None,
                  q0: np.ndarray | None = None, bandwidth: float = DEFAULT_BANDWIDTH,
-                 damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE) -> None:
+                 damping_ratio: float = DEFAULT_DAMPING_RATIO, rate: float = DEFAULT_RATE,
+                 poses: np.ndarray | None = None) -> None:
         model = robot if isinstance(robot, MdhModel) else robot.model
         self.model: MdhModel = model
         self.dof = n = model.dof
@@ -360,6 +436,7 @@ class ControlLaw:
         self.limit = self._model_limit.copy()
         self.gains: dict[str, np.ndarray] = {}
         self._design = (float(bandwidth), float(damping_ratio), float(rate))
+        self._poses = None if poses is None else np.asarray(poses, dtype=float)
         file_gains = load_gains(self.name, robot_names=[model.name], path=gains_file)
         given = dict(gains or {})
         #: where each gain came from: "given" (argument), "file" (gains YAML) or "model"
@@ -367,6 +444,17 @@ class ControlLaw:
                             for k in LAW_GAINS[self.name]}
         #: the caps ``model_gains`` applied (empty when no gain comes from the model)
         self.gain_notes: list[str] = []
+        #: the model's damping ``kd`` is scheduled per cycle (``_schedule_gains``; the rule in
+        #: ``rbd_ros.control.gains``): on for the laws with joint damping when ``kd`` comes
+        #: from the model; ``kp`` of the joint laws too when it comes from the model
+        self._schedule = self.name in SCHEDULED_LAWS and self.gain_source.get("kd") == "model"
+        self._schedule_kp = self._schedule and not self.task_space and self.gain_source.get("kp") == "model"
+        self._damping = np.abs(np.asarray(model.viscous, dtype=float))
+        self._dt = 1.0 / self._design[2]
+        self._Mw = np.zeros((n, n))
+        self._xw = np.zeros(n)
+        self._kp_now = np.zeros(n)
+        self._kd_now = np.zeros(n)
         raw = {**self._model_gains(q0), **file_gains, **given}
         self.set_gains(raw)
 
@@ -375,7 +463,8 @@ class ControlLaw:
         todo = [k for k, src in self.gain_source.items() if src == "model"]
         if not todo:
             return {}
-        derived, self.gain_notes = model_gains(self.name, self.model, q0, *self._design)
+        derived, self.gain_notes = model_gains(self.name, self.model, q0, *self._design,
+                                               poses=self._poses)
         return {k: derived[k] for k in todo}
 
     def derive_gains(self, q0: np.ndarray) -> dict[str, np.ndarray]:
@@ -398,6 +487,33 @@ class ControlLaw:
             self.gains[k] = np.ascontiguousarray(v, dtype=float)
         extra = self.gains.get("effort_limit")
         self.limit = self._model_limit.copy() if extra is None else np.minimum(self._model_limit, extra)
+        self._use_gains()
+
+    def _use_gains(self) -> None:
+        """The arrays the kernels read: the scheduled copies or the gains themselves."""
+        g = self.gains
+        self._kd_use = self._kd_now if self._schedule else g.get("kd")
+        self._kp_use = self._kp_now if self._schedule and self._schedule_kp else g.get("kp")
+
+    @property
+    def schedule(self) -> bool:
+        """Whether ``kd`` (and the joint laws' ``kp`` when from the model) is scheduled with
+        the inertia each cycle; settable (False: the gains as they are)."""
+        return self._schedule
+
+    @schedule.setter
+    def schedule(self, on: bool) -> None:
+        self._schedule = bool(on) and self.name in SCHEDULED_LAWS
+        self._use_gains()
+
+    def scheduled_gains(self, q: np.ndarray) -> None:
+        """Fill the gains this cycle uses at ``q`` (``_kp_use``, ``_kd_use``): the model's
+        ``kd`` (and joint ``kp``) capped by ``_schedule_gains`` when ``schedule`` is on."""
+        if self._schedule:
+            g = self.gains
+            _schedule_gains(self.mp, self.ws, q, self._kp_now if self.task_space else g["kp"], g["kd"],
+                            self._damping, self._dt, self._schedule_kp, self._Mw, self._xw,
+                            self._kp_now, self._kd_now)
 
     def reset(self) -> None:
         """Forget internal state (integral term, last time)."""
@@ -425,8 +541,8 @@ class PD(ControlLaw):
     gravity_compensation = False
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
-        g = self.gains
-        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
+        self.scheduled_gains(q)
+        return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, self._kp_use, self._kd_use,
                           self.gravity_compensation, self.limit, self.error, self.tau,
                           self.saturated)
 
@@ -469,7 +585,8 @@ class PID(ControlLaw):
             dt = 0.0
         self._t_prev = t
         g = self.gains
-        return _pid_kernel(q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"], g["ki"], g["i_clamp"], dt,
+        self.scheduled_gains(q)
+        return _pid_kernel(q, qd, ref.q, ref.qd, ref.qdd, self._kp_use, self._kd_use, g["ki"], g["i_clamp"], dt,
                            self.integral, self.limit, self.error, self.tau, self.saturated)
 
 
@@ -504,7 +621,8 @@ class ComputedTorque(ControlLaw):
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         g = self.gains
         return _computed_torque_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
-                                       self.model_actuators, self._vref, self._wrench, self.limit, self.error,
+                                       self.model_actuators, self._vref, self._wrench, FRICTION_BAND,
+                                       self.limit, self.error,
                                        self.qdd_star, self.tau, self.saturated)
 
 
@@ -581,9 +699,9 @@ class TaskPD(_TaskLaw):
                                 self._y, self._qdr)
         else:
             np.copyto(self._qdr, ref.qd)
-        g = self.gains
-        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, self._qdr, g["kp"],
-                               g["kd"], self.limit, self.tau, self.saturated)
+        self.scheduled_gains(q)  # (J is held in self.J; the kernel's gravity redoes ws)
+        return _task_pd_kernel(self.mp, self.ws, q, qd, self.J, self.error, self._qdr, self.gains["kp"],
+                               self._kd_use, self.limit, self.tau, self.saturated)
 
 
 class ResolvedAcceleration(_TaskLaw):
@@ -625,10 +743,12 @@ class ResolvedAcceleration(_TaskLaw):
         return _resolved_acceleration_kernel(
             self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
             g["k_null"], g["kp_null"], not ref.task, ref.q, ref.qd, ref.qdd, self.dls_damping**2,
-            self.model_actuators, self._vref, self._wrench, self._A, self._y,
+            self.model_actuators, self._vref, self._wrench, FRICTION_BAND, self._A, self._y,
             self.jdqd, self._z, self.qdd_star, self.limit, self.tau, self.saturated)
 
 
+#: laws whose joint damping ``kd`` (and joint ``kp``) is scheduled with the inertia
+SCHEDULED_LAWS = ("pd", "pid", "pd_gravity", "task_pd")
 STIFF_DAMPING = 5.0  # D dt / m_min above which the drive damping counts as stiff
 
 
@@ -643,8 +763,8 @@ def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.nda
 
     q = np.clip(np.zeros(model.dof), model.lower, model.upper) if q0 is None else \
         np.asarray(q0, dtype=float)
-    M = Robot(model).mass_matrix(q, include_actuators=True)
-    m_min = 1.0 / np.diag(np.linalg.inv(M))
+    m_min = 1.0 / np.diag(mass_matrix_checked(Robot(model), q, "the model-based laws need an "
+                                              "invertible mass matrix")[1])
     return (np.abs(model.viscous) / float(rate) / m_min > STIFF_DAMPING).astype(float)
 
 

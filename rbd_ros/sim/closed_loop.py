@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,9 @@ class LoopResult:
     unstable_steps: int
     gains: dict[str, np.ndarray]
     notes: list[str]
+    #: per joint: fraction of cycles at the effort limit, and at it with a sign flip
+    saturated_joint: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    chatter_joint: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def chatter_fraction(tau: np.ndarray, limit: np.ndarray, rel: float = 1e-6) -> float:
@@ -102,6 +105,7 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
     pos, ang = tool_errors(model, refs, qs)
     limit = law.limit
     sat = np.abs(taus) >= limit * (1.0 - 1e-6)
+    flip = np.sign(taus[1:]) * np.sign(taus[:-1]) < 0
     return LoopResult(
         law=law_name, robot=model.name, rms_error=np.sqrt(np.mean(err**2, axis=0)),
         max_error=np.abs(err).max(axis=0), chatter=chatter_fraction(taus, limit),
@@ -110,7 +114,9 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
         tool_orientation_rms=float(np.sqrt(np.mean(ang**2))),
         tool_orientation_max=float(ang.max()), unstable_steps=sim.stats.unstable_steps,
         gains={k: v.copy() for k, v in law.gains.items()},
-        notes=list(tour.notes) + list(law.gain_notes) + log_lines)
+        notes=list(tour.notes) + list(law.gain_notes) + log_lines,
+        saturated_joint=sat.mean(axis=0),
+        chatter_joint=(sat[1:] & flip).mean(axis=0) if steps > 1 else np.zeros(n))
 
 
 def composed_loop(model: MdhModel, law_name: str, tour: Any = None,
