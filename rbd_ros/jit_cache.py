@@ -10,10 +10,11 @@ callee's module, the caller's stale cache would still load and run the old code.
 directory: the same cache places numba would pick (``NUMBA_CACHE_DIR`` when set, else the
 ``__pycache__`` beside the file when writable, else the user-wide cache directory, e.g.
 ``~/.cache/numba`` for a read-only install), but every kernel's stamp is :func:`source_digest`
-of the package (all its ``.py`` files, their relative paths, and the Python, numba and NumPy
-versions).  Any change to any of them makes every cached kernel of the package stale, and each
-recompiles once on its next first call (and its cache file is overwritten, so nothing piles
-up); while nothing changes, the caches load as before.
+of the package: its modules that import numba and every package module they import,
+transitively (:func:`kernel_sources`), with their relative paths and the Python, numba and
+NumPy versions.  Any change to any of them makes every cached kernel of the package stale, and
+each recompiles once on its next first call (and its cache file is overwritten, so nothing
+piles up); while nothing changes, the caches load as before.
 
 ``rbd_ros/__init__.py`` registers ``rbd_ros`` itself (its ROS adapters in ``rbd_ros/ros``
 excepted: no kernel reads them) before any kernel module can be imported: at once if numba
@@ -29,6 +30,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -38,22 +40,76 @@ _REGISTERED: dict[str, tuple[str, ...]] = {}  # package directory -> excluded su
 _DIGESTS: dict[str, str] = {}  # package directory -> digest, computed once per process
 
 
+_NUMBA = re.compile(rb"^[ \t]*(?:from|import)[ \t]+numba\b", re.M)
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+                     rb"|import[ \t]+([\w.]+))", re.M)
+
+
+def kernel_sources(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()
+                   ) -> dict[str, bytes]:
+    """The ``.py`` files under ``package_dir`` (not under its subdirectories ``exclude``) a
+    compiled kernel can depend on, by relative path: those importing numba and, transitively,
+    every module of the package they import (anywhere in the file, so lazy imports count too):
+    a kernel freezes the code of its callees and the values of the globals it reads, wherever
+    they come from.  Modules no kernel module reaches (plotting, ROS adapters, ...) are left
+    out, so editing them recompiles nothing."""
+    root = os.path.realpath(package_dir)
+    skip = tuple(os.path.join(root, e) for e in exclude)
+    files: dict[str, str] = {}  # dotted module name in the package ('' the package) -> path
+    for folder, dirs, names in os.walk(root):
+        if folder.startswith(skip) and any(folder == s or folder.startswith(s + os.sep) for s in skip):
+            dirs[:] = []
+            continue
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, ".") + "."
+        for n in names:
+            if n.endswith(".py"):
+                mod = prefix + n[:-3] if n != "__init__.py" else prefix[:-1]
+                files[mod] = os.path.join(folder, n)
+    text = {mod: Path(path).read_bytes() for mod, path in files.items()}
+    name = os.path.basename(root).encode()
+
+    def imported(mod: str) -> list[str]:
+        package = mod if files[mod].endswith("__init__.py") else mod.rpartition(".")[0]
+        out = []
+        for m in _IMPORT.finditer(text[mod]):
+            base, names = (m[1], m[2]) if m[1] else (m[3], b"")
+            if base.startswith(b"."):  # relative: from the file's package upward
+                level = len(base) - len(base.lstrip(b"."))
+                parts = package.split(".") if package else []
+                head = parts[:len(parts) - level + 1]
+                target = ".".join(head + [x.decode() for x in base.lstrip(b".").split(b".") if x])
+            elif base == name or base.startswith(name + b"."):
+                target = base[len(name) + 1:].decode()
+            else:
+                continue
+            out.append(target)
+            for n in re.findall(rb"\w+", names if b"(" in names else names.split(b" as ")[0]):
+                out.append(f"{target}.{n.decode()}" if target else n.decode())  # a submodule
+        return [t for t in out if t in files]
+
+    stack = [mod for mod, source in text.items() if b"numba" in source and _NUMBA.search(source)]
+    keep = set(stack)
+    while stack:
+        for found in imported(stack.pop()):
+            if found not in keep:
+                keep.add(found)
+                stack.append(found)
+    return {os.path.relpath(files[m], root).replace(os.sep, "/"): text[m]
+            for m in sorted(keep, key=lambda m: files[m])}
+
+
 def source_digest(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> str:
-    """SHA-256 of every ``.py`` file under ``package_dir`` (relative path and bytes, sorted)
-    except those under the subdirectories ``exclude``, and of the Python, numba and NumPy
-    versions."""
+    """SHA-256 of :func:`kernel_sources` (relative paths and bytes) and of the Python, numba and
+    NumPy versions."""
     import numba
     import numpy
 
-    root = Path(package_dir).resolve()
-    skip = tuple(root / e for e in exclude)
     h = hashlib.sha256()
     h.update(f"{sys.version} {platform.machine()} {numba.__version__} {numpy.__version__}".encode())
-    for path in sorted(root.rglob("*.py")):
-        if any(path.is_relative_to(s) for s in skip):
-            continue
-        h.update(b"\0" + path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
+    for path, source in kernel_sources(package_dir, exclude).items():
+        h.update(b"\0" + path.encode() + b"\0")
+        h.update(source)
     return h.hexdigest()
 
 

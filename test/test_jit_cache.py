@@ -116,21 +116,47 @@ def test_numba_alone_keeps_the_stale_callee(tmp_path: Path) -> None:
 
 
 def test_digest_changes_with_any_kernel_source(tmp_path: Path) -> None:
-    """A copy of rbd_ros's sources: editing a kernel module (or a module whose constants kernels
-    read) changes the digest; editing the ROS adapters, which no kernel reads, does not."""
+    """A copy of rbd_ros's sources: editing a kernel module, or a module whose constants kernels
+    read (model.py), changes the digest; editing modules no kernel module imports (the video,
+    the ROS adapters) does not, so they recompile nothing."""
     copy = tmp_path / "rbd_ros"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     base = jit_cache.source_digest(copy, ("ros",))
     assert base == jit_cache.source_digest(PACKAGE, ("ros",))
-    for rel in ("algorithm/rnea.py", "lie/so3.py", "model.py"):
+    sources = jit_cache.kernel_sources(copy, ("ros",))
+    for rel in ("algorithm/rnea.py", "lie/so3.py", "model.py", "algorithm/__init__.py",
+                "sim/simulator.py"):
+        assert rel in sources, rel
         f = copy / rel
         text = f.read_text()
         f.write_text(text + "\n# edited\n")
         assert jit_cache.source_digest(copy, ("ros",)) != base, rel
         f.write_text(text)
     assert jit_cache.source_digest(copy, ("ros",)) == base
-    (copy / "ros" / "__init__.py").write_text("# edited\n")
-    assert jit_cache.source_digest(copy, ("ros",)) == base
+    for rel in ("ros/__init__.py", "sim/render.py", "sim/viewer.py"):
+        assert rel not in sources, rel
+        (copy / rel).write_text("# edited\n")
+        assert jit_cache.source_digest(copy, ("ros",)) == base, rel
+
+
+def test_kernel_sources_follow_imports(tmp_path: Path) -> None:
+    """A module reached only through a plain module (absolute, relative, lazy, ``from package
+    import module``) counts; one no kernel module reaches does not."""
+    pkg = tmp_path / "pk"
+    (pkg / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "kern.py": "from numba import njit\nfrom pk.consts import A\nfrom . import helpers\n",
+        "consts.py": "from .sub.deep import B\nA = B + 1\n",
+        "helpers.py": "def f():\n    from pk.sub import lazy\n",
+        "sub/__init__.py": "",
+        "sub/deep.py": "B = 1\n",
+        "sub/lazy.py": "C = 2\n",
+        "plot.py": "import pk.kern\n",  # imports a kernel module, but none imports it
+    }
+    for rel, text in files.items():
+        (pkg / rel).write_text(text)
+    assert set(jit_cache.kernel_sources(pkg)) == set(files) - {"plot.py"}
 
 
 def test_rbd_ros_kernels_carry_the_package_stamp() -> None:

@@ -229,6 +229,10 @@ class FrameRenderer:
         self.pose(self.ghost, x)
         return self.ghost.site("tool").xpos.copy()
 
+    def set_path(self, x_ref: np.ndarray) -> None:
+        """The tool's path: its points at the rows ``x_ref`` of :func:`coordinates`."""
+        self.path = np.array([self.tool_point(x) for x in x_ref])
+
     def compose(self, x: np.ndarray, x_ref: np.ndarray | None = None) -> None:
         """``self.scene``: the robot at ``x``, its ghost at ``x_ref``, the tool path."""
         mj, scene = self.mujoco, self.scene
@@ -305,7 +309,7 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
     renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel)
     try:
         if q_ref is not None:
-            renderer.path = np.array([renderer.tool_point(x) for x in q_ref[::2]])
+            renderer.set_path(q_ref[::2])
         video = imageio_ffmpeg.write_frames(str(directory / "video.mp4"), (width, height),
                                             fps=fps, codec="libx264", pix_fmt_out="yuv420p",
                                             quality=6, macro_block_size=16,
