@@ -235,7 +235,13 @@ def test_mobile_run_has_a_video_of_the_base_moving(tmp_path) -> None:
     t = np.linspace(0.0, 0.5, 51)
     q = np.zeros((t.size, 3 + model.dof))
     q[:, 0] = 3.0 * t
-    Recording(t, q, q).save(tmp_path / "recording.npz")
+    from rbd_ros.ros.bringup.mobile import video_states
+
+    meas, ref = video_states(q[:, :3], q[:, 3:], q[:, :3] + [0.0, 0.3, 0.0], q[:, 3:])
+    np.testing.assert_array_equal(meas, q)
+    # as the bringup saves it: its URDF (which branches to the wheels) beside the states
+    Recording(t, meas, ref, urdf=str(bundled_urdf("mobile_arm7")),
+              base_link="base_link").save(tmp_path / "recording.npz")
     result = render.render_recording(tmp_path, caption="mobile")
     _needs_gl(result)
     assert result.ok, result.message
@@ -267,3 +273,19 @@ def test_unresolvable_package_mesh_is_said_once(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the second time: no warning (the note stays)
         assert any(mesh in n for n in urdf_visuals(urdf)[1])
+
+
+def test_unusable_urdf_shapes_are_a_warning_not_a_lost_video(tmp_path) -> None:
+    """A recording whose URDF cannot be read any more (edited since): capsules, and the
+    reason rides on the result's line."""
+    model = Robot.from_urdf(str(bundled_urdf("puma560"))).model
+    model.to_yaml(str(tmp_path / "model.yaml"))
+    broken = tmp_path / "robot.urdf"
+    broken.write_text("<robot name='x'><link name='a'>")  # truncated
+    t = np.linspace(0.0, 0.1, 11)
+    Recording(t, np.zeros((t.size, model.dof)), urdf=str(broken)).save(tmp_path / "recording.npz")
+    result = render.render_recording(tmp_path)
+    _needs_gl(result)
+    assert result.ok, result.message
+    assert len(result.warnings) == 1 and "capsules instead" in result.warnings[0]
+    assert result.warnings[0] in result.message and "\n" not in result.message

@@ -452,7 +452,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - ImportError, RuntimeError, mujoco.FatalError ...
         print(_first_line(exc), file=sys.stderr, flush=True)
         return NO_GL_EXIT
-    shapes, notes = rec.shapes()
+    shapes: list = []
+    notes: list[str] = []
+    if model.base_type == "fixed":  # a mobile base is drawn on mobile_model's own looks
+        try:
+            shapes, notes = rec.shapes()
+        except Exception as exc:  # noqa: BLE001 - the URDF's shapes are a nicety: capsules then
+            notes = [f"the URDF's own shapes not used ({_first_line(exc)}); capsules instead"]
     for note in notes:
         print(f"{WARNING}{note}", file=sys.stderr, flush=True)
     n = render_files(model, rec, directory, caption=caption, shapes=tuple(shapes))
