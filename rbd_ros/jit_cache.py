@@ -149,16 +149,26 @@ def _locators() -> list[type]:
                 self._package = package
             return self
 
-    return [type(f"PackageStamped{base.__name__}", (_PackageStamp, base), {})
-            for base in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator,
-                         caching.UserWideCacheLocator)]
+    bases = [getattr(caching, name, None) or getattr(caching, "_" + name)  # numba < 0.59: _Name
+             for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")]
+    return [type(f"PackageStamped{base.__name__.lstrip('_')}", (_PackageStamp, base), {})
+            for base in bases]
 
 
 def _install(caching: ModuleType) -> None:
-    """Put the package-stamped locators first in numba's list (once)."""
-    classes = caching.CacheImpl._locator_classes
-    if not any(getattr(c, "__name__", "").startswith("PackageStamped") for c in classes):
-        classes[:0] = _locators()
+    """Put the package-stamped locators first in numba's list (once); a numba without that
+    list or those locators gets one warning, and its own per-file stamps."""
+    try:
+        impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+        classes = impl._locator_classes
+        if not any(getattr(c, "__name__", "").startswith("PackageStamped") for c in classes):
+            classes[:0] = _locators()
+    except AttributeError as exc:
+        import warnings
+
+        warnings.warn(f"rbd_ros.jit_cache: this numba's cache has no locator list ({exc}); its "
+                      "caches are stamped per file: after editing a kernel module delete the "
+                      "*.nbi/*.nbc files", stacklevel=2)
 
 
 class _AfterCachingImport(importlib.abc.MetaPathFinder):
