@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """The README's performance table, generated from the latest benchmark run.
 
-    .venv/bin/python bench/make_table.py [--record] [--print]
+    .venv/bin/python bench/make_table.py [--start | --record] [--print]
 
-``--record`` (``make bench`` does this after the four benchmarks) gathers what they just
-wrote (``bench/results/{core,services,control,bridge}.json``) into one file
-``bench/results/run-<UTC date>.json`` with the date, the machine and the commit; that file is
-committed.  Then the table between the ``bench-table`` markers of ``README.md`` is rewritten
-from the latest ``run-*.json`` (``--print``: printed instead).  Every figure of the table comes
-from that one run.
+``--start`` (``make bench`` does this before the first benchmark) notes the commit the
+benchmarks measure and whether the tree has uncommitted changes (``bench/results/.started``).
+``--record`` (after the benchmarks) gathers what they just wrote
+(``bench/results/{core,services,control,bridge}.json``) into one file
+``bench/results/run-<UTC date>.json`` with the date, the machine, that commit and the
+uncommitted-changes flag (refused if HEAD moved during the run); that file is committed.  Then
+the table between the ``bench-table`` markers of ``README.md`` is rewritten from the latest
+``run-*.json`` (``--print``: printed instead), the measured commit written under it; every
+figure of the table comes from that one run.  Each use says how many commits the code has moved
+on since the measured one (a stale table shows; test_bench_table warns too).
 """
 from __future__ import annotations
 
@@ -36,22 +40,52 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                    cwd=ROOT, capture_output=True, text=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):
-        commit, dirty = "", False
     return {"platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "load_avg": list(os.getloadavg()),
-            "commit": commit, "uncommitted_changes": dirty}
+            "python": platform.python_version(), "load_avg": list(os.getloadavg()), **code()}
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def code() -> dict:
+    """``commit`` (HEAD) and ``uncommitted_changes`` (tracked files differ from it)."""
+    try:
+        return {"commit": _git("rev-parse", "HEAD"),
+                "uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no"))}
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": "", "uncommitted_changes": False}
+
+
+def commits_since(commit: str) -> int | None:
+    """How many commits HEAD is ahead of ``commit`` (None: not in this clone's history)."""
+    try:
+        return int(_git("rev-list", "--count", f"{commit}..HEAD"))
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return None
+
+
+def start() -> dict:
+    """``bench/results/.started``: the code the benchmarks about to run measure."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    now = code()
+    (RESULTS / ".started").write_text(json.dumps(now) + "\n")
+    return now
 
 
 def record() -> Path:
-    """One file for this run: the four benchmarks' results, the date, the machine."""
+    """One file for this run: the four benchmarks' results, the date, the machine and the
+    measured code (the commit at ``--start``; uncommitted changes at its start or end)."""
     now = datetime.datetime.now(datetime.timezone.utc)
-    started = RESULTS / ".started"  # touched by `make bench` before the first benchmark
+    started = RESULTS / ".started"  # written by `make bench` before the first benchmark
+    measured = code()
+    if started.is_file() and started.read_text().strip():
+        begun = json.loads(started.read_text())
+        if begun["commit"] != measured["commit"]:
+            raise SystemExit(f"make_table: HEAD moved during the run ({begun['commit'][:10]} at "
+                             f"the start, {measured['commit'][:10]} now): run `make bench` again")
+        measured["uncommitted_changes"] |= bool(begun["uncommitted_changes"])
     results = {}
     for part in PARTS:
         path = RESULTS / f"{part}.json"
@@ -62,8 +96,9 @@ def record() -> Path:
             raise SystemExit(f"make_table: {path} is older than this run (it failed?)")
         results[part] = json.loads(path.read_text())
     out = RESULTS / f"run-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
-    out.write_text(json.dumps({"date": now.isoformat(timespec="seconds"), "machine": machine(),
-                               "results": results}, indent=1) + "\n")
+    out.write_text(json.dumps({"date": now.isoformat(timespec="seconds"),
+                               "machine": {**machine(), **measured}, "results": results},
+                              indent=1) + "\n")
     return out
 
 
@@ -133,13 +168,30 @@ def table(run: dict, name: str) -> str:
     ]
     m = run["machine"]
     head = (f"From `{name}` ({run['date']}, {m['cpus']} × {m['cpu'] or m['platform']}, load "
-            f"average {m['load_avg'][0]:.1f} at the end, commit {m['commit'][:10]}"
-            f"{' + changes' if m.get('uncommitted_changes') else ''}); ratio < 1 = faster than the "
+            f"average {m['load_avg'][0]:.1f} at the end); ratio < 1 = faster than the "
             "peer, measured interleaved with it in the same run.")
     lines = [head, "", "| what (7 DoF unless said) | ours | peer | ratio | target |",
              "| --- | --- | --- | --- | --- |"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["", provenance(run)]
     return "\n".join(lines)
+
+
+def provenance(run: dict) -> str:
+    """The line under the table: the measured commit and whether the tree was clean."""
+    m = run["machine"]
+    tree = ("**with uncommitted changes** (not reproducible from the commit)"
+            if m.get("uncommitted_changes") else "a clean tree")
+    return (f"Measured code: commit `{m['commit'][:12] or 'unknown'}`, {tree}.  "
+            "`python bench/make_table.py --print` says how many commits the code has moved on "
+            "since; `make bench` measures the current one.")
+
+
+def age_line(path: Path, run: dict) -> str:
+    n = commits_since(run["machine"]["commit"]) if run["machine"]["commit"] else None
+    when = ("a commit not in this clone's history" if n is None else
+            "the current commit" if n == 0 else f"a commit {n} commits behind HEAD")
+    return f"{path.relative_to(ROOT)} measured {when}"
 
 
 def update_readme(text: str, readme: Path) -> None:
@@ -152,19 +204,28 @@ def update_readme(text: str, readme: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--start", action="store_true",
+                    help="note the code the benchmarks are about to measure, and stop")
     ap.add_argument("--record", action="store_true", help="gather this run's results first")
     ap.add_argument("--print", action="store_true", help="print the table, leave README.md")
     ap.add_argument("--readme", default=str(ROOT / "README.md"))
     args = ap.parse_args(argv)
+    if args.start:
+        now = start()
+        print(f"benchmarking commit {now['commit'][:12]}"
+              f"{' with uncommitted changes' if now['uncommitted_changes'] else ''}")
+        return 0
     if args.record:
         print(f"recorded {record().relative_to(ROOT)}")
     path = latest()
-    text = table(json.loads(path.read_text()), str(path.relative_to(ROOT)))
+    run = json.loads(path.read_text())
+    text = table(run, str(path.relative_to(ROOT)))
     if args.print:
         print(text)
     else:
         update_readme(text, Path(args.readme))
         print(f"README.md performance table from {path.relative_to(ROOT)}")
+    print(age_line(path, run), file=sys.stderr if args.print else sys.stdout)
     return 0
 
 

@@ -4,9 +4,16 @@ The core (model, algorithms, URDF conversion, simulation, control laws) imports 
 ``rbd_ros.ros.nodes`` holds the thin ROS 2 adapters.  ``rbd_ros.Robot`` (the jitted dynamics
 core) is imported lazily, so ``import rbd_ros`` stays light for tools that only need the model.
 """
+import os
 from typing import Any
 
-from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel
+from rbd_ros import jit_cache
+
+# before any kernel is decorated: numba's caches are stamped with all of rbd_ros's sources, so a
+# cached kernel never runs an old callee from another module (rbd_ros/jit_cache.py)
+jit_cache.register(os.path.dirname(os.path.abspath(__file__)), exclude=("ros",))
+
+from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel  # noqa: E402
 
 __all__ = ["MdhModel", "REVOLUTE", "PRISMATIC", "Robot", "RigidBody", "two_link_ik"]
 __version__ = "0.1.0"

@@ -72,13 +72,8 @@ if ! stamp_ok package "$pkg"; then
   pip_install --no-deps --no-build-isolation -e .
   echo "$pkg" > "$STAMPS/package"
 fi
-# numba keys a cached kernel on its own file only, not on the kernels it calls: when any kernel
-# source changed (a git pull in an editable install), drop the whole cache so nothing stale runs
-kern=$(digest rbd_ros/algorithm/*.py rbd_ros/formulations/*.py rbd_ros/lie/*.py)
-if ! stamp_ok kernels "$kern"; then
-  find rbd_ros/algorithm rbd_ros/formulations rbd_ros/lie -name '*.nbi' -delete -o -name '*.nbc' -delete
-  echo "$kern" > "$STAMPS/kernels"
-fi
+# numba's caches need no cleaning here: rbd_ros stamps every cached kernel with all its sources
+# (rbd_ros/jit_cache.py), so a changed callee recompiles its callers wherever the cache lives
 # ament puts console scripts in lib/rbd_ros (for `ros2 run`); users also want them on the venv's PATH
 for exe in "$VENV"/lib/rbd_ros/*; do
   [ -e "$VENV/bin/$(basename "$exe")" ] || ln -s "$exe" "$VENV/bin/$(basename "$exe")"

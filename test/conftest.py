@@ -2,6 +2,11 @@
 
 ROS isolation: every test session picks its own ROS_DOMAIN_ID and restricts discovery to
 this host before any rclpy import, so parallel or repeated runs never cross-talk.
+
+Test peers under ``CI=true``: a test (or module) that skips because one of ``CI_REQUIRED``
+is missing (``pytest.importorskip("pinocchio")``, ``pytest.skip("Xvfb is not installed")``,
+...) fails instead, naming the package: CI installs them all (requirements-test.txt,
+.ci/run), so there a skip would hide a broken install.  Elsewhere they still skip.
 """
 from __future__ import annotations
 
@@ -47,6 +52,52 @@ os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
+
+#: what a skip reason names (lower case, '-' as '_') -> the package CI installs for it
+CI_REQUIRED = {
+    "pinocchio": "pin (pip, requirements-test.txt)",
+    "mujoco": "mujoco (pip, requirements.txt)",
+    "example_robot_data": "example-robot-data (pip, requirements-test.txt)",
+    "roboticstoolbox": "roboticstoolbox-python (pip, requirements-test.txt)",
+    "xvfb": "xvfb (Debian, .ci/run)",
+    "chromium": "chromium (Debian, .ci/run)",
+    "libosmesa6": "libosmesa6 (Debian, .ci/run)",
+    "offscreen opengl": "libosmesa6 (Debian, .ci/run)",
+}
+
+
+def ci_failure(reason: str, env: dict | None = None) -> str | None:
+    """Under ``CI=true``, the failure message for a skip whose ``reason`` names a package of
+    ``CI_REQUIRED``; otherwise ``None`` (the skip stands)."""
+    if (os.environ if env is None else env).get("CI") != "true":
+        return None
+    text = reason.lower().replace("-", "_")
+    for key, package in CI_REQUIRED.items():
+        if key in text:
+            return f"CI=true: {package} is required here, not skipped ({reason.strip()})"
+    return None
+
+
+def _skips_to_failures(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        message = ci_failure(reason)
+        if message:
+            report.outcome, report.longrepr = "failed", message
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _skips_to_failures(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield  # a module-level importorskip skips the whole module here
+    _skips_to_failures(outcome.get_result())
+
 
 # property tests draw the same examples in every run (a failure can be reproduced; CI does not
 # flake on a new example), unless HYPOTHESIS_PROFILE=explore

@@ -1,7 +1,7 @@
 """Pictures of a recorded run, rendered offscreen with MuJoCo after the run (ROS-free).
 
-``render_recording(DIR)`` turns ``DIR/recording.npz`` (simulated times ``t``, measured joint
-positions ``q``, the reference ``q_ref``; :class:`Recording`) and ``DIR/model.yaml`` (the
+``render_recording(DIR)`` turns ``DIR/recording.npz`` (simulated times ``t``, measured positions
+``q``, the reference ``q_ref``, the caption; :class:`Recording`) and ``DIR/model.yaml`` (the
 ``MdhModel``) into
 
 * ``DIR/video.mp4``: real time at ``FPS`` = 30 frames per second; frame ``k`` shows the state
@@ -14,12 +14,17 @@ A frame: the bridge's MuJoCo model (``mujoco_model.build_mujoco_model``: link ca
 floor, lights; the recording's URDF's own shapes where MuJoCo can load them), the reference
 as a translucent blue ghost arm and its tool path as a thin line, the simulated time in the
 top-right corner, and a free camera that frames the whole workspace (:func:`camera_pose`,
-from ``mujoco_model.workspace``: floor to top, the reach sphere wide).
+from ``mujoco_model.workspace``: floor to top, the reach sphere wide).  A mobile
+manipulator (``base_type`` planar | diff_drive): ``q`` holds the core's coordinates, the
+base's ``x, y, yaw`` first, drawn on ``mobile_model``'s ideal base (its wheels turning as they
+roll), the camera framing the whole tour.
 
 OpenGL: MuJoCo picks its backend from ``MUJOCO_GL`` once, when it is imported, so the
 frames are drawn in a child process (``python -m rbd_ros.sim.render DIR``) per backend tried:
 ``MUJOCO_GL`` if set, else ``osmesa`` (Debian: ``libosmesa6``) then ``egl``.  Where none
 works, ``render_recording`` returns one line saying what to install and nothing else fails.
+By hand: ``python -m rbd_ros.sim.render DIR [--caption TEXT]`` does the same (one child per
+backend unless ``MUJOCO_GL`` is set); a missing or unreadable ``DIR`` is one line, exit 2.
 """
 from __future__ import annotations
 
@@ -29,10 +34,14 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rbd_ros.model import MdhModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    import mujoco
 
 FPS = 30
 WIDTH, HEIGHT = 640, 480
@@ -48,9 +57,10 @@ PATH_RGBA = (0.1, 0.35, 0.9, 0.8)
 
 @dataclass
 class Recording:
-    """A run's states: ``t`` (k,) simulated seconds, ``q`` (k, n) measured joint positions,
-    ``q_ref`` (k, n) the reference (or None); ``urdf``, ``base_link``, ``tip_link``: where
-    the model came from ('' if not a URDF file), for its own shapes (``urdf_visuals``)."""
+    """A run's states: ``t`` (k,) simulated seconds, ``q`` (k, n) measured positions in the
+    core's coordinates (a mobile base's ``x, y, yaw`` first), ``q_ref`` (k, n) the reference
+    (or None); ``urdf``, ``base_link``, ``tip_link``: where the model came from ('' if not a
+    URDF file), for its own shapes (``urdf_visuals``); ``caption``: the video's title."""
 
     t: np.ndarray
     q: np.ndarray
@@ -58,6 +68,7 @@ class Recording:
     urdf: str = ""
     base_link: str = ""
     tip_link: str = ""
+    caption: str = ""
 
     def __post_init__(self) -> None:
         self.t = np.asarray(self.t, dtype=float).reshape(-1)
@@ -76,21 +87,31 @@ class Recording:
     def save(self, path: str | Path) -> None:
         extra = {} if self.q_ref is None else {"q_ref": self.q_ref}
         np.savez_compressed(path, t=self.t, q=self.q, urdf=self.urdf, base_link=self.base_link,
-                            tip_link=self.tip_link, **extra)
+                            tip_link=self.tip_link, caption=self.caption, **extra)
 
     @classmethod
     def load(cls, path: str | Path) -> "Recording":
+        import zipfile
+
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"{path} is not an .npz archive (Recording.save writes one)")
         with np.load(path) as f:
-            text = {k: str(f[k]) for k in ("urdf", "base_link", "tip_link") if k in f.files}
+            missing = [k for k in ("t", "q") if k not in f.files]
+            if missing:
+                raise ValueError(f"{path} has no {' or '.join(missing)} (not a recording of "
+                                 "rbd-ros bringup --record)")
+            text = {k: str(f[k]) for k in ("urdf", "base_link", "tip_link", "caption")
+                    if k in f.files}
             return cls(f["t"], f["q"], f["q_ref"] if "q_ref" in f.files else None, **text)
 
-    def shapes(self) -> list:
-        """The URDF's own shapes (``urdf_visuals``), or none without a URDF file."""
+    def shapes(self) -> tuple[list, list[str]]:
+        """The URDF's own shapes (``urdf_visuals``) and its notes on what it could not use;
+        none without a URDF file."""
         if not (self.urdf and Path(self.urdf).is_file()):
-            return []
+            return [], []
         from rbd_ros.sim.urdf_visuals import urdf_visuals
 
-        return urdf_visuals(self.urdf, self.base_link or None, self.tip_link or None)[0]
+        return urdf_visuals(self.urdf, self.base_link or None, self.tip_link or None)
 
     def frame_times(self, fps: float = FPS) -> np.ndarray:
         """``t_0 + k / fps`` for ``k = 0 .. floor((t_end - t_0) fps)`` (real time)."""
@@ -105,68 +126,122 @@ class Recording:
         return interp(self.q), None if self.q_ref is None else interp(self.q_ref)
 
 
-def camera_pose(model: MdhModel, fovy_deg: float = 45.0, aspect: float = WIDTH / HEIGHT
-                ) -> dict[str, object]:
+def camera_pose(model: MdhModel, fovy_deg: float = 45.0, aspect: float = WIDTH / HEIGHT,
+                travel: np.ndarray | None = None, height: float = 0.0) -> dict[str, object]:
     """``lookat``, ``distance``, ``azimuth``, ``elevation`` (MuJoCo free camera) framing
-    the workspace of ``mujoco_model.workspace``: floor to top, the reach sphere wide."""
+    the workspace of ``mujoco_model.workspace``: floor to top, the reach sphere wide; a mobile
+    base's (``travel``: its (k, 2) world positions, its base point ``height`` above the floor)
+    around its whole tour."""
     from rbd_ros.sim.mujoco_model import workspace
 
     ws = workspace(model)
-    # the box from floor to top, reach wide, fills the view: a sphere of radius ``half``
-    # about its middle fits the vertical field at ``half / sin(fovy / 2)``
-    lookat = ws.centre + (0.5 * (ws.floor + ws.top) - float(ws.up @ ws.centre)) * ws.up
-    half = max(0.5 * (ws.top - ws.floor), ws.reach / aspect)
+    if travel is None:
+        # the box from floor to top, reach wide, fills the view: a sphere of radius ``half``
+        # about its middle fits the vertical field at ``half / sin(fovy / 2)``
+        lookat = ws.centre + (0.5 * (ws.floor + ws.top) - float(ws.up @ ws.centre)) * ws.up
+        half = max(0.5 * (ws.top - ws.floor), ws.reach / aspect)
+        elevation = -20.0
+    else:  # z up, the floor at z = 0: the tour's box, widened by the reach
+        lo, hi = np.min(travel, axis=0), np.max(travel, axis=0)
+        floor = max(ws.floor, -height)
+        lookat = np.array([*(0.5 * (lo + hi)), height + 0.5 * (floor + ws.top)])
+        half = max(0.5 * (ws.top - floor), (0.5 * float(np.linalg.norm(hi - lo)) + ws.reach) / aspect)
+        elevation = -35.0
     distance = half / math.sin(math.radians(0.5 * fovy_deg))
-    return {"lookat": lookat, "distance": distance, "azimuth": 135.0, "elevation": -20.0}
+    return {"lookat": lookat, "distance": distance, "azimuth": 135.0, "elevation": elevation}
+
+
+def scene_model(model: MdhModel, shapes: tuple = ()) -> tuple["mujoco.MjModel", np.ndarray]:
+    """The MuJoCo model a recording is drawn on (``mujoco_model``'s; a mobile base:
+    ``mobile_model``'s ideal base, whose wheels are kinematic hinges) and the ``qpos`` address
+    of each of :func:`coordinates`' columns."""
+    from rbd_ros.model import MOBILE_BASES
+
+    if model.base_type in MOBILE_BASES:
+        from rbd_ros.sim.mobile_model import PLANAR_JOINTS, build_mobile_model, wheel_joint_names
+
+        m, _ = build_mobile_model(model, "ideal")
+        names = [*PLANAR_JOINTS, *model.joint_names]
+        if model.base_type == "diff_drive":
+            names += wheel_joint_names(model)
+    else:
+        from rbd_ros.sim.mujoco_model import build_mujoco_model
+
+        m, _ = build_mujoco_model(model, actuators=False, shapes=shapes)
+        names = list(model.joint_names)
+    return m, np.array([int(m.joint(name).qposadr[0]) for name in names])
+
+
+def coordinates(model: MdhModel, q: np.ndarray) -> np.ndarray:
+    """Rows ``q`` (k, n) in the core's coordinates -> the columns of :func:`scene_model`: a
+    diff drive's two wheel angles appended, rolled from the base's path (left, right:
+    ``r phi = distance -/+ (s/2) yaw``, 003's rolling constraint as in ``bringup.mobile``)."""
+    q = np.asarray(q, dtype=float)
+    if model.base_type != "diff_drive":
+        return q
+    step = np.diff(q[:, :3], axis=0, prepend=q[:1, :3])
+    heading = q[:, 2] - 0.5 * step[:, 2]  # the yaw halfway through each step
+    forward = np.cumsum(step[:, 0] * np.cos(heading) + step[:, 1] * np.sin(heading))
+    turned = q[:, 2] - q[0, 2]
+    r, s = float(model.wheel_radius), float(model.wheel_separation)
+    return np.column_stack([q, (forward - 0.5 * s * turned) / r, (forward + 0.5 * s * turned) / r])
 
 
 class FrameRenderer:
-    """Offscreen frames of ``model``: ``frame(t, q, q_ref)`` -> (HEIGHT, WIDTH, 3) uint8.
-    Needs a working ``MUJOCO_GL`` backend (it opens the OpenGL context)."""
+    """Offscreen frames of ``model``: ``frame(t, x, x_ref)`` -> (HEIGHT, WIDTH, 3) uint8, with
+    ``x`` a row of :func:`coordinates`.  Needs a working ``MUJOCO_GL`` backend (it opens the
+    OpenGL context); ``gl=False``: no context, only the scene (``compose``), for tests."""
 
     def __init__(self, model: MdhModel, width: int = WIDTH, height: int = HEIGHT,
-                 path: np.ndarray | None = None, shapes: tuple = ()) -> None:
+                 path: np.ndarray | None = None, shapes: tuple = (), gl: bool = True,
+                 travel: np.ndarray | None = None) -> None:
         import mujoco
 
-        from rbd_ros.sim.mujoco_model import build_mujoco_model
-
         self.mujoco = mujoco
-        self.m, _ = build_mujoco_model(model, actuators=False, shapes=shapes)
+        self.m, self.adr = scene_model(model, shapes)
         self.m.vis.global_.offwidth = max(width, self.m.vis.global_.offwidth)
         self.m.vis.global_.offheight = max(height, self.m.vis.global_.offheight)
         # software OpenGL: multisampling and shadows cost 2-6x per frame (llvmpipe: ~0.07 s
         # without, 0.16 s with 1024 px shadows, 0.48 s with both at MuJoCo's defaults)
         self.m.vis.quality.offsamples = 0
         self.d, self.ghost = mujoco.MjData(self.m), mujoco.MjData(self.m)
-        self.renderer = mujoco.Renderer(self.m, height, width)
+        self.renderer = mujoco.Renderer(self.m, height, width) if gl else None
+        self.scene = self.renderer.scene if gl else mujoco.MjvScene(self.m, maxgeom=10000)
         for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION):
-            self.renderer.scene.flags[flag] = False
+            self.scene.flags[flag] = False
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
-        for key, value in camera_pose(model, float(self.m.vis.global_.fovy),
-                                      width / height).items():
+        lift = float(self.m.body(model.base_link).pos[2]) if travel is not None else 0.0
+        for key, value in camera_pose(model, float(self.m.vis.global_.fovy), width / height,
+                                      travel, lift).items():
             setattr(self.camera, key, value)
         self.option, self.perturb = mujoco.MjvOption(), mujoco.MjvPerturb()
         self.path = path  # (k, 3) reference tool points, drawn as a line
         self.size = (width, height)
 
-    def tool_point(self, q: np.ndarray) -> np.ndarray:
-        """World position of the ``tool`` site at joint positions ``q``."""
-        self.ghost.qpos[:] = q
-        self.mujoco.mj_kinematics(self.m, self.ghost)
+    def pose(self, data, x: np.ndarray) -> None:
+        """``data`` at the row ``x`` of :func:`coordinates` (positions of every body)."""
+        data.qpos[self.adr] = x
+        self.mujoco.mj_kinematics(self.m, data)
+
+    def tool_point(self, x: np.ndarray) -> np.ndarray:
+        """World position of the ``tool`` site at the row ``x`` of :func:`coordinates`."""
+        self.pose(self.ghost, x)
         return self.ghost.site("tool").xpos.copy()
 
-    def frame(self, t: float, q: np.ndarray, q_ref: np.ndarray | None = None,
-              caption: str = "") -> np.ndarray:
-        mj = self.mujoco
-        self.d.qpos[:] = q
-        mj.mj_kinematics(self.m, self.d)
-        self.renderer.update_scene(self.d, camera=self.camera)
-        scene = self.renderer.scene
-        if q_ref is not None and np.max(np.abs(np.asarray(q_ref) - q)) >= GHOST_MIN:
-            # the ghost: the arm's moving geoms again, at the reference
-            self.ghost.qpos[:] = q_ref
-            mj.mj_kinematics(self.m, self.ghost)
+    def set_path(self, x_ref: np.ndarray) -> None:
+        """The tool's path: its points at the rows ``x_ref`` of :func:`coordinates`."""
+        self.path = np.array([self.tool_point(x) for x in x_ref])
+
+    def compose(self, x: np.ndarray, x_ref: np.ndarray | None = None) -> None:
+        """``self.scene``: the robot at ``x``, its ghost at ``x_ref``, the tool path."""
+        mj, scene = self.mujoco, self.scene
+        self.pose(self.d, x)
+        mj.mjv_updateScene(self.m, self.d, self.option, self.perturb, self.camera,
+                           int(mj.mjtCatBit.mjCAT_ALL), scene)
+        if x_ref is not None and np.max(np.abs(np.asarray(x_ref) - x)) >= GHOST_MIN:
+            # the ghost: the robot's moving geoms again, at the reference
+            self.pose(self.ghost, x_ref)
             first = scene.ngeom
             mj.mjv_addGeoms(self.m, self.ghost, self.option, self.perturb,
                             int(mj.mjtCatBit.mjCAT_DYNAMIC), scene)
@@ -183,11 +258,16 @@ class FrameRenderer:
                                 np.array(PATH_RGBA, dtype=np.float32))
                 mj.mjv_connector(g, mj.mjtGeom.mjGEOM_LINE, 2.0, p0, p1)
                 scene.ngeom += 1
+
+    def frame(self, t: float, x: np.ndarray, x_ref: np.ndarray | None = None,
+              caption: str = "") -> np.ndarray:
+        self.compose(x, x_ref)
         image = self.renderer.render()
         return stamp(image, f"t = {t:6.2f} s", caption)
 
     def close(self) -> None:
-        self.renderer.close()
+        if self.renderer is not None:
+            self.renderer.close()
 
 
 def stamp(image: np.ndarray, corner: str, caption: str = "") -> np.ndarray:
@@ -216,13 +296,20 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
     import imageio_ffmpeg
     from PIL import Image
 
+    from rbd_ros.model import MOBILE_BASES
+
     directory = Path(directory)
     times = rec.frame_times(fps)
     q, q_ref = rec.at(times)
-    renderer = FrameRenderer(model, width, height, shapes=shapes)
+    travel = None
+    if model.base_type in MOBILE_BASES:
+        travel = np.vstack([q[:, :2]] + ([] if q_ref is None else [q_ref[:, :2]]))
+    q = coordinates(model, q)
+    q_ref = None if q_ref is None else coordinates(model, q_ref)
+    renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel)
     try:
         if q_ref is not None:
-            renderer.path = np.array([renderer.tool_point(x) for x in q_ref[::2]])
+            renderer.set_path(q_ref[::2])
         video = imageio_ffmpeg.write_frames(str(directory / "video.mp4"), (width, height),
                                             fps=fps, codec="libx264", pix_fmt_out="yuv420p",
                                             quality=6, macro_block_size=16,
@@ -249,30 +336,49 @@ class RenderResult:
     ok: bool
     message: str  # one line
     backend: str = ""
+    warnings: tuple[str, ...] = ()  # what the video could not show (also in ``message``)
 
 
-def render_recording(directory: str | Path, caption: str = "", timeout: float = 900.0
+WARNING = "warning: "  # the child's stderr lines the parent passes on
+
+
+def render_recording(directory: str | Path, caption: str | None = None, timeout: float = 900.0
                      ) -> RenderResult:
     """Render ``directory``'s recording (module docstring) in a child process per OpenGL
-    backend until one works; never raises for a missing backend."""
+    backend until one works; never raises for a missing backend.  ``caption``: the video's
+    title, kept in the recording (so a later ``python -m rbd_ros.sim.render DIR`` keeps it);
+    None: the recording's."""
     directory = Path(directory)
+    problem = check_directory(directory)
+    if problem:
+        return RenderResult(False, f"no video: {problem}")
+    if caption is not None:
+        rec = Recording.load(directory / "recording.npz")
+        if rec.caption != caption:
+            rec.caption = caption
+            rec.save(directory / "recording.npz")
     env_gl = os.environ.get("MUJOCO_GL", "").strip()
     tried: list[str] = []
     for backend in ([env_gl] if env_gl else list(BACKENDS)):
         env = dict(os.environ, MUJOCO_GL=backend)
         if backend in ("osmesa", "egl"):
             env["PYOPENGL_PLATFORM"] = backend
-        cmd = [sys.executable, "-m", "rbd_ros.sim.render", str(directory), "--caption", caption]
+        cmd = [sys.executable, "-m", "rbd_ros.sim.render", str(directory)]
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return RenderResult(False, f"no video: rendering took longer than {timeout:.0f} s")
-        last = (done.stderr.strip().splitlines() or [""])[-1][:100]
+        errors = done.stderr.strip().splitlines()
+        notes = tuple(line[len(WARNING):] for line in errors if line.startswith(WARNING))
+        last = ([line for line in errors if not line.startswith(WARNING)] or [""])[-1][:160]
         if done.returncode == 0:
-            return RenderResult(True, done.stdout.strip().splitlines()[-1], backend)
+            message = done.stdout.strip().splitlines()[-1]
+            if notes:
+                message += f" (warning: {'; '.join(notes)})"
+            return RenderResult(True, message, backend, notes)
         if done.returncode != NO_GL_EXIT:
             return RenderResult(False, f"no video: rendering failed (MUJOCO_GL={backend}, exit "
-                                       f"{done.returncode}): {last}", backend)
+                                       f"{done.returncode}): {last}", backend, notes)
         tried.append(f"{backend}: {last}")
     hint = (f"unset MUJOCO_GL (or set it to osmesa) after `{INSTALL_HINT}`"
             if env_gl and env_gl not in BACKENDS else f"install one with `{INSTALL_HINT}`")
@@ -280,26 +386,82 @@ def render_recording(directory: str | Path, caption: str = "", timeout: float = 
                                f" {hint}, or pass --no-video")
 
 
+def check_directory(directory: Path) -> str:
+    """What ``directory`` lacks for a video ('' if nothing): one line."""
+    if not directory.is_dir():
+        return f"{directory} is not a directory (give the DIR of `rbd-ros bringup --record DIR`)"
+    missing = [n for n in ("recording.npz", "model.yaml") if not (directory / n).is_file()]
+    if missing:
+        return (f"{directory} has no {' and no '.join(missing)} (written by `rbd-ros bringup "
+                f"--record DIR` unless --no-video)")
+    return ""
+
+
+def _load(directory: Path) -> tuple[MdhModel, Recording]:
+    """The model and the recording of ``directory``; ``ValueError`` (one line) if unreadable."""
+    problem = check_directory(directory)
+    if problem:
+        raise ValueError(problem)
+    try:
+        model = MdhModel.from_yaml(str(directory / "model.yaml"))
+    except Exception as exc:  # noqa: BLE001 - YAML or model errors, said in one line
+        raise ValueError(f"{directory}/model.yaml: {_first_line(exc)}") from exc
+    try:
+        rec = Recording.load(directory / "recording.npz")
+    except Exception as exc:  # noqa: BLE001 - not a zip, missing arrays, bad shapes
+        raise ValueError(f"{directory}/recording.npz: {_first_line(exc)}") from exc
+    if model.base_type == "floating":
+        raise ValueError(f"{directory}: the video draws fixed and mobile (planar, diff_drive) "
+                         "bases, not a floating one")
+    width = model.dof + (3 if model.base_type != "fixed" else 0)
+    if rec.q.shape[1] != width:
+        raise ValueError(f"{directory}/recording.npz: q has {rec.q.shape[1]} columns, the "
+                         f"{model.base_type}-base model '{model.name}' has {width} coordinates")
+    return model, rec
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m rbd_ros.sim.render DIR [--caption TEXT]``: DIR/recording.npz and
-    DIR/model.yaml -> DIR/video.mp4, DIR/preview.gif (this process's ``MUJOCO_GL``)."""
+    DIR/model.yaml -> DIR/video.mp4, DIR/preview.gif.  Without ``MUJOCO_GL``, one child per
+    backend (:func:`render_recording`); with it, drawn here.  Exit 0 rendered, 1 not
+    rendered (one line why), 2 a missing or unreadable DIR (one line), 3 no OpenGL here."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m rbd_ros.sim.render")
     p.add_argument("directory")
-    p.add_argument("--caption", default="")
+    p.add_argument("--caption", default=None, help="the video's title (default: the recording's)")
     args = p.parse_args(argv)
     directory = Path(args.directory)
-    model = MdhModel.from_yaml(str(directory / "model.yaml"))
-    rec = Recording.load(directory / "recording.npz")
-    shapes = rec.shapes()
     try:
-        FrameRenderer(model, 16, 16).close()  # the OpenGL context starts, or we say why not
+        model, rec = _load(directory)
+    except ValueError as exc:
+        print(f"no video: {exc}", file=sys.stderr, flush=True)
+        return 2
+    if not os.environ.get("MUJOCO_GL", "").strip():  # by hand: pick a backend as bringup does
+        result = render_recording(directory, args.caption)
+        print(result.message, file=sys.stdout if result.ok else sys.stderr, flush=True)
+        return 0 if result.ok else 1
+    caption = rec.caption if args.caption is None else args.caption
+    try:  # the OpenGL context starts (MuJoCo imported here, after MUJOCO_GL), or we say why not
+        FrameRenderer(model, 16, 16).close()
     except Exception as exc:  # noqa: BLE001 - ImportError, RuntimeError, mujoco.FatalError ...
-        print(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-              file=sys.stderr, flush=True)
+        print(_first_line(exc), file=sys.stderr, flush=True)
         return NO_GL_EXIT
-    n = render_files(model, rec, directory, caption=args.caption, shapes=tuple(shapes))
+    shapes: list = []
+    notes: list[str] = []
+    if model.base_type == "fixed":  # a mobile base is drawn on mobile_model's own looks
+        try:
+            shapes, notes = rec.shapes()
+        except Exception as exc:  # noqa: BLE001 - the URDF's shapes are a nicety: capsules then
+            notes = [f"the URDF's own shapes not used ({_first_line(exc)}); capsules instead"]
+    for note in notes:
+        print(f"{WARNING}{note}", file=sys.stderr, flush=True)
+    n = render_files(model, rec, directory, caption=caption, shapes=tuple(shapes))
     print(f"rendered {directory}/video.mp4 ({n} frames, {n / FPS:.2f} s at {FPS} fps) and "
           f"{directory}/preview.gif", flush=True)
     return 0

@@ -9,11 +9,14 @@ A link uses its ``<visual>`` elements when MuJoCo can load all of them, else its
 ``<collision>`` elements (ROS descriptions often have COLLADA ``.dae`` visuals, which MuJoCo
 does not read, and ``.stl`` collision meshes), else nothing (the model's link capsules stay).
 Meshes are ``.stl``, ``.obj`` or ``.msh`` files found by ``package://NAME/...`` (a parent folder
-called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF.
+called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF.  A
+package found neither way is a note (and a ``UserWarning``, once per package and process)
+naming it and its first mesh: its links fall back as above.
 """
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,7 @@ import numpy as np
 
 LOADABLE = (".stl", ".obj", ".msh")
 GREY = (0.72, 0.74, 0.78, 1.0)
+_WARNED: set[str] = set()  # packages already warned about in this process
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,21 @@ def urdf_visuals(source: str | os.PathLike, base_link: str | None = None,
                 stack.append((child, pose @ origin_transform(o and o.xyz, o and o.rpy)))
     out: list[Visual] = []
     notes: list[str] = []
+    lost: dict[str, str] = {}  # package not found -> its first mesh
+    for link in placed:
+        for element in (*robot.link_map[link].visuals, *robot.link_map[link].collisions):
+            uri = getattr(element.geometry, "filename", None) or ""
+            package = uri[len("package://"):].partition("/")[0]
+            if uri.startswith("package://") and package_dir(package, folder) is None:
+                lost.setdefault(package, uri)
+    for package, uri in lost.items():
+        note = (f"package '{package}' not found for mesh '{uri}' (no folder named {package} "
+                f"holds the URDF, and no ament package {package}): its links keep their "
+                "capsules or collision shapes")
+        notes.append(note)
+        if package not in _WARNED:
+            _WARNED.add(package)
+            warnings.warn(note, stacklevel=2)
     for link, (body, offset) in placed.items():
         elements = robot.link_map[link]
         for kind in ("visuals", "collisions"):
@@ -113,21 +132,27 @@ def resolve(uri: str, folder: Path | None) -> Path | None:
         path = Path(uri[len("file://"):])
     elif uri.startswith("package://"):
         package, _, rest = uri[len("package://"):].partition("/")
-        path = None
-        for parent in ([folder, *folder.parents] if folder else []):
-            if parent.name == package:
-                path = parent / rest
-                break
-        if path is None:
-            try:
-                from ament_index_python.packages import get_package_share_directory
-
-                path = Path(get_package_share_directory(package)) / rest
-            except Exception:  # noqa: BLE001 - no ament index, or no such package
-                return None
+        root = package_dir(package, folder)
+        if root is None:
+            return None
+        path = root / rest
     else:
         path = Path(uri) if Path(uri).is_absolute() or folder is None else folder / uri
     return path if path.is_file() else None
+
+
+def package_dir(package: str, folder: Path | None) -> Path | None:
+    """The folder of ``package://package/``: a parent folder of ``folder`` named ``package``,
+    else the package's ament share directory, else ``None``."""
+    for parent in ([folder, *folder.parents] if folder else []):
+        if parent.name == package:
+            return parent
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory(package))
+    except Exception:  # noqa: BLE001 - no ament index, or no such package
+        return None
 
 
 _LOADABLE: dict[str, bool] = {}

@@ -84,9 +84,12 @@ class Viewer:
         self.handle.close()
 
 
-def replay(viewer: Viewer, d, times, positions, speed: float = 1.0, loop: bool = True) -> None:
+def replay(viewer: Viewer, d, times, positions, address=None, speed: float = 1.0,
+           loop: bool = True) -> None:
     """Show ``positions`` (k, n) at their ``times`` (s) in real time (x ``speed``), looping,
-    until the window closes."""
+    until the window closes; ``address``: the ``qpos`` index of each column (default all of
+    ``qpos`` in order; ``render.scene_model`` gives them for a recording)."""
+    address = slice(None) if address is None else address
     import mujoco
 
     while viewer.running():
@@ -98,7 +101,7 @@ def replay(viewer: Viewer, d, times, positions, speed: float = 1.0, loop: bool =
             if delay < 0 and t != times[-1]:
                 continue  # late: skip to the sample of now
             time.sleep(max(delay, 0.0))
-            d.qpos[:] = q
+            d.qpos[address] = q
             mujoco.mj_kinematics(viewer.m, d)
             viewer.sync()
         if not loop:

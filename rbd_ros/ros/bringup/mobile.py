@@ -12,6 +12,8 @@
   model, the side slip in the wheels model); with the wheel rates of ``/joint_states`` the
   largest longitudinal wheel slip ``wheel_slip_max`` (m/s, ``|r w_wheel - (v_x -/+ omega s/2)|``
   over both wheels, diff drive), the peak base efforts and (diff drive) wheel torques.
+* ``video_states``: the measured and reference rows of the run's video (``rbd_ros.sim.render``
+  draws a mobile base from the core's coordinates, the base's ``x, y, yaw`` first).
 """
 from __future__ import annotations
 
@@ -76,3 +78,11 @@ def base_report(ref: np.ndarray, meas: np.ndarray, effort: np.ndarray, odom: np.
             slip = np.abs(np.c_[r * wheels[:, 1] - (vx - 0.5 * s * wz), r * wheels[:, 2] - (vx + 0.5 * s * wz)])
             out["wheel_slip_max"] = float(slip[same].max()) if same.any() else float("nan")
     return out
+
+
+def video_states(base_meas: np.ndarray, meas: np.ndarray, base_ref: np.ndarray,
+                 ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(measured, reference)`` rows for ``render.Recording``: the base's ``(x, y, yaw)``
+    (the controller state's first three columns) ahead of the arm's joint positions."""
+    return (np.hstack([np.asarray(base_meas, float)[:, :3], np.asarray(meas, float)]),
+            np.hstack([np.asarray(base_ref, float)[:, :3], np.asarray(ref, float)]))

@@ -45,17 +45,19 @@ def replay_dir(directory: Path) -> int:
     import mujoco
 
     from rbd_ros.model import MdhModel
-    from rbd_ros.sim.mujoco_model import build_mujoco_model
-    from rbd_ros.sim.render import Recording
+    from rbd_ros.sim.render import Recording, check_directory, coordinates, scene_model
     from rbd_ros.sim.viewer import Viewer, replay
 
+    problem = check_directory(directory)
+    if problem:
+        raise FileNotFoundError(problem)
     rec = Recording.load(directory / "recording.npz")
-    m, _ = build_mujoco_model(MdhModel.from_yaml(str(directory / "model.yaml")), actuators=False,
-                              shapes=rec.shapes())
+    model = MdhModel.from_yaml(str(directory / "model.yaml"))
+    m, adr = scene_model(model, tuple(rec.shapes()[0]))  # a mobile base too
     d = mujoco.MjData(m)
     viewer = Viewer(m, d, title=f"replay of {directory}")
     try:
-        replay(viewer, d, rec.t, rec.q)
+        replay(viewer, d, rec.t, coordinates(model, rec.q), adr)
     finally:
         viewer.close()
     return 0

@@ -1,0 +1,204 @@
+"""numba's on-disk cache, keyed on the sources of the whole package instead of one file.
+
+numba stamps a cached kernel with the content hash of the file that defines it only
+(``numba.core.caching``; its docs: "cache invalidation fails to recognize changes in functions
+defined in a different file", numba issue 1833).  A kernel compiled into a caller's cache
+carries its callees and the module constants it read; after an upgrade or an edit of the
+callee's module, the caller's stale cache would still load and run the old code.
+
+:func:`register` puts a cache locator in front of numba's own for the files under a package
+directory: the same cache places numba would pick (``NUMBA_CACHE_DIR`` when set, else the
+``__pycache__`` beside the file when writable, else the user-wide cache directory, e.g.
+``~/.cache/numba`` for a read-only install), but every kernel's stamp is :func:`source_digest`
+of the package: its modules that import numba and every package module they import,
+transitively (:func:`kernel_sources`), with their relative paths and the Python, numba and
+NumPy versions.  Any change to any of them makes every cached kernel of the package stale, and
+each recompiles once on its next first call (and its cache file is overwritten, so nothing
+piles up); while nothing changes, the caches load as before.
+
+``rbd_ros/__init__.py`` registers ``rbd_ros`` itself (its ROS adapters in ``rbd_ros/ros``
+excepted: no kernel reads them) before any kernel module can be imported: at once if numba
+is already imported, else when ``numba.core.caching`` is first imported, so ``import rbd_ros``
+does not import numba.  The locator list ``CacheImpl._locator_classes`` is numba's extension
+point (it has no public registration call); a process that sets ``NUMBA_CACHE_LOCATOR_CLASSES``
+chooses its own locators instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+_REGISTERED: dict[str, tuple[str, ...]] = {}  # package directory -> excluded subdirectories
+_DIGESTS: dict[str, str] = {}  # package directory -> digest, computed once per process
+
+
+_NUMBA = re.compile(rb"^[ \t]*(?:from|import)[ \t]+numba\b", re.M)
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+                     rb"|import[ \t]+([\w.]+))", re.M)
+
+
+def kernel_sources(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()
+                   ) -> dict[str, bytes]:
+    """The ``.py`` files under ``package_dir`` (not under its subdirectories ``exclude``) a
+    compiled kernel can depend on, by relative path: those importing numba and, transitively,
+    every module of the package they import (anywhere in the file, so lazy imports count too):
+    a kernel freezes the code of its callees and the values of the globals it reads, wherever
+    they come from.  Modules no kernel module reaches (plotting, ROS adapters, ...) are left
+    out, so editing them recompiles nothing."""
+    root = os.path.realpath(package_dir)
+    skip = tuple(os.path.join(root, e) for e in exclude)
+    files: dict[str, str] = {}  # dotted module name in the package ('' the package) -> path
+    for folder, dirs, names in os.walk(root):
+        if folder.startswith(skip) and any(folder == s or folder.startswith(s + os.sep) for s in skip):
+            dirs[:] = []
+            continue
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, ".") + "."
+        for n in names:
+            if n.endswith(".py"):
+                mod = prefix + n[:-3] if n != "__init__.py" else prefix[:-1]
+                files[mod] = os.path.join(folder, n)
+    text = {mod: Path(path).read_bytes() for mod, path in files.items()}
+    name = os.path.basename(root).encode()
+
+    def imported(mod: str) -> list[str]:
+        package = mod if files[mod].endswith("__init__.py") else mod.rpartition(".")[0]
+        out = []
+        for m in _IMPORT.finditer(text[mod]):
+            base, names = (m[1], m[2]) if m[1] else (m[3], b"")
+            if base.startswith(b"."):  # relative: from the file's package upward
+                level = len(base) - len(base.lstrip(b"."))
+                parts = package.split(".") if package else []
+                head = parts[:len(parts) - level + 1]
+                target = ".".join(head + [x.decode() for x in base.lstrip(b".").split(b".") if x])
+            elif base == name or base.startswith(name + b"."):
+                target = base[len(name) + 1:].decode()
+            else:
+                continue
+            out.append(target)
+            for n in re.findall(rb"\w+", names if b"(" in names else names.split(b" as ")[0]):
+                out.append(f"{target}.{n.decode()}" if target else n.decode())  # a submodule
+        return [t for t in out if t in files]
+
+    stack = [mod for mod, source in text.items() if b"numba" in source and _NUMBA.search(source)]
+    keep = set(stack)
+    while stack:
+        for found in imported(stack.pop()):
+            if found not in keep:
+                keep.add(found)
+                stack.append(found)
+    return {os.path.relpath(files[m], root).replace(os.sep, "/"): text[m]
+            for m in sorted(keep, key=lambda m: files[m])}
+
+
+def source_digest(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> str:
+    """SHA-256 of :func:`kernel_sources` (relative paths and bytes) and of the Python, numba and
+    NumPy versions."""
+    import numba
+    import numpy
+
+    h = hashlib.sha256()
+    h.update(f"{sys.version} {platform.machine()} {numba.__version__} {numpy.__version__}".encode())
+    for path, source in kernel_sources(package_dir, exclude).items():
+        h.update(b"\0" + path.encode() + b"\0")
+        h.update(source)
+    return h.hexdigest()
+
+
+def _package_of(py_file: str) -> str | None:
+    """The registered package directory ``py_file`` belongs to, or None."""
+    path = os.path.realpath(py_file)
+    for root, exclude in _REGISTERED.items():
+        if path.startswith(root + os.sep) and not any(
+                path.startswith(os.path.join(root, e) + os.sep) for e in exclude):
+            return root
+    return None
+
+
+def _digest(root: str) -> str:
+    if root not in _DIGESTS:  # once per process: all kernels of one run share one snapshot
+        _DIGESTS[root] = source_digest(root, _REGISTERED[root])
+    return _DIGESTS[root]
+
+
+def _locators() -> list[type]:
+    """numba's three file-backed locators, each with the package-wide source stamp."""
+    from numba.core import caching
+
+    class _PackageStamp:
+        _package: str
+
+        def get_source_stamp(self) -> Any:
+            return ("rbd_ros.jit_cache", _digest(self._package))
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            package = _package_of(py_file)
+            if package is None:
+                return None  # not ours: numba's own locators take it
+            self = super().from_function(py_func, py_file)  # type: ignore[misc]
+            if self is not None:
+                self._package = package
+            return self
+
+    bases = [getattr(caching, name, None) or getattr(caching, "_" + name)  # numba < 0.59: _Name
+             for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")]
+    return [type(f"PackageStamped{base.__name__.lstrip('_')}", (_PackageStamp, base), {})
+            for base in bases]
+
+
+def _install(caching: ModuleType) -> None:
+    """Put the package-stamped locators first in numba's list (once); a numba without that
+    list or those locators gets one warning, and its own per-file stamps."""
+    try:
+        impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+        classes = impl._locator_classes
+        if not any(getattr(c, "__name__", "").startswith("PackageStamped") for c in classes):
+            classes[:0] = _locators()
+    except AttributeError as exc:
+        import warnings
+
+        warnings.warn(f"rbd_ros.jit_cache: this numba's cache has no locator list ({exc}); its "
+                      "caches are stamped per file: after editing a kernel module delete the "
+                      "*.nbi/*.nbc files", stacklevel=2)
+
+
+class _AfterCachingImport(importlib.abc.MetaPathFinder):
+    """Installs the locators right after ``numba.core.caching`` executes, then leaves."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "numba.core.caching":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            _install(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        return spec
+
+
+def register(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> None:
+    """Stamp the numba caches of the kernels defined under ``package_dir`` (but not under its
+    subdirectories ``exclude``) with :func:`source_digest` of that directory.  Call before the
+    package's first kernel is decorated."""
+    _REGISTERED[os.path.realpath(package_dir)] = tuple(exclude)
+    caching = sys.modules.get("numba.core.caching")
+    if caching is not None:
+        _install(caching)
+    elif not any(isinstance(f, _AfterCachingImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterCachingImport())
