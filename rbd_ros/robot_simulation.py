@@ -13,6 +13,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm import integrators
 from rbd_ros.data import empty_workspace
 
@@ -64,13 +65,14 @@ class Simulation:
         q0 = self._states("q0", q0, batch_ok=False)
         qd0 = self._states("qd0", qd0, batch_ok=False)
         method = integrators.integrator_code(integrator)  # ValueError naming the choices
-        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool)
-                and np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number, got {dt}")
+        dt = validate.positive("dt", dt)
+        act = validate.flag("include_actuators", include_actuators)
+        if steps is not None:
+            steps = validate.integer("steps", steps, 1)
         n = self.dof
         python_fn = None
         if callable(tau) and not isinstance(tau, np.ndarray):
-            if steps is None or int(steps) < 1:
+            if steps is None:
                 raise ValueError("steps (a positive int) is required with a torque callback")
             if _is_jitted(tau):
                 fn, use_fn = tau, True
@@ -81,9 +83,8 @@ class Simulation:
             tau_arr = self._real("tau", tau)
             if tau_arr.ndim != 2 or tau_arr.shape[1] != n or tau_arr.shape[0] < 1:
                 raise ValueError(f"tau must have shape (steps, {n}), got {tau_arr.shape}")
-            if not np.isfinite(tau_arr).all():
-                raise ValueError(f"tau contains {'NaN' if np.isnan(tau_arr).any() else 'Inf'}")
-            if steps is not None and int(steps) != tau_arr.shape[0]:
+            validate.finite_array("tau", tau_arr)
+            if steps is not None and steps != tau_arr.shape[0]:
                 raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
             tau_arr = tau_arr.copy()
             fn, use_fn = integrators.no_torque_callback, False
@@ -94,7 +95,7 @@ class Simulation:
         # a private workspace: the kernel releases the GIL, so another thread may use self._ws
         ws = empty_workspace(n)
         args = (self._mp, ws)
-        h, act = float(dt), bool(include_actuators)
+        h = dt
         try:
             if python_fn is None:
                 integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, fn, use_fn, Q, QD, QDD)
