@@ -15,6 +15,15 @@ so results compare directly:
 Kernels: ``algorithm.floating_base`` (RNEA, CRBA, ABA with a 6-DoF root) and
 ``algorithm.floating_integrators`` (Lie-Euler, RKMK4).
 
+Concurrency and errors as ``Robot``: single-state calls share ``robot.data``'s workspace under
+the GIL; ``simulate`` (whose kernel releases it) integrates on a private workspace.  Every
+result is checked before it leaves (``rbd_ros.validate``: ``NonFiniteResultError`` naming the
+cause, ``SingularMassMatrixError``, ``SimulationError`` when a simulation diverges).  Questions
+a free base cannot answer the fixed-base way are refused by name (``NotImplementedError``):
+``ik`` (the arm would be solved as if bolted down), ``joint_wrenches``, ``method=`` other than
+the recursive one, ``coriolis_matrix``, ``potential_energy``, ``jacobian_dot_times_qd``,
+``analytic_jacobian``.
+
 How other bases plug in (the mobile-manipulator issue): a root joint is (1) its
 configuration block (``nq_0``: 7 here; planar ``[x, y, cos, sin]`` 4; differential drive the
 same 4) and velocity block (``nv_0``: 6; planar ``[v_x, v_y, w_z]`` 3; differential drive
@@ -138,7 +147,7 @@ class FloatingBaseRobot(Robot):
     def _only(method: str, recursive: str, what: str) -> None:
         """Refuse a ``method=`` other than the recursive one by name (the formulations of
         ``rbd_ros.formulations`` are for fixed and ground bases)."""
-        if method != recursive:
+        if method != recursive and method != "recursive":  # "recursive": the ground bases' name for it
             raise NotImplementedError(
                 f"{what}(method={method!r}): a floating base has only the recursive route "
                 f"(method={recursive!r}); the formulations are for fixed and ground (planar, diff_drive) bases")
@@ -184,12 +193,14 @@ class FloatingBaseRobot(Robot):
             add_actuator_torques(self._mp, v[6:], a[6:], tau[6:])
         return validate.finite_result("inverse_dynamics", tau, q=q, v=v, a=a)
 
-    def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False) -> np.ndarray:
+    def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False,
+                         method: str = "aba") -> np.ndarray:
         """``a = M^{-1}(tau - h)`` (floating-base ABA); ``tau[:6]`` a wrench on the base."""
-        if include_actuators is False and _fast(q, v, tau):
+        if include_actuators is False and method == "aba" and _fast(q, v, tau):
             a = np.empty(self.nv)
             if _aba_checked(self._mp, self._ws, q, v, tau, a) == 0:
                 return a
+        self._only(method, "aba", "forward_dynamics")
         act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
             return self._each(self.forward_dynamics, q, v, tau, include_actuators=include_actuators)
@@ -221,16 +232,18 @@ class FloatingBaseRobot(Robot):
             M[6:, 6:] += np.diag(self.model.armature)
         return M
 
-    def bias(self, q: Any, v: Any) -> np.ndarray:
+    def bias(self, q: Any, v: Any, method: str = "rnea") -> np.ndarray:
         """``h(q, v)`` = RNEA at ``a = 0``."""
+        self._only(method, "rnea", "bias")
         if np.ndim(q) == 2:
             return self._each(self.bias, q, v)
         return self.inverse_dynamics(q, v, self._zv)
 
     nonlinear_effects = bias
 
-    def gravity(self, q: Any) -> np.ndarray:
+    def gravity(self, q: Any, method: str = "rnea") -> np.ndarray:
         """``g(q)`` = RNEA at ``v = a = 0`` (depends on the base orientation)."""
+        self._only(method, "rnea", "gravity")
         if np.ndim(q) == 2:
             return self._each(self.gravity, q)
         return self.inverse_dynamics(q, self._zv, self._zv)

@@ -296,6 +296,11 @@ def test_based_robots_refuse_fixed_base_questions_by_name(based) -> None:  # noq
         fl.inverse_dynamics(q, v, a, method="kane")
     with pytest.raises(NotImplementedError, match="only the recursive route"):
         fl.mass_matrix(q, method="lagrange")
+    with pytest.raises(NotImplementedError, match="only the recursive route"):
+        fl.forward_dynamics(q, v, a, method="kkt")
+    with pytest.raises(NotImplementedError, match="only the recursive route"):
+        fl.bias(q, v, method="kane")
+    np.testing.assert_array_equal(fl.forward_dynamics(q, v, a, method="recursive"), fl.forward_dynamics(q, v, a))
     np.testing.assert_array_equal(fl.inverse_dynamics(q, v, a, method="rnea"), fl.inverse_dynamics(q, v, a))
 
 
