@@ -54,7 +54,7 @@ from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
 from rbd_ros.model import BASE_COORDINATES
 from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError
-from rbd_ros.robot_simulation import _is_jitted
+from rbd_ros.robot_simulation import _callback_finite, _is_jitted
 
 RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
@@ -403,7 +403,7 @@ class MobileBaseRobot(Robot):
         R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
         J = carried_jacobian(self, np.ascontiguousarray(q[3:]), R, self._frame(link))
         validate.finite_result("jacobian", J, q=q)
-        if speeds:
+        if validate.flag("speeds", speeds):
             if self.wheels is None:
                 raise ValueError("speeds=True is for a diff_drive base (a planar base's speeds are v)")
             return np.delete(J, [1, 2, 3, 4], axis=1)
@@ -547,6 +547,8 @@ class MobileBaseRobot(Robot):
         except (np.linalg.LinAlgError, ValueError) as exc:  # a solver met NaN
             raise SimulationError(f"simulation diverged (the state became NaN or Inf): {exc}; use a smaller "
                                   f"dt (now {dt:g} s) or smaller inputs") from exc
+        if python_fn is not None or jit_fn is not None:
+            _callback_finite(U, h, Q, V)
         if not (np.isfinite(Q).all() and np.isfinite(V).all() and np.isfinite(A).all()):
             k = int(np.argmax(~(np.isfinite(Q).all(1) & np.isfinite(V).all(1) & np.isfinite(A).all(1))))
             raise SimulationError(f"simulation diverged at t = {k * dt:.6g} s (step {k} of {steps}): the state "

@@ -46,6 +46,19 @@ class SimulationResult(tuple):
 
 
 
+def _callback_finite(U: np.ndarray, h: float, Q: np.ndarray, V: np.ndarray) -> None:
+    """A feedback law's output ``U[k]`` computed from a finite state ``(Q[k], V[k])`` holds no
+    NaN or Inf; else a ``SimulationError`` naming the law and the step, not a "diverged" state
+    (a law fed an already diverged state is the divergence's, reported by the caller)."""
+    bad = ~np.isfinite(U).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        if not (np.isfinite(Q[k]).all() and np.isfinite(V[k]).all()):
+            return
+        raise SimulationError(f"the torque callback returned NaN or Inf at t = {k * h:.6g} s (step {k}): "
+                              f"{U[k].tolist()}")
+
+
 class Simulation:
     """``Robot.simulate`` (see the module docstring)."""
 
@@ -107,6 +120,8 @@ class Simulation:
                                           fn, False, Q[k:k + 2], QD[k:k + 2], QDD[k:k + 2])
         except ZeroDivisionError as exc:
             raise self._singular(Q[0], include_actuators) from exc
+        if use_fn or python_fn is not None:
+            _callback_finite(tau_arr, h, Q, QD)
         if not (np.isfinite(Q[N]).all() and np.isfinite(QD[N]).all() and np.isfinite(QDD[N]).all()):
             bad = ~(np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
                     & np.isfinite(QDD).all(axis=1))

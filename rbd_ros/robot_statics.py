@@ -120,7 +120,7 @@ class StaticsAndIK:
         gain = validate.positive("gain", gain)
         max_iterations = validate.integer("max_iterations", max_iterations, 1)
         max_restarts = validate.integer("max_restarts", max_restarts, 0)
-        seed = validate.integer("seed", seed, 0)
+        seed = validate.integer("seed", seed)
         position_only = validate.flag("position_only", position_only)
         if timeout is not None:
             timeout = validate.positive("timeout", timeout)

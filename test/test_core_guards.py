@@ -341,3 +341,27 @@ def test_joint_wrenches_tool_frame_vs_pinocchio(include_gravity: bool) -> None:
             o = P[i + 1, :3, 3]  # MDH frame i origin
             want = np.concatenate([Fw.linear, Fw.angular - np.cross(o, Fw.linear)])
             np.testing.assert_allclose(W[i], want, atol=1e-9 * max(1.0, np.abs(want).max()))
+
+
+def test_a_feedback_law_returning_nan_is_named(based) -> None:  # noqa: ANN001
+    r = Robot.from_yaml(str(REPO / "config" / "arm7.yaml"))
+    n = r.dof
+
+    def law(t: float, q: np.ndarray, qd: np.ndarray, out: np.ndarray) -> None:
+        out[:] = np.nan if t > 0.0015 else 0.0
+
+    with pytest.raises(SimulationError, match=r"torque callback returned NaN or Inf at t = 0.002 s \(step 2\)"):
+        r.simulate(np.zeros(n), np.zeros(n), law, 1e-3, steps=5)
+    rb = based["planar"]
+    q, v, _ = _state(rb, np.random.default_rng(0))
+    with pytest.raises(SimulationError, match=r"callback returned NaN or Inf at t = 0.002 s \(step 2\)"):
+        rb.simulate(q, v, law, 1e-3, steps=5)
+
+
+def test_rigid_body_refuses_bad_mass_and_com() -> None:
+    with pytest.raises(ValueError, match="mass must be a finite real number"):
+        RigidBody("SO3", np.eye(3), mass=np.nan, com=[0, 0, 0.1])
+    with pytest.raises(ValueError, match="com must be 3 numbers"):
+        RigidBody("SO3", np.eye(3), mass=1.0, com=[0, 0.1])
+    with pytest.raises(ValueError, match="com contains NaN"):
+        RigidBody("SO3", np.eye(3), mass=1.0, com=[0, 0, np.nan])

@@ -141,9 +141,14 @@ class RigidBody:
         # mass and centre of mass: M6 = [[m E, -m c^], [m c^, ...]] where the group holds them
         if mass is None:
             mass = float(M[0, 0]) if group != "SO3" else 0.0
+        elif validate.real("mass", mass) < 0:
+            raise ValueError(f"mass must be >= 0 (kg), got {mass}")
         c = np.zeros(3)
         if com is not None:
-            c = np.array(com, dtype=float).reshape(3)
+            c = validate.real_array("com", com)
+            if c.shape != (3,):
+                raise ValueError(f"com must be 3 numbers (m), got shape {c.shape}")
+            validate.finite_array("com", c)
         elif group == "SE3":
             c = so3.vee(M[3:, :3]) / mass
         elif group in ("SE2", "Xz"):
