@@ -18,7 +18,10 @@ Kinds (issue 27: nothing is reinterpreted without a word):
 * ``rigid_pose(name, T)``: a finite 4x4 rigid transform (rotation orthonormal within 1e-6,
   det +1, last row 0 0 0 1); ``rotation(name, R)`` the 3x3 part alone.
 * ``joint_limits(names, lower, upper, where)``: no NaN limit, ``lower < upper`` for every
-  movable joint (a joint with ``lower == upper`` cannot move: declare it fixed or lock it).
+  movable joint.  ``lower == upper`` is refused, not guessed: a URDF means by it either a
+  joint that cannot move (lock it) or, as often, limits never written (``<limit>`` without
+  lower/upper defaults both to 0: example-robot-data's free-swinging double pendulum), where
+  treating it as fixed would be wrong; the message gives both fixes.
 * ``finite_result(what, out, **inputs)``: a result is checked before it leaves: a non-finite
   one raises ``NonFiniteResultError`` naming the cause (the largest input).
 """
@@ -159,9 +162,10 @@ def joint_limits(names: Sequence[str], lower: np.ndarray, upper: np.ndarray, whe
         if lower[i] > upper[i]:
             raise ValueError(f"{where}: joint '{jn}' has lower limit {lower[i]:g} above upper {upper[i]:g}")
         if lower[i] == upper[i]:
-            raise ValueError(f"{where}: joint '{jn}' has lower == upper == {lower[i]:g}, a joint that cannot "
-                             f"move; declare it fixed in the URDF or lock it (locked_joints={{'{jn}': "
-                             f"{lower[i]:g}}}, urdf2mdh --lock {jn}={lower[i]:g})")
+            raise ValueError(f"{where}: joint '{jn}' has lower == upper == {lower[i]:g}, an empty range (URDF's "
+                             f"default when <limit> gives no lower/upper): if it moves, give its real limits or "
+                             f"make it continuous; if it cannot, declare it fixed or lock it (locked_joints="
+                             f"{{'{jn}': {lower[i]:g}}}, urdf2mdh --lock {jn}={lower[i]:g})")
 
 
 def floating_base_body(base_link: str, mass: float, inertia: np.ndarray) -> None:

@@ -365,3 +365,19 @@ def test_rigid_body_refuses_bad_mass_and_com() -> None:
         RigidBody("SO3", np.eye(3), mass=1.0, com=[0, 0.1])
     with pytest.raises(ValueError, match="com contains NaN"):
         RigidBody("SO3", np.eye(3), mass=1.0, com=[0, 0, np.nan])
+
+
+def test_double_pendulum_with_unwritten_limits_is_refused_with_both_fixes() -> None:
+    """example-robot-data's double pendulum swings freely but its revolute joints carry
+    ``lower = upper = 0``: neither "fixed" nor "0..0" is right, so the message names the
+    joint and both fixes; the continuous version (the right fix for it) loads and swings."""
+    from robots_data import example_robot_urdf
+
+    path = example_robot_urdf("double_pendulum_description/urdf/double_pendulum.urdf")
+    with pytest.raises(ValueError, match=r"joint 'joint1' has lower == upper == 0.*make it continuous.*lock it"):
+        load_model(str(path))
+    xml = path.read_text().replace('type="revolute"', 'type="continuous"')
+    r = Robot(load_model(xml))
+    assert r.dof == 2 and np.isinf(r.model.lower).all()
+    res = r.simulate(np.array([0.3, 0.0]), np.zeros(2), np.zeros((200, 2)), 1e-3)
+    assert abs(res.q[-1, 0] - 0.3) > 1e-3  # it swings under gravity
