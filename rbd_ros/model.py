@@ -156,7 +156,7 @@ class MdhModel:
             put(self, name, arr)
         if self.base_type not in BASE_TYPES:
             raise ValueError(f"MdhModel: base_type '{self.base_type}' unknown; use one of {list(BASE_TYPES)}")
-        put(self, "base_mass", float(self.base_mass))
+        put(self, "base_mass", validate.real("MdhModel: base_mass", self.base_mass))
         self._check_wheels()
         if not (np.isfinite(self.base_mass) and self.base_mass >= 0):
             raise ValueError(f"MdhModel: base_mass must be finite and >= 0, got {self.base_mass}")
@@ -198,10 +198,10 @@ class MdhModel:
         """Wheel fields: required (positive) for ``diff_drive``, absent otherwise."""
         put = object.__setattr__
         for key in ("wheel_radius", "wheel_separation", "wheel_spin_inertia"):
-            put(self, key, float(getattr(self, key)))
+            put(self, key, validate.real(f"MdhModel: {key}", getattr(self, key)))
             if not np.isfinite(getattr(self, key)) or getattr(self, key) < 0:
                 raise ValueError(f"MdhModel: {key} must be finite and >= 0, got {getattr(self, key)}")
-        put(self, "wheel_axle_height", float(self.wheel_axle_height))
+        put(self, "wheel_axle_height", validate.real("MdhModel: wheel_axle_height", self.wheel_axle_height))
         if not np.isfinite(self.wheel_axle_height):
             raise ValueError(f"MdhModel: wheel_axle_height must be finite, got {self.wheel_axle_height}")
         put(self, "wheel_effort_limit", float(self.wheel_effort_limit))

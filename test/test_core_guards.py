@@ -256,6 +256,8 @@ def test_model_refuses_non_rigid_mount_nan_and_empty_limits() -> None:
         m.replace(upper=upper)
     with pytest.raises(ValueError, match="gravity contains NaN"):
         m.replace(gravity=np.array([0.0, np.nan, -9.81]))
+    with pytest.raises(ValueError, match="base_mass must be a finite real number, got True"):
+        m.replace(base_type="planar", base_mass=True)
 
 
 def test_urdf_nan_limit_and_immovable_joint_are_named() -> None:
