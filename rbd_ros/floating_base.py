@@ -15,6 +15,15 @@ so results compare directly:
 Kernels: ``algorithm.floating_base`` (RNEA, CRBA, ABA with a 6-DoF root) and
 ``algorithm.floating_integrators`` (Lie-Euler, RKMK4).
 
+Concurrency and errors as ``Robot``: single-state calls share ``robot.data``'s workspace under
+the GIL; ``simulate`` (whose kernel releases it) integrates on a private workspace.  Every
+result is checked before it leaves (``rbd_ros.validate``: ``NonFiniteResultError`` naming the
+cause, ``SingularMassMatrixError``, ``SimulationError`` when a simulation diverges).  Questions
+a free base cannot answer the fixed-base way are refused by name (``NotImplementedError``):
+``ik`` (the arm would be solved as if bolted down), ``joint_wrenches``, ``method=`` other than
+the recursive one, ``coriolis_matrix``, ``potential_energy``, ``jacobian_dot_times_qd``,
+``analytic_jacobian``.
+
 How other bases plug in (the mobile-manipulator issue): a root joint is (1) its
 configuration block (``nq_0``: 7 here; planar ``[x, y, cos, sin]`` 4; differential drive the
 same 4) and velocity block (``nv_0``: 6; planar ``[v_x, v_y, w_z]`` 3; differential drive
@@ -35,15 +44,17 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm import floating_base as fb
 from rbd_ros.algorithm import floating_integrators as fi
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
+from rbd_ros.data import empty_workspace
 from rbd_ros.lie import so3
 from rbd_ros.lie.integrators import INTEGRATORS, integrator_code  # the one table ("rkmk4" first)
 from rbd_ros.model import BASE_COORDINATES
-from rbd_ros.robot import Robot, SimulationResult
+from rbd_ros.robot import Robot, SimulationError, SimulationResult
 
 _f8 = np.dtype(np.float64)
 _rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
@@ -110,12 +121,7 @@ class FloatingBaseRobot(Robot):
     """An arm on a free-floating SE(3) base (module docstring)."""
 
     def __init__(self, model: Any) -> None:
-        if not (model.base_mass > 0 and np.linalg.eigvalsh(model.base_inertia).min() > 0):
-            raise ValueError(
-                f"a floating base needs a base body with positive mass and a positive-definite inertia "
-                f"(base_link '{model.base_link}' has mass {model.base_mass:g}, inertia eigenvalues "
-                f"{np.round(np.linalg.eigvalsh(model.base_inertia), 9).tolist()}); otherwise the "
-                f"joint next to the base has no inertia to push against (singular mass matrix)")
+        validate.floating_base_body(model.base_link, model.base_mass, model.base_inertia)
         super().__init__(model)
         self.nq = 7 + self.dof
         self.nv = 6 + self.dof
@@ -131,16 +137,20 @@ class FloatingBaseRobot(Robot):
 
     # ---- validation --------------------------------------------------------------------------
     def _vec(self, name: str, x: Any, size: int) -> np.ndarray:
-        try:
-            arr = np.ascontiguousarray(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
+        arr = validate.real_array(name, x)
         if arr.shape != (size,):
             raise ValueError(f"{name} must have shape ({size},) (floating base: "
                              f"{'nq = 7 + n' if size == self.nq else 'nv = 6 + n'}), got {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contains {'NaN' if np.isnan(arr).any() else 'Inf'}")
-        return arr
+        return validate.finite_array(name, arr)
+
+    @staticmethod
+    def _only(method: str, recursive: str, what: str) -> None:
+        """Refuse a ``method=`` other than the recursive one by name (the formulations of
+        ``rbd_ros.formulations`` are for fixed and ground bases)."""
+        if method != recursive and method != "recursive":  # "recursive": the ground bases' name for it
+            raise NotImplementedError(
+                f"{what}(method={method!r}): a floating base has only the recursive route "
+                f"(method={recursive!r}); the formulations are for fixed and ground (planar, diff_drive) bases")
 
     def _q(self, q: Any, name: str = "q") -> np.ndarray:
         q = self._vec(name, q, self.nq)
@@ -159,69 +169,89 @@ class FloatingBaseRobot(Robot):
 
     # ---- dynamics ----------------------------------------------------------------------------
     def inverse_dynamics(self, q: Any, v: Any, a: Any, tool_wrench: Any = None,
-                         include_actuators: bool = False) -> np.ndarray:
+                         include_actuators: bool = False, method: str = "rnea") -> np.ndarray:
         """``tau = [f_b; n_b; tau_joints] = M a + h - J^T w`` (floating-base RNEA; ``w`` the
         ``tool_wrench`` [force; moment] the environment applies at the tool origin, world axes,
         ``J`` the tool's ``jacobian``).  A batch: ``q (N, nq)``, ``v, a (N, nv)`` -> ``(N, nv)``."""
-        if tool_wrench is None and not include_actuators and _fast(q, v, a):
+        if tool_wrench is None and include_actuators is False and method == "rnea" and _fast(q, v, a):
             tau = np.empty(self.nv)
             if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
                 return tau
+        self._only(method, "rnea", "inverse_dynamics")
+        act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
             return self._each(self.inverse_dynamics, q, v, a, tool_wrench=tool_wrench,
                               include_actuators=include_actuators)
         if tool_wrench is not None:
             w = self._wrench(tool_wrench)
             tau = self.inverse_dynamics(q, v, a, include_actuators=include_actuators)
-            return tau - self.jacobian(q).T @ w
+            return validate.finite_result("inverse_dynamics", tau - self.jacobian(q).T @ w, tool_wrench=w)
         q, v, a = self._q(q), self._vec("v", v, self.nv), self._vec("a", a, self.nv)
         tau = np.empty(self.nv)
         fb.rnea_floating(self._mp, self._ws, q, v, a, tau)
-        if include_actuators:
+        if act:
             add_actuator_torques(self._mp, v[6:], a[6:], tau[6:])
-        return tau
+        return validate.finite_result("inverse_dynamics", tau, q=q, v=v, a=a)
 
-    def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False) -> np.ndarray:
+    def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False,
+                         method: str = "aba") -> np.ndarray:
         """``a = M^{-1}(tau - h)`` (floating-base ABA); ``tau[:6]`` a wrench on the base."""
-        if not include_actuators and _fast(q, v, tau):
+        if include_actuators is False and method == "aba" and _fast(q, v, tau):
             a = np.empty(self.nv)
             if _aba_checked(self._mp, self._ws, q, v, tau, a) == 0:
                 return a
+        self._only(method, "aba", "forward_dynamics")
+        act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
             return self._each(self.forward_dynamics, q, v, tau, include_actuators=include_actuators)
         q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nv)
         a = np.empty(self.nv)
-        fb.aba_floating(self._mp, self._ws, q, v, tau, bool(include_actuators), a)
+        try:
+            fb.aba_floating(self._mp, self._ws, q, v, tau, act, a)
+        except ZeroDivisionError as exc:
+            raise self._singular(q, act) from exc
+        if not np.isfinite(a).all():
+            try:
+                validate.finite_result("forward_dynamics", a, q=q, v=v, tau=tau)
+            except validate.NonFiniteResultError as exc:
+                raise self._singular(q, act, fallback=exc) from None
         return a
 
-    def mass_matrix(self, q: Any, include_actuators: bool = False) -> np.ndarray:
+    def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
         """``M(q)``, ``(nv, nv)`` (floating-base CRBA); independent of the base pose."""
+        self._only(method, "crba", "mass_matrix")
+        act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
             return self._each(self.mass_matrix, q, include_actuators=include_actuators)
         M = np.empty((self.nv, self.nv))
         if not (_fast(q) and _crba_checked(self._mp, self._ws, q, M) == 0):
-            fb.crba_floating(self._mp, self._ws, self._q(q), M)
-        if include_actuators:
+            q = self._q(q)
+            fb.crba_floating(self._mp, self._ws, q, M)
+            validate.finite_result("mass_matrix", M, q=q)
+        if act:
             M[6:, 6:] += np.diag(self.model.armature)
         return M
 
-    def bias(self, q: Any, v: Any) -> np.ndarray:
+    def bias(self, q: Any, v: Any, method: str = "rnea") -> np.ndarray:
         """``h(q, v)`` = RNEA at ``a = 0``."""
+        self._only(method, "rnea", "bias")
         if np.ndim(q) == 2:
             return self._each(self.bias, q, v)
         return self.inverse_dynamics(q, v, self._zv)
 
     nonlinear_effects = bias
 
-    def gravity(self, q: Any) -> np.ndarray:
+    def gravity(self, q: Any, method: str = "rnea") -> np.ndarray:
         """``g(q)`` = RNEA at ``v = a = 0`` (depends on the base orientation)."""
+        self._only(method, "rnea", "gravity")
         if np.ndim(q) == 2:
             return self._each(self.gravity, q)
         return self.inverse_dynamics(q, self._zv, self._zv)
 
     def kinetic_energy(self, q: Any, v: Any) -> float:
         v = self._vec("v", v, self.nv)
-        return float(0.5 * v @ self.mass_matrix(q) @ v)
+        with np.errstate(all="ignore"):
+            return float(validate.finite_result("kinetic_energy", 0.5 * v @ self.mass_matrix(q) @ v, v=v))
 
     def momentum(self, q: Any, v: Any) -> np.ndarray:
         """Spatial momentum of the whole system in the world frame about the world origin,
@@ -230,15 +260,18 @@ class FloatingBaseRobot(Robot):
         hb = self.mass_matrix(q)[:6] @ self._vec("v", v, self.nv)  # base frame, about the base origin
         R = so3.quaternion_to_rotation(q[3:7])
         lin = R @ hb[:3]
-        return np.concatenate([lin, np.cross(q[:3], lin) + R @ hb[3:]])
+        with np.errstate(all="ignore"):
+            out = np.concatenate([lin, np.cross(q[:3], lin) + R @ hb[3:]])
+        return validate.finite_result("momentum", out, q=q, v=v)
 
     # ---- configuration space -----------------------------------------------------------------
     def integrate(self, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
         """``q (+) v dt``: base ``T exp(dt [v_b; w_b]^)``, joints ``q + dt qd`` (Pinocchio's
         ``integrate`` for a free-flyer)."""
         out = np.empty(self.nq)
-        fi.integrate_config(self._q(q), self._vec("v", v, self.nv), float(dt), out)
-        return out
+        q, v = self._q(q), self._vec("v", v, self.nv)
+        fi.integrate_config(q, v, validate.real("dt", dt), out)
+        return validate.finite_result("integrate", out, q=q, v=v, dt=dt)
 
     def base_pose(self, q: Any) -> np.ndarray:
         """World pose (4x4) of the base."""
@@ -258,13 +291,14 @@ class FloatingBaseRobot(Robot):
         q = self._q(q)
         T = np.empty((4, 4))
         kinematics.tool_pose(self._mp, self._ws, np.ascontiguousarray(q[7:]), T)
-        return self.base_pose(q) @ T
+        return validate.finite_result("fk", self.base_pose(q) @ T, q=q)
 
     def link_poses(self, q: Any) -> np.ndarray:
         """World poses of frames 0 .. n, ``(n + 1, 4, 4)``: ``T_base T_i`` (frame 0 is
         ``base_link -> frame 0`` carried by the base)."""
         q = self._q(q)
-        return self.base_pose(q) @ super().link_poses(np.ascontiguousarray(q[7:]))
+        return validate.finite_result("link_poses", self.base_pose(q) @ super().link_poses(np.ascontiguousarray(q[7:])),
+                                      q=q)
 
     def jacobian(self, q: Any, link: int | str | None = None) -> np.ndarray:
         """Geometric Jacobian ``(6, nv)`` [linear; angular] in world axes of the tool origin (or
@@ -276,8 +310,8 @@ class FloatingBaseRobot(Robot):
         if np.ndim(q) == 2:
             return self._each(self.jacobian, q, link=link)
         q = self._q(q)
-        return carried_jacobian(self, np.ascontiguousarray(q[7:]), so3.quaternion_to_rotation(q[3:7]),
-                                self._frame(link))
+        J = carried_jacobian(self, np.ascontiguousarray(q[7:]), so3.quaternion_to_rotation(q[3:7]), self._frame(link))
+        return validate.finite_result("jacobian", J, q=q)
 
     def static_torques(self, q: Any, wrench: Any, frame: str = "world",
                        include_gravity: bool = False) -> np.ndarray:
@@ -292,8 +326,11 @@ class FloatingBaseRobot(Robot):
         if tool:
             R = self.fk(q)[:3, :3]
             w = np.concatenate([R @ w[:3], R @ w[3:]])
-        tau = self.jacobian(q).T @ w
-        return tau + self.gravity(q) if include_gravity else tau
+        with np.errstate(all="ignore"):
+            tau = self.jacobian(q).T @ w
+        if validate.flag("include_gravity", include_gravity):
+            tau = tau + self.gravity(q)
+        return validate.finite_result("static_torques", tau, wrench=w)
 
     def _unsupported(self, *_: Any, **__: Any) -> Any:
         raise NotImplementedError("not available with a floating base yet: use inverse_dynamics, "
@@ -303,6 +340,19 @@ class FloatingBaseRobot(Robot):
     coriolis_matrix = potential_energy = _unsupported
     jacobian_dot_times_qd = analytic_jacobian = _unsupported
 
+    def joint_wrenches(self, *_: Any, **__: Any) -> Any:
+        raise NotImplementedError(
+            "joint_wrenches is not available with a floating base: a free base holds no static load (the "
+            "system accelerates under any tool wrench); use static_torques (J^T m, the base wrench and joint "
+            "torques that hold it still) or inverse_dynamics")
+
+    def ik(self, *_: Any, **__: Any) -> Any:
+        raise NotImplementedError(
+            "ik is not available with a floating base: the base's 6 free coordinates make a tool pose target "
+            "redundant and Robot.ik would solve the arm as if bolted down; fix the base pose, then solve the "
+            "arm with Robot.ik on the fixed-base arm (Robot(robot.model.with_base_type('fixed')) and the target "
+            "in base_link coordinates: inv(base_pose(q)) @ target)")
+
     # ---- simulation --------------------------------------------------------------------------
     def simulate(self, q0: Any, v0: Any, tau: Any, dt: float, integrator: str = "rkmk4",
                  include_actuators: bool = False, steps: int | None = None) -> SimulationResult:
@@ -311,21 +361,29 @@ class FloatingBaseRobot(Robot):
         SE(3), ``algorithm.floating_integrators``).  Returns ``q (steps+1, nq)``,
         ``v, a (steps+1, nv)``."""
         method = integrator_code(integrator)  # ValueError naming the choices
-        if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number, got {dt}")
+        dt = validate.positive("dt", dt)
+        act = validate.flag("include_actuators", include_actuators)
         q0, v0 = self._q(q0, "q0"), self._vec("v0", v0, self.nv)
-        tau_arr = np.ascontiguousarray(tau, dtype=float)
+        tau_arr = np.array(validate.real_array("tau", tau))  # a private copy: the kernel runs without the GIL
         if tau_arr.ndim != 2 or tau_arr.shape[1] != self.nv or tau_arr.shape[0] < 1:
             raise ValueError(f"tau must have shape (steps, {self.nv}), got {tau_arr.shape}")
-        if not np.isfinite(tau_arr).all():
-            raise ValueError("tau contains NaN or Inf")
-        if steps is not None and int(steps) != tau_arr.shape[0]:
+        validate.finite_array("tau", tau_arr)
+        if steps is not None and validate.integer("steps", steps, 1) != tau_arr.shape[0]:
             raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
         N = tau_arr.shape[0]
         Q, V, A = np.empty((N + 1, self.nq)), np.empty((N + 1, self.nv)), np.empty((N + 1, self.nv))
-        fi.integrate_floating(self._mp, self._ws, q0, v0, tau_arr, float(dt), method,
-                              bool(include_actuators), Q, V, A)
-        return SimulationResult(Q, V, A, np.arange(N + 1) * float(dt), tau_arr)
+        # a private workspace: the kernel releases the GIL, so another thread may use self._ws
+        try:
+            fi.integrate_floating(self._mp, empty_workspace(self.dof), q0, v0, tau_arr, dt, method, act, Q, V, A)
+        except ZeroDivisionError as exc:
+            raise self._singular(q0, act) from exc
+        ok = np.isfinite(Q).all(axis=1) & np.isfinite(V).all(axis=1) & np.isfinite(A).all(axis=1)
+        if not ok.all():
+            k = int(np.argmin(ok))
+            raise SimulationError(
+                f"simulation diverged at t = {k * dt:.6g} s (step {k} of {N}): the state became NaN or Inf; "
+                f"use a smaller dt (now {dt:g} s) or smaller torques")
+        return SimulationResult(Q, V, A, np.arange(N + 1) * dt, tau_arr)
 
 
 __all__ = ["INTEGRATORS", "FloatingBaseRobot", "carried_jacobian"]  # INTEGRATORS: lie.integrators (services use it)

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
@@ -53,7 +54,7 @@ from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
 from rbd_ros.model import BASE_COORDINATES
 from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError
-from rbd_ros.robot_simulation import _is_jitted
+from rbd_ros.robot_simulation import _callback_finite, _is_jitted
 
 RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
@@ -147,18 +148,14 @@ class MobileBaseRobot(Robot):
 
     # ---- validation --------------------------------------------------------------------------
     def _vec(self, name: str, x: Any, size: int, rolling: bool = False) -> np.ndarray:
-        try:
-            arr = np.array(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
+        arr = np.array(validate.real_array(name, x))  # a private copy
         if arr.shape != (size,):
             inputs = size == self.nu != self.nv
             raise ValueError(f"{name} must have shape ({size},) ({self.base_type} base: 3 base + "
                              f"{self.dof} joint {'inputs' if inputs else 'entries'}"
                              f"{'; diff_drive inputs are [tau_left, tau_right, joints]' if inputs else ''})"
                              f", got {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contains {'NaN' if np.isnan(arr).any() else 'Inf'}")
+        validate.finite_array(name, arr)
         if rolling and self.base_type == "diff_drive":
             dd._check_rolling(arr, name)
         return arr
@@ -199,24 +196,30 @@ class MobileBaseRobot(Robot):
         if method == RECURSIVE:
             out = np.empty(self.nv)
             args = (self._mp, self._ws, q, v, a, self._zv[:6] if w is None else w, w is not None, out)
+            (pk.rnea_planar if self.wheels is None else pk.rnea_diff_drive)(*args)
+            validate.finite_result("inverse_dynamics", out, q=q, v=v, a=a, tool_wrench=w)
+            return out if self.wheels is None else DiffDriveEfforts(out[:2], out[3:], float(out[2]))
+        with np.errstate(all="ignore"):  # an overflow is reported below, naming the cause
             if self.wheels is None:
-                pk.rnea_planar(*args)
-                return out
-            pk.rnea_diff_drive(*args)
-            return DiffDriveEfforts(out[:2], out[3:], float(out[2]))
-        if self.wheels is None:
-            return pb.inverse_dynamics(self._F, q, v, a, method, w)
-        return DiffDriveEfforts(*dd.inverse_dynamics(self._F, self.wheels, q, v, a, method, w))
+                return validate.finite_result(f"inverse_dynamics (method={method!r})",
+                                              pb.inverse_dynamics(self._F, q, v, a, method, w), q=q, v=v, a=a)
+            res = DiffDriveEfforts(*dd.inverse_dynamics(self._F, self.wheels, q, v, a, method, w))
+        validate.finite_result(f"inverse_dynamics (method={method!r})",
+                               np.concatenate([res.wheels, res.joints, [res.lateral_force]]), q=q, v=v, a=a)
+        return res
 
-    def _singular(self, q: Any, include_actuators: bool = False) -> Exception:
+    def _singular(self, q: Any, include_actuators: bool = False,
+                  fallback: Exception | None = None) -> Exception:
         """The error for a forward dynamics that divided by zero: the coordinates spanning the
-        null space of ``M`` (as ``Robot``'s)."""
+        null space of ``M`` (as ``Robot``'s); ``fallback`` (when given) if ``M`` is regular."""
         w, V = np.linalg.eigh(self.mass_matrix(self._q(q)))
         null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
         names = list(self.base_velocity_names) + list(self.joint_names)
         if self.wheels is not None:  # v_y is not a coordinate of the constrained system
             null = null[:, np.abs(null[1]) < 1.0 - 1e-9]
         moving = [names[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-6)] if null.size else []
+        if fallback is not None and not moving:
+            return fallback
         return SingularMassMatrixError(
             f"singular mass matrix: {moving or 'some coordinates'} move no mass or inertia, so their "
             "accelerations are undetermined; give the links (or the base) they carry a mass and inertia")
@@ -245,11 +248,26 @@ class MobileBaseRobot(Robot):
                 if method == RECURSIVE:
                     acc = np.empty(self.nv)
                     pk.aba_ground(self._mp, self._ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, acc)
-                    return acc
-                return pb.forward_dynamics(self._F, q, v, tau, method)
+                else:
+                    with np.errstate(all="ignore"):
+                        acc = pb.forward_dynamics(self._F, q, v, tau, method)
+                return self._checked_acceleration(q, acc, v=v, tau=tau)
         except ZeroDivisionError as exc:
             raise self._singular(q) from exc
+        except np.linalg.LinAlgError as exc:  # a formulation's solve met a singular M
+            raise self._singular(q, fallback=SingularMassMatrixError(f"singular mass matrix: {exc}")) from exc
         return self.constrained_dynamics(q, v, tau, method)[0]
+
+    def _checked_acceleration(self, q: np.ndarray, acc: np.ndarray, **inputs: Any) -> np.ndarray:
+        """``acc`` if finite; else ``SingularMassMatrixError`` naming the coordinates when ``M``
+        is singular (a massless base gives 0/0 = NaN, not a division by zero), else
+        ``NonFiniteResultError`` naming the cause (``rbd_ros.validate``)."""
+        if not np.isfinite(acc).all():
+            try:
+                validate.finite_result("forward_dynamics", acc, **inputs)
+            except validate.NonFiniteResultError as exc:
+                raise self._singular(q, fallback=exc) from None
+        return acc
 
     def constrained_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> tuple[np.ndarray, float]:
         """Diff drive: ``(a, lam)``, the constrained acceleration and the lateral ground force."""
@@ -269,10 +287,15 @@ class MobileBaseRobot(Robot):
             q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
             if method == RECURSIVE:
                 acc = np.empty(self.nv)
-                return acc, float(pk.aba_diff_drive(self._mp, self._ws, q, v, tau, acc))
+                lam = float(pk.aba_diff_drive(self._mp, self._ws, q, v, tau, acc))
+            else:
+                with np.errstate(all="ignore"):
+                    acc, lam = dd.forward_dynamics(self._F, self.wheels, q, v, tau[:2], tau[2:], method)
+            return self._checked_acceleration(q, np.append(acc, lam), v=v, tau=tau)[:-1], float(lam)
         except ZeroDivisionError as exc:
             raise self._singular(q) from exc
-        return dd.forward_dynamics(self._F, self.wheels, q, v, tau[:2], tau[2:], method)
+        except np.linalg.LinAlgError as exc:
+            raise self._singular(q, fallback=SingularMassMatrixError(f"singular mass matrix: {exc}")) from exc
 
     def mass_matrix(self, q: Any, method: str = RECURSIVE) -> np.ndarray:
         """``M`` in base rates, ``(nv, nv)`` (``T^T M T``); diff drive: plus the wheels' spin
@@ -289,13 +312,13 @@ class MobileBaseRobot(Robot):
         if method == RECURSIVE:
             M = np.empty((self.nv, self.nv))
             pk.crba_planar(self._mp, self._ws, q, M)
-            return M
+            return validate.finite_result("mass_matrix", M, q=q)
         M = pb.mass_matrix(self._F, q, method)
         if self.wheels is not None:
             mv, Iw = self.wheels.added_inertia()
             M[0, 0] += mv
             M[2, 2] += Iw
-        return M
+        return validate.finite_result(f"mass_matrix (method={method!r})", M, q=q)
 
     def bias(self, q: Any, v: Any, method: str = RECURSIVE) -> np.ndarray:
         """``h`` in base rates (gravity included): the generalized force at ``a = 0``
@@ -314,8 +337,9 @@ class MobileBaseRobot(Robot):
         if method == RECURSIVE:
             h = np.empty(self.nv)
             pk.rnea_planar(self._mp, self._ws, q, v, self._zv, self._zv[:6], False, h)
-            return h
-        return pb.bias(self._F, q, v, method)
+            return validate.finite_result("bias", h, q=q, v=v)
+        with np.errstate(all="ignore"):
+            return validate.finite_result(f"bias (method={method!r})", pb.bias(self._F, q, v, method), q=q, v=v)
 
     nonlinear_effects = bias
 
@@ -325,18 +349,20 @@ class MobileBaseRobot(Robot):
 
     def kinetic_energy(self, q: Any, v: Any) -> float:
         v = self._vec("v", v, self.nv)
-        return float(0.5 * v @ self.mass_matrix(q) @ v)
+        with np.errstate(all="ignore"):
+            return float(validate.finite_result("kinetic_energy", 0.5 * v @ self.mass_matrix(q) @ v, v=v))
 
     # ---- configuration space -----------------------------------------------------------------
     def integrate(self, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
         """``q (+) v dt``: B moves by ``R(yaw) V_l (v_x dt, v_y dt)``, yaw by ``omega dt`` (SE(2)
         exp, as ``pin.integrate`` on a planar joint); joints ``q + dt qd``."""
-        q, v = self._q(q), self._vec("v", v, self.nv)
+        q, v, dt = self._q(q), self._vec("v", v, self.nv), validate.real("dt", dt)
         c, s = np.cos(q[2]), np.sin(q[2])
-        dx, dy = se2.planar_exp(v[0] * dt, v[1] * dt, v[2] * dt)
-        out = q + dt * v
-        out[0], out[1] = q[0] + c * dx - s * dy, q[1] + s * dx + c * dy
-        return out
+        with np.errstate(all="ignore"):
+            dx, dy = se2.planar_exp(v[0] * dt, v[1] * dt, v[2] * dt)
+            out = q + dt * v
+            out[0], out[1] = q[0] + c * dx - s * dy, q[1] + s * dx + c * dy
+        return validate.finite_result("integrate", out, q=q, v=v, dt=dt)
 
     def neutral(self) -> np.ndarray:
         return np.zeros(self.nq)
@@ -355,13 +381,14 @@ class MobileBaseRobot(Robot):
         q = self._q(q)
         T = np.empty((4, 4))
         kinematics.tool_pose(self._mp, self._ws, np.ascontiguousarray(q[3:]), T)
-        return self.base_pose(q) @ T
+        return validate.finite_result("fk", self.base_pose(q) @ T, q=q)
 
     def link_poses(self, q: Any) -> np.ndarray:
         """World poses of frames 0 .. n, ``(n + 1, 4, 4)``: ``base_pose T_i`` (frame 0 is
         ``base_link -> frame 0``, the mounting, carried by the base)."""
         q = self._q(q)
-        return self.base_pose(q) @ Robot.link_poses(self, np.ascontiguousarray(q[3:]))
+        T = self.base_pose(q) @ Robot.link_poses(self, np.ascontiguousarray(q[3:]))
+        return validate.finite_result("link_poses", T, q=q)
 
     def jacobian(self, q: Any, link: int | str | None = None, speeds: bool = False) -> np.ndarray:
         """Whole-body geometric Jacobian ``(6, nv)`` [linear; angular], world axes, of the tool
@@ -375,7 +402,8 @@ class MobileBaseRobot(Robot):
         c, s = np.cos(q[2]), np.sin(q[2])
         R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
         J = carried_jacobian(self, np.ascontiguousarray(q[3:]), R, self._frame(link))
-        if speeds:
+        validate.finite_result("jacobian", J, q=q)
+        if validate.flag("speeds", speeds):
             if self.wheels is None:
                 raise ValueError("speeds=True is for a diff_drive base (a planar base's speeds are v)")
             return np.delete(J, [1, 2, 3, 4], axis=1)
@@ -390,7 +418,7 @@ class MobileBaseRobot(Robot):
         Tb = self.base_pose(q)
         c = np.einsum("kij,kj->ki", T[1:, :3, :3], m.com) + T[1:, :3, 3]
         s = m.mass @ c + m.base_mass * (Tb[:3, :3] @ m.base_com + Tb[:3, 3])
-        return float(-m.gravity @ s)
+        return float(validate.finite_result("potential_energy", -m.gravity @ s, q=q))
 
     def coriolis_matrix(self, q: Any, v: Any, method: str = "kane") -> np.ndarray:
         """``C(q, v)`` in base rates with ``C v = bias - gravity`` and ``M-dot - 2C`` skew
@@ -398,7 +426,10 @@ class MobileBaseRobot(Robot):
         (001 (47)) on the whole-body chain, mapped to base rates).  Diff drive: the same
         unconstrained ``C`` (the wheels' spin inertia is constant and adds nothing)."""
         _pick(method, ("kane", "gauss"), "coriolis_matrix")
-        return pb.coriolis_matrix(self._F, self._q(q), self._vec("v", v, self.nv, True), method)
+        q, v = self._q(q), self._vec("v", v, self.nv, True)
+        with np.errstate(all="ignore"):
+            C = pb.coriolis_matrix(self._F, q, v, method)
+        return validate.finite_result("coriolis_matrix", C, q=q, v=v)
 
     def static_torques(self, q: Any, wrench: Any, frame: str = "world", include_gravity: bool = False) -> Any:
         """Holding still while the tool exerts ``wrench = m = [f; n]`` on the environment
@@ -413,9 +444,11 @@ class MobileBaseRobot(Robot):
         if tool:
             R = self.fk(q)[:3, :3]
             w = np.concatenate([R @ w[:3], R @ w[3:]])
-        f = self.jacobian(q).T @ w
-        if include_gravity:
+        with np.errstate(all="ignore"):
+            f = self.jacobian(q).T @ w
+        if validate.flag("include_gravity", include_gravity):
             f += self.gravity(q)
+        validate.finite_result("static_torques", f, q=q, wrench=w)
         if self.wheels is None:
             return f
         return DiffDriveEfforts(self.wheels.torques(f[0], f[2]), f[3:], float(f[1]))
@@ -439,8 +472,10 @@ class MobileBaseRobot(Robot):
     def _inputs(self, tau: Any, steps: int | None) -> tuple[np.ndarray, Any, Any]:
         """``(U (steps, nu), python callback or None, jitted callback or None)`` from a
         constant input ``(nu,)``, a sequence ``(steps, nu)`` or a callback ``u_fn(t, q, v, out)``."""
+        if steps is not None:
+            steps = validate.integer("steps", steps, 1)
         if callable(tau) and not isinstance(tau, np.ndarray):
-            if steps is None or int(steps) != steps or steps < 1:
+            if steps is None:
                 raise ValueError("steps (a positive int) is required with an input callback")
             if _is_jitted(tau):
                 return np.zeros((int(steps), self.nu)), None, tau
@@ -448,14 +483,13 @@ class MobileBaseRobot(Robot):
         U = self._real("tau", tau)
         if U.ndim == 1:
             U = self._vec("tau", U, self.nu)
-            if steps is None or int(steps) != steps or steps < 1:
-                raise ValueError(f"steps must be a positive integer, got {steps}")
+            if steps is None:
+                raise ValueError("steps (a positive int) is required with a constant input")
             return np.tile(U, (int(steps), 1)), None, None
         if U.ndim != 2 or U.shape[1] != self.nu or U.shape[0] < 1:
             raise ValueError(f"tau must have shape ({self.nu},) (held) or (steps, {self.nu}), got {U.shape}")
-        if not np.isfinite(U).all():
-            raise ValueError(f"tau contains {'NaN' if np.isnan(U).any() else 'Inf'}")
-        if steps is not None and int(steps) != U.shape[0]:
+        validate.finite_array("tau", U)
+        if steps is not None and steps != U.shape[0]:
             raise ValueError(f"steps={steps} but tau has {U.shape[0]} rows")
         return np.array(U, dtype=float), None, None
 
@@ -476,9 +510,7 @@ class MobileBaseRobot(Robot):
         ``"udwadia_kalaba"`` in world rates, drifting unless ``stabilise="projection"`` or
         ``"baumgarte"``.  Returns ``q``, ``qd`` (= ``v``) and ``qdd`` (= ``a``), each
         ``(steps + 1, ...)``, with ``.t`` and ``.tau`` (the inputs held, ``(steps, nu)``)."""
-        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool) and np.isfinite(dt)
-                and dt > 0):
-            raise ValueError(f"dt must be a positive number, got {dt}")
+        dt = validate.positive("dt", dt)
         q0, v0 = self._q(q0), self._vec("v0", v0, self.nv, True)
         if self.wheels is not None:
             _pick(method, (RECURSIVE, "kane", "udwadia_kalaba"), "diff_drive simulate")
@@ -515,6 +547,8 @@ class MobileBaseRobot(Robot):
         except (np.linalg.LinAlgError, ValueError) as exc:  # a solver met NaN
             raise SimulationError(f"simulation diverged (the state became NaN or Inf): {exc}; use a smaller "
                                   f"dt (now {dt:g} s) or smaller inputs") from exc
+        if python_fn is not None or jit_fn is not None:
+            _callback_finite(U, h, Q, V)
         if not (np.isfinite(Q).all() and np.isfinite(V).all() and np.isfinite(A).all()):
             k = int(np.argmax(~(np.isfinite(Q).all(1) & np.isfinite(V).all(1) & np.isfinite(A).all(1))))
             raise SimulationError(f"simulation diverged at t = {k * dt:.6g} s (step {k} of {steps}): the state "

@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros import validate  # one rule per kind of argument
+
 REVOLUTE = 0
 PRISMATIC = 1
 JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
@@ -154,7 +156,7 @@ class MdhModel:
             put(self, name, arr)
         if self.base_type not in BASE_TYPES:
             raise ValueError(f"MdhModel: base_type '{self.base_type}' unknown; use one of {list(BASE_TYPES)}")
-        put(self, "base_mass", float(self.base_mass))
+        put(self, "base_mass", validate.real("MdhModel: base_mass", self.base_mass))
         self._check_wheels()
         if not (np.isfinite(self.base_mass) and self.base_mass >= 0):
             raise ValueError(f"MdhModel: base_mass must be finite and >= 0, got {self.base_mass}")
@@ -169,15 +171,19 @@ class MdhModel:
                      "gear_ratio", "rotor_inertia", "viscous", "coulomb", "base_com", "base_inertia"):
             if not np.isfinite(getattr(self, name)).all():
                 raise ValueError(f"MdhModel: {name} contains NaN or Inf")
+        for name in ("velocity_limit", "effort_limit", "torque_constant", "back_emf_constant", "resistance"):
+            bad = np.flatnonzero(np.isnan(getattr(self, name)))
+            if bad.size:
+                raise ValueError(f"MdhModel: joint '{self.joint_names[bad[0]]}' has a NaN {name}")
         if (self.mass < 0).any():
             raise ValueError(f"MdhModel: negative mass for joints {list(np.flatnonzero(self.mass < 0))}")
         if not np.allclose(self.base_inertia, self.base_inertia.T, atol=1e-12):
             raise ValueError("MdhModel: base_inertia must be symmetric")
         if not np.allclose(self.inertia, self.inertia.transpose(0, 2, 1), atol=1e-12):
             raise ValueError("MdhModel: inertia tensors must be symmetric")
-        if (self.lower > self.upper).any():
-            bad = [self.joint_names[i] for i in np.flatnonzero(self.lower > self.upper)]
-            raise ValueError(f"MdhModel: lower limit above upper limit for {bad}")
+        validate.joint_limits(self.joint_names, self.lower, self.upper, "MdhModel")
+        for name in ("base", "tool"):
+            validate.rigid_pose(f"MdhModel: {name}", getattr(self, name))
         link_names = tuple(self.link_names) or tuple(f"link{i + 1}" for i in range(n))
         if len(link_names) != n:
             raise ValueError(f"MdhModel: link_names must have {n} entries")
@@ -192,10 +198,10 @@ class MdhModel:
         """Wheel fields: required (positive) for ``diff_drive``, absent otherwise."""
         put = object.__setattr__
         for key in ("wheel_radius", "wheel_separation", "wheel_spin_inertia"):
-            put(self, key, float(getattr(self, key)))
+            put(self, key, validate.real(f"MdhModel: {key}", getattr(self, key)))
             if not np.isfinite(getattr(self, key)) or getattr(self, key) < 0:
                 raise ValueError(f"MdhModel: {key} must be finite and >= 0, got {getattr(self, key)}")
-        put(self, "wheel_axle_height", float(self.wheel_axle_height))
+        put(self, "wheel_axle_height", validate.real("MdhModel: wheel_axle_height", self.wheel_axle_height))
         if not np.isfinite(self.wheel_axle_height):
             raise ValueError(f"MdhModel: wheel_axle_height must be finite, got {self.wheel_axle_height}")
         put(self, "wheel_effort_limit", float(self.wheel_effort_limit))

@@ -25,9 +25,12 @@ parallelism use the batch calls or one ``Robot`` per thread (``Robot(robot.model
 once the kernels are compiled).  ``robot.kernels`` returns ``robot.data``'s buffers and is not
 for concurrent use.
 
-Errors: ``ValueError`` for bad arguments; ``SingularMassMatrixError`` (a ``ValueError``) when
-M(q) is singular (a massless end of the chain), naming the joints; ``SimulationError`` when a
-simulation diverges (NaN or Inf), with the time it happened.
+Errors: ``ValueError`` for bad arguments (one rule per kind of argument: ``rbd_ros.validate``);
+``SingularMassMatrixError`` (a ``ValueError``) when M(q) is singular (a massless end of the
+chain), naming the joints; ``NonFiniteResultError`` (a ``ValueError``, ``rbd_ros.validate``)
+when finite inputs give a NaN or Inf result (every result is checked before it leaves, e.g.
+``qd = 1e200`` overflows), naming the cause; ``SimulationError`` when a simulation diverges
+(NaN or Inf), with the time it happened.
 
 Two concerns live in modules of their own, mixins ``Robot`` inherits: statics and inverse
 kinematics (``rbd_ros.robot_statics``: ``static_torques``, ``joint_wrenches``, ``ik``,
@@ -41,6 +44,7 @@ from typing import Any, Callable, Sequence
 import numba
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
 from rbd_ros.data import Workspace, pack_model
@@ -205,17 +209,7 @@ class Robot(StaticsAndIK, Simulation):
         return max(1, min(numba.get_num_threads(), len(self.data.wss), N))
 
     # ---- validation --------------------------------------------------------------------------
-    @staticmethod
-    def _real(name: str, x: Any) -> np.ndarray:
-        """``x`` as a C-contiguous float64 array; complex values are refused, not cut to their
-        real part."""
-        try:
-            arr = np.asarray(x)
-            if not np.iscomplexobj(arr):
-                return np.ascontiguousarray(arr, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from exc
-        raise ValueError(f"{name} must be real numbers, got complex values")
+    _real = staticmethod(validate.real_array)  # complex values refused, not cut to their real part
 
     def _states(self, name: str, x: Any, batch_ok: bool = True) -> np.ndarray:
         n = self.dof
@@ -223,10 +217,7 @@ class Robot(StaticsAndIK, Simulation):
         if not (arr.shape == (n,) or (batch_ok and arr.ndim == 2 and arr.shape[1] == n)):
             want = f"({n},) or (N, {n})" if batch_ok else f"({n},)"
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
-        if not np.isfinite(arr).all():
-            what = "NaN" if np.isnan(arr).any() else "Inf"
-            raise ValueError(f"{name} contains {what}")
-        return arr
+        return validate.finite_array(name, arr)
 
     def _batch(self, **arrays: Any) -> tuple[bool, list[np.ndarray]]:
         """Validate several state arguments that must agree: all ``(n,)`` or all ``(N, n)``."""
@@ -242,9 +233,7 @@ class Robot(StaticsAndIK, Simulation):
         arr = self._real("tool_wrench", w)
         if arr.shape != (6,):
             raise ValueError(f"tool_wrench must have shape (6,) [force; moment], got {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError("tool_wrench contains NaN or Inf")
-        return arr
+        return validate.finite_array("tool_wrench", arr)
 
     # ---- dynamics ----------------------------------------------------------------------------
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, tool_wrench: Any = None,
@@ -264,16 +253,17 @@ class Robot(StaticsAndIK, Simulation):
             except (AttributeError, TypeError):
                 pass
         batch, (q, qd, qdd) = self._batch(q=q, qd=qd, qdd=qdd)
+        act = validate.flag("include_actuators", include_actuators)
         use_w = tool_wrench is not None
         w = self._wrench(tool_wrench) if use_w else np.zeros(6)
         if batch:
             tau = np.empty_like(q)
             rnea.rnea_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, qdd, w, use_w,
-                            bool(include_actuators), tau)
+                            act, tau)
         else:
             tau = np.empty(self.dof)
-            rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, bool(include_actuators), tau)
-        return tau
+            rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, act, tau)
+        return validate.finite_result("inverse_dynamics", tau, q=q, qd=qd, qdd=qdd, tool_wrench=w)
 
     def forward_dynamics(self, q: Any, qd: Any, tau: Any,
                          include_actuators: bool = False) -> np.ndarray:
@@ -290,31 +280,42 @@ class Robot(StaticsAndIK, Simulation):
                 except (AttributeError, TypeError):
                     pass
             batch, (q, qd, tau) = self._batch(q=q, qd=qd, tau=tau)
+            act = validate.flag("include_actuators", include_actuators)
             qdd = np.empty_like(q)
             if batch:
                 fdmod.forward_dynamics_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q,
-                                             qd, tau, bool(include_actuators), qdd)
+                                             qd, tau, act, qdd)
             else:
-                fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, bool(include_actuators), qdd)
-            return qdd
+                fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, act, qdd)
         except (ZeroDivisionError, SystemError) as exc:  # SystemError: from the prange kernel
             raise self._singular(q, include_actuators) from exc
+        if not np.isfinite(qdd).all():  # a singular M that did not divide by exactly zero, or overflow
+            try:
+                validate.finite_result("forward_dynamics", qdd, q=q, qd=qd, tau=tau)
+            except validate.NonFiniteResultError as exc:
+                raise self._singular(q, act, fallback=exc) from None
+        return qdd
 
-    def _singular(self, q: Any, include_actuators: bool = False) -> Exception:
+    def _singular(self, q: Any, include_actuators: bool = False,
+                  fallback: Exception | None = None) -> Exception:
         """The error for a forward dynamics that divided by zero: which joints span the null
-        space of M(q) (at the first state of a batch where M is singular)."""
+        space of M(q) (at the first state of a batch where M is singular); ``fallback`` (when
+        given) if M is regular everywhere."""
         states = np.atleast_2d(np.asarray(q, dtype=float))
         for k, qk in enumerate(states):
             M = self.mass_matrix(np.ascontiguousarray(qk), include_actuators)
             w, V = np.linalg.eigh(M)
             null = V[:, w <= 1e-12 * max(float(np.abs(w).max()), 1.0)]
             if null.size:
-                joints = [self.joint_names[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-6)]
+                names = [*self.base_velocity_names, *self.joint_names]  # M's coordinates (a floating base: v)
+                joints = [names[i] for i in np.flatnonzero(np.abs(null).max(axis=1) > 1e-6)]
                 where = f" (state {k})" if len(states) > 1 else ""
                 return SingularMassMatrixError(
                     f"singular mass matrix{where}: joints {joints} move no mass or inertia, so "
                     f"their accelerations are undetermined; give the links they carry a mass "
                     f"and inertia")
+        if fallback is not None:
+            return fallback
         return SingularMassMatrixError("singular mass matrix: the forward dynamics divided by zero")
 
     def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
@@ -331,15 +332,16 @@ class Robot(StaticsAndIK, Simulation):
             except (AttributeError, TypeError):
                 pass
         q = self._states("q", q)
+        act = validate.flag("include_actuators", include_actuators)
         if q.ndim == 2:
             M = np.empty((q.shape[0], self.dof, self.dof))
             crba.crba_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, M)
         else:
             M = np.empty((self.dof, self.dof))
             crba.crba(self._mp, self._ws, q, M)
-        if include_actuators:
+        if act:
             M += np.diag(self.model.armature)
-        return M
+        return validate.finite_result("mass_matrix", M, q=q)
 
     def gravity(self, q: Any) -> np.ndarray:
         """Generalized gravity g(q) (RNEA at rest)."""
@@ -356,7 +358,7 @@ class Robot(StaticsAndIK, Simulation):
             rnea.gravity_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, g)
         else:
             rnea.gravity(self._mp, self._ws, q, g)
-        return g
+        return validate.finite_result("gravity", g, q=q)
 
     def bias(self, q: Any, qd: Any) -> np.ndarray:
         """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` (RNEA at qdd = 0)."""
@@ -373,7 +375,7 @@ class Robot(StaticsAndIK, Simulation):
             rnea.bias_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, h)
         else:
             rnea.bias(self._mp, self._ws, q, qd, h)
-        return h
+        return validate.finite_result("bias", h, q=q, qd=qd)
 
     nonlinear_effects = bias
 
@@ -387,10 +389,10 @@ class Robot(StaticsAndIK, Simulation):
             out = np.empty((q.shape[0], self.dof, self.dof))
             for k in range(q.shape[0]):
                 coriolis.coriolis_matrix(self._mp, self._ws, q[k], qd[k], out[k])
-            return out
-        out = np.empty((self.dof, self.dof))
-        coriolis.coriolis_matrix(self._mp, self._ws, q, qd, out)
-        return out
+        else:
+            out = np.empty((self.dof, self.dof))
+            coriolis.coriolis_matrix(self._mp, self._ws, q, qd, out)
+        return validate.finite_result("coriolis_matrix", out, q=q, qd=qd)
 
     def _formulation(self, kind: str, method: str, *states: Any, tool_wrench: Any = None,
                      include_actuators: bool = False) -> np.ndarray:
@@ -406,27 +408,33 @@ class Robot(StaticsAndIK, Simulation):
         call = getattr(self._formulations, kind)
         extra = (w,) if kind == "inverse_dynamics" else ()
         rows = list(zip(*arrs)) if batch else [tuple(arrs)]
-        out = np.array([call(method, *row, *extra) for row in rows])
-        if include_actuators and kind == "inverse_dynamics":
+        act = validate.flag("include_actuators", include_actuators)
+        with np.errstate(all="ignore"):  # an overflow is reported below, naming the cause
+            out = np.array([call(method, *row, *extra) for row in rows])
+        if act and kind == "inverse_dynamics":
             for k, (_, qd, qdd) in enumerate(rows):
                 rnea.add_actuator_torques(self._mp, qd, qdd, out[k])
-        elif include_actuators:
+        elif act:
             out += np.diag(self.model.armature)
+        validate.finite_result(f"{kind} (method={method!r})", out, **dict(zip(("q", "qd", "qdd"), arrs)))
         return out if batch else out[0]
 
     def kinetic_energy(self, q: Any, qd: Any) -> float | np.ndarray:
         """Kinetic energy (003 (3.35)), a float or ``(N,)``."""
         batch, (q, qd) = self._batch(q=q, qd=qd)
         if batch:
-            return np.array([energy.kinetic_energy(self._mp, self._ws, a, b) for a, b in zip(q, qd)])
-        return float(energy.kinetic_energy(self._mp, self._ws, q, qd))
+            out = np.array([energy.kinetic_energy(self._mp, self._ws, a, b) for a, b in zip(q, qd)])
+            return validate.finite_result("kinetic_energy", out, q=q, qd=qd)
+        return float(validate.finite_result("kinetic_energy", energy.kinetic_energy(self._mp, self._ws, q, qd),
+                                            q=q, qd=qd))
 
     def potential_energy(self, q: Any) -> float | np.ndarray:
         """Gravitational potential energy ``-sum m_k g . c_k`` (zero at the world origin)."""
         q = self._states("q", q)
         if q.ndim == 2:
-            return np.array([energy.potential_energy(self._mp, self._ws, a) for a in q])
-        return float(energy.potential_energy(self._mp, self._ws, q))
+            out = np.array([energy.potential_energy(self._mp, self._ws, a) for a in q])
+            return validate.finite_result("potential_energy", out, q=q)
+        return float(validate.finite_result("potential_energy", energy.potential_energy(self._mp, self._ws, q), q=q))
 
     # ---- kinematics --------------------------------------------------------------------------
     def _frame(self, link: int | str | None) -> int:
@@ -443,7 +451,7 @@ class Robot(StaticsAndIK, Simulation):
                 return 0
             raise ValueError(f"unknown link '{link}'; links are {[m.base_link, *m.link_names]} "
                              f"and the tool '{m.tip_link}'")
-        k = int(link)
+        k = validate.integer("link", link)
         if not 0 <= k <= n + 1:
             raise ValueError(f"link index must be 0..{n} (or {n + 1} for the tool), got {link}")
         return k
@@ -455,17 +463,17 @@ class Robot(StaticsAndIK, Simulation):
             out = np.empty((q.shape[0], 4, 4))
             for k in range(q.shape[0]):
                 kinematics.tool_pose(self._mp, self._ws, q[k], out[k])
-            return out
+            return validate.finite_result("fk", out, q=q)
         T = np.empty((4, 4))
         kinematics.tool_pose(self._mp, self._ws, q, T)
-        return T
+        return validate.finite_result("fk", T, q=q)
 
     def link_poses(self, q: Any) -> np.ndarray:
         """World poses of frames 0 (base) .. n, ``(n + 1, 4, 4)``."""
         q = self._states("q", q, batch_ok=False)
         out = np.empty((self.dof + 1, 4, 4))
         kinematics.link_poses(self._mp, self._ws, q, out)
-        return out
+        return validate.finite_result("link_poses", out, q=q)
 
     def jacobian(self, q: Any, link: int | str | None = None) -> np.ndarray:
         """Geometric Jacobian ``(6, n)`` [linear; angular], world frame, of the tool origin
@@ -476,10 +484,10 @@ class Robot(StaticsAndIK, Simulation):
             out = np.empty((q.shape[0], 6, self.dof))
             for k in range(q.shape[0]):
                 kinematics.jacobian(self._mp, self._ws, q[k], frame, out[k])
-            return out
+            return validate.finite_result("jacobian", out, q=q)
         J = np.empty((6, self.dof))
         kinematics.jacobian(self._mp, self._ws, q, frame, J)
-        return J
+        return validate.finite_result("jacobian", J, q=q)
 
     def jacobian_dot_times_qd(self, q: Any, qd: Any) -> np.ndarray:
         """``J-dot qd`` (6,) of the tool Jacobian: the tool's acceleration at ``qdd = 0``."""
@@ -487,7 +495,7 @@ class Robot(StaticsAndIK, Simulation):
         qd = self._states("qd", qd, batch_ok=False)
         out = np.empty(6)
         kinematics.jacobian_dot_times_qd(self._mp, self._ws, q, qd, out)
-        return out
+        return validate.finite_result("jacobian_dot_times_qd", out, q=q, qd=qd)
 
     def analytic_jacobian(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(J_a, eta)``: the tool's analytic Jacobian with Z-Y-Z Euler-angle rates
@@ -498,7 +506,7 @@ class Robot(StaticsAndIK, Simulation):
         eta = np.empty(3)
         if not kinematics.analytic_jacobian(self._mp, self._ws, q, J, eta):
             raise ValueError("Euler-angle representation singular at this q (sin(theta) = 0)")
-        return J, eta
+        return validate.finite_result("analytic_jacobian", J, q=q), eta
 
 
 __all__ = ["IKResult", "Kernels", "Robot", "SimulationError", "SimulationResult",

@@ -13,6 +13,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm import integrators
 from rbd_ros.data import empty_workspace
 
@@ -45,6 +46,19 @@ class SimulationResult(tuple):
 
 
 
+def _callback_finite(U: np.ndarray, h: float, Q: np.ndarray, V: np.ndarray) -> None:
+    """A feedback law's output ``U[k]`` computed from a finite state ``(Q[k], V[k])`` holds no
+    NaN or Inf; else a ``SimulationError`` naming the law and the step, not a "diverged" state
+    (a law fed an already diverged state is the divergence's, reported by the caller)."""
+    bad = ~np.isfinite(U).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        if not (np.isfinite(Q[k]).all() and np.isfinite(V[k]).all()):
+            return
+        raise SimulationError(f"the torque callback returned NaN or Inf at t = {k * h:.6g} s (step {k}): "
+                              f"{U[k].tolist()}")
+
+
 class Simulation:
     """``Robot.simulate`` (see the module docstring)."""
 
@@ -64,13 +78,14 @@ class Simulation:
         q0 = self._states("q0", q0, batch_ok=False)
         qd0 = self._states("qd0", qd0, batch_ok=False)
         method = integrators.integrator_code(integrator)  # ValueError naming the choices
-        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool)
-                and np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number, got {dt}")
+        dt = validate.positive("dt", dt)
+        act = validate.flag("include_actuators", include_actuators)
+        if steps is not None:
+            steps = validate.integer("steps", steps, 1)
         n = self.dof
         python_fn = None
         if callable(tau) and not isinstance(tau, np.ndarray):
-            if steps is None or int(steps) < 1:
+            if steps is None:
                 raise ValueError("steps (a positive int) is required with a torque callback")
             if _is_jitted(tau):
                 fn, use_fn = tau, True
@@ -81,9 +96,8 @@ class Simulation:
             tau_arr = self._real("tau", tau)
             if tau_arr.ndim != 2 or tau_arr.shape[1] != n or tau_arr.shape[0] < 1:
                 raise ValueError(f"tau must have shape (steps, {n}), got {tau_arr.shape}")
-            if not np.isfinite(tau_arr).all():
-                raise ValueError(f"tau contains {'NaN' if np.isnan(tau_arr).any() else 'Inf'}")
-            if steps is not None and int(steps) != tau_arr.shape[0]:
+            validate.finite_array("tau", tau_arr)
+            if steps is not None and steps != tau_arr.shape[0]:
                 raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
             tau_arr = tau_arr.copy()
             fn, use_fn = integrators.no_torque_callback, False
@@ -94,7 +108,7 @@ class Simulation:
         # a private workspace: the kernel releases the GIL, so another thread may use self._ws
         ws = empty_workspace(n)
         args = (self._mp, ws)
-        h, act = float(dt), bool(include_actuators)
+        h = dt
         try:
             if python_fn is None:
                 integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, fn, use_fn, Q, QD, QDD)
@@ -106,6 +120,8 @@ class Simulation:
                                           fn, False, Q[k:k + 2], QD[k:k + 2], QDD[k:k + 2])
         except ZeroDivisionError as exc:
             raise self._singular(Q[0], include_actuators) from exc
+        if use_fn or python_fn is not None:
+            _callback_finite(tau_arr, h, Q, QD)
         if not (np.isfinite(Q[N]).all() and np.isfinite(QD[N]).all() and np.isfinite(QDD[N]).all()):
             bad = ~(np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
                     & np.isfinite(QDD).all(axis=1))

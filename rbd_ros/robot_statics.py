@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm import ik as ikmod
 from rbd_ros.algorithm import statics
 
@@ -29,8 +30,7 @@ class StaticsAndIK:
         w = self._real("wrench", wrench)
         if w.shape != (6,):
             raise ValueError(f"wrench must have shape (6,) [force; moment], got {w.shape}")
-        if not np.isfinite(w).all():
-            raise ValueError("wrench contains NaN or Inf")
+        validate.finite_array("wrench", w)
         if frame not in ("world", "tool"):
             raise ValueError(f"frame must be 'world' or 'tool', got {frame!r}")
         return w, frame == "tool"
@@ -47,9 +47,10 @@ class StaticsAndIK:
         w, tool = self._static_args(wrench, frame)
         q = self._states("q", q)
         tau = np.empty_like(q)
+        grav = validate.flag("include_gravity", include_gravity)
         for qk, tk in zip(q.reshape(-1, self.dof), tau.reshape(-1, self.dof)):
-            statics.static_torques(self._mp, self._ws, qk, w, tool, bool(include_gravity), tk)
-        return tau
+            statics.static_torques(self._mp, self._ws, qk, w, tool, grav, tk)
+        return validate.finite_result("static_torques", tau, q=q, wrench=w)
 
     def joint_wrenches(self, q: Any, wrench: Any, frame: str = "world",
                        include_gravity: bool = False) -> np.ndarray:
@@ -59,9 +60,9 @@ class StaticsAndIK:
         w, tool = self._static_args(wrench, frame)
         q = self._states("q", q, batch_ok=False)
         out = np.empty((self.dof, 6))
-        statics.joint_wrenches(self._mp, self._ws, q, w, tool, bool(include_gravity), out,
-                               np.empty(self.dof))
-        return out
+        statics.joint_wrenches(self._mp, self._ws, q, w, tool, validate.flag("include_gravity", include_gravity),
+                               out, np.empty(self.dof))
+        return validate.finite_result("joint_wrenches", out, q=q, wrench=w)
 
     def _ik_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(limits/sampling box, scratch, per-thread scratch), made on first use."""
@@ -83,8 +84,7 @@ class StaticsAndIK:
         if t.ndim not in (2, 3) or t.shape[-2:] != (4, 4):
             want = "(3,) / (N, 3) positions or " if position_only else ""
             raise ValueError(f"target must be {want}a (4, 4) pose or (N, 4, 4) poses, got {t.shape}")
-        if not np.isfinite(t).all():
-            raise ValueError("target contains NaN or Inf")
+        validate.finite_array("target", t)
         T = np.ascontiguousarray(t.reshape(-1, 4, 4))
         if not position_only:
             bad = ikmod.first_bad_pose(T)
@@ -115,14 +115,15 @@ class StaticsAndIK:
         pose found (least ``|e|^2``).  Bad arguments raise ``ValueError``."""
         if method not in ("dls", "newton"):
             raise ValueError(f"method must be 'dls' or 'newton', got {method!r}")
-        for name, v in (("position_tolerance", position_tolerance),
-                        ("orientation_tolerance", orientation_tolerance), ("gain", gain)):
-            if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v}")
-        if int(max_iterations) < 1 or int(max_restarts) < 0:
-            raise ValueError("max_iterations must be >= 1 and max_restarts >= 0")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be positive or None, got {timeout}")
+        position_tolerance = validate.positive("position_tolerance", position_tolerance)
+        orientation_tolerance = validate.positive("orientation_tolerance", orientation_tolerance)
+        gain = validate.positive("gain", gain)
+        max_iterations = validate.integer("max_iterations", max_iterations, 1)
+        max_restarts = validate.integer("max_restarts", max_restarts, 0)
+        seed = validate.integer("seed", seed)
+        position_only = validate.flag("position_only", position_only)
+        if timeout is not None:
+            timeout = validate.positive("timeout", timeout)
         if method == "dls" and timeout is None and not position_only:
             res = self._ik_one(target, q0, float(position_tolerance), float(orientation_tolerance),
                                int(max_iterations), int(max_restarts) + 1, int(seed))

@@ -4,8 +4,9 @@ Eagerly compiled for exactly ``float64`` C-contiguous arrays (the 2-D ``mw`` of
 ``data.model_workspace``, 1-D states and outputs): numba's dispatcher then refuses any
 other argument type (``TypeError``) instead of compiling a new specialisation, and the
 kernel checks lengths and finiteness itself, which costs nanoseconds instead of the
-microseconds of NumPy checks from Python.  A non-zero return code means "invalid": ``Robot``
-then reruns its full Python validation, which raises the ``ValueError`` naming the argument.
+microseconds of NumPy checks from Python.  A non-zero return code means "invalid" (1: an
+argument; 2: the result is NaN or Inf): ``Robot`` then reruns its full Python validation and
+result check, which raise the ``ValueError`` naming the argument or the cause.
 The dynamics kernels themselves trust their inputs.
 
 Call cost, not arithmetic, dominates a 7-DoF call, so these entry points
@@ -51,6 +52,16 @@ def _bad(mp: np.ndarray, x: np.ndarray) -> bool:
 
 
 @njit(cache=True, inline="always")
+def _nonfinite(x: np.ndarray) -> bool:
+    """Any NaN or Inf in the result ``x`` (1-D or 2-D): a result is checked before it leaves
+    (``rbd_ros.validate``); finite inputs can still overflow (``qd = 1e200``)."""
+    for v in x.flat:
+        if not np.isfinite(v):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def _split(mw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(mp, ws)`` views of ``mw`` (``data.model_workspace``)."""
     n = int(mw[0, 0])
@@ -64,7 +75,7 @@ def rnea_checked(mw, q, qd, qdd, tau):  # noqa: ANN001, ANN201 - typed by the si
     if _bad(mp, q) or _bad(mp, qd) or _bad(mp, qdd) or tau.shape[0] != q.shape[0]:
         return 1
     rnea(mp, ws, q, qd, qdd, tau)
-    return 0
+    return 2 if _nonfinite(tau) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
@@ -74,7 +85,7 @@ def forward_dynamics_checked(mw, q, qd, tau, qdd):  # noqa: ANN001, ANN201
     if _bad(mp, q) or _bad(mp, qd) or _bad(mp, tau) or qdd.shape[0] != q.shape[0]:
         return 1
     forward_dynamics(mp, ws, q, qd, tau, False, qdd)
-    return 0
+    return 2 if _nonfinite(qdd) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_M})", cache=True, _nrt=False)
@@ -83,7 +94,7 @@ def crba_checked(mw, q, M):  # noqa: ANN001, ANN201
     if _bad(mp, q) or M.shape[0] != q.shape[0] or M.shape[1] != q.shape[0]:
         return 1
     crba(mp, ws, q, M)
-    return 0
+    return 2 if _nonfinite(M) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_V})", cache=True, _nrt=False)
@@ -92,7 +103,7 @@ def gravity_checked(mw, q, g):  # noqa: ANN001, ANN201
     if _bad(mp, q) or g.shape[0] != q.shape[0]:
         return 1
     gravity(mp, ws, q, g)
-    return 0
+    return 2 if _nonfinite(g) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
@@ -101,7 +112,7 @@ def bias_checked(mw, q, qd, h):  # noqa: ANN001, ANN201
     if _bad(mp, q) or _bad(mp, qd) or h.shape[0] != q.shape[0]:
         return 1
     bias(mp, ws, q, qd, h)
-    return 0
+    return 2 if _nonfinite(h) else 0
 
 
 def entry(dispatcher):  # noqa: ANN001, ANN201

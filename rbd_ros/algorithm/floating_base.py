@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.aba import aba_accelerations, aba_articulate, aba_velocities
+from rbd_ros.algorithm.checked import _nonfinite
 from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
 from rbd_ros.algorithm.kinematics import (
     angles,
@@ -298,7 +299,7 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
 # Eagerly compiled without numba's runtime and called through their compiled entry point
 # (``checked.entry``), as ``algorithm.checked`` does for the fixed base: the caller checks
 # ``ndim`` and ``dtype``; lengths, stride, alignment, finiteness and the unit quaternion are
-# checked here.
+# checked here; 2: the result is NaN or Inf (``rbd_ros.validate``).
 _M = "float64[:, ::1]"
 _V = "float64[::1]"
 
@@ -328,7 +329,7 @@ def rnea_floating_checked(mp, ws, q, v, a, tau):  # noqa: ANN001, ANN201 - typed
     if _bad_q(mp, q) or _bad(v, nv) or _bad(a, nv) or tau.shape[0] != nv:
         return 1
     rnea_floating(mp, ws, q, v, a, tau)
-    return 0
+    return 2 if _nonfinite(tau) else 0
 
 
 @njit(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
@@ -337,7 +338,7 @@ def aba_floating_checked(mp, ws, q, v, tau, a):  # noqa: ANN001, ANN201
     if _bad_q(mp, q) or _bad(v, nv) or _bad(tau, nv) or a.shape[0] != nv:
         return 1
     aba_floating(mp, ws, q, v, tau, False, a)
-    return 0
+    return 2 if _nonfinite(a) else 0
 
 
 @njit(f"int64({_M}, {_M}, {_V}, {_M})", cache=True, _nrt=False)
@@ -346,4 +347,4 @@ def crba_floating_checked(mp, ws, q, M):  # noqa: ANN001, ANN201
     if _bad_q(mp, q) or M.shape[0] != nv or M.shape[1] != nv:
         return 1
     crba_floating(mp, ws, q, M)
-    return 0
+    return 2 if _nonfinite(M) else 0

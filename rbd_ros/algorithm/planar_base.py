@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.aba import aba_accelerations
-from rbd_ros.algorithm.checked import _split
+from rbd_ros.algorithm.checked import _nonfinite, _split
 from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
 from rbd_ros.algorithm.floating_base import _OFF, _bad, aba_root_articulate, rnea_root, root_composite
 from rbd_ros.algorithm.kinematics import forward_kinematics, joint_angles
@@ -300,7 +300,7 @@ def simulate_ground(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.ndarr
 # As ``algorithm.checked``: eagerly compiled without numba's runtime, called through their
 # compiled entry point on ``mw`` (``data.model_workspace``); the caller checks ``ndim`` and
 # ``dtype``, these check lengths, stride, alignment, finiteness and (diff drive) ``v_y = 0``
-# with the tolerance of ``formulations.diff_drive._check_rolling``.
+# with the tolerance of ``formulations.diff_drive._check_rolling``; 2: the result is NaN or Inf.
 _M = "float64[:, ::1]"
 _V = "float64[::1]"
 
@@ -323,7 +323,7 @@ def rnea_planar_checked(mw, q, v, a, tau):  # noqa: ANN001, ANN201 - typed by th
     if mp[nv - 1, WHEEL] > 0.0 and (_slides(v) or _slides(a)):  # a diff drive: v_y = a_y = 0
         return 1
     rnea_planar(mp, ws, q, v, a, a, False, tau)
-    return 0
+    return 2 if _nonfinite(tau) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
@@ -333,7 +333,7 @@ def rnea_diff_drive_checked(mw, q, v, a, out):  # noqa: ANN001, ANN201
     if _bad(q, nv) or _bad(v, nv) or _bad(a, nv) or out.shape[0] != nv or _slides(v) or _slides(a):
         return 1
     rnea_diff_drive(mp, ws, q, v, a, a, False, out)
-    return 0
+    return 2 if _nonfinite(out) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_M})", cache=True, _nrt=False)
@@ -343,7 +343,7 @@ def crba_planar_checked(mw, q, M):  # noqa: ANN001, ANN201
     if _bad(q, nv) or M.shape[0] != nv or M.shape[1] != nv:
         return 1
     crba_planar(mp, ws, q, M)
-    return 0
+    return 2 if _nonfinite(M) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
@@ -353,7 +353,7 @@ def aba_planar_checked(mw, q, v, f, a):  # noqa: ANN001, ANN201
     if _bad(q, nv) or _bad(v, nv) or _bad(f, nv) or a.shape[0] != nv:
         return 1
     aba_ground(mp, ws, q, v, f[0], f[1], f[2], f[3:], False, a)
-    return 0
+    return 2 if _nonfinite(a) else 0
 
 
 @njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
@@ -363,4 +363,4 @@ def aba_diff_drive_checked(mw, q, v, u, a, lam):  # noqa: ANN001, ANN201
     if _bad(q, nv) or _bad(v, nv) or _bad(u, nv - 1) or a.shape[0] != nv or lam.shape[0] < 1 or _slides(v):
         return 1
     lam[0] = aba_diff_drive(mp, ws, q, v, u, a)
-    return 0
+    return 2 if _nonfinite(a) or not np.isfinite(lam[0]) else 0

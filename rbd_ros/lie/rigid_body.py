@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from rbd_ros import validate
 from rbd_ros.lie import se2, se3, so3, xz
 from rbd_ros.lie.integrators import integrator_code, lie_finish, lie_rate, lie_stage, stage_count, step_scratch, twist
 
@@ -136,13 +137,18 @@ class RigidBody:
         self.Minv = np.linalg.inv(M)
         self._MM = np.ascontiguousarray(np.stack([M, self.Minv]))
         self.H = np.ascontiguousarray(self.group.H)
-        self.gravity = np.zeros(3) if gravity is None else np.array(gravity, dtype=float).reshape(3)
+        self.gravity = np.zeros(3) if gravity is None else validate.gravity("gravity", gravity)
         # mass and centre of mass: M6 = [[m E, -m c^], [m c^, ...]] where the group holds them
         if mass is None:
             mass = float(M[0, 0]) if group != "SO3" else 0.0
+        elif validate.real("mass", mass) < 0:
+            raise ValueError(f"mass must be >= 0 (kg), got {mass}")
         c = np.zeros(3)
         if com is not None:
-            c = np.array(com, dtype=float).reshape(3)
+            c = validate.real_array("com", com)
+            if c.shape != (3,):
+                raise ValueError(f"com must be 3 numbers (m), got shape {c.shape}")
+            validate.finite_array("com", c)
         elif group == "SE3":
             c = so3.vee(M[3:, :3]) / mass
         elif group in ("SE2", "Xz"):
@@ -156,17 +162,22 @@ class RigidBody:
         return self.group.dim
 
     def _vec(self, name: str, x: Any) -> np.ndarray:
-        arr = np.ascontiguousarray(x, dtype=float)
+        arr = validate.real_array(name, x)
         if arr.shape != (self.dim,) or not np.isfinite(arr).all():
             raise ValueError(f"{name} must be {self.dim} finite numbers for {self.group.name}, got {arr.shape}")
         return arr
 
     def _pose(self, pose: Any) -> np.ndarray:
-        P = np.array(pose, dtype=float)
+        P = validate.real_array("pose", pose)
         k = 3 if self.group.name in ("SO3", "SE2") else 4
         if P.shape != (k, k) or not np.isfinite(P).all():
             raise ValueError(f"pose for {self.group.name} must be a finite {k}x{k} matrix, got {P.shape}")
-        return np.ascontiguousarray(self.group.to_se3(P))
+        if self.group.name == "SE2" and not np.array_equal(P[2], [0.0, 0.0, 1.0]):
+            raise ValueError(f"pose for SE2 is not a rigid transform: its last row is {P[2].tolist()}, not [0, 0, 1]")
+        T = validate.rigid_pose(f"pose for {self.group.name}", self.group.to_se3(P))
+        if not np.allclose(self.group.from_se3(T), P, rtol=0.0, atol=1e-9):
+            raise ValueError(f"pose is not an element of {self.group.name} (it has components the group cannot hold)")
+        return np.ascontiguousarray(T)
 
     def coriolis(self, v: Any) -> np.ndarray:
         """``C(v) = ad~_{(M v)}`` (004 (107)-(108), misprint 004 (74))."""
@@ -180,7 +191,7 @@ class RigidBody:
         out = np.empty(self.dim)
         _rhs(self._MM, self.H, T, v, tau, self.mass * self.gravity, self.com, pose is not None,
              np.empty(18), out)
-        return out
+        return validate.finite_result("acceleration", out, v=v, wrench=tau)
 
     def momentum(self, pose: Any, v: Any) -> np.ndarray:
         """World-frame spatial momentum ``[R f; p x R f + R n]`` of ``[f; n] = H M v``
@@ -196,28 +207,37 @@ class RigidBody:
         """Integrate from ``(pose0, v0)``; ``wrench`` is ``(m,)`` (held throughout, needs
         ``steps``) or ``(steps, m)`` (row k held over step k), ``None`` for none.  Returns
         ``(poses (steps+1, k, k), velocities (steps+1, m))``; gravity acts if ``gravity``."""
+        from rbd_ros.robot_simulation import SimulationError
+
         method = integrator_code(integrator)  # lie.integrators.INTEGRATORS; ValueError naming them
-        if not (np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number, got {dt}")
+        dt = validate.positive("dt", dt)
+        use_g = validate.flag("gravity", gravity)
+        if steps is not None:
+            steps = validate.integer("steps", steps, 1)
         T0 = self._pose(pose0)
         v0 = self._vec("v0", v0)
         m = self.dim
         if wrench is None or np.ndim(wrench) == 1:
-            if steps is None or int(steps) < 1:
+            if steps is None:
                 raise ValueError("steps (a positive int) is required with a constant wrench")
             w = np.zeros(m) if wrench is None else self._vec("wrench", wrench)
             tau = np.ascontiguousarray(np.broadcast_to(w, (int(steps), m)))
         else:
-            tau = np.ascontiguousarray(wrench, dtype=float)
+            tau = validate.real_array("wrench", wrench)
             if tau.ndim != 2 or tau.shape[1] != m or not np.isfinite(tau).all():
                 raise ValueError(f"wrench must be ({m},) or (steps, {m}) finite numbers, got {tau.shape}")
-            if steps is not None and int(steps) != tau.shape[0]:
+            if steps is not None and steps != tau.shape[0]:
                 raise ValueError(f"steps={steps} but wrench has {tau.shape[0]} rows")
         N = tau.shape[0]
         Ts = np.empty((N + 1, 4, 4))
         vs = np.empty((N + 1, m))
         simulate_kernel(self._MM, self.H, T0, v0, tau, self.mass * self.gravity, self.com,
-                        bool(gravity and self.gravity.any()), float(dt), method, Ts, vs)
+                        bool(use_g and self.gravity.any()), dt, method, Ts, vs)
+        ok = np.isfinite(Ts).all(axis=(1, 2)) & np.isfinite(vs).all(axis=1)
+        if not ok.all():
+            k = int(np.argmin(ok))
+            raise SimulationError(f"simulation diverged at t = {k * dt:.6g} s (step {k} of {N}): the state became "
+                                  f"NaN or Inf; use a smaller dt (now {dt:g} s) or smaller wrenches")
         name = self.group.name
         if name == "SO3":
             return Ts[:, :3, :3].copy(), vs

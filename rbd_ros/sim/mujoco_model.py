@@ -222,6 +222,9 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
         joint = body.add_joint(name=model.joint_names[i], type=jtype, axis=[0.0, 0.0, 1.0])
         lo, hi = float(model.lower[i]), float(model.upper[i])
         if np.isfinite(lo) and np.isfinite(hi):
+            if not lo < hi:  # MdhModel refuses it first; MuJoCo's own message would not name the joint
+                raise ValueError(f"joint '{model.joint_names[i]}' has lower limit {lo:g} >= upper {hi:g}: "
+                                 f"a joint that cannot move; declare it fixed or lock it")
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
             joint.range = [lo, hi]
             # a hard stop: the stiffest stable constraint time constant (2 timesteps) instead

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MOBILE_BASES, PRISMATIC, REVOLUTE, MdhModel
 from rbd_ros.urdf.chain import Chain, select_chain
@@ -107,6 +108,11 @@ def _base_body(tree: UrdfTree, chain: Chain, base_type: str, wheels: Mapping | N
     if base_type == "fixed":
         return {}
     b = merge(link_body(tree.links[ln], chain.reference[ln]) for ln, k in chain.body.items() if k == 0)
+    if base_type == "floating":  # refused here, not by Robot later: urdf2mdh would write a file from_yaml refuses
+        try:
+            validate.floating_base_body(chain.base, b.mass, b.inertia)
+        except ValueError as exc:
+            raise UrdfError(f"{tree.source}: {exc} (urdf2mdh: --base LINK)") from None
     out = {"base_type": base_type, "base_mass": b.mass, "base_com": b.com, "base_inertia": b.inertia}
     if base_type == "diff_drive":
         out.update(find_wheels(tree, chain, **(wheels or {})))
@@ -156,16 +162,20 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
     bodies = _bodies(tree, chain, F)
     offsets = {ln: (i, inverse(F[i]) @ chain.reference[ln])
                for i in range(1, n + 1) for ln in chain.links_of(i)}
-    model = MdhModel(
-        joint_names=chain.joints,
-        joint_type=[PRISMATIC if tree.joints[jn].type == "prismatic" else REVOLUTE for jn in chain.joints],
-        a=geo.a, alpha=geo.alpha, d=geo.d, theta=geo.theta,
-        mass=[b.mass for b in bodies], com=[b.com for b in bodies], inertia=[b.inertia for b in bodies],
-        base=F[0], tool=inverse(F[n]) @ chain.reference[chain.tip],
-        gravity=np.asarray(gravity, dtype=float),
-        name=tree.name, base_link=chain.base, tip_link=chain.tip, link_names=chain.children,
-        **_limits(tree, chain.joints), **_base_body(tree, chain, base_type, wheels),
-    )
+    base_fields = _base_body(tree, chain, base_type, wheels)  # UrdfError naming the base link
+    try:
+        model = MdhModel(
+            joint_names=chain.joints,
+            joint_type=[PRISMATIC if tree.joints[jn].type == "prismatic" else REVOLUTE for jn in chain.joints],
+            a=geo.a, alpha=geo.alpha, d=geo.d, theta=geo.theta,
+            mass=[b.mass for b in bodies], com=[b.com for b in bodies], inertia=[b.inertia for b in bodies],
+            base=F[0], tool=inverse(F[n]) @ chain.reference[chain.tip],
+            gravity=validate.gravity("gravity", gravity),
+            name=tree.name, base_link=chain.base, tip_link=chain.tip, link_names=chain.children,
+            **_limits(tree, chain.joints), **base_fields,
+        )
+    except ValueError as exc:  # the model refusing a value (a NaN gravity, lower == upper ...)
+        raise UrdfError(f"{tree.source}: {exc}") from None
     conv = UrdfConversion(model=model, cases=geo.cases, link_offsets=offsets, positions=dict(chain.positions),
                           chain_path=chain.path, max_error=0.0, warnings=(), parser_notes=tree.warnings,
                           urdf_xml=tree.xml)

@@ -311,12 +311,19 @@ def _joint_info(joint, label: str) -> JointInfo:
         if kind in ("revolute", "prismatic"):
             kw["lower"] = float(lim.lower if lim.lower is not None else 0.0)
             kw["upper"] = float(lim.upper if lim.upper is not None else 0.0)
+            for side in ("lower", "upper"):
+                if np.isnan(kw[side]):
+                    raise UrdfError(f"{label}: {what} has a NaN {side} limit; give it a number in "
+                                    f"<limit {side}=\"...\"/>")
             if kw["lower"] > kw["upper"]:
                 raise UrdfError(f"{label}: {what} has lower limit {kw['lower']} above upper {kw['upper']}")
-        if lim.velocity is not None:
-            kw["velocity"] = abs(float(lim.velocity))
-        if lim.effort is not None:
-            kw["effort"] = abs(float(lim.effort))
+        for key in ("velocity", "effort"):
+            value = getattr(lim, key)
+            if value is not None:
+                if np.isnan(float(value)):
+                    raise UrdfError(f"{label}: {what} has a NaN {key} limit; give it a number in "
+                                    f"<limit {key}=\"...\"/>")
+                kw[key] = abs(float(value))
     dyn = joint.dynamics
     if dyn is not None:
         kw["damping"] = float(dyn.damping or 0.0)
