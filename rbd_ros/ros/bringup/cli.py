@@ -201,7 +201,8 @@ class Bringup:
         bridge: dict = {}
         controller: dict = {}
         floor = parse_floor(getattr(args, "floor", "auto"))
-        points = self.guard_points(args) if not self.mobile else ()
+        urdf_path = robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf)["urdf_path"]
+        points = self.guard_points(urdf_path) if not self.mobile else ()
         if self.mobile:
             def planner(q_start=None):  # noqa: ANN001, ANN202
                 return plan_mobile_tour(self.model, q_start, segment_time=args.segment_time or 4.0,
@@ -283,16 +284,27 @@ class Bringup:
             q[names.index(name)] = value
         return q
 
-    @staticmethod
-    def guard_points(args: argparse.Namespace) -> list[tuple[str, int, np.ndarray]]:
-        """A ``--urdf`` arm's URDF link origins (``(link, MDH frame, offset)``), kept above the
-        floor with the MDH frame origins and the tool; none for a bundled model."""
-        if not args.urdf:
-            return []
+    def guard_points(self, urdf_path: str) -> list[tuple[str, int, np.ndarray]]:
+        """The URDF's link origins (``(link, MDH frame, offset)``), kept above the floor with
+        the MDH frame origins and the tool: of a ``--urdf`` arm, or of a bundled robot's URDF
+        where its kinematics are the model file's (frames equal to 1e-9 m at random poses)."""
+        from rbd_ros.robot import Robot
         from rbd_ros.urdf import load_conversion
 
-        conv = load_conversion(str(Path(args.urdf).expanduser()), args.base_link or None,
-                               args.tip_link or None)
+        args = self.args
+        try:
+            conv = load_conversion(urdf_path, args.base_link or None, args.tip_link or None)
+        except Exception:  # noqa: BLE001 - the bundled URDF only lends points; the model loaded
+            return []
+        if not args.urdf:
+            m, robot = self.model, Robot(self.model)
+            if conv.model.dof != m.dof or conv.model.joint_names != m.joint_names:
+                return []
+            rng = np.random.default_rng(0)
+            lo, hi = np.clip(m.lower, -np.pi, np.pi), np.clip(m.upper, -np.pi, np.pi)
+            for q in (lo + rng.random(m.dof) * (hi - lo) for _ in range(5)):
+                if np.abs(conv.frames(q) - robot.link_poses(q)).max() > 1e-9:
+                    return []
         return [(name, i, off[:3, 3]) for name, (i, off) in conv.link_offsets.items()]
 
     @staticmethod
