@@ -61,6 +61,8 @@ def test_saturation_shows_in_the_table_the_json_and_the_page(tmp_path: Path) -> 
     assert data["saturation"] == pytest.approx([80.0, 0.0]) and data["chatter"] == pytest.approx([75.0, 0.0])
     page = write_page(tmp_path, data, {"bringup": {"robot": "x"}}, title="t").read_text()
     assert "80.00 %" in page and "75.00 %" in page and "warning: joint &#x27;shoulder&#x27;" in page
+    page = write_page(tmp_path, data, {}, run_lines=["[bringup] tour: start moved by up to 1 rad"]).read_text()
+    assert "<p id='run'>[bringup] tour: start moved by up to 1 rad</p>" in page
 
 
 def test_the_page_has_what_the_terminal_printed(tmp_path: Path) -> None:

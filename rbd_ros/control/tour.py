@@ -336,7 +336,8 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
         if s0[1] < KAPPA_MIN:
             why.append(f"it is near a singular pose (tool Jacobian conditioning {s0[1]:.3f} -> "
                        f"{s[1]:.3f} at the start and along the tour)")
-        notes.append(f"start moved by up to {moved:.2f} rad (or m): " + "; ".join(why))
+        unit = "rad or m" if np.any(np.asarray(robot.model.joint_type) == PRISMATIC) else "rad"
+        notes.append(f"start moved by up to {moved:.2f} {unit}: " + "; ".join(why))
     elif s0[1] < KAPPA_MIN:
         notes.append(f"the tour stays near a singular pose (tool Jacobian conditioning {s0[1]:.3f}); "
                      "no better start found nearby")

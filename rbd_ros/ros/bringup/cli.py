@@ -252,7 +252,14 @@ class Bringup:
         # the controller's log lines from sending the tour on, and the last one looked at
         self.answers_from = self.answers_seen = 0
         self.tour_stamp = float("nan")  # s, the tour's header stamp
+        self.said: list[str] = []  # the run's own lines (tour, warnings), for the page too
         self.path_poses = -1  # poses of the base path sent (mobile)
+
+    def say(self, line: str, show: bool = True) -> None:
+        """Print one of the run's lines (``show``) and keep it for the page."""
+        self.said.append(line)
+        if show:
+            print(line, flush=True)
 
     def start_from(self, pairs: list[str], planner) -> np.ndarray:  # noqa: ANN001
         """``--start JOINT=VALUE ...`` over the default start (the planned one; zero clipped
@@ -364,14 +371,13 @@ class Bringup:
             self.recorder = BagRecorder(record / "bag", recorded)
         model = self.model
         self.joint_names = list(model.joint_names)
-        if not self.args.quiet:
-            amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
-            print(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
-                  f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
-                  + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
-                     else "no floor"), flush=True)
+        amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
+        self.say(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
+                 f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
+                 + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
+                    else "no floor"), show=not self.args.quiet)
         for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
-            print(f"[bringup] tour: {note}", flush=True)
+            self.say(f"[bringup] tour: {note}")
 
         from rbd_ros.ros.dds import use_large_data_profile
 
@@ -664,8 +670,8 @@ class Bringup:
             what = line.split("]: ", 1)[-1].strip()
             effect = ("the run goes on with the tour" if "refused" in what
                       else "it replaced the tour, the report covers what the arm did")
-            print(f"[bringup] warning: not the tour's: the controller logged '{what}' for a "
-                  f"reference from another publisher; {effect}", flush=True)
+            self.say(f"[bringup] warning: not the tour's: the controller logged '{what}' for a "
+                     f"reference from another publisher; {effect}")
         self.answers_seen = len(lines)
 
     def wait_for_commands_until(self, t_pause: float, slack: int = 5, limit: float = 10.0) -> None:
@@ -685,8 +691,8 @@ class Bringup:
             time.sleep(0.01)
         with self.lock:
             behind = len(self.controller_state) - self.commands_seen
-        print(f"[bringup] warning: {behind} commands from before the tour were still in flight "
-              f"after {limit:g} s; the bag may stamp them into the tour", flush=True)
+        self.say(f"[bringup] warning: {behind} commands from before the tour were still in flight "
+                 f"after {limit:g} s; the bag may stamp them into the tour")
 
     def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
                                   limit: float = 10.0) -> None:
@@ -796,7 +802,7 @@ class Bringup:
                                        self.effective_parameters(sim_end - t_start), title,
                                        video=not (self.args.no_video or self.mobile),
                                        robot=self.specs[0].parameters, no_video_reason=reason,
-                                       gains=self.gains_used()):
+                                       gains=self.gains_used(), run_lines=self.said):
                 print(line, flush=True)
         return 0
 

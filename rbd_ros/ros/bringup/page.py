@@ -39,12 +39,13 @@ def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np
                    reference: np.ndarray, report, parameters: dict[str, Any],
                    title: str = "", video: bool = True,
                    robot: dict[str, Any] | None = None, no_video_reason: str = "--no-video",
-                   gains: dict[str, Any] | None = None) -> list[str]:
+                   gains: dict[str, Any] | None = None, run_lines: list[str] | None = None) -> list[str]:
     """Save the states (always: ``python -m rbd_ros.sim.render DIR`` renders them later),
     render the video (``video``; else the page says ``no_video_reason``; ``robot``: the
     nodes' robot parameters, whose ``urdf_path`` lends the video its meshes) and write
-    ``index.html`` (``gains``: the controller's gains in use); returns the lines to print
-    (one per product or problem)."""
+    ``index.html`` (``gains``: the controller's gains in use; ``run_lines``: what the run
+    printed before the report, the tour and warnings); returns the lines to print (one per
+    product or problem)."""
     from rbd_ros.sim.render import Recording, render_recording
 
     directory = Path(directory)
@@ -62,17 +63,20 @@ def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np
         lines.append(note)
     else:
         note = f"no video ({no_video_reason})"
-    page = write_page(directory, report, parameters, title=title, video_note=note, gains=gains)
+    page = write_page(directory, report, parameters, title=title, video_note=note, gains=gains,
+                      run_lines=run_lines)
     lines.append(f"page {page}")
     return lines
 
 
 def write_page(directory: str | Path, report, parameters: dict[str, Any], title: str = "",
-               video_note: str = "", gains: dict[str, Any] | None = None) -> Path:
+               video_note: str = "", gains: dict[str, Any] | None = None,
+               run_lines: list[str] | None = None) -> Path:
     """``DIR/index.html`` from ``report`` (``report.Report`` or its dict): the table and every
     line the terminal printed (``report.summary_lines``: tool and base path errors,
     saturation and chatter warnings, timing), ``DIR/plot.png``, ``DIR/video.mp4`` when
-    present, ``parameters`` (``{section: {key: value}}``) and ``gains`` (``{gain: values}``)."""
+    present, ``parameters`` (``{section: {key: value}}``), ``gains`` (``{gain: values}``) and
+    ``run_lines`` (the tour and warnings the run printed)."""
     from rbd_ros.ros.bringup.report import Report, summary_lines
 
     directory = Path(directory)
@@ -100,6 +104,8 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
              "<th>max error</th><th>peak torque</th><th>at the effort limit</th>"
              f"<th>chatter at the limit</th></tr>{rows}</table>",
              f"<p id='summary'>{summary}</p>"]
+    if run_lines:
+        parts.append("<h2>Tour</h2><p id='run'>" + "<br>".join(esc(x) for x in run_lines) + "</p>")
     video = directory / "video.mp4"
     parts.append("<h2>The run</h2>")
     if video.is_file():
