@@ -191,3 +191,30 @@ def test_a_no_video_recording_can_be_rendered_later(tmp_path: Path) -> None:
                    no_video_reason="the renderer draws fixed-base arms only")
     page = (tmp_path / "index.html").read_text()
     assert "no video (the renderer draws fixed-base arms only)" in page and "--no-video" not in page
+
+
+def test_start_from_a_named_pose_of_the_robot() -> None:
+    """The Panda's SRDF (example-robot-data) names the pose 'default': ``--start default`` is
+    that pose exactly (its finger joint is not on the arm's chain), a pair overrides a joint."""
+    import xml.etree.ElementTree as ET
+
+    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+    from rbd_ros.ros.bringup.description import named_poses, srdf_beside
+    from robots_data import PANDA, UR5, example_robot_urdf
+
+    urdf = str(example_robot_urdf(PANDA))
+    srdf = srdf_beside(urdf)
+    assert srdf is not None and srdf.name == "panda.srdf"
+    state = next(s for s in ET.parse(srdf).getroot().iter("group_state") if s.get("name") == "default")
+    want = {j.get("name"): float(j.get("value")) for j in state.iter("joint")}
+    assert named_poses(urdf)["default"] == want
+    args = ["--urdf", urdf, "--tip-link", "panda_link8", "--start", "default", "panda_joint1=0.2"]
+    b = Bringup(parse_args(args))
+    names = list(b.model.joint_names)
+    expected = [0.2 if j == "panda_joint1" else want[j] for j in names]
+    assert b.tour.start.tolist() == expected
+    with pytest.raises(ValueError, match="not JOINT=VALUE, nor a named pose of 'panda': its named "
+                                         "poses are default"):
+        Bringup(parse_args(["--urdf", urdf, "--tip-link", "panda_link8", "--start", "home"]))
+    with pytest.raises(ValueError, match=r"it has no named poses \(no group_state in an SRDF beside its URDF\)"):
+        Bringup(parse_args(["--urdf", str(example_robot_urdf(UR5)), "--start", "default"]))

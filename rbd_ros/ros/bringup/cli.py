@@ -155,8 +155,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="seconds per tour segment (default 2; with a mobile base 4: its figure eight "
                         "takes the 3 segments)")
     p.add_argument("--start", nargs="+", default=None, metavar="JOINT=VALUE",
-                   help="the tour's start, kept exactly (rad or m; joints not named keep the default "
-                        "start); refused when outside the limits, below the floor or too heavy to hold")
+                   help="the tour's start, kept exactly: JOINT=VALUE pairs (rad or m) and/or a named "
+                        "pose of the robot (its SRDF's group_state); joints not given keep the default "
+                        "start; refused when outside the limits, below the floor or too heavy to hold")
     p.add_argument("--floor", default="auto", metavar="Z",
                    help="height (m, base link frame) that no link origin or tool point may come "
                         "within 2 cm of along the tour; default: the base link's xy-plane for an arm "
@@ -262,15 +263,33 @@ class Bringup:
             print(line, flush=True)
 
     def start_from(self, pairs: list[str], planner) -> np.ndarray:  # noqa: ANN001
-        """``--start JOINT=VALUE ...`` over the default start (the planned one; zero clipped
-        into the limits where none fits): every joint named once, a finite number each."""
+        """``--start`` over the default start (the planned one; zero clipped into the limits
+        where none fits): ``JOINT=VALUE`` pairs, each joint once, a finite number each, and
+        at most one named pose of the robot (its SRDF's ``group_state``, ``named_poses``; its
+        joints outside the arm's chain are ignored), which the pairs override."""
+        from rbd_ros.ros.bringup.description import named_poses, robot_parameters
+
         names = list(self.model.joint_names)
         values: dict[str, float] = {}
+        pose: dict[str, float] = {}
         for pair in pairs:
             name, sep, text = pair.partition("=")
             name = name.strip()
             if not sep:
-                raise ValueError(f"--start wants JOINT=VALUE pairs, got '{pair}'")
+                params = robot_parameters(self.args.robot or DEFAULT_ROBOT, self.args.urdf)
+                poses = named_poses(params["urdf_path"])
+                if name not in poses:
+                    known = (f"its named poses are {', '.join(poses)}" if poses else
+                             "it has no named poses (no group_state in an SRDF beside its URDF)")
+                    raise ValueError(f"--start {pair}: not JOINT=VALUE, nor a named pose of "
+                                     f"'{self.model.name}': {known}")
+                if pose:
+                    raise ValueError(f"--start: one named pose at most, got a second: '{name}'")
+                pose = {j: v for j, v in poses[name].items() if j in names}
+                if not pose:
+                    raise ValueError(f"--start {pair}: the named pose sets none of the arm's joints "
+                                     f"({', '.join(names)})")
+                continue
             if name not in names:
                 raise ValueError(f"--start: '{self.model.name}' has no joint '{name}'; its joints "
                                  f"are {', '.join(names)}")
@@ -282,12 +301,15 @@ class Bringup:
                 raise ValueError(f"--start {pair}: '{text}' is not a number") from None
             if not np.isfinite(values[name]):
                 raise ValueError(f"--start {pair}: must be a finite number")
-        try:
-            planned = planner()
-            q = np.array((planned[0] if self.mobile else planned).start, dtype=float)
-        except ValueError:
-            q = np.clip(np.zeros(self.model.dof), self.model.lower, self.model.upper)
-        for name, value in values.items():
+        given = {**pose, **values}
+        q = np.clip(np.zeros(self.model.dof), self.model.lower, self.model.upper)
+        if len(given) < len(names):  # the rest from the default start
+            try:
+                planned = planner()
+                q = np.array((planned[0] if self.mobile else planned).start, dtype=float)
+            except ValueError:
+                pass
+        for name, value in given.items():
             q[names.index(name)] = value
         return q
 
