@@ -144,7 +144,7 @@ def test_start_pairs_over_the_default_start() -> None:
     assert b.tour.start[0] == 0.3 and b.tour.start[1] == default[1]
     assert b.specs[0].parameters["initial_positions"] == pytest.approx(b.tour.start.tolist())
     for bad, message in ((["nope=1"], "has no joint 'nope'; its joints are joint1, joint2"),
-                         (["joint1"], "wants JOINT=VALUE pairs"),
+                         (["joint1"], "--start joint1: not JOINT=VALUE, nor a named pose of .planar2."),
                          (["joint1=x"], "'x' is not a number"),
                          (["joint1=1", "joint1=2"], "joint 'joint1' given twice")):
         with pytest.raises(ValueError, match=message):
