@@ -3,15 +3,17 @@ trajectory, and a report.
 
     rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
-                    [--record DIR] [--json FILE]
-                    [--integrator auto|Euler|RK4|implicit|implicitfast] [--timestep S]
+                    [--record DIR [--no-video]] [--json FILE] [--start JOINT=VALUE|POSE ...]
+                    [--floor Z|none] [--integrator auto|Euler|RK4|implicit|implicitfast]
+                    [--timestep S]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
 start the same ones), sends a smooth quintic tour to the controller -- planned for the arm
 before anything starts (``rbd_ros.control.tour``: from where the arm is, inside the position,
-velocity and effort limits, moved or shrunk until it fits, or refused with the reason) --,
-shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
-torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
+velocity and effort limits and above the floor, moved or shrunk until it fits, or refused with
+the reason; ``--start`` keeps a given start exactly) --, shows a progress line, and at the end
+prints RMS and maximum tracking error per joint, peak torques, the % of cycles at the effort
+limit and chattering there, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
 ``DIR/report.json``, ``DIR/plot.png``, a rosbag2 recording ``DIR/bag/`` of
 ``/joint_states``, the commands, the reference and the controller state, and (``page.py``)
 the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
