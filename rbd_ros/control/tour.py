@@ -26,16 +26,17 @@ runs, and changed until it fits:
 * **away from singularities**: the tool Jacobian (rows of the axes the arm can move,
   positions divided by the arm's length; also its position rows alone) keeps
   ``sigma_min / sigma_max >= KAPPA_MIN`` at the start and along the tour, or the default
-  start is moved uphill in that number (random search, then the best of poses across the
-  limits where that stalls) -- a tour through a singular pose (a stretched arm at q = 0)
+  start is moved uphill in that number (random search, then the nearest ring of random
+  poses around it with a good one, where that stalls) -- a tour through a singular pose (a stretched arm at q = 0)
   makes the task-space laws switch between inverse-kinematics branches;
 * **effort**: the torques the tour needs, ``tau = M q_d'' + h(q_d, q_d') + g(q_d)`` with the
   drives' armature and friction (003 (6.16)-(6.17), RNEA), sampled along it, must stay below
   ``margin`` times the effort limits (the rest is the feedback's).  If gravity alone at the
   start needs more, the start is **moved**: projected descent on ``sum (g_i / tau_max,i)^2``
-  (inside the limits) until holding it needs half of that; then the amplitude is
-  **shrunk** (by 0.7 per try) until the whole tour fits.  No fit -> ``ValueError`` naming the
-  joint and the torques.
+  (inside the limits) until holding it needs half of that; a default start that had to be
+  moved for the floor or a singularity moves on (staying clear of both) to where the whole
+  tour needs less; then the amplitude is **shrunk** (by 0.7 per try) until the tour fits.
+  No fit -> ``ValueError`` naming the joint and the torques.
 
 ``Tour.notes`` says what was moved, reversed or shrunk and why (nothing when nothing moved).
 """
@@ -260,7 +261,9 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
     iteration, the step halved when none helps: at a doubly singular pose, UR elbow and wrist
     both straight, every single-joint derivative is zero); where it stalls short of the goal,
     the best good pose of ``8 n`` drawn at ``step``, ``2 step``, ... (up to ``rings``) from the
-    start (the nearest ring that has one), or the best pose seen."""
+    start (the nearest ring that has one), or the best pose seen.  A good start whose full
+    tour needs more than ``cap`` then moves on, staying good, to where it needs less
+    (``_less_torque``), so the amplitude need not shrink as much."""
     from rbd_ros.control.gains import free_task_axes
 
     free, _ = free_task_axes(robot, start)
@@ -327,6 +330,11 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
             if fits:
                 _, q, s = max(fits, key=lambda f: f[0])
                 break
+    polished = q
+    if good(s):  # a good start whose full tour needs more torque than the cap: less, staying good
+        polished = _less_torque(robot, q, amp, segment_time, lo, hi, cap, lambda x: good(score(x)))
+    torque_moved = polished is not q
+    q = polished
     moved = float(np.abs(q - start).max())
     if moved > 0:
         why = []
@@ -336,11 +344,47 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
         if s0[1] < KAPPA_MIN:
             why.append(f"it is near a singular pose (tool Jacobian conditioning {s0[1]:.3f} -> "
                        f"{s[1]:.3f} at the start and along the tour)")
+        if torque_moved:
+            why.append("then on to where the whole tour needs less torque")
         unit = "rad or m" if np.any(np.asarray(robot.model.joint_type) == PRISMATIC) else "rad"
         notes.append(f"start moved by up to {moved:.2f} {unit}: " + "; ".join(why))
     elif s0[1] < KAPPA_MIN:
         notes.append(f"the tour stays near a singular pose (tool Jacobian conditioning {s0[1]:.3f}); "
                      "no better start found nearby")
+    return q
+
+
+def _torque_excess(robot, x: np.ndarray, amp: np.ndarray, segment_time: float, lo: np.ndarray,
+                   hi: np.ndarray, cap: np.ndarray) -> float:
+    """How far the full tour from ``x`` needs more than ``cap``: ``max(tau / cap) - 1`` (<= 0 fits)."""
+    tour = Tour(x, _waypoints(x, amp, np.minimum(lo, x), np.maximum(hi, x)), segment_time, amp,
+                np.zeros(len(x)))
+    return float(np.max(_required_torque(robot, tour) / cap)) - 1.0
+
+
+def _less_torque(robot, q: np.ndarray, amp: np.ndarray, segment_time: float, lo: np.ndarray,
+                 hi: np.ndarray, cap: np.ndarray, keeps, step: float = 0.25,
+                 iterations: int = 12) -> np.ndarray:
+    """``q`` moved (random search as in ``_search_start``, fixed seed) to where the full tour
+    needs less torque beyond ``cap``, only through poses ``keeps(x)`` accepts (floor and
+    conditioning still good); ``q`` itself when its tour already fits."""
+    e = _torque_excess(robot, q, amp, segment_time, lo, hi, cap)  # the same q back when none helps
+    rng = np.random.default_rng(4)
+    for _ in range(iterations):
+        if e <= 0 or step < 0.02:
+            break
+        best, e_best = None, e
+        for d in rng.standard_normal((2 * len(q), len(q))):
+            x = np.clip(q + d * (step / np.abs(d).max()), lo, hi)
+            if np.any(np.abs(robot.gravity(x)) > cap):
+                continue
+            ex = _torque_excess(robot, x, amp, segment_time, lo, hi, cap)
+            if ex < e_best and keeps(x):
+                best, e_best = x, ex
+        if best is None:
+            step *= 0.5
+        else:
+            q, e = best, e_best
     return q
 
 
