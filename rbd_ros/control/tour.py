@@ -359,7 +359,9 @@ def _torque_excess(robot, x: np.ndarray, amp: np.ndarray, segment_time: float, l
     """How far the full tour from ``x`` needs more than ``cap``: ``max(tau / cap) - 1`` (<= 0 fits)."""
     tour = Tour(x, _waypoints(x, amp, np.minimum(lo, x), np.maximum(hi, x)), segment_time, amp,
                 np.zeros(len(x)))
-    return float(np.max(_required_torque(robot, tour) / cap)) - 1.0
+    tau = _required_torque(robot, tour)
+    ratio = np.where(cap > 0, tau / np.where(cap > 0, cap, 1.0), np.where(tau > 0, np.inf, 0.0))
+    return float(np.max(ratio)) - 1.0
 
 
 def _less_torque(robot, q: np.ndarray, amp: np.ndarray, segment_time: float, lo: np.ndarray,
