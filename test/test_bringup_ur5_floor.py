@@ -62,3 +62,16 @@ def test_ur5_bringup_keeps_the_start_and_the_table(tmp_path: Path) -> None:
     assert "no video (--no-video)" in page
     assert "<td>duration</td><td>null</td>" not in page and "<td>segment_time</td><td>1.0</td>" in page
     assert (out / "recording.npz").is_file() and (out / "model.yaml").is_file()
+    # ... and a later render of the --no-video run works from what it left (where OSMesa is)
+    import ctypes.util
+    import os
+
+    if ctypes.util.find_library("OSMesa"):
+        env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
+        render = subprocess.run([sys.executable, "-m", "rbd_ros.sim.render", str(out)], cwd=REPO,
+                                capture_output=True, text=True, timeout=600, env=env)
+        assert render.returncode == 0, render.stdout[-2000:] + render.stderr[-2000:]
+        import imageio_ffmpeg
+
+        frames, _ = imageio_ffmpeg.count_frames_and_secs(str(out / "video.mp4"))
+        assert frames == int(report["duration"] * 30 + 1e-9) + 1
