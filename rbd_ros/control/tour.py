@@ -176,7 +176,7 @@ class Guard:
         m = robot.model
         n = m.dof
         links = list(m.link_names) if len(m.link_names) == n else list(m.joint_names)
-        self.names = [f"link '{links[k]}' (its joint's frame origin)" for k in range(n)]
+        self.names = [f"link '{links[k]}' (its MDH frame's origin)" for k in range(n)]
         self.names.append(f"the tool '{m.tip_link}'")
         frames = list(range(1, n + 2))  # n + 1: the tool
         offsets = [np.zeros(3)] * (n + 1)
