@@ -218,3 +218,17 @@ def test_start_from_a_named_pose_of_the_robot() -> None:
         Bringup(parse_args(["--urdf", urdf, "--tip-link", "panda_link8", "--start", "home"]))
     with pytest.raises(ValueError, match=r"it has no named poses \(no group_state in an SRDF beside its URDF\)"):
         Bringup(parse_args(["--urdf", str(example_robot_urdf(UR5)), "--start", "default"]))
+
+
+def test_floor_argument() -> None:
+    from rbd_ros.ros.bringup.cli import Bringup, parse_args, parse_floor
+
+    assert parse_floor("auto") == "auto" and parse_floor("none") is None and parse_floor("0.25") == 0.25
+    for bad in ("low", "nan", "inf"):
+        with pytest.raises(ValueError, match="--floor must be a"):
+            parse_floor(bad)
+    assert Bringup(parse_args(["--robot", "arm7"])).tour.floor == 0.0  # stands above its base
+    assert Bringup(parse_args(["--robot", "arm7", "--floor", "none"])).tour.floor is None
+    b = Bringup(parse_args(["--robot", "arm7", "--floor", "0.2"]))
+    assert b.tour.floor == 0.2
+    assert b.effective_parameters(1.0)["bringup"]["floor"] == 0.2
