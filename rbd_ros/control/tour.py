@@ -5,9 +5,18 @@
 every joint moving at once (alternate joints in opposite directions).  It is checked before it
 runs, and changed until it fits:
 
-* **no jump**: it starts at ``q_start``, where the arm is (the bringup sends it without a
+* **no jump**: it starts at its start, where the arm is (the bringup sends it without a
   point at time 0, so the controller starts it from its own reference, 003 §6 laws see a
-  continuous ``q_d``);
+  continuous ``q_d``).  A start the user gives (``q_start``) is kept exactly: refused when it
+  is outside the limits, below the floor or too heavy to hold, a warning note when it is
+  near a singular pose; the default start (zero clipped into the limits) is moved as below;
+* **floor**: no guarded point (every MDH frame origin, the tool, and ``points`` such as the
+  URDF links' origins) comes within ``FLOOR_MARGIN`` of the plane ``z = floor`` of the base
+  link, checked at ``FLOOR_SAMPLES`` poses per segment.  By default (``floor="auto"``,
+  ``default_floor``) an arm that stands above its base link's xy-plane at its zero pose (a
+  table-mounted arm) gets that plane, one that hangs below it (from a torso) none.  A tour
+  through the floor is tried the other way round, then shrunk; the default start is moved
+  up;
 * **position**: every waypoint stays 5 % of the range inside both limits; a quintic between
   two points at rest is monotone, so the whole tour does;
 * **velocity**: the quintic's peak speed is ``15/8`` of the mean, so the widest segment (the
@@ -16,19 +25,20 @@ runs, and changed until it fits:
   ``prismatic_amplitude`` m for a prismatic one, then the limits above;
 * **away from singularities**: the tool Jacobian (rows of the axes the arm can move,
   positions divided by the arm's length; also its position rows alone) keeps
-  ``sigma_min / sigma_max >= KAPPA_MIN`` along
-  the tour, or the start is moved uphill in that number (random search) -- a tour
-  through a singular pose (a stretched arm at q = 0) makes the task-space laws switch
-  between inverse-kinematics branches;
+  ``sigma_min / sigma_max >= KAPPA_MIN`` at the start and along the tour, or the default
+  start is moved uphill in that number (random search, then the nearest ring of random
+  poses around it with a good one, where that stalls) -- a tour through a singular pose (a stretched arm at q = 0)
+  makes the task-space laws switch between inverse-kinematics branches;
 * **effort**: the torques the tour needs, ``tau = M q_d'' + h(q_d, q_d') + g(q_d)`` with the
   drives' armature and friction (003 (6.16)-(6.17), RNEA), sampled along it, must stay below
   ``margin`` times the effort limits (the rest is the feedback's).  If gravity alone at the
   start needs more, the start is **moved**: projected descent on ``sum (g_i / tau_max,i)^2``
-  (inside the limits) until holding it needs half of that; then the amplitude is
-  **shrunk** (by 0.7 per try) until the whole tour fits.  No fit -> ``ValueError`` naming the
-  joint and the torques.
+  (inside the limits) until holding it needs half of that; a default start that had to be
+  moved for the floor or a singularity moves on (staying clear of both) to where the whole
+  tour needs less; then the amplitude is **shrunk** (by 0.7 per try) until the tour fits.
+  No fit -> ``ValueError`` naming the joint and the torques.
 
-``Tour.notes`` says what was moved or shrunk and why.
+``Tour.notes`` says what was moved, reversed or shrunk and why (nothing when nothing moved).
 """
 from __future__ import annotations
 
@@ -41,6 +51,8 @@ from rbd_ros.model import PRISMATIC, MdhModel
 SAMPLES_PER_SEGMENT = 60
 KAPPA_MIN = 0.05  # smallest conditioning sigma_min / sigma_max of the tool Jacobian wanted
 PEAK_SPEED = 15.0 / 8.0  # peak / mean speed of a rest-to-rest quintic
+FLOOR_MARGIN = 0.02  # m: every guarded point stays this far above the floor
+FLOOR_SAMPLES = 200  # poses per segment where the floor is checked
 
 
 @dataclass
@@ -53,6 +65,7 @@ class Tour:
     amplitude: np.ndarray  # per joint, rad or m
     peak_torque: np.ndarray  # per joint, what the tour needs (model, N m or N)
     notes: list[str] = field(default_factory=list)
+    floor: float | None = None  # m, base link frame: what the tour was kept above (None: nothing)
 
     @property
     def times(self) -> np.ndarray:
@@ -110,12 +123,18 @@ def _conditioning(robot, tour: Tour, rows: np.ndarray, scale: np.ndarray) -> flo
     t = np.linspace(0.0, tour.duration, 8 * len(tour.waypoints) + 1)
     q, _, _ = tour.spline().sample(t)
     kappa = np.empty(len(q))
-    pos = rows[rows < 3]
     for k, qk in enumerate(q):
-        J = robot.jacobian(qk) * scale[:, None]
-        kappa[k] = min(_ratio(J[rows]), _ratio(J[pos]) if pos.size else 1.0)
+        kappa[k] = _pose_conditioning(robot, qk, rows, scale)
     kappa.sort()
     return float(kappa[: max(1, len(kappa) // 10)].mean())
+
+
+def _pose_conditioning(robot, q: np.ndarray, rows: np.ndarray, scale: np.ndarray) -> float:
+    """``sigma_min / sigma_max`` of the scaled tool Jacobian's ``rows`` at ``q`` (and of its
+    position rows alone, whichever is worse)."""
+    J = robot.jacobian(q) * scale[:, None]
+    pos = rows[rows < 3]
+    return min(_ratio(J[rows]), _ratio(J[pos]) if pos.size else 1.0)
 
 
 def _move_start(robot, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: np.ndarray,
@@ -147,58 +166,279 @@ def _move_start(robot, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: np.nd
     return None
 
 
-def _well_conditioned_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float,
-                            lo: np.ndarray, hi: np.ndarray, cap: np.ndarray, notes: list[str],
-                            step: float = 0.25, iterations: int = 40) -> np.ndarray:
-    """``start``, moved uphill in ``_conditioning`` (staying inside ``[lo, hi]`` and with
-    ``|g| <= cap``) until the tour from it has ``KAPPA_MIN``; says so in ``notes``.  A random
-    search (fixed seed, ``2 n`` directions of ``step`` per iteration, the step halved when
-    none helps): at a doubly singular pose (UR elbow and wrist both straight) every
-    single-joint derivative is zero."""
+# ---- the floor -------------------------------------------------------------------------------
+class Guard:
+    """The points of the arm kept above a floor: the origin of every MDH frame 1..n, the tool
+    and ``points`` (``(name, frame, offset)``: a point fixed in MDH frame ``frame``, 1..n, e.g.
+    a URDF link's origin, ``UrdfConversion.link_offsets``)."""
+
+    def __init__(self, robot, points=()) -> None:
+        m = robot.model
+        n = m.dof
+        links = list(m.link_names) if len(m.link_names) == n else list(m.joint_names)
+        self.names = [f"link '{links[k]}' (its MDH frame's origin)" for k in range(n)]
+        self.names.append(f"the tool '{m.tip_link}'")
+        frames = list(range(1, n + 2))  # n + 1: the tool
+        offsets = [np.zeros(3)] * (n + 1)
+        for name, frame, offset in points:
+            self.names.append(f"link '{name}' origin")
+            frames.append(int(frame))
+            offsets.append(np.asarray(offset, dtype=float).reshape(3))
+        self.robot = robot
+        self._frames, self._offsets = np.array(frames), np.array(offsets)
+        self._tool = np.asarray(m.tool, dtype=float)
+
+    def heights(self, q: np.ndarray) -> np.ndarray:
+        """z (m, base link frame) of every point at ``q``."""
+        F = self.robot.link_poses(q)
+        T = np.concatenate([F, (F[-1] @ self._tool)[None]])[self._frames]
+        return np.einsum("pj,pj->p", T[:, 2, :3], self._offsets) + T[:, 2, 3]  # R_z . o + p_z
+
+
+class Floor:
+    """The plane ``z = height`` (base link frame) that no point of ``guard`` may come within
+    ``margin`` of.  Points no joint can move up or down (on the first joint's vertical axis)
+    are left out when they sit on or above the plane (the mount); one below it makes the
+    floor impossible (``ValueError``)."""
+
+    def __init__(self, guard: Guard, height: float, margin: float = FLOOR_MARGIN) -> None:
+        m = guard.robot.model
+        self.guard, self.height, self.margin, self.names = guard, float(height), float(margin), guard.names
+        lo, hi = np.clip(m.lower, -np.pi, np.pi), np.clip(m.upper, -np.pi, np.pi)
+        rng = np.random.default_rng(1)
+        z = np.array([guard.heights(lo + rng.random(m.dof) * (hi - lo)) for _ in range(24)])
+        fixed = z.max(axis=0) - z.min(axis=0) < 1e-9
+        below = np.flatnonzero(fixed & (z[0] < self.height - 1e-9))
+        if below.size:
+            k = int(below[0])
+            raise ValueError(f"no tour fits above the floor z = {self.height:g} m: {self.names[k]} sits at "
+                             f"z = {z[0, k]:.3f} m and no joint moves it up; give a lower --floor")
+        self.checked = np.flatnonzero(~fixed)
+
+    def clearance(self, q: np.ndarray) -> tuple[float, int, int]:
+        """Over the poses ``q`` (S, n): the least ``z - height - margin`` of a checked point
+        (< 0: too low), the point and the pose where it is."""
+        z = np.array([self.guard.heights(x)[self.checked] for x in np.atleast_2d(q)])
+        z -= self.height + self.margin
+        s, p = np.unravel_index(int(np.argmin(z)), z.shape)
+        return float(z[s, p]), int(self.checked[p]), int(s)
+
+    def describe_low(self, q: np.ndarray) -> str:
+        """Which point comes lowest along ``q`` and how low."""
+        c, p, _ = self.clearance(q)
+        return f"{self.names[p]} comes down to z = {c + self.height + self.margin:.3f} m"
+
+
+def default_floor(guard: Guard) -> float | None:
+    """The base link's xy-plane (0) for an arm that stands above it at its zero pose (clipped
+    into the limits): every guarded point at most ``tol`` below the plane and some above it
+    by more (``tol`` = 2 % of the arm's length, at least 1 cm); None for an arm that hangs
+    below its base link (from a torso) or lies in the plane."""
+    m = guard.robot.model
+    q0 = np.clip(np.zeros(m.dof), m.lower, m.upper)
+    h = guard.heights(q0)
+    poses = guard.robot.link_poses(q0)
+    length = float(np.sum(np.linalg.norm(np.diff(poses[:, :3, 3], axis=0), axis=1)))
+    tol = max(0.01, 0.02 * length)
+    return 0.0 if h.min() >= -tol and h.max() > tol else None
+
+
+def _dense(tour: Tour, per_segment: int = FLOOR_SAMPLES) -> np.ndarray:
+    """The tour's positions every ``1 / per_segment`` of a segment."""
+    t = np.linspace(0.0, tour.duration, per_segment * len(tour.waypoints) + 1)
+    return tour.spline().sample(t)[0]
+
+
+def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float,
+                  lo: np.ndarray, hi: np.ndarray, cap: np.ndarray, floor: Floor | None,
+                  notes: list[str], step: float = 0.25, iterations: int = 40,
+                  rings: int = 8) -> np.ndarray:
+    """The default start: ``start``, moved (staying inside ``[lo, hi]`` and with
+    ``|g| <= cap``) until the tour from it clears ``floor`` and it and the tour from it have
+    the conditioning ``KAPPA_MIN`` (so the stretched, singular zero pose of many arms is
+    left); says so in ``notes`` when it moved.  Score: the floor deficit first, then the
+    conditioning.  A random search (fixed seed, ``2 n`` directions of ``step`` per
+    iteration, the step halved when none helps: at a doubly singular pose, UR elbow and wrist
+    both straight, every single-joint derivative is zero); where it stalls short of the goal,
+    the best good pose of ``8 n`` drawn at ``step``, ``2 step``, ... (up to ``rings``) from the
+    start (the nearest ring that has one), or the best pose seen.  A good start whose full
+    tour needs more than ``cap`` then moves on, staying good, to where it needs less
+    (``_less_torque``), so the amplitude need not shrink as much."""
     from rbd_ros.control.gains import free_task_axes
 
     free, _ = free_task_axes(robot, start)
     rows = np.flatnonzero(~free)
-    if rows.size == 0:
-        return start
     poses = robot.link_poses(start)
     length = float(np.sum(np.linalg.norm(np.diff(poses[:, :3, 3], axis=0), axis=1)))
     scale = np.r_[np.full(3, 1.0 / max(length, 1e-3)), np.ones(3)]
 
-    def kappa(x: np.ndarray) -> float:
-        w = _waypoints(x, amp, np.minimum(lo, x), np.maximum(hi, x))
-        return _conditioning(robot, Tour(x, w, segment_time, amp, np.zeros(len(x))), rows, scale)
+    def score(x: np.ndarray) -> tuple[float, float]:
+        tour = Tour(x, _waypoints(x, amp, np.minimum(lo, x), np.maximum(hi, x)), segment_time, amp,
+                    np.zeros(len(x)))
+        deficit = 0.0
+        if floor is not None:
+            deficit = max(0.0, -floor.clearance(_dense(tour, 20))[0])
+        kappa = 1.0
+        if rows.size:
+            kappa = min(_conditioning(robot, tour, rows, scale), _pose_conditioning(robot, x, rows, scale))
+        return deficit, kappa
 
-    k0 = k = kappa(start)
-    q = start.copy()
-    rng = np.random.default_rng(0)
+    def better(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        if a[0] < b[0] - 1e-9:
+            return True
+        return a[0] <= 1e-9 and b[0] <= 1e-9 and a[1] > b[1]
+
+    def good(s: tuple[float, float]) -> bool:
+        return s[0] <= 1e-9 and s[1] >= KAPPA_MIN
+
+    def climb(q: np.ndarray, s: tuple[float, float], h: float, seed: int) -> tuple[np.ndarray, tuple]:
+        rng = np.random.default_rng(seed)
+        for _ in range(iterations):
+            if good(s) or h < 1e-3:
+                break
+            best, s_best = None, s
+            for d in rng.standard_normal((2 * len(q), len(q))):
+                x = np.clip(q + d * (h / np.abs(d).max()), lo, hi)
+                if np.any(np.abs(robot.gravity(x)) > cap):
+                    continue
+                sx = score(x)
+                if better(sx, s_best):
+                    best, s_best = x, sx
+            if best is None:
+                h *= 0.5
+            else:
+                q, s = best, s_best
+        return q, s
+
+    s0 = score(start)
+    if good(s0):
+        return start
+    q, s = climb(start.copy(), s0, step, 0)
+    if not good(s):  # stalled on a plateau: the nearest good pose, ring by ring around the start
+        rng = np.random.default_rng(2)
+        for ring in np.arange(1, rings + 1) * step:
+            fits = []
+            for d in rng.standard_normal((8 * len(q), len(q))):
+                x = np.clip(start + d * (ring / np.abs(d).max()), lo, hi)
+                if np.any(np.abs(robot.gravity(x)) > cap):
+                    continue
+                sx = score(x)
+                if good(sx):
+                    fits.append((sx[1], x, sx))
+                elif better(sx, s):
+                    q, s = x, sx
+            if fits:
+                _, q, s = max(fits, key=lambda f: f[0])
+                break
+    polished = q
+    if good(s):  # a good start whose full tour needs more torque than the cap: less, staying good
+        polished = _less_torque(robot, q, amp, segment_time, lo, hi, cap, lambda x: good(score(x)))
+    torque_moved = polished is not q
+    q = polished
+    moved = float(np.abs(q - start).max())
+    if moved > 0:
+        why = []
+        if s0[0] > 1e-9:
+            why.append(f"the tour from it came {s0[0]:.3f} m below the floor z = {floor.height:g} m "
+                       f"+ {floor.margin:g} m" + (f", {s[0]:.3f} m now" if s[0] > 1e-9 else ""))
+        if s0[1] < KAPPA_MIN:
+            why.append(f"it is near a singular pose (tool Jacobian conditioning {s0[1]:.3f} -> "
+                       f"{s[1]:.3f} at the start and along the tour)")
+        if torque_moved:
+            why.append("then on to where the whole tour needs less torque")
+        unit = "rad or m" if np.any(np.asarray(robot.model.joint_type) == PRISMATIC) else "rad"
+        notes.append(f"start moved by up to {moved:.2f} {unit}: " + "; ".join(why))
+    elif s0[1] < KAPPA_MIN:
+        notes.append(f"the tour stays near a singular pose (tool Jacobian conditioning {s0[1]:.3f}); "
+                     "no better start found nearby")
+    return q
+
+
+def _torque_excess(robot, x: np.ndarray, amp: np.ndarray, segment_time: float, lo: np.ndarray,
+                   hi: np.ndarray, cap: np.ndarray) -> float:
+    """How far the full tour from ``x`` needs more than ``cap``: ``max(tau / cap) - 1`` (<= 0 fits)."""
+    tour = Tour(x, _waypoints(x, amp, np.minimum(lo, x), np.maximum(hi, x)), segment_time, amp,
+                np.zeros(len(x)))
+    tau = _required_torque(robot, tour)
+    ratio = np.where(cap > 0, tau / np.where(cap > 0, cap, 1.0), np.where(tau > 0, np.inf, 0.0))
+    return float(np.max(ratio)) - 1.0
+
+
+def _less_torque(robot, q: np.ndarray, amp: np.ndarray, segment_time: float, lo: np.ndarray,
+                 hi: np.ndarray, cap: np.ndarray, keeps, step: float = 0.25,
+                 iterations: int = 12) -> np.ndarray:
+    """``q`` moved (random search as in ``_search_start``, fixed seed) to where the full tour
+    needs less torque beyond ``cap``, only through poses ``keeps(x)`` accepts (floor and
+    conditioning still good); ``q`` itself when its tour already fits."""
+    e = _torque_excess(robot, q, amp, segment_time, lo, hi, cap)  # the same q back when none helps
+    rng = np.random.default_rng(4)
     for _ in range(iterations):
-        if k >= KAPPA_MIN or step < 1e-3:
+        if e <= 0 or step < 0.02:
             break
-        best, k_best = None, k
+        best, e_best = None, e
         for d in rng.standard_normal((2 * len(q), len(q))):
             x = np.clip(q + d * (step / np.abs(d).max()), lo, hi)
             if np.any(np.abs(robot.gravity(x)) > cap):
                 continue
-            kx = kappa(x)
-            if kx > k_best:
-                best, k_best = x, kx
+            ex = _torque_excess(robot, x, amp, segment_time, lo, hi, cap)
+            if ex < e_best and keeps(x):
+                best, e_best = x, ex
         if best is None:
             step *= 0.5
         else:
-            q, k = best, k_best
-    if k0 < KAPPA_MIN:
-        notes.append(f"start moved by up to {np.abs(q - start).max():.2f} rad away from a "
-                     f"singular pose (tool Jacobian conditioning {k0:.3f} -> {k:.3f} along the "
-                     "tour)")
+            q, e = best, e_best
+    return q
+
+
+def _given_start(robot, model: MdhModel, q_start, cap: np.ndarray, lim: np.ndarray,
+                 effort_margin: float, floor: Floor | None, notes: list[str]) -> np.ndarray:
+    """A start the user gave, kept exactly: refused (``ValueError`` naming the joint or the
+    point) outside the joint limits, below the floor or where holding it against gravity
+    needs more than ``cap``; a note when it is near a singular pose."""
+    n = model.dof
+    q = np.asarray(q_start, dtype=float).reshape(n)
+    if not np.isfinite(q).all():
+        raise ValueError(f"the start must be finite numbers, got {q.tolist()}")
+    out = np.flatnonzero((q < model.lower - 1e-12) | (q > model.upper + 1e-12))
+    if out.size:
+        i = int(out[0])
+        raise ValueError(f"the start puts joint '{model.joint_names[i]}' at {q[i]:g}, outside its "
+                         f"limits [{model.lower[i]:g}, {model.upper[i]:g}]")
+    if floor is not None:
+        c, p, _ = floor.clearance(q)
+        if c < 0:
+            raise ValueError(f"no tour fits from the given start: {floor.names[p]} is at z = "
+                             f"{c + floor.height + floor.margin:.3f} m, not {floor.margin:g} m above "
+                             f"the floor z = {floor.height:g} m; give a higher start or a lower --floor")
+    g = np.abs(robot.gravity(q))
+    if np.any(g > cap):
+        i = int(np.argmax(g / cap))
+        raise ValueError(f"no tour fits from the given start: holding joint '{model.joint_names[i]}' "
+                         f"against gravity there needs {g[i]:.1f} N m, more than {effort_margin:.0%} "
+                         f"of its effort limit {lim[i]:g}")
+    from rbd_ros.control.gains import free_task_axes
+
+    rows = np.flatnonzero(~free_task_axes(robot, q)[0])
+    if rows.size:
+        poses = robot.link_poses(q)
+        length = float(np.sum(np.linalg.norm(np.diff(poses[:, :3, 3], axis=0), axis=1)))
+        scale = np.r_[np.full(3, 1.0 / max(length, 1e-3)), np.ones(3)]
+        kappa = _pose_conditioning(robot, q, rows, scale)
+        if kappa < KAPPA_MIN:
+            notes.append(f"warning: the given start is near a singular pose (tool Jacobian "
+                         f"conditioning {kappa:.3f} < {KAPPA_MIN}); kept as given")
     return q
 
 
 def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: float = 2.0,
               amplitude: float = 0.5, prismatic_amplitude: float = 0.1, effort_margin: float = 0.7,
-              velocity_margin: float = 0.8, tries: int = 12) -> Tour:
-    """A tour that fits ``model`` from ``q_start`` (default: zero clipped into the limits); see
-    the module docstring.  ``ValueError`` when none fits, with the reason."""
+              velocity_margin: float = 0.8, tries: int = 12, floor: float | str | None = "auto",
+              points=()) -> Tour:
+    """A tour that fits ``model``; see the module docstring.  ``q_start``: the start, kept
+    exactly (None: zero clipped into the limits, moved to fit).  ``floor``: the height (m,
+    base link frame) no guarded point may come within ``FLOOR_MARGIN`` of; ``"auto"``
+    (``default_floor``) or None (no floor).  ``points``: more guarded points, ``(name,
+    frame, offset)`` (``Floor``).  ``ValueError`` when none fits, with the reason."""
     from rbd_ros.robot import Robot
 
     if not (np.isfinite(segment_time) and segment_time > 0):
@@ -207,25 +447,15 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
     n = model.dof
     notes: list[str] = []
     lo_in, hi_in = _inner_limits(model)
-    q0 = np.zeros(n) if q_start is None else np.asarray(q_start, dtype=float).reshape(n)
-    start = np.clip(q0, model.lower, model.upper)
-    if q_start is not None and not np.allclose(start, q0):
-        bad = [model.joint_names[i] for i in np.flatnonzero(start != q0)]
-        notes.append(f"start clamped into the joint limits for {bad}")
+    if isinstance(floor, str):
+        if floor != "auto":
+            raise ValueError(f"floor must be a height in m, 'auto' or None, got '{floor}'")
+        floor = default_floor(Guard(robot, points))
+    elif floor is not None and not np.isfinite(floor):
+        raise ValueError(f"floor must be a finite height in m, got {floor}")
+    guard = None if floor is None else Floor(Guard(robot, points), float(floor))
     lim = np.abs(np.asarray(model.effort_limit, dtype=float))
     cap = effort_margin * lim  # inf where there is no limit
-    g0 = np.abs(robot.gravity(start))
-    if np.any(g0 > cap):
-        i = int(np.argmax(g0 / cap))
-        moved = _move_start(robot, start, model.lower, model.upper, 0.5 * cap)
-        if moved is None:
-            raise ValueError(f"no tour fits: holding joint '{model.joint_names[i]}' against "
-                             f"gravity needs {g0[i]:.1f} N m, more than {effort_margin:.0%} of its "
-                             f"effort limit {lim[i]:g}, and no pose near the start needs half of that")
-        notes.append(f"start moved by up to {np.abs(moved - start).max():.2f} rad: holding "
-                     f"'{model.joint_names[i]}' at the start needs {g0[i]:.1f} N m > "
-                     f"{effort_margin:.0%} of its limit {lim[i]:g}")
-        start = moved
     prismatic = np.asarray(model.joint_type) == PRISMATIC
     span = np.asarray(model.upper, float) - np.asarray(model.lower, float)
     amp = np.where(prismatic, prismatic_amplitude, amplitude).astype(float)
@@ -236,20 +466,58 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
         slow = [model.joint_names[i] for i in np.flatnonzero(amp > v_amp)]
         notes.append(f"amplitude of {slow} reduced for their velocity limits")
         amp = np.minimum(amp, v_amp)
-    start = _well_conditioned_start(robot, start, amp, float(segment_time), lo_in, hi_in,
-                                    cap, notes)
+    if q_start is not None:
+        start = _given_start(robot, model, q_start, cap, lim, effort_margin, guard, notes)
+    else:
+        start = np.clip(np.zeros(n), model.lower, model.upper)
+        g0 = np.abs(robot.gravity(start))
+        if np.any(g0 > cap):
+            i = int(np.argmax(g0 / cap))
+            moved = _move_start(robot, start, model.lower, model.upper, 0.5 * cap)
+            if moved is None:
+                raise ValueError(f"no tour fits: holding joint '{model.joint_names[i]}' against "
+                                 f"gravity needs {g0[i]:.1f} N m, more than {effort_margin:.0%} of its "
+                                 f"effort limit {lim[i]:g}, and no pose near the start needs half of that")
+            notes.append(f"start moved by up to {np.abs(moved - start).max():.2f} rad: holding "
+                         f"'{model.joint_names[i]}' at the start needs {g0[i]:.1f} N m > "
+                         f"{effort_margin:.0%} of its limit {lim[i]:g}")
+            start = moved
+        start = _search_start(robot, start, amp, float(segment_time), lo_in, hi_in, cap, guard, notes)
+        if guard is not None and guard.clearance(start)[0] < 0:
+            raise ValueError(f"no tour fits above the floor z = {guard.height:g} m: no start found with "
+                             f"every point {guard.margin:g} m above it (at the best, "
+                             f"{guard.describe_low(start)}); give a lower --floor")
     first = amp.copy()
+    lo_w, hi_w = np.minimum(lo_in, start), np.maximum(hi_in, start)
+    low, shrunk_for = "", set()
     for attempt in range(tries):
-        tour = Tour(start, _waypoints(start, amp, np.minimum(lo_in, start), np.maximum(hi_in, start)),
-                    float(segment_time), amp.copy(), np.zeros(n), notes)
-        tau = _required_torque(robot, tour).max(axis=0)
-        tour.peak_torque = tau
-        if np.all(tau <= cap):
+        for flip in (1.0, -1.0):  # the other way round when the first goes through the floor
+            tour = Tour(start, _waypoints(start, flip * amp, lo_w, hi_w), float(segment_time),
+                        amp.copy(), np.zeros(n), notes)
+            tau = _required_torque(robot, tour).max(axis=0)
+            tour.peak_torque = tau
+            if np.any(tau > cap):
+                low = ""
+                shrunk_for.add(f"{effort_margin:.0%} of the effort limits")
+                break  # the other direction needs the same torques, near enough: shrink
+            if guard is not None:
+                q = _dense(tour)
+                if guard.clearance(q)[0] < 0:
+                    low = guard.describe_low(q)
+                    shrunk_for.add(f"the floor z = {guard.height:g} m")
+                    continue
             if attempt:
                 notes.append(f"amplitude shrunk to {amp.max() / max(first.max(), 1e-12):.0%} "
-                             f"so the torques fit {effort_margin:.0%} of the effort limits")
+                             f"so the tour fits {' and '.join(sorted(shrunk_for))}")
+            if flip < 0:
+                notes.append("tour reversed (the other way round first) to stay above the floor")
+            tour.floor = None if guard is None else guard.height
             return tour
         amp = 0.7 * amp
+    if low:
+        raise ValueError(f"no tour fits above the floor z = {guard.height:g} m (+ {guard.margin:g} m): "
+                         f"{low} even on the smallest tour tried from {np.round(start, 3).tolist()}; "
+                         "give a start farther from the floor (--start) or a lower --floor")
     i = int(np.argmax(tau / cap))
     raise ValueError(f"no tour fits: joint '{model.joint_names[i]}' needs {tau[i]:.1f} N m along "
                      f"even the smallest tour tried, more than {effort_margin:.0%} of its effort "

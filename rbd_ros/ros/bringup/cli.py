@@ -3,15 +3,17 @@ trajectory, and a report.
 
     rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
-                    [--record DIR] [--json FILE]
-                    [--integrator auto|Euler|RK4|implicit|implicitfast] [--timestep S]
+                    [--record DIR [--no-video]] [--json FILE] [--start JOINT=VALUE|POSE ...]
+                    [--floor Z|none] [--integrator auto|Euler|RK4|implicit|implicitfast]
+                    [--timestep S]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
 start the same ones), sends a smooth quintic tour to the controller -- planned for the arm
 before anything starts (``rbd_ros.control.tour``: from where the arm is, inside the position,
-velocity and effort limits, moved or shrunk until it fits, or refused with the reason) --,
-shows a progress line, and at the end prints RMS and maximum tracking error per joint, peak
-torques, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
+velocity and effort limits and above the floor, moved or shrunk until it fits, or refused with
+the reason; ``--start`` keeps a given start exactly) --, shows a progress line, and at the end
+prints RMS and maximum tracking error per joint, peak torques, the % of cycles at the effort
+limit and chattering there, the achieved real-time factor and missed cycles. With ``--record DIR`` it writes
 ``DIR/report.json``, ``DIR/plot.png``, a rosbag2 recording ``DIR/bag/`` of
 ``/joint_states``, the commands, the reference and the controller state, and (``page.py``)
 the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbd_ros.model import PRISMATIC
 from rbd_ros.resources import DEFAULT_ROBOT
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
@@ -75,6 +78,54 @@ def check_record_dir(path: Path) -> None:
         raise OSError(f"--record {path}: cannot write there ({exc.strerror or exc})") from None
 
 
+#: the bridge's timesteps the bringup runs (s): a control cycle of at most 10 ms (a coarser one
+#: samples a 2 s tour segment too coarsely to follow it; at 1 s no cycle falls in the window)
+TIMESTEP_RANGE = (1e-5, 0.01)
+
+
+def check_timestep(timestep: float | None) -> None:
+    """``--timestep`` inside ``TIMESTEP_RANGE`` (``ValueError`` naming it otherwise)."""
+    if timestep is None:
+        return
+    lo, hi = TIMESTEP_RANGE
+    if not (np.isfinite(timestep) and lo <= timestep <= hi):
+        raise ValueError(f"--timestep {timestep:g}: must be between {lo:g} and {hi:g} s (the bridge's "
+                         f"step and the controller's cycle; the default is 0.001 s)")
+
+
+def parse_floor(text: str | float | None) -> float | str | None:
+    """``--floor``: 'auto' (default), 'none' or a height in m."""
+    if text is None or isinstance(text, float):
+        return text
+    t = str(text).strip().lower()
+    if t in ("auto", "none"):
+        return None if t == "none" else "auto"
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError(f"--floor must be a height in m, 'auto' or 'none', got '{text}'") from None
+    if not np.isfinite(value):
+        raise ValueError(f"--floor must be a finite height in m, got '{text}'")
+    return value
+
+
+def check_json_file(path: Path) -> None:
+    """Fail before any node starts when ``--json FILE`` cannot be written: ``FILE`` is a
+    directory, or its directory cannot be created, or the file cannot be opened for writing
+    (``OSError`` with the reason); a file that was not there is not left behind."""
+    if path.is_dir():
+        raise IsADirectoryError(f"--json {path}: is a directory, not a file")
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise OSError(f"--json {path}: cannot write there ({exc.strerror or exc})") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="rbd-ros bringup", description=__doc__.split("\n\n")[0])
     src = p.add_mutually_exclusive_group()
@@ -105,6 +156,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--segment-time", type=_positive_seconds, default=None,
                    help="seconds per tour segment (default 2; with a mobile base 4: its figure eight "
                         "takes the 3 segments)")
+    p.add_argument("--start", nargs="+", default=None, metavar="JOINT=VALUE",
+                   help="the tour's start, kept exactly: JOINT=VALUE pairs (rad or m) and/or a named "
+                        "pose of the robot (its SRDF's group_state); joints not given keep the default "
+                        "start; refused when outside the limits, below the floor or too heavy to hold")
+    p.add_argument("--floor", default="auto", metavar="Z",
+                   help="height (m, base link frame) that no link origin or tool point may come "
+                        "within 2 cm of along the tour; default: the base link's xy-plane for an arm "
+                        "standing above it (table-mounted), none for one hanging below it; 'none': no floor")
     p.add_argument("--base-model", default="wheels", choices=["wheels", "ideal"],
                    help="a mobile base in the bridge: wheels on a floor (default) or the core's "
                         "ideal rolling model")
@@ -129,8 +188,7 @@ class Bringup:
         from rbd_ros.ros.bringup.description import robot_parameters
 
         self.args = args
-        if args.timestep is not None and not (np.isfinite(args.timestep) and args.timestep > 0):
-            raise ValueError(f"--timestep must be a positive number of seconds, got {args.timestep}")
+        check_timestep(args.timestep)
         self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
                                                       args.base_link, args.tip_link, args.base))
         self.mobile = self.model.base_type in MOBILE_BASES
@@ -145,13 +203,28 @@ class Bringup:
         self.eight = None
         bridge: dict = {}
         controller: dict = {}
+        floor = parse_floor(getattr(args, "floor", "auto"))
+        urdf_path = robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf)["urdf_path"]
+        points = self.guard_points(urdf_path) if not self.mobile else ()
         if self.mobile:
-            self.tour, self.eight = plan_mobile_tour(self.model, segment_time=args.segment_time or 4.0)
+            def planner(q_start=None):  # noqa: ANN001, ANN202
+                return plan_mobile_tour(self.model, q_start, segment_time=args.segment_time or 4.0,
+                                        floor=floor)
+        else:
+            def planner(q_start=None):  # noqa: ANN001, ANN202
+                return plan_tour(self.model, q_start, segment_time=args.segment_time or 2.0,
+                                 floor=floor, points=points)
+        given = getattr(args, "start", None)
+        if given:
+            self.tour = planner(self.start_from(given, planner))
+        else:
+            self.tour = planner()
+        if self.mobile:
+            self.tour, self.eight = self.tour
             base = [0.0] * (2 if self.model.base_type == "diff_drive" else 3)
             bridge["base_model"] = args.base_model
             controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
         else:
-            self.tour = plan_tour(self.model, segment_time=args.segment_time or 2.0)
             base = []
         bridge["initial_positions"] = base + [float(x) for x in self.tour.start]
         if args.integrator:
@@ -179,6 +252,91 @@ class Bringup:
         self.last_odom_stamp = -1
         self.record_until = float("inf")  # simulated time of the last state to record
         self.last_stamp = -1  # of the last recorded /joint_states (ns)
+        # the controller's log lines from sending the tour on, and the last one looked at
+        self.answers_from = self.answers_seen = 0
+        self.tour_stamp = float("nan")  # s, the tour's header stamp
+        self.said: list[str] = []  # the run's own lines (tour, warnings), for the page too
+        self.path_poses = -1  # poses of the base path sent (mobile)
+
+    def say(self, line: str, show: bool = True) -> None:
+        """Print one of the run's lines (``show``) and keep it for the page."""
+        self.said.append(line)
+        if show:
+            print(line, flush=True)
+
+    def start_from(self, pairs: list[str], planner) -> np.ndarray:  # noqa: ANN001
+        """``--start`` over the default start (the planned one; zero clipped into the limits
+        where none fits): ``JOINT=VALUE`` pairs, each joint once, a finite number each, and
+        at most one named pose of the robot (its SRDF's ``group_state``, ``named_poses``; its
+        joints outside the arm's chain are ignored), which the pairs override."""
+        from rbd_ros.ros.bringup.description import named_poses, robot_parameters
+
+        names = list(self.model.joint_names)
+        values: dict[str, float] = {}
+        pose: dict[str, float] = {}
+        for pair in pairs:
+            name, sep, text = pair.partition("=")
+            name = name.strip()
+            if not sep:
+                params = robot_parameters(self.args.robot or DEFAULT_ROBOT, self.args.urdf)
+                poses = named_poses(params["urdf_path"])
+                if name not in poses:
+                    known = (f"its named poses are {', '.join(poses)}" if poses else
+                             "it has no named poses (no group_state in an SRDF beside its URDF)")
+                    raise ValueError(f"--start {pair}: not JOINT=VALUE, nor a named pose of "
+                                     f"'{self.model.name}': {known}")
+                if pose:
+                    raise ValueError(f"--start: one named pose at most, got a second: '{name}'")
+                pose = {j: v for j, v in poses[name].items() if j in names}
+                if not pose:
+                    raise ValueError(f"--start {pair}: the named pose sets none of the arm's joints "
+                                     f"({', '.join(names)})")
+                continue
+            if name not in names:
+                raise ValueError(f"--start: '{self.model.name}' has no joint '{name}'; its joints "
+                                 f"are {', '.join(names)}")
+            if name in values:
+                raise ValueError(f"--start: joint '{name}' given twice")
+            try:
+                values[name] = float(text)
+            except ValueError:
+                raise ValueError(f"--start {pair}: '{text}' is not a number") from None
+            if not np.isfinite(values[name]):
+                raise ValueError(f"--start {pair}: must be a finite number")
+        given = {**pose, **values}
+        q = np.clip(np.zeros(self.model.dof), self.model.lower, self.model.upper)
+        if len(given) < len(names):  # the rest from the default start
+            try:
+                planned = planner()
+                q = np.array((planned[0] if self.mobile else planned).start, dtype=float)
+            except ValueError:
+                pass
+        for name, value in given.items():
+            q[names.index(name)] = value
+        return q
+
+    def guard_points(self, urdf_path: str) -> list[tuple[str, int, np.ndarray]]:
+        """The URDF's link origins (``(link, MDH frame, offset)``), kept above the floor with
+        the MDH frame origins and the tool: of a ``--urdf`` arm, or of a bundled robot's URDF
+        where its kinematics are the model file's (frames equal to 1e-9 m at random poses)."""
+        from rbd_ros.robot import Robot
+        from rbd_ros.urdf import load_conversion
+
+        args = self.args
+        try:
+            conv = load_conversion(urdf_path, args.base_link or None, args.tip_link or None)
+        except Exception:  # noqa: BLE001 - the bundled URDF only lends points; the model loaded
+            return []
+        if not args.urdf:
+            m, robot = self.model, Robot(self.model)
+            if conv.model.dof != m.dof or conv.model.joint_names != m.joint_names:
+                return []
+            rng = np.random.default_rng(0)
+            lo, hi = np.clip(m.lower, -np.pi, np.pi), np.clip(m.upper, -np.pi, np.pi)
+            for q in (lo + rng.random(m.dof) * (hi - lo) for _ in range(5)):
+                if np.abs(conv.frames(q) - robot.link_poses(q)).max() > 1e-9:
+                    return []
+        return [(name, i, off[:3, 3]) for name, (i, off) in conv.link_offsets.items()]
 
     @staticmethod
     def load_model(params: dict):
@@ -237,12 +395,13 @@ class Bringup:
             self.recorder = BagRecorder(record / "bag", recorded)
         model = self.model
         self.joint_names = list(model.joint_names)
-        if not self.args.quiet:
-            amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
-            print(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
-                  f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}]", flush=True)
+        amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
+        self.say(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
+                 f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
+                 + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
+                    else "no floor"), show=not self.args.quiet)
         for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
-            print(f"[bringup] tour: {note}", flush=True)
+            self.say(f"[bringup] tour: {note}")
 
         from rbd_ros.ros.dds import use_large_data_profile
 
@@ -363,6 +522,8 @@ class Bringup:
             set_stamp(traj.header.stamp, t_start)
             self.recording = self.recorder is not None
             self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
+            self.answers_from = len(self.law_process().lines)  # the controller's answers from here
+            self.tour_stamp = t_start
             traj_pub.publish(traj)
             if self.recorder:
                 self.recorder.write_message(TOUR, int(t_now * 1e9),
@@ -371,10 +532,12 @@ class Bringup:
                 from rbd_ros.ros.bringup.mobile import base_path_message
 
                 path = base_path_message(self.eight, t_start)
+                self.path_poses = len(path.poses)
                 path_pub.publish(path)
                 if self.recorder:
                     self.recorder.write_message(BASE_PATH, int(t_now * 1e9), path)
-            self.wait_for_tour_accepted()
+            self.wait_for_tour_accepted(
+                others=lambda kind: node.count_publishers(TOUR if kind == "trajectory" else BASE_PATH) - 1)
             self.set_paused(node, False)
             horizon = self.args.duration or float(times[-1] + 0.5)
             controller = self.law_process()
@@ -404,11 +567,7 @@ class Bringup:
                     print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
                 if not spin.is_alive():
                     raise RuntimeError("the bringup's ROS executor stopped")
-                refused = [line for line in controller.lines
-                           if "trajectory refused" in line or "base path refused" in line]
-                if refused:
-                    reason = refused[0].split("refused:", 1)[-1].strip()
-                    raise RuntimeError(f"the controller refused the tour: {reason}")
+                self.report_foreign_answers(controller)  # the tour was accepted: not its
                 if t_now >= sim_end:
                     break
                 if any(not p.alive() for p in self.procs):
@@ -472,29 +631,72 @@ class Bringup:
         name = "mujoco_bridge" if self.args.composed else "controller"
         return next(p for s, p in zip(self.specs, self.procs) if s.executable == name)
 
-    def wait_for_tour_accepted(self, timeout: float = 30.0) -> None:
-        """Block until the controller logged that it accepted the tour; its refusal (with the
-        controller's reason) is an error."""
+    #: the controller's answers to a reference (rbd_ros.control.loop, mobile_loop): one line each
+    ANSWERS = ("trajectory accepted", "trajectory refused", "base path accepted", "base path refused",
+               "target pose accepted", "target pose refused")
+
+    def our_acceptance(self, kind: str, line: str) -> bool:
+        """Whether ``line`` is the controller accepting the bringup's own ``kind`` ('trajectory':
+        its point count and stamp; 'base path': its pose count)."""
+        if kind == "trajectory":
+            return (f"trajectory accepted: {len(self.tour.waypoints)} points," in line
+                    and f"from t = {self.tour_stamp:.3f}" in line)
+        return f"base path accepted: {self.path_poses} poses," in line
+
+    def wait_for_tour_accepted(self, timeout: float = 30.0, others=None, grace: float = 3.0) -> None:  # noqa: ANN001
+        """Block until the controller logged that it accepted the tour (and the base path)
+        the bringup sent: only lines after sending count (``answers_from``), and an acceptance
+        must carry the tour's point count and stamp.  A refusal is the tour's when nobody else
+        publishes that kind (``others(kind)``: the number of other publishers) -- an error
+        with the controller's reason; with other publishers it may be theirs: an error only
+        when the tour's acceptance has not come ``grace`` s later, a warning when it has."""
         proc = self.law_process()
+        others = others or (lambda kind: 0)
+        kinds = ["trajectory"] + (["base path"] if self.mobile else [])
         deadline = time.monotonic() + timeout
-        wanted = [("trajectory accepted", "trajectory received before any")]
-        if self.mobile:  # and the base's path
-            wanted.append(("base path accepted", "base path received before"))
+        refused_at: dict[str, float] = {}
         while time.monotonic() < deadline:
-            lines = list(proc.lines)
-            for line in lines:
-                if "trajectory refused" in line or "base path refused" in line:
-                    reason = line.split("refused:", 1)[-1].strip()
+            lines = list(proc.lines)[self.answers_from:]
+            accepted = {k: any(self.our_acceptance(k, line) for line in lines) for k in kinds}
+            for kind in kinds:
+                refusals = [line for line in lines if f"{kind} refused" in line]
+                if accepted[kind] or not refusals:
+                    continue
+                reason = refusals[0].split("refused:", 1)[-1].strip()
+                n_others = others(kind)
+                if n_others <= 0:
                     raise RuntimeError(f"the controller refused the tour: {reason}")
-            # accepted, or kept for the first state after the pause (then it starts on
-            # its stamp too: that state is older than the stamp)
-            if all(any(a in line or b in line for line in lines) for a, b in wanted):
+                refused_at.setdefault(kind, time.monotonic())
+                if time.monotonic() - refused_at[kind] > grace:
+                    raise RuntimeError(f"the controller refused a {kind} and has not accepted the tour's "
+                                       f"within {grace:g} s ({n_others} other publisher(s) of {kind}s, so "
+                                       f"the refusal may be theirs): {reason}")
+            if all(accepted.values()):
+                self.answers_seen = self.answers_from
+                self.report_foreign_answers(proc)
                 return
             if not proc.alive():
                 raise RuntimeError("the controller exited before accepting the tour")
             time.sleep(0.01)
         tail = "\n".join(proc.lines[-5:])
         raise RuntimeError(f"the controller did not accept the tour within {timeout} s; its last lines:\n{tail}")
+
+    def report_foreign_answers(self, proc) -> None:  # noqa: ANN001
+        """One warning line per answer of the controller (since ``answers_seen``) to a reference
+        that is not the bringup's own: another publisher's trajectory refused (the run goes
+        on) or accepted (it replaced the tour: the report covers it)."""
+        lines = list(proc.lines)
+        for line in lines[self.answers_seen:]:
+            if not any(a in line for a in self.ANSWERS):
+                continue
+            if any(self.our_acceptance(k, line) for k in ("trajectory", "base path")):
+                continue
+            what = line.split("]: ", 1)[-1].strip()
+            effect = ("the run goes on with the tour" if "refused" in what
+                      else "it replaced the tour, the report covers what the arm did")
+            self.say(f"[bringup] warning: not the tour's: the controller logged '{what}' for a "
+                     f"reference from another publisher; {effect}")
+        self.answers_seen = len(lines)
 
     def wait_for_commands_until(self, t_pause: float, slack: int = 5, limit: float = 10.0) -> None:
         """Before recording starts: every command the controller sent up to the pause has
@@ -513,8 +715,8 @@ class Bringup:
             time.sleep(0.01)
         with self.lock:
             behind = len(self.controller_state) - self.commands_seen
-        print(f"[bringup] warning: {behind} commands from before the tour were still in flight "
-              f"after {limit:g} s; the bag may stamp them into the tour", flush=True)
+        self.say(f"[bringup] warning: {behind} commands from before the tour were still in flight "
+                 f"after {limit:g} s; the bag may stamp them into the tour")
 
     def stop_controller_and_drain(self, sim_end: float, quiet_for: float = 0.3,
                                   limit: float = 10.0) -> None:
@@ -580,7 +782,11 @@ class Bringup:
             from rbd_ros.sim.closed_loop import tool_errors
 
             tool = tool_errors(self.model, ref, meas)
-        report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed, tool=tool)
+        # the commands (one per cycle) against the limits the controller and the bridge
+        # saturate at: the model's (the bringup gives neither an effort_limit of its own)
+        report = make_report(self.joint_names, ref, meas, tau, t, rtf, missed, tool=tool,
+                             effort_limit=np.abs(self.model.effort_limit),
+                             prismatic=np.asarray(self.model.joint_type) == PRISMATIC)
         report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
         base_xy = None
         if self.mobile:
@@ -614,12 +820,58 @@ class Bringup:
                   flush=True)
             from rbd_ros.ros.bringup.page import video_and_page
 
-            params = {"bringup": vars(self.args), **{s.name: s.parameters for s in self.specs}}
-            for line in video_and_page(record, self.model, t, meas, ref, report, params, title,
+            reason = ("--no-video" if self.args.no_video else
+                      "the renderer draws fixed-base arms only, not a mobile base's run")
+            for line in video_and_page(record, self.model, t, meas, ref, report,
+                                       self.effective_parameters(sim_end - t_start), title,
                                        video=not (self.args.no_video or self.mobile),
-                                       robot=self.specs[0].parameters):
+                                       robot=self.specs[0].parameters, no_video_reason=reason,
+                                       gains=self.gains_used(), run_lines=self.said):
                 print(line, flush=True)
         return 0
+
+    def effective_parameters(self, horizon: float) -> dict[str, dict]:
+        """The run's parameters as they took effect, for the page: the bringup's arguments with
+        their defaults filled in (robot, duration, segment time, start, floor; the bridge's
+        integrator and timestep as its ready line reports them) and every node's parameters."""
+        args = dict(vars(self.args))
+        args["robot"] = args.get("robot") or (None if args.get("urdf") else DEFAULT_ROBOT)
+        args["duration"] = round(float(horizon), 6)
+        args["segment_time"] = self.tour.segment_time
+        args["start"] = [round(float(x), 6) for x in self.tour.start]
+        args["floor"] = self.tour.floor if self.tour.floor is not None else "none"
+        bridge = self.ready_values("mujoco_bridge")
+        for key in ("integrator", "timestep"):
+            if args.get(key) in (None, "auto") and key in bridge:
+                args[key] = bridge[key] if args.get(key) is None else f"auto: {bridge[key]}"
+        args = {k: v for k, v in args.items() if v is not None}
+        return {"bringup": args, **{s.name: s.parameters for s in self.specs}}
+
+    def ready_values(self, executable: str) -> dict[str, str]:
+        """``key=value`` pairs of a node's ready line (the bridge's integrator, timestep ...)."""
+        import re
+
+        for spec, proc in zip(self.specs, self.procs):
+            if spec.executable == executable:
+                line = next((x for x in proc.lines if f"{executable}: ready" in x), "")
+                return {k: v.rstrip(" s") for k, v in re.findall(r"(\w+)=([^,;()]+)", line)}
+        return {}
+
+    def gains_used(self) -> dict[str, str]:
+        """The gains the control law ran with, from its last log line that lists them
+        (``gains kp=[...] (model), ...``: the node derives them at the first state)."""
+        import re
+
+        try:
+            lines = list(self.law_process().lines)
+        except StopIteration:
+            return {}
+        for line in reversed(lines):
+            if "gains " in line:
+                text = line.split("gains ", 1)[1].split("; ", 1)[0]
+                return {k: f"{v} ({src})" for k, v, src in
+                        re.findall(r"(\w+)=(\[[^\]]*\]|[^ ,]+) \((\w+)\)", text)}
+        return {}
 
     def base_samples(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray | None]:
         """``/odom`` rows ``(t, v_x, v_y, omega)`` and the wheel rates ``(t, left, right)`` of
@@ -694,6 +946,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.record:
             check_record_dir(Path(args.record))
+        if args.json:
+            check_json_file(Path(args.json))
         return Bringup(args).run()
     except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...
         print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)

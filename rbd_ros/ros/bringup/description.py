@@ -110,6 +110,49 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
     return params
 
 
+def srdf_beside(urdf_path: str | Path) -> Path | None:
+    """The SRDF that goes with a URDF file: ``NAME.srdf`` beside it, or in ``../srdf/`` (the
+    layout of ``*_description`` packages), by the file's stem or its robot name; None if none."""
+    import xml.etree.ElementTree as ET
+
+    path = Path(urdf_path)
+    stems = [path.stem]
+    try:
+        stems.append(ET.parse(path).getroot().get("name") or "")
+    except (ET.ParseError, OSError):
+        pass
+    for folder in (path.parent, path.parent.parent / "srdf"):
+        for stem in filter(None, stems):
+            candidate = folder / f"{stem}.srdf"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def named_poses(urdf_path: str | Path) -> dict[str, dict[str, float]]:
+    """The robot's named poses (SRDF ``<group_state name=...><joint name= value=/>``) from the
+    SRDF beside its URDF (``srdf_beside``): ``{pose: {joint: value}}``; {} without one."""
+    import xml.etree.ElementTree as ET
+
+    srdf = srdf_beside(urdf_path)
+    if srdf is None:
+        return {}
+    try:
+        root = ET.parse(srdf).getroot()
+    except ET.ParseError as exc:
+        raise ValueError(f"SRDF {srdf}: not valid XML ({exc})") from None
+    poses: dict[str, dict[str, float]] = {}
+    for state in root.iter("group_state"):
+        joints = poses.setdefault(state.get("name", ""), {})
+        for joint in state.iter("joint"):
+            try:
+                joints[joint.get("name", "")] = float(joint.get("value", "nan").split()[0])
+            except (ValueError, IndexError):
+                raise ValueError(f"SRDF {srdf}: pose '{state.get('name')}' joint "
+                                 f"'{joint.get('name')}' has no numeric value") from None
+    return poses
+
+
 def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", tip_link: str = "",
              base: str = "", controller: str = "computed_torque", mode: str = "realtime",
              use_sim_time: str | bool = True, services: bool = True,

@@ -38,51 +38,74 @@ img, video { max-width: 100%; border: 1px solid #ddd; }
 def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np.ndarray,
                    reference: np.ndarray, report, parameters: dict[str, Any],
                    title: str = "", video: bool = True,
-                   robot: dict[str, Any] | None = None) -> list[str]:
-    """Save the states, render the video (``video``; ``robot``: the nodes' robot parameters,
-    whose ``urdf_path`` lends the video its meshes) and write ``index.html``; returns the
-    lines to print (one per product or problem)."""
+                   robot: dict[str, Any] | None = None, no_video_reason: str = "--no-video",
+                   gains: dict[str, Any] | None = None, run_lines: list[str] | None = None) -> list[str]:
+    """Save the states (always: ``python -m rbd_ros.sim.render DIR`` renders them later),
+    render the video (``video``; else the page says ``no_video_reason``; ``robot``: the
+    nodes' robot parameters, whose ``urdf_path`` lends the video its meshes) and write
+    ``index.html`` (``gains``: the controller's gains in use; ``run_lines``: what the run
+    printed before the report, the tour and warnings); returns the lines to print (one per
+    product or problem)."""
     from rbd_ros.sim.render import Recording, render_recording
 
     directory = Path(directory)
     lines: list[str] = []
     for stale in ("video.mp4", "preview.gif"):  # never show an older run's video
         (directory / stale).unlink(missing_ok=True)
+    robot = robot or {}
+    model.to_yaml(str(directory / "model.yaml"))
+    Recording(times, measured, reference, urdf=str(robot.get("urdf_path", "")),
+              base_link=str(robot.get("base_link", "")),
+              tip_link=str(robot.get("tip_link", ""))).save(directory / "recording.npz")
     if video:
-        robot = robot or {}
-        model.to_yaml(str(directory / "model.yaml"))
-        Recording(times, measured, reference, urdf=str(robot.get("urdf_path", "")),
-                  base_link=str(robot.get("base_link", "")),
-                  tip_link=str(robot.get("tip_link", ""))).save(directory / "recording.npz")
         result = render_recording(directory, caption=title)
         note = result.message if result.ok else f"rbd-ros bringup: {result.message}"
         lines.append(note)
     else:
-        note = "no video (--no-video)"
-    page = write_page(directory, report, parameters, title=title, video_note=note)
+        note = f"no video ({no_video_reason})"
+    page = write_page(directory, report, parameters, title=title, video_note=note, gains=gains,
+                      run_lines=run_lines)
     lines.append(f"page {page}")
     return lines
 
 
 def write_page(directory: str | Path, report, parameters: dict[str, Any], title: str = "",
-               video_note: str = "") -> Path:
-    """``DIR/index.html`` from ``report`` (``report.Report`` or its dict), ``DIR/plot.png``,
-    ``DIR/video.mp4`` when present and ``parameters`` (``{section: {key: value}}``)."""
+               video_note: str = "", gains: dict[str, Any] | None = None,
+               run_lines: list[str] | None = None) -> Path:
+    """``DIR/index.html`` from ``report`` (``report.Report`` or its dict): the table and every
+    line the terminal printed (``report.summary_lines``: tool and base path errors,
+    saturation and chatter warnings, timing), ``DIR/plot.png``, ``DIR/video.mp4`` when
+    present, ``parameters`` (``{section: {key: value}}``), ``gains`` (``{gain: values}``) and
+    ``run_lines`` (the tour and warnings the run printed)."""
+    from rbd_ros.ros.bringup.report import Report, summary_lines
+
     directory = Path(directory)
     rep = report if isinstance(report, dict) else asdict(report)
+    known = {k: v for k, v in rep.items() if k in Report.__dataclass_fields__}
     esc = html.escape
+    n = len(rep["joint_names"])
+    sat = rep.get("saturation") or [None] * n
+    chat = rep.get("chatter") or [None] * n
+    units = rep.get("effort_units") or [""] * n
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f} %"
+
     rows = "".join(
         f"<tr><td>{esc(name)}</td><td>{rep['rms_error'][k]:.3e}</td>"
-        f"<td>{rep['max_error'][k]:.3e}</td><td>{rep['peak_torque'][k]:.3f}</td></tr>"
+        f"<td>{rep['max_error'][k]:.3e}</td><td>{rep['peak_torque'][k]:.3f} {esc(units[k])}</td>"
+        f"<td>{pct(sat[k])}</td><td>{pct(chat[k])}</td></tr>"
         for k, name in enumerate(rep["joint_names"]))
-    summary = (f"simulated {rep['duration']:.3f} s in {rep['samples']} samples; real-time "
-               f"factor {rep['rtf']:.3f}; missed cycles {rep['missed_cycles']}")
+    summary = "<br>".join(esc(line) for line in summary_lines(Report(**known)))
     heading = esc(title or "rbd_ros run")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{heading}</title>"
              f"<style>{STYLE}</style></head><body>", f"<h1>{heading}</h1>",
              "<h2>Tracking</h2><table id='report'><tr><th>joint</th><th>rms error</th>"
-             f"<th>max error</th><th>peak torque</th></tr>{rows}</table>",
-             f"<p id='summary'>{esc(summary)}</p>"]
+             "<th>max error</th><th>peak torque</th><th>at the effort limit</th>"
+             f"<th>chatter at the limit</th></tr>{rows}</table>",
+             f"<p id='summary'>{summary}</p>"]
+    if run_lines:
+        parts.append("<h2>Tour</h2><p id='run'>" + "<br>".join(esc(x) for x in run_lines) + "</p>")
     video = directory / "video.mp4"
     parts.append("<h2>The run</h2>")
     if video.is_file():
@@ -98,6 +121,10 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
     if plot.is_file():
         parts.append(f"<h2>Plot</h2><img id='plot' alt='tracking plot' "
                      f"src='{_data_uri(plot, 'image/png')}'>")
+    if gains:
+        cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"
+                        for k, v in gains.items())
+        parts.append(f"<h2>Gains</h2><table class='parameters' id='gains'>{cells}</table>")
     parts.append("<h2>Parameters</h2>")
     for section, values in parameters.items():
         cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"

@@ -34,6 +34,12 @@ class Report:
     lateral_velocity_max: float | None = None
     peak_base_effort: list[float] | None = None
     peak_wheel_torque: list[float] | None = None  # N m, left and right (diff drive)
+    #: per joint, % of the control cycles (0-100) whose command was at the effort limit, and
+    #: % at the limit with the sign opposite to the previous cycle's (chatter); from the
+    #: recorded commands and the limits the run used (``saturation_and_chatter``)
+    saturation: list[float] | None = None
+    chatter: list[float] | None = None
+    effort_units: list[str] | None = None  # 'N m' (revolute) or 'N' (prismatic) per joint
     #: which ran: 'composed' (the law in the bridge's loop) or 'separate' (a controller process),
     #: and the bridge mode, e.g. 'composed, realtime'
     mode: str = ""
@@ -54,33 +60,74 @@ class Report:
         Path(path).write_text(json.dumps(data, indent=2))
 
     def table(self) -> str:
-        lines = [f"{'joint':<16} {'rms error':>12} {'max error':>12} {'peak torque':>12}"]
+        """What the terminal prints: a row per joint, then ``summary_lines``."""
+        sat = self.saturation is not None
+        lines = [f"{'joint':<16} {'rms error':>12} {'max error':>12} {'peak torque':>16}"
+                 + (f" {'at limit':>9} {'chatter':>9}" if sat else "")]
+        units = self.effort_units or [""] * len(self.joint_names)
         for k, name in enumerate(self.joint_names):
-            lines.append(f"{name:<16} {self.rms_error[k]:12.3e} {self.max_error[k]:12.3e} "
-                         f"{self.peak_torque[k]:12.3f}")
-        if self.tool_position_rms is not None:
-            lines.append(f"tool position error rms {self.tool_position_rms:.3e} m, max "
-                         f"{self.tool_position_max:.3e} m; orientation error rms "
-                         f"{self.tool_orientation_rms:.3e} rad, max {self.tool_orientation_max:.3e} rad")
-        if self.base_path_rms is not None:
-            lines.append(f"base path error rms {self.base_path_rms:.3e} m, max {self.base_path_max:.3e} m; "
-                         f"heading error rms {self.base_heading_rms:.3e} rad, max {self.base_heading_max:.3e} rad")
-            extra = [f"{k} {getattr(self, k):.3e} m/s" for k in ("wheel_slip_max", "lateral_velocity_max")
-                     if getattr(self, k) is not None]
-            peak = ", ".join(f"{x:.2f}" for x in self.peak_base_effort or [])
-            wheel = ([f"peak wheel torque [{', '.join(f'{x:.2f}' for x in self.peak_wheel_torque)}] N m"]
-                     if self.peak_wheel_torque else [])
-            lines.append("; ".join([*extra, f"peak base effort [F_x, F_y, M_z] [{peak}]", *wheel]))
-        lines.append(f"simulated {self.duration:.3f} s in {self.samples} samples; real-time "
-                     f"factor {self.rtf:.3f}; missed cycles {self.missed_cycles}")
-        if self.mode:
-            lines.append(f"controller {self.mode}")
-        if "period_p99_us" in self.timing and self.realtime:  # lockstep: no deadline to keep
-            tm = self.timing
-            lines.append(f"loop: period p50 {tm['period_p50_us']:.0f} us, p99 "
-                         f"{tm['period_p99_us']:.0f} us, max {tm['period_max_us']:.0f} us; jitter "
-                         f"p99 {tm['jitter_p99_us']:.0f} us; overruns {tm.get('overruns', 0)}")
-        return "\n".join(lines)
+            peak = f"{self.peak_torque[k]:.3f} {units[k]}".strip()
+            lines.append(f"{name:<16} {self.rms_error[k]:12.3e} {self.max_error[k]:12.3e} {peak:>16}"
+                         + (f" {self.saturation[k]:8.2f}% {self.chatter[k]:8.2f}%" if sat else ""))
+        return "\n".join(lines + summary_lines(self))
+
+
+def summary_lines(report: Report) -> list[str]:
+    """The report's lines after the joint table (the terminal's and the page's): tool and base
+    errors, a warning per joint at its effort limit or chattering in more than
+    ``WARN_PERCENT`` % of the cycles, the run's size and timing."""
+    lines: list[str] = []
+    for k, name in enumerate(report.joint_names if report.saturation is not None else []):
+        if report.saturation[k] > WARN_PERCENT or report.chatter[k] > WARN_PERCENT:
+            lines.append(f"warning: joint '{name}' commanded at its effort limit in "
+                         f"{report.saturation[k]:.2f} % of the cycles, flipping sign there "
+                         f"(chatter) in {report.chatter[k]:.2f} %: the law asks more than the "
+                         "drive gives")
+    if report.tool_position_rms is not None:
+        lines.append(f"tool position error rms {report.tool_position_rms:.3e} m, max "
+                     f"{report.tool_position_max:.3e} m; orientation error rms "
+                     f"{report.tool_orientation_rms:.3e} rad, max {report.tool_orientation_max:.3e} rad")
+    if report.base_path_rms is not None:
+        lines.append(f"base path error rms {report.base_path_rms:.3e} m, max {report.base_path_max:.3e} m; "
+                     f"heading error rms {report.base_heading_rms:.3e} rad, max {report.base_heading_max:.3e} rad")
+        extra = [f"{k} {getattr(report, k):.3e} m/s" for k in ("wheel_slip_max", "lateral_velocity_max")
+                 if getattr(report, k) is not None]
+        peak = ", ".join(f"{x:.2f}" for x in report.peak_base_effort or [])
+        wheel = ([f"peak wheel torque [{', '.join(f'{x:.2f}' for x in report.peak_wheel_torque)}] N m"]
+                 if report.peak_wheel_torque else [])
+        lines.append("; ".join([*extra, f"peak base effort [F_x, F_y, M_z] [{peak}]", *wheel]))
+    lines.append(f"simulated {report.duration:.3f} s in {report.samples} samples; real-time "
+                 f"factor {report.rtf:.3f}; missed cycles {report.missed_cycles}")
+    if report.mode:
+        lines.append(f"controller {report.mode}")
+    if "period_p99_us" in report.timing and report.realtime:  # lockstep: no deadline to keep
+        tm = report.timing
+        lines.append(f"loop: period p50 {tm['period_p50_us']:.0f} us, p99 "
+                     f"{tm['period_p99_us']:.0f} us, max {tm['period_max_us']:.0f} us; jitter "
+                     f"p99 {tm['jitter_p99_us']:.0f} us; overruns {tm.get('overruns', 0)}")
+    return lines
+
+
+#: a joint at its effort limit (or chattering there) in more of the cycles than this (%) is warned of
+WARN_PERCENT = 1.0
+
+
+def saturation_and_chatter(commands: np.ndarray, effort_limit: np.ndarray, rel: float = 1e-6
+                           ) -> tuple[list[float], list[float]]:
+    """Per joint, from the commands ``(S, n)`` sent one per cycle and the limits ``(n,)`` the
+    run saturated them at: the % of cycles at the limit (``|tau| >= (1 - rel) tau_max``) and
+    the % of cycles (after the first) at the limit with the sign opposite to the previous
+    cycle's command (``sign tau_k sign tau_{k-1} < 0``).  0 for a joint without a limit."""
+    tau = np.asarray(commands, dtype=float)
+    lim = np.abs(np.asarray(effort_limit, dtype=float))
+    if tau.ndim != 2 or tau.shape[1] != lim.size:
+        raise ValueError(f"commands {tau.shape} do not match {lim.size} effort limits")
+    if len(tau) == 0:
+        return [0.0] * lim.size, [0.0] * lim.size
+    at = np.isfinite(lim) & (np.abs(tau) >= lim * (1.0 - rel))
+    flip = np.sign(tau[1:]) * np.sign(tau[:-1]) < 0
+    chatter = (100.0 * (at[1:] & flip).mean(axis=0)) if len(tau) > 1 else np.zeros(lim.size)
+    return (100.0 * at.mean(axis=0)).tolist(), np.asarray(chatter, float).tolist()
 
 
 def real_time_factor(samples: list[tuple[float, float]], t0: float, t1: float) -> float:
@@ -115,10 +162,14 @@ def real_time_factor(samples: list[tuple[float, float]], t0: float, t1: float) -
 
 def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndarray,
                 torque: np.ndarray, times: np.ndarray, rtf: float, missed_cycles: int,
-                tool: tuple[np.ndarray, np.ndarray] | None = None) -> Report:
-    """Per-joint RMS/max of ``reference - measured`` and max |torque| over the samples;
-    ``tool`` = (position error (m), orientation error (rad)) per sample for task-space laws
-    (``rbd_ros.sim.closed_loop.tool_errors``)."""
+                tool: tuple[np.ndarray, np.ndarray] | None = None,
+                effort_limit: np.ndarray | None = None, prismatic: np.ndarray | None = None) -> Report:
+    """Per-joint RMS ``sqrt(mean_k e_k^2)`` and max ``|e_k|`` of ``e = reference - measured``
+    and max |torque| over the samples; ``tool`` = (position error (m), orientation error
+    (rad)) per sample for task-space laws (``rbd_ros.sim.closed_loop.tool_errors``).
+    ``torque``: the commands, one per cycle; with ``effort_limit`` (the limits they were
+    saturated at) also the saturation and chatter percentages (``saturation_and_chatter``);
+    ``prismatic`` (bool per joint) gives the torques' units."""
     err = np.asarray(reference) - np.asarray(measured)
     if err.size == 0:
         raise ValueError("no samples recorded: nothing to report")
@@ -129,6 +180,10 @@ def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndar
                      tool_position_max=float(pos.max()),
                      tool_orientation_rms=float(np.sqrt(np.mean(ang**2))),
                      tool_orientation_max=float(ang.max()))
+    if effort_limit is not None:
+        extra["saturation"], extra["chatter"] = saturation_and_chatter(torque, effort_limit)
+    if prismatic is not None:
+        extra["effort_units"] = ["N" if p else "N m" for p in np.asarray(prismatic, bool)]
     return Report(list(joint_names), np.sqrt(np.mean(err**2, axis=0)).tolist(),
                   np.abs(err).max(axis=0).tolist(), np.abs(torque).max(axis=0).tolist(),
                   float(rtf), int(missed_cycles), float(times[-1] - times[0]), int(len(times)),
