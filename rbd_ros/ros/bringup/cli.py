@@ -820,12 +820,15 @@ class Bringup:
                   flush=True)
             from rbd_ros.ros.bringup.page import video_and_page
 
-            reason = ("--no-video" if self.args.no_video else
-                      "the renderer draws fixed-base arms only, not a mobile base's run")
-            for line in video_and_page(record, self.model, t, meas, ref, report,
+            meas_v, ref_v = meas, ref
+            if self.mobile:  # the renderer draws the base too: its (x, y, yaw) ahead of the arm
+                from rbd_ros.ros.bringup.mobile import video_states
+
+                meas_v, ref_v = video_states(base_meas, meas, base_ref, ref)
+            for line in video_and_page(record, self.model, t, meas_v, ref_v, report,
                                        self.effective_parameters(sim_end - t_start), title,
-                                       video=not (self.args.no_video or self.mobile),
-                                       robot=self.specs[0].parameters, no_video_reason=reason,
+                                       video=not self.args.no_video,
+                                       robot=self.specs[0].parameters,
                                        gains=self.gains_used(), run_lines=self.said):
                 print(line, flush=True)
         return 0
