@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -97,6 +99,28 @@ def _serves(fn):
             raise RequestError(str(exc) or repr(exc)) from None
 
     return method
+
+
+def _integer(name: str, x, minimum: int) -> int:
+    """A count as the core takes it (issue 27's rule, ``rbd_ros.validate.integer`` on the core
+    side): no bool, no fractional or non-finite number, at least ``minimum``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise RequestError(f"{name} must be an integer, got {x!r}")
+    if not isinstance(x, numbers.Integral) and not (math.isfinite(x) and float(x).is_integer()):
+        raise RequestError(f"{name} must be an integer, got {x!r} (a fractional number is not "
+                           f"rounded silently)")
+    if int(x) < minimum:
+        raise RequestError(f"{name} must be >= {minimum}, got {int(x)}")
+    return int(x)
+
+
+def _positive(name: str, x) -> float:
+    """A tolerance as the core takes it (``rbd_ros.validate.positive``): a finite real > 0,
+    not bool, not subnormal."""
+    if (isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real)
+            or not (math.isfinite(x) and x >= sys.float_info.min)):
+        raise RequestError(f"{name} must be a positive number, got {x!r}")
+    return float(x)
 
 
 def _shifted(message: str, k0: int, dt: float) -> str:
@@ -300,8 +324,24 @@ class DynamicsService:
         k, col = divmod(bad, flat.shape[1])
         at = (f"'{labels[col]}'" if labels is not None and len(labels) == flat.shape[1]
               else f"entry {col}")
+        cause = _largest_input(inputs)
+        if not cause.startswith("the request's"):
+            cause = self._model_cause() or cause
         raise RequestError(f"{self._service}: {what} came out NaN or Inf (first at state {k}, "
-                           f"{at}) although the request is finite; {_largest_input(inputs)}")
+                           f"{at}) although the request is finite; {cause}")
+
+    def _model_cause(self) -> str:
+        """The model's largest parameter when it is large enough to overflow, else ''."""
+        m = self.robot.model
+        big, which = 0.0, ""
+        for field in ("mass", "a", "d", "com", "inertia", "rotor_inertia", "gear_ratio"):
+            v = np.abs(np.asarray(getattr(m, field, 0.0), dtype=float)).reshape(len(m.joint_names), -1)
+            if v.size and v.max() > big:
+                big, which = float(v.max()), f"{field} of joint '{m.joint_names[int(np.argmax(v.max(axis=1)))]}'"
+        if big > 1e100:
+            return (f"the model's numbers overflow float64 (largest: {which} = {big:.3g}); check "
+                    f"the model file")
+        return ""
 
     # ---- checking ------------------------------------------------------------------------
     def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
@@ -701,12 +741,10 @@ class DynamicsService:
         else:
             integrator = integrator or "rk4"
             integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
-        for name, value in (("dt", dt), ("torque_period", torque_period)):
-            if not (math.isfinite(value) and value > 0):
-                raise RequestError(f"{name} must be a positive number, got {value}")
+        dt, torque_period = _positive("dt", dt), _positive("torque_period", torque_period)
         for name, value in (("duration", duration), ("output_period", output_period)):
-            if not (math.isfinite(value) and value >= 0):
-                raise RequestError(f"{name} must be 0 or positive, got {value}")
+            if isinstance(value, bool) or not (math.isfinite(value) and value >= 0):
+                raise RequestError(f"{name} must be 0 or positive, got {value!r}")
         horizon = duration if duration > 0 else len(tau) * torque_period
         ratio = horizon / dt  # inf for a subnormal dt: refused below, never int(inf)
         if ratio > self.max_points:
@@ -810,9 +848,10 @@ class DynamicsService:
         ``position_only``); empty ``joint_names`` means the model's order, empty ``seeds``
         random starts.  Unreachable targets are answers (solved false), not errors.
 
-        Tolerances, ``max_iterations`` and ``max_restarts`` go to ``Robot.ik`` as given: its
-        checks are the rule (its ``ValueError`` is the refusal).  ``timeout`` 0 means none of
-        the caller's; either way the solve ends at the request's bound (``max_request_seconds``):
+        Tolerances, ``max_iterations``, ``max_restarts`` and ``timeout`` follow the core's rules
+        (``_positive``, ``_integer``: no bool, no fractional count, no negative, NaN or
+        subnormal tolerance or time; then ``Robot.ik``'s own checks).  ``timeout`` 0 means none
+        of the caller's; either way the solve ends at the request's bound (``max_request_seconds``):
         a timer sets the kernel's stop flag, and a solve it stopped is ``RequestError``."""
         self._fixed_only("inverse_kinematics")
         names = tuple(joint_names) or self._identity
@@ -833,10 +872,17 @@ class DynamicsService:
         q0 = None
         if len(seeds):
             q0 = self._to_model(perm, self.states("seeds", seeds, n, N, labels=names))
-        if isinstance(timeout, bool) or not (isinstance(timeout, (int, float, np.floating))
-                                             and math.isfinite(timeout) and timeout >= 0):
-            raise RequestError(f"timeout must be 0 (no limit) or a positive number of seconds, "
-                               f"got {timeout!r}")
+        # the core's rules (Robot.ik checks the same again)
+        position_tolerance = _positive("position_tolerance", position_tolerance)
+        orientation_tolerance = _positive("orientation_tolerance", orientation_tolerance)
+        max_iterations = _integer("max_iterations", max_iterations, 1)
+        max_restarts = _integer("max_restarts", max_restarts, 0)
+        if timeout != 0 or isinstance(timeout, bool):  # 0: no limit of the caller's
+            try:
+                timeout = _positive("timeout", timeout)
+            except RequestError:
+                raise RequestError(f"timeout must be 0 (no limit) or a positive number of "
+                                   f"seconds, got {timeout!r}") from None
         left = self._left()
         if self._closing or left <= 0:
             raise RequestError(self._bound_message())
