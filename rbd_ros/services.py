@@ -86,11 +86,10 @@ def _serves(fn):
     """A service method: starts the request's clock (``max_request_seconds``) and turns the
     core's refusals (``ValueError``: argument checks, non-finite results; ``ArithmeticError``)
     into ``RequestError`` with the core's message."""
-    name = fn.__name__
 
     @functools.wraps(fn)
     def method(self, *args, **kw):
-        self._service, self._started = name, time.monotonic()
+        self._started = time.monotonic()
         try:
             return fn(self, *args, **kw)
         except RequestError:
@@ -245,7 +244,7 @@ class DynamicsService:
         self.robot = robot
         self.max_points = int(max_points)
         self.max_request_seconds = float(max_request_seconds)
-        self._service, self._started = "", time.monotonic()  # the request under way (_serves)
+        self._started = time.monotonic()  # when the request under way began (_serves)
         self._closing = False
         self.kind = robot.model.base_type
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
@@ -295,9 +294,9 @@ class DynamicsService:
 
     def _bound_message(self, where: str = "") -> str:
         if self._closing:
-            return f"{self._service or 'the request'} stopped{where}: the server is shutting down"
+            return f"stopped{where}: the server is shutting down"
         spent = time.monotonic() - self._started
-        return (f"{self._service or 'the request'} stopped{where} after {spent:.3g} s: it hit the "
+        return (f"stopped{where} after {spent:.3g} s: it hit the "
                 f"server's bound of {self.max_request_seconds:g} s per request (parameter "
                 f"max_request_seconds); ask for less work in one request (fewer states, steps, "
                 f"targets or restarts)")
@@ -327,7 +326,7 @@ class DynamicsService:
         cause = _largest_input(inputs)
         if not cause.startswith("the request's"):
             cause = self._model_cause() or cause
-        raise RequestError(f"{self._service}: {what} came out NaN or Inf (first at state {k}, "
+        raise RequestError(f"{what} came out NaN or Inf (first at state {k}, "
                            f"{at}) although the request is finite; {cause}")
 
     def _model_cause(self) -> str:
@@ -904,7 +903,9 @@ class DynamicsService:
                                 timeout=limit)
         finally:
             timer.cancel()
-        if self._closing or ikmod.stop_requested(S) or ikmod.stop_requested(Ss):
+        # stopped by the timer, or Robot.ik's own clock ran out at the bound (whichever first)
+        bounded = limit == left and time.monotonic() - self._started >= self.max_request_seconds
+        if self._closing or bounded or ikmod.stop_requested(S) or ikmod.stop_requested(Ss):
             raise RequestError(self._bound_message(f" ({int(np.sum(res.success))} of {N} targets "
                                                    f"solved by then)"))
         positions = self._to_caller(perm, np.atleast_2d(res.q))

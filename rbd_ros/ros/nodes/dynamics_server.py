@@ -279,10 +279,14 @@ class DynamicsServer:
 
         self.node = node
         started = time.monotonic()
+        from rcl_interfaces.msg import ParameterDescriptor
+
         for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS),
-                              ("allow_shared_namespace", False),
-                              ("max_request_seconds", DEFAULT_MAX_REQUEST_SECONDS)):
+                              ("allow_shared_namespace", False)):
             node.declare_parameter(name, default)
+        # any number (5 as well as 5.0), checked below in one line
+        node.declare_parameter("max_request_seconds", DEFAULT_MAX_REQUEST_SECONDS,
+                               ParameterDescriptor(dynamic_typing=True))
         prefix = service_prefix(node.get_parameter("service_namespace").value)
         bound = node.get_parameter("max_request_seconds").value
         if isinstance(bound, bool) or not (isinstance(bound, (int, float)) and math.isfinite(bound)
@@ -315,6 +319,7 @@ class DynamicsServer:
             owner = owners.get(name, node)
             self._services.append(owner.create_service(types[name], prefix + name, handler,
                                                        qos_profile=SERVICE_QOS()))
+        self._warm()
         self._companions = []  # (executor, thread) of each companion node
         for name, owner in owners.items():
             executor = LeanExecutor(context=node.context)
@@ -325,6 +330,19 @@ class DynamicsServer:
               f"{model.base_type} base{self._entries(names)}, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
+
+    def _warm(self) -> None:
+        """Load the IK and simulation kernels before the first request (~20 ms from numba's
+        cache): compiled on first use instead, with a cold cache, they hold the GIL for
+        seconds inside that request's ``max_request_seconds``."""
+        if self.service.moving:
+            return
+        robot, sim = self.ik_service.robot, self.sim_service.robot
+        q = np.clip(np.zeros(robot.dof), robot.model.lower, robot.model.upper)
+        T = robot.fk(q)
+        robot.ik(T, q0=q, max_restarts=0, timeout=1.0)
+        robot.ik(np.stack([T, T]), q0=np.stack([q, q]), max_restarts=0, timeout=1.0)
+        sim.simulate(q, np.zeros(robot.dof), np.zeros((1, robot.dof)), 1e-3)
 
     @staticmethod
     def _entries(names) -> str:
