@@ -740,7 +740,10 @@ class DynamicsService:
         else:
             integrator = integrator or "rk4"
             integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
-        dt, torque_period = _positive("dt", dt), _positive("torque_period", torque_period)
+        for name, value in (("dt", dt), ("torque_period", torque_period)):
+            # a subnormal dt passes here and is refused as infinitely many steps below
+            if isinstance(value, bool) or not (math.isfinite(value) and value > 0):
+                raise RequestError(f"{name} must be a positive number, got {value!r}")
         for name, value in (("duration", duration), ("output_period", output_period)):
             if isinstance(value, bool) or not (math.isfinite(value) and value >= 0):
                 raise RequestError(f"{name} must be 0 or positive, got {value!r}")
