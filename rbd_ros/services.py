@@ -229,11 +229,15 @@ class SimulationResult:
 
 class DynamicsService:
     """Request-level front end over one ``Robot`` (see the module docstring); ``names`` the
-    base coordinates' and wheels' names (default ``base_names(robot.model)``)."""
+    base coordinates' and wheels' names (default ``base_names(robot.model)``);
+    ``max_request_seconds`` the bound on a request's work; ``alive`` (optional, e.g. an rclpy
+    context's ``ok``) is asked between chunks, and its False stops the work like ``stop()``
+    (a signal's shutdown reaches a batch running on the signalled thread)."""
 
     def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS,
                  names: BaseNames | None = None,
-                 max_request_seconds: float = DEFAULT_MAX_REQUEST_SECONDS) -> None:
+                 max_request_seconds: float = DEFAULT_MAX_REQUEST_SECONDS,
+                 alive=None) -> None:
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
         if isinstance(max_request_seconds, bool) or not (
@@ -246,6 +250,7 @@ class DynamicsService:
         self.max_request_seconds = float(max_request_seconds)
         self._started = time.monotonic()  # when the request under way began (_serves)
         self._closing = False
+        self._alive = alive
         self.kind = robot.model.base_type
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
         self._identity = tuple(robot.joint_names)
@@ -304,6 +309,8 @@ class DynamicsService:
     def _check_time(self, where: str = "") -> None:
         """``RequestError`` when the request is past ``max_request_seconds`` or the service is
         stopping; called between chunks of work."""
+        if self._alive is not None and not self._closing and not self._alive():
+            self.stop()
         if self._closing or time.monotonic() - self._started > self.max_request_seconds:
             raise RequestError(self._bound_message(where))
 

@@ -97,14 +97,36 @@ def test_unreachable_ik_is_bounded_and_gravity_still_answers(node_process) -> No
           f"slowest {1e3 * slowest:.1f} ms")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_during_a_long_solve_ends_the_server_within_a_second(node_process, sig) -> None:  # noqa: ANN001
-    ns = f"sig27{int(sig)}"
+def _start_simulation(namespace: str, out: dict, timeout: float = 60.0) -> threading.Thread:
+    """A 10^6-step simulation (~3.6 s of RK4 here) in a thread of this process."""
+    from rbd_ros.ros.client import DynamicsClient, DynamicsError
+
+    def run() -> None:
+        with DynamicsClient(namespace=namespace, timeout=timeout) as c:
+            c.wait(60)
+            out["sent"] = time.monotonic()
+            try:
+                out["answer"] = c.forward_simulate(np.zeros(6), np.zeros(6), np.zeros((1, 6)),
+                                                   torque_period=1.0, dt=1e-3, duration=1000.0,
+                                                   output_period=1.0)
+            except DynamicsError as exc:
+                out["error"] = str(exc)
+            out["done"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("sig, work", [(signal.SIGTERM, "ik"), (signal.SIGINT, "ik"),
+                                       (signal.SIGTERM, "simulation")])
+def test_signal_during_long_work_ends_the_server_within_a_second(node_process, sig, work) -> None:  # noqa: ANN001
+    ns = f"sig27{int(sig)}{work}"
     server = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                            "-p", f"service_namespace:={ns}", "-p", "max_request_seconds:=600.0"],
                           ready="dynamics_server: ready", timeout=120)
     out: dict = {}
-    ik = _start_ik(ns, out, timeout=20.0)
+    ik = (_start_ik if work == "ik" else _start_simulation)(ns, out, timeout=4.0)
     while "sent" not in out:
         time.sleep(0.01)
     time.sleep(1.0)
@@ -114,7 +136,7 @@ def test_signal_during_a_long_solve_ends_the_server_within_a_second(node_process
     code = server.proc.wait(10)
     took = time.monotonic() - t0
     assert took < 1.0, f"the server took {took:.2f} s to end on {sig.name}"
-    print(f"{sig.name} during a solve: the server ended in {took:.3f} s")
+    print(f"{sig.name} during a long {work}: the server ended in {took:.3f} s")
     assert code == 0, server.output
     assert "Traceback" not in server.output, server.output
     ik.join(30)
@@ -169,3 +191,24 @@ def test_a_bad_bound_is_refused_at_start_up(node_process, value: str) -> None:  
     lines = [ln for ln in server.output.splitlines() if ln.startswith("dynamics_server: error:")]
     assert len(lines) == 1 and "Traceback" not in server.output, server.output
     assert "max_request_seconds must be a positive number of seconds" in lines[0]
+
+
+def test_stop_and_a_dead_context_end_a_batch(robot: Robot) -> None:
+    """``alive()`` turning False (the server's rclpy context after SIGTERM) stops a batch at its
+    next chunk; after ``stop()`` every request is refused as shutting down."""
+    from rbd_ros.services import CHUNK_STATES
+
+    calls = []
+
+    def alive() -> bool:
+        calls.append(1)
+        return len(calls) < 2  # dies after the first chunk
+
+    service = DynamicsService(Robot(robot.model), max_points=10**6, alive=alive)
+    q = np.zeros((3 * CHUNK_STATES, 6))
+    with pytest.raises(RequestError, match=f"stopped at state {2 * CHUNK_STATES} of .*: the server is shutting down"):
+        service.gravity(list(robot.joint_names), q.ravel())
+    with pytest.raises(RequestError, match="the server is shutting down"):
+        service.inverse_kinematics([], robot.fk(np.zeros(6)).ravel())
+    g = DynamicsService(Robot(robot.model), max_points=10**6).gravity(list(robot.joint_names), q.ravel())
+    np.testing.assert_allclose(g, np.tile(robot.gravity(np.zeros(6)), (len(q), 1)), atol=1e-12)

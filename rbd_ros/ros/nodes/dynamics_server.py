@@ -301,7 +301,8 @@ class DynamicsServer:
         if not shared:
             refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
-        self.service = DynamicsService(robot, max_points, names, float(bound))
+        # the main node's batches run on the thread the signal interrupts: they ask the context
+        self.service = DynamicsService(robot, max_points, names, float(bound), alive=node.context.ok)
         # the simulation and the IK get their own workspaces, so they run beside the others
         self.sim_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
         self.ik_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
