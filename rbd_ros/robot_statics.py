@@ -189,7 +189,8 @@ class StaticsAndIK:
                 tol_o: float, max_iter: int, attempts: int, timeout: float | None, seed: int,
                 q: np.ndarray, info: np.ndarray) -> None:
         """Rounds of ``dls_solve`` over the unsolved targets until all succeed, the attempts
-        are used up or ``timeout`` passes; keeps each target's best pose over the rounds."""
+        are used up, ``timeout`` passes or another thread sets the kernels' stop flag
+        (``algorithm.ik.request_stop``); keeps each target's best pose over the rounds."""
         import time
 
         t_end = None if timeout is None else time.perf_counter() + timeout
@@ -226,6 +227,8 @@ class StaticsAndIK:
             rnd += 1
             todo = todo[(info[todo, 0] < 0.5) & (used[todo] < attempts)]
             if t_end is not None and time.perf_counter() > t_end:
+                break
+            if ikmod.stop_requested(S) or ikmod.stop_requested(Ss):  # ikmod.request_stop
                 break
 
 

@@ -25,10 +25,28 @@ constraint, 001 (64)).  A diff_drive InverseDynamics or StaticTorques request ma
 constraint force (N, base y) at that place.  StaticTorques answers the same efforts, Jacobian
 has a column per velocity name and ForwardKinematics gives world poses (the base carries the
 arm).  Every name is configurable (``base_names``; the server's parameters).
+
+Bounds and results (issue 27).  Every request's work is bounded in time: a request still
+computing after ``max_request_seconds`` (default ``DEFAULT_MAX_REQUEST_SECONDS``; the server's
+parameter of that name) is refused with a message saying it hit that bound.  Batches run in
+chunks of ``CHUNK_STATES`` states, simulations in chunks of ``CHUNK_STEPS`` steps, with the
+clock checked between chunks; inverse kinematics runs in the GIL-free LM kernel, which a timer
+stops through its stop flag (``algorithm.ik.request_stop``).  ``stop()`` ends the work under
+way the same way (the server's shutdown).  Every result is checked before it leaves: NaN or
+Inf out of a finite request (e.g. joint rates of 1e200 overflow the Coriolis terms) is a
+``RequestError`` naming the entry and the likely cause, never an answer.  Any ``ValueError``
+of the core (its argument checks, the one rule for the Python API and the services) becomes
+a ``RequestError`` with the core's message.  Entries are named in messages by the caller's
+names (a joint by its URDF name), in every service alike.
 """
 from __future__ import annotations
 
+import functools
 import math
+import numbers
+import re
+import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +58,12 @@ from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
 
 DEFAULT_MAX_POINTS = 1_000_000
+#: seconds a request may compute before it is refused (the server's ``max_request_seconds``)
+DEFAULT_MAX_REQUEST_SECONDS = 10.0
+#: states per core call in a batch, steps per core call in a simulation: the clock (and a
+#: shutdown) is checked between them (~10-30 ms of work each for a 7-joint arm)
+CHUNK_STATES = 4096
+CHUNK_STEPS = 4096
 BASE_NAMES = {nm for q, v in BASE_COORDINATES.values() for nm in q + v}  # of any base kind
 #: a diff_drive base's wheel joints when the model names none (left, right)
 DEFAULT_WHEELS = ("left_wheel_joint", "right_wheel_joint")
@@ -56,6 +80,72 @@ def _f8(x) -> np.ndarray:
 
 class RequestError(ValueError):
     """A request the service refuses; the message is sent back to the caller."""
+
+
+def _serves(fn):
+    """A service method: starts the request's clock (``max_request_seconds``) and turns the
+    core's refusals (``ValueError``: argument checks, non-finite results; ``ArithmeticError``)
+    into ``RequestError`` with the core's message."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kw):
+        self._started = time.monotonic()
+        try:
+            return fn(self, *args, **kw)
+        except RequestError:
+            raise
+        except (ValueError, ArithmeticError) as exc:
+            raise RequestError(str(exc) or repr(exc)) from None
+
+    return method
+
+
+def _integer(name: str, x, minimum: int) -> int:
+    """A count as the core takes it (issue 27's rule, ``rbd_ros.validate.integer`` on the core
+    side): no bool, no fractional or non-finite number, at least ``minimum``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise RequestError(f"{name} must be an integer, got {x!r}")
+    if not isinstance(x, numbers.Integral) and not (math.isfinite(x) and float(x).is_integer()):
+        raise RequestError(f"{name} must be an integer, got {x!r} (a fractional number is not "
+                           f"rounded silently)")
+    if int(x) < minimum:
+        raise RequestError(f"{name} must be >= {minimum}, got {int(x)}")
+    return int(x)
+
+
+def _positive(name: str, x) -> float:
+    """A tolerance as the core takes it (``rbd_ros.validate.positive``): a finite real > 0,
+    not bool, not subnormal."""
+    if (isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real)
+            or not (math.isfinite(x) and x >= sys.float_info.min)):
+        raise RequestError(f"{name} must be a positive number, got {x!r}")
+    return float(x)
+
+
+def _shifted(message: str, k0: int, dt: float) -> str:
+    """The core's "diverged at t = T s (step K of N)" for a chunk that started at step
+    ``k0``, in the whole horizon's time."""
+    def fix(m: re.Match) -> str:
+        k = k0 + int(m.group(2))
+        return f"t = {k * dt:.6g} s (step {k}"
+
+    return re.sub(r"t = ([0-9.eE+-]+) s \(step (\d+)", fix, message) if k0 else message
+
+
+def _largest_input(inputs: dict) -> str:
+    """The likely cause of a non-finite result of finite inputs, for messages."""
+    big, which = 0.0, ""
+    for k, v in inputs.items():
+        if v is None:
+            continue
+        a = np.abs(np.asarray(v, dtype=float))
+        m = float(a[np.isfinite(a)].max(initial=0.0))
+        if m > big:
+            big, which = m, k
+    if big > 1e100:
+        return (f"the request's numbers overflow float64 (largest: |{which}| = {big:.3g}); send "
+                f"physically meaningful magnitudes")
+    return "the model or the state is degenerate here (no value of the request is unusually large)"
 
 
 @dataclass(frozen=True)
@@ -139,14 +229,28 @@ class SimulationResult:
 
 class DynamicsService:
     """Request-level front end over one ``Robot`` (see the module docstring); ``names`` the
-    base coordinates' and wheels' names (default ``base_names(robot.model)``)."""
+    base coordinates' and wheels' names (default ``base_names(robot.model)``);
+    ``max_request_seconds`` the bound on a request's work; ``alive`` (optional, e.g. an rclpy
+    context's ``ok``) is asked between chunks, and its False stops the work like ``stop()``
+    (a signal's shutdown reaches a batch running on the signalled thread)."""
 
     def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS,
-                 names: BaseNames | None = None) -> None:
+                 names: BaseNames | None = None,
+                 max_request_seconds: float = DEFAULT_MAX_REQUEST_SECONDS,
+                 alive=None) -> None:
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
+        if isinstance(max_request_seconds, bool) or not (
+                isinstance(max_request_seconds, (int, float)) and math.isfinite(max_request_seconds)
+                and max_request_seconds > 0):
+            raise ValueError(f"max_request_seconds must be a positive number of seconds, got "
+                             f"{max_request_seconds!r}")
         self.robot = robot
         self.max_points = int(max_points)
+        self.max_request_seconds = float(max_request_seconds)
+        self._started = time.monotonic()  # when the request under way began (_serves)
+        self._closing = False
+        self._alive = alive
         self.kind = robot.model.base_type
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
         self._identity = tuple(robot.joint_names)
@@ -176,6 +280,74 @@ class DynamicsService:
             self._qindex = {nm: i for i, nm in enumerate(self._qnames)}
             self._vindex = {nm: i for i, nm in enumerate(self._vnames)}
         self._seen: dict[tuple, np.ndarray | None] = {}  # checked name lists and orders (bounded)
+
+    # ---- bounds and results (module docstring) ---------------------------------------------
+    def stop(self) -> None:
+        """End the work under way and refuse what follows (the server shutting down): an
+        inverse kinematics solve stops within one iteration, a batch or simulation at its next
+        chunk, each with ``RequestError``."""
+        self._closing = True
+        self._stop_ik()
+
+    def _stop_ik(self) -> None:
+        from rbd_ros.algorithm import ik as ikmod
+
+        buf = self.robot.__dict__.get("_ik_buf")  # Robot._ik_buffers, once made
+        if buf is not None:
+            ikmod.request_stop(buf[1])
+            ikmod.request_stop(buf[2])
+
+    def _bound_message(self, where: str = "") -> str:
+        if self._closing:
+            return f"stopped{where}: the server is shutting down"
+        spent = time.monotonic() - self._started
+        return (f"stopped{where} after {spent:.3g} s: it hit the "
+                f"server's bound of {self.max_request_seconds:g} s per request (parameter "
+                f"max_request_seconds); ask for less work in one request (fewer states, steps, "
+                f"targets or restarts)")
+
+    def _check_time(self, where: str = "") -> None:
+        """``RequestError`` when the request is past ``max_request_seconds`` or the service is
+        stopping; called between chunks of work."""
+        if self._alive is not None and not self._closing and not self._alive():
+            self.stop()
+        if self._closing or time.monotonic() - self._started > self.max_request_seconds:
+            raise RequestError(self._bound_message(where))
+
+    def _left(self) -> float:
+        """Seconds the request under way may still compute."""
+        return self.max_request_seconds - (time.monotonic() - self._started)
+
+    def _finite(self, what: str, out, labels: Sequence[str] | None = None, **inputs):
+        """``out`` when every entry is finite, else ``RequestError`` naming the first bad state
+        and entry (by the caller's name when ``labels`` fits the width) and the likely cause
+        (the largest value of ``inputs``)."""
+        arr = np.asarray(out)
+        if np.isfinite(arr).all():
+            return out
+        flat = arr.reshape(arr.shape[0], -1) if arr.ndim > 1 else arr.reshape(1, -1)
+        bad = int(np.flatnonzero(~np.isfinite(flat))[0])
+        k, col = divmod(bad, flat.shape[1])
+        at = (f"'{labels[col]}'" if labels is not None and len(labels) == flat.shape[1]
+              else f"entry {col}")
+        cause = _largest_input(inputs)
+        if not cause.startswith("the request's"):
+            cause = self._model_cause() or cause
+        raise RequestError(f"{what} came out NaN or Inf (first at state {k}, "
+                           f"{at}) although the request is finite; {cause}")
+
+    def _model_cause(self) -> str:
+        """The model's largest parameter when it is large enough to overflow, else ''."""
+        m = self.robot.model
+        big, which = 0.0, ""
+        for field in ("mass", "a", "d", "com", "inertia", "rotor_inertia", "gear_ratio"):
+            v = np.abs(np.asarray(getattr(m, field, 0.0), dtype=float)).reshape(len(m.joint_names), -1)
+            if v.size and v.max() > big:
+                big, which = float(v.max()), f"{field} of joint '{m.joint_names[int(np.argmax(v.max(axis=1)))]}'"
+        if big > 1e100:
+            return (f"the model's numbers overflow float64 (largest: {which} = {big:.3g}); check "
+                    f"the model file")
+        return ""
 
     # ---- checking ------------------------------------------------------------------------
     def permutation(self, joint_names: Sequence[str]) -> np.ndarray | None:
@@ -345,7 +517,7 @@ class DynamicsService:
         if not np.isfinite(arr).all():
             bad = int(np.flatnonzero(~np.isfinite(arr))[0])
             at = (f"'{labels[bad % n]}'" if labels is not None and len(labels) == n
-                  else f"joint {bad % n}")
+                  else f"entry {bad % n}")
             raise RequestError(f"{name} contains NaN or Inf (first at state {bad // n}, {at})")
         return arr.reshape(k, n)
 
@@ -367,8 +539,17 @@ class DynamicsService:
         return x[0] if x.shape[0] == 1 else x
 
     def _call(self, fn, *xs: np.ndarray, **kw) -> np.ndarray:
-        """``fn`` on N model-order states (``_one``: a single state unbatched)."""
-        return np.asarray(fn(*(self._one(x) for x in xs), **kw))
+        """``fn`` on N model-order states (``_one``: a single state unbatched), in chunks of
+        ``CHUNK_STATES`` with the request's clock checked between them."""
+        N = len(xs[0])
+        if N <= CHUNK_STATES:
+            return np.asarray(fn(*(self._one(x) for x in xs), **kw))
+        parts = []
+        for k in range(0, N, CHUNK_STATES):
+            if k:
+                self._check_time(f" at state {k} of {N}")
+            parts.append(np.asarray(fn(*(x[k:k + CHUNK_STATES] for x in xs), **kw)))
+        return np.concatenate(parts)
 
     def _positions(self, name: str, data, perm, nq: int, rows: int | None = None,
                    labels: Sequence[str] | None = None) -> np.ndarray:
@@ -397,10 +578,17 @@ class DynamicsService:
                                f"send a zero wrench")
 
     def _each(self, fn, *xs: np.ndarray) -> np.ndarray:
-        """``fn`` state by state (``MobileBaseRobot`` takes one state per call)."""
-        return np.array([fn(*(x[k] for x in xs)) for k in range(len(xs[0]))])
+        """``fn`` state by state (``MobileBaseRobot`` takes one state per call), the request's
+        clock checked every 256 states."""
+        out = []
+        for k in range(len(xs[0])):
+            if k and k % 256 == 0:
+                self._check_time(f" at state {k} of {len(xs[0])}")
+            out.append(fn(*(x[k] for x in xs)))
+        return np.array(out)
 
     # ---- services ------------------------------------------------------------------------
+    @_serves
     def inverse_dynamics(self, joint_names: Sequence[str], positions, velocities, accelerations,
                          tool_wrench: Sequence[float] | None = None,
                          include_actuators: bool = False) -> np.ndarray:
@@ -425,12 +613,14 @@ class DynamicsService:
                 raise RequestError("tool_wrench must be 6 finite numbers [force; torque]")
             if not w.any():
                 w = None
+        inputs = {"positions": q, "velocities": qd, "accelerations": qdd, "tool_wrench": w}
         if self.mobile:
             self._mobile_options(w, include_actuators)
-            return self._mobile_inverse_dynamics(joint_names, q, qd, qdd)
+            tau = self._mobile_inverse_dynamics(joint_names, q, qd, qdd)
+            return self._finite("efforts", tau, self.labels(joint_names, "u"), **inputs)
         tau = self._call(self.robot.inverse_dynamics, q, self._to_model(pv, qd),
                          self._to_model(pv, qdd), tool_wrench=w, include_actuators=include_actuators)
-        return self._to_caller(pv, tau.reshape(len(q), nv))
+        return self._finite("efforts", self._to_caller(pv, tau.reshape(len(q), nv)), lv, **inputs)
 
     def _mobile_inverse_dynamics(self, joint_names, q, v, a) -> np.ndarray:
         """Ground base, model-order (N, 3 + n) states: planar ``[F_x, F_y, M_z, joints]``;
@@ -446,10 +636,12 @@ class DynamicsService:
         from ``DiffDriveEfforts`` (+ the lateral force when ``joint_names`` lists it)."""
         space, perm = self.efforts(joint_names, lateral=True)
         if not self.names.wheels:
-            return self._to_caller(perm, np.array([fn(*(x[k] for x in xs), **kw) for k in range(len(xs[0]))]))
+            return self._to_caller(perm, self._each(functools.partial(fn, **kw), *xs))
         out = np.empty((len(xs[0]), len(space)))
         n = self.robot.dof
         for k in range(len(xs[0])):
+            if k and k % 256 == 0:
+                self._check_time(f" at state {k} of {len(xs[0])}")
             e = fn(*(x[k] for x in xs), **kw)  # DiffDriveEfforts
             out[k, :2], out[k, 2:2 + n] = e.wheels, e.joints
             if len(space) > 2 + n:
@@ -467,15 +659,17 @@ class DynamicsService:
         if q.shape != qd.shape or q.shape != qdd.shape:
             return None
         try:
-            return self.robot.inverse_dynamics(q, qd, qdd).reshape(1, -1)
+            tau = self.robot.inverse_dynamics(q, qd, qdd).reshape(1, -1)
         except ValueError:
             return None
+        return tau if np.isfinite(tau).all() else None  # the general path names the cause
 
+    @_serves
     def mass_matrix(self, joint_names, positions, include_actuators: bool = False) -> np.ndarray:
         """(N, n, n) with rows and columns in the caller's joint order (floating base: the
         velocity names, (N, 6 + n, 6 + n))."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq)
+        q = self._positions("positions", positions, pq, nq, labels=self.labels(joint_names, "q"))
         if self.mobile:
             self._mobile_options(include_actuators=include_actuators)
             M = self._each(self.robot.mass_matrix, q)
@@ -484,35 +678,40 @@ class DynamicsService:
         M = M.reshape(len(q), nv, nv)
         if pv is not None:
             M = M[:, pv][:, :, pv]
-        return M
+        return self._finite("the mass matrix", M, positions=q)
 
+    @_serves
     def gravity(self, joint_names, positions) -> np.ndarray:
         """g(q) (N, n); floating base (N, 6 + n), the base entries the wrench holding the base;
         ground base (N, 3 + n) on the velocity names (base entries 0 under vertical gravity)."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq)
+        q = self._positions("positions", positions, pq, nq, labels=self.labels(joint_names, "q"))
         g = (self._each if self.mobile else self._call)(self.robot.gravity, q).reshape(len(q), nv)
-        return self._to_caller(pv, g)
+        return self._finite("gravity torques", self._to_caller(pv, g), self.labels(joint_names, "v"),
+                            positions=q)
 
+    @_serves
     def forward_kinematics(self, joint_names, positions) -> tuple[np.ndarray, np.ndarray]:
         """(tool pose 4x4, link frames (n+1, 4, 4)) for one state (world frame; a moving base
         carries them)."""
         (pq, _), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq, 1)[0]
-        return np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
+        q = self._positions("positions", positions, pq, nq, 1, labels=self.labels(joint_names, "q"))[0]
+        tool, links = np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
+        self._finite("the tool pose", tool[None], positions=q)
+        return tool, self._finite("the link poses", links[None], positions=q)[0]
 
+    @_serves
     def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
         """(6, n) [linear; angular], columns in the caller's joint order (floating base: the
         velocity names, 6 + n columns; a ground base: 3 + n columns on its velocity names,
         ``MobileBaseRobot.jacobian``)."""
         (pq, pv), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq, 1)[0]
-        try:
-            J = np.asarray(self.robot.jacobian(q, link=link or None))
-        except ValueError as exc:  # unknown link: the core's message names the valid ones
-            raise RequestError(str(exc)) from None
-        return self._to_caller(pv, J)
+        q = self._positions("positions", positions, pq, nq, 1, labels=self.labels(joint_names, "q"))[0]
+        # an unknown link: the core's ValueError names the valid ones (_serves)
+        J = np.asarray(self.robot.jacobian(q, link=link or None))
+        return self._finite("the Jacobian", self._to_caller(pv, J)[None], positions=q)[0]
 
+    @_serves
     def forward_simulate(self, joint_names, initial_positions, initial_velocities, torques,
                          torque_period: float, dt: float, integrator: str = "",
                          duration: float = 0.0, output_period: float = 0.0,
@@ -523,8 +722,12 @@ class DynamicsService:
         ``base_vy`` stays 0; its torques are the wheel torques and the joint torques).
 
         Step k (time k dt) uses torque row floor(k dt / torque_period), the last row held
-        when ``duration`` runs past the torques. Output: the initial state and then every
-        ``output_period`` (rounded to whole steps; 0 = every step)."""
+        when ``duration`` runs past the torques. Output: the initial state, then every
+        ``output_period`` (rounded to whole steps; 0 = every step), and always the final state
+        (so an ``output_period`` longer than the horizon gives the initial and the final
+        state; the times say when each row is).  The horizon runs in chunks of ``CHUNK_STEPS``
+        steps (the same numbers as one run: the integrators are one-step methods), the
+        request's clock checked between them."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
         lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
         q0 = self._positions("initial_positions", initial_positions, pq, nq, 1, labels=lq)[0]
@@ -543,16 +746,14 @@ class DynamicsService:
                                    f"{list(self.integrators)} (a {self.kind}-base robot)")
         else:
             integrator = integrator or "rk4"
-            try:
-                integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
-            except ValueError as exc:
-                raise RequestError(str(exc)) from None
+            integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
         for name, value in (("dt", dt), ("torque_period", torque_period)):
-            if not (math.isfinite(value) and value > 0):
-                raise RequestError(f"{name} must be a positive number, got {value}")
+            # a subnormal dt passes here and is refused as infinitely many steps below
+            if isinstance(value, bool) or not (math.isfinite(value) and value > 0):
+                raise RequestError(f"{name} must be a positive number, got {value!r}")
         for name, value in (("duration", duration), ("output_period", output_period)):
-            if not (math.isfinite(value) and value >= 0):
-                raise RequestError(f"{name} must be 0 or positive, got {value}")
+            if isinstance(value, bool) or not (math.isfinite(value) and value >= 0):
+                raise RequestError(f"{name} must be 0 or positive, got {value!r}")
         horizon = duration if duration > 0 else len(tau) * torque_period
         ratio = horizon / dt  # inf for a subnormal dt: refused below, never int(inf)
         if ratio > self.max_points:
@@ -568,44 +769,69 @@ class DynamicsService:
         rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9),
                           len(tau) - 1).astype(np.intp)
         tau_steps = np.ascontiguousarray(tau[rows])
+        if self.mobile:
+            def run(qa, va, u):  # a state check of the core on a diverging state: diverged
+                try:
+                    res = self.robot.simulate(qa, va, u, float(dt))
+                except ValueError as exc:
+                    raise SimulationError(f"simulation diverged: {exc}") from None
+                return res.q, res.qd, res.qdd
+        else:
+            def run(qa, va, u):
+                return self.robot.simulate(qa, va, u, dt, integrator=integrator,
+                                           include_actuators=include_actuators)
         t0 = time.perf_counter()
-        try:
-            if self.mobile:
-                q, qd, qdd = self._mobile_simulate(q0, qd0, tau, rows, float(dt))
-            else:
-                q, qd, qdd = self.robot.simulate(q0, qd0, tau_steps, dt, integrator=integrator,
-                                                 include_actuators=include_actuators)
-        except (SimulationError, SingularMassMatrixError) as exc:  # "diverged at t = ..."
-            raise RequestError(str(exc)) from None
-        if self.floating and not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            bad = int(np.flatnonzero(~np.isfinite(qd).all(axis=1) | ~np.isfinite(q).all(axis=1))[0])
-            raise RequestError(f"the simulation diverged at t = {bad * dt:g} s")
+        q, qd, qdd = self._integrate(run, q0, qd0, tau_steps, float(dt))
         compute_time = time.perf_counter() - t0
         stride = max(1, int(round(output_period / dt))) if output_period > 0 else 1
         keep = np.arange(0, steps + 1, stride)
+        if keep[-1] != steps:  # the final state is always answered
+            keep = np.append(keep, steps)
         times = keep * dt
         return SimulationResult(times, self._to_caller(pq, q[keep]), self._to_caller(pv, qd[keep]),
                                 self._to_caller(pv, qdd[keep]), compute_time)
 
-    def _mobile_simulate(self, q0: np.ndarray, v0: np.ndarray, tau: np.ndarray, rows: np.ndarray,
-                         dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One ``MobileBaseRobot.simulate`` call on the input sequence ``tau[rows]`` (steps, nu),
-        row k held over step k; ``qdd[k]`` is the acceleration under step k's row (the last
-        under the last row), as the fixed base's."""
-        try:
-            res = self.robot.simulate(q0, v0, np.ascontiguousarray(tau[rows]), dt)
-        except ValueError as exc:  # a state check of the core on a diverging state
-            raise SimulationError(f"simulation diverged: {exc}") from None
-        return res.q, res.qd, res.qdd
+    def _integrate(self, run, q0: np.ndarray, qd0: np.ndarray, tau: np.ndarray,
+                   dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``run(q0, qd0, tau_rows) -> (q, qd, qdd)`` (one core simulation) over ``tau`` in
+        chunks of ``CHUNK_STEPS`` steps, each from the last state of the one before; ``qdd``
+        at a seam is the next chunk's (under the next step's torque, as in one run).  A state
+        that turns NaN or Inf is ``RequestError`` "diverged at t = ...", a request past its
+        time the bound's message."""
+        steps = len(tau)
+        Q = QD = QDD = None
+        k, q, qd = 0, q0, qd0
+        while k < steps:
+            if k:
+                self._check_time(f" at t = {k * dt:g} s of the {steps * dt:g} s horizon")
+            m = min(CHUNK_STEPS, steps - k)
+            try:
+                qc, qdc, qddc = (np.asarray(x) for x in run(q, qd, tau[k:k + m]))
+            except (SimulationError, SingularMassMatrixError) as exc:  # "diverged at t = ..."
+                raise RequestError(_shifted(str(exc), k, dt)) from None
+            bad = ~(np.isfinite(qc).all(axis=1) & np.isfinite(qdc).all(axis=1))
+            if bad.any():  # e.g. a floating base's kernel, which does not raise
+                raise RequestError(f"the simulation diverged at t = {(k + int(np.argmax(bad))) * dt:g} s "
+                                   f"(the state became NaN or Inf); use a smaller dt (now {dt:g} s) "
+                                   f"or smaller torques")
+            if Q is None:
+                if m == steps:
+                    return qc, qdc, qddc
+                Q, QD, QDD = (np.empty((steps + 1, x.shape[1])) for x in (qc, qdc, qddc))
+            Q[k:k + m + 1], QD[k:k + m + 1], QDD[k:k + m + 1] = qc, qdc, qddc
+            k += m
+            q, qd = qc[-1].copy(), qdc[-1].copy()
+        return Q, QD, QDD
 
     # ---- statics and inverse kinematics --------------------------------------------------
+    @_serves
     def static_torques(self, joint_names, positions, wrench: Sequence[float], frame: str = "",
                        include_gravity: bool = False) -> np.ndarray:
         """``tau = J^T m [+ g]`` (N, n) in the caller's joint order (003 (2.2) via ``Robot``);
         a ground base: its efforts (``_mobile_efforts``: planar base force and moment, diff_drive
         wheel torques, + the lateral ground force on request)."""
         (pq, perm), (nq, _) = self.spaces(joint_names, lateral=self.mobile), self.widths(joint_names)
-        q = self._positions("positions", positions, pq, nq)
+        q = self._positions("positions", positions, pq, nq, labels=self.labels(joint_names, "q"))
         w = np.asarray(wrench, dtype=float)
         if w.shape != (6,) or not np.isfinite(w).all():
             raise RequestError("wrench must be 6 finite numbers [force; torque]")
@@ -613,18 +839,29 @@ class DynamicsService:
         if frame not in ("world", "tool"):
             raise RequestError(f"frame must be 'world' or 'tool' (or empty), got '{frame}'")
         if self.mobile:
-            return self._mobile_efforts(joint_names, self.robot.static_torques, q, wrench=w, frame=frame,
-                                        include_gravity=include_gravity)
-        tau = self.robot.static_torques(q, w, frame=frame, include_gravity=include_gravity)
-        return self._to_caller(perm, tau)
+            tau = self._mobile_efforts(joint_names, self.robot.static_torques, q, wrench=w, frame=frame,
+                                       include_gravity=include_gravity)
+            labels = self.labels(joint_names, "u")
+        else:
+            tau = self._call(self.robot.static_torques, q, wrench=w, frame=frame,
+                             include_gravity=include_gravity).reshape(len(q), -1)
+            tau, labels = self._to_caller(perm, tau), list(joint_names)
+        return self._finite("efforts", tau, labels, positions=q, wrench=w)
 
+    @_serves
     def inverse_kinematics(self, joint_names, targets, seeds=(), position_only: bool = False,
                            position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-6,
                            max_iterations: int = 100, max_restarts: int = 50,
                            timeout: float = 0.0) -> IKAnswer:
         """``Robot.ik`` for N packed targets (N x 16 row-major poses, or N x 3 positions with
         ``position_only``); empty ``joint_names`` means the model's order, empty ``seeds``
-        random starts.  Unreachable targets are answers (solved false), not errors."""
+        random starts.  Unreachable targets are answers (solved false), not errors.
+
+        Tolerances, ``max_iterations``, ``max_restarts`` and ``timeout`` follow the core's rules
+        (``_positive``, ``_integer``: no bool, no fractional count, no negative, NaN or
+        subnormal tolerance or time; then ``Robot.ik``'s own checks).  ``timeout`` 0 means none
+        of the caller's; either way the solve ends at the request's bound (``max_request_seconds``):
+        a timer sets the kernel's stop flag, and a solve it stopped is ``RequestError``."""
         self._fixed_only("inverse_kinematics")
         names = tuple(joint_names) or self._identity
         perm, n = self.permutation(names), len(names)
@@ -643,23 +880,46 @@ class DynamicsService:
         T = t.reshape(N, 3) if width == 3 else t.reshape(N, 4, 4)
         q0 = None
         if len(seeds):
-            q0 = self._to_model(perm, self.states("seeds", seeds, n, N))
-        for name, v in (("position_tolerance", position_tolerance),
-                        ("orientation_tolerance", orientation_tolerance)):
-            if not (math.isfinite(v) and v > 0):
-                raise RequestError(f"{name} must be a positive number, got {v}")
-        if max_iterations < 1 or max_restarts < 0:
-            raise RequestError(f"max_iterations must be >= 1 and max_restarts >= 0, got "
-                               f"{max_iterations} and {max_restarts}")
-        if not (math.isfinite(timeout) and timeout >= 0):
-            raise RequestError(f"timeout must be 0 (no limit) or positive, got {timeout}")
+            q0 = self._to_model(perm, self.states("seeds", seeds, n, N, labels=names))
+        # the core's rules (Robot.ik checks the same again)
+        position_tolerance = _positive("position_tolerance", position_tolerance)
+        orientation_tolerance = _positive("orientation_tolerance", orientation_tolerance)
+        max_iterations = _integer("max_iterations", max_iterations, 1)
+        max_restarts = _integer("max_restarts", max_restarts, 0)
+        if timeout != 0 or isinstance(timeout, bool):  # 0: no limit of the caller's
+            try:
+                timeout = _positive("timeout", timeout)
+            except RequestError:
+                raise RequestError(f"timeout must be 0 (no limit) or a positive number of "
+                                   f"seconds, got {timeout!r}") from None
+        left = self._left()
+        if self._closing or left <= 0:
+            raise RequestError(self._bound_message())
+        # the caller's timeout as given (Robot.ik's rule), unless the bound comes first
+        limit = left if timeout == 0 or timeout > left else timeout
+        from rbd_ros.algorithm import ik as ikmod
+
+        _, S, Ss = self.robot._ik_buffers()
+        ikmod.clear_stop(S)
+        ikmod.clear_stop(Ss)
+        timer = threading.Timer(left, self._stop_ik)  # the bound: the kernel's stop flag
+        timer.daemon = True
+        timer.start()
         try:
             res = self.robot.ik(T, q0=q0, position_only=position_only,
-                                position_tolerance=float(position_tolerance),
-                                orientation_tolerance=float(orientation_tolerance),
-                                max_iterations=int(max_iterations), max_restarts=int(max_restarts),
-                                timeout=float(timeout) or None)
-        except ValueError as exc:  # e.g. a target that is not a rigid transform
-            raise RequestError(str(exc)) from None
-        return IKAnswer(self._to_caller(perm, res.q), np.asarray(res.success, dtype=bool),
-                        res.position_error, res.orientation_error, res.iterations)
+                                position_tolerance=position_tolerance,
+                                orientation_tolerance=orientation_tolerance,
+                                max_iterations=max_iterations, max_restarts=max_restarts,
+                                timeout=limit)
+        finally:
+            timer.cancel()
+        # stopped by the timer, or Robot.ik's own clock ran out at the bound (whichever first)
+        bounded = limit == left and time.monotonic() - self._started >= self.max_request_seconds
+        if self._closing or bounded or ikmod.stop_requested(S) or ikmod.stop_requested(Ss):
+            raise RequestError(self._bound_message(f" ({int(np.sum(res.success))} of {N} targets "
+                                                   f"solved by then)"))
+        positions = self._to_caller(perm, np.atleast_2d(res.q))
+        self._finite("positions", positions, list(names), targets=T)
+        return IKAnswer(positions, np.atleast_1d(np.asarray(res.success, dtype=bool)),
+                        np.atleast_1d(res.position_error), np.atleast_1d(res.orientation_error),
+                        np.atleast_1d(res.iterations))

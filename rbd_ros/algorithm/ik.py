@@ -21,7 +21,10 @@ solution.  ``position_error = |p_t - p|`` (m), ``orientation_error = |log(R_t R^
 * ``two_link_ik``: 003 (1.24), both elbow branches.
 
 Scratch ``S`` (``ik_scratch``): rows 0..5 the Jacobian, rows 6..6+n-1 an n x n matrix, then
-vectors (``V + k``); kernels allocate nothing.
+vectors (``V + k``); kernels allocate nothing.  ``S[V + STOP, 0]`` is a stop flag: another
+thread sets it (``request_stop``; the LM kernels run without the GIL) and ``dls_solve`` ends
+within one iteration, keeping the best pose so far (success false) -- how the dynamics server
+bounds a request's time (its ``max_request_seconds``) and ends on SIGTERM mid-solve.
 """
 from __future__ import annotations
 
@@ -42,8 +45,8 @@ STALL_EVERY = 5  # every this many steps, the attempt stops unless |e|^2 fell be
 STALL_RATIO = 0.5  # this fraction of its value STALL_EVERY steps earlier
 PIVOT_EPS = 1e-12  # Newton: |pivot| below this (relative to the largest entry) = singular J
 # vector rows of the scratch, after the Jacobian (6) and the matrix (n)
-G, DQ, QT, E, ET, QB, QC, FX = 0, 1, 2, 3, 4, 5, 6, 7
-NV = 8
+G, DQ, QT, E, ET, QB, QC, FX, STOP = 0, 1, 2, 3, 4, 5, 6, 7, 8
+NV = 9
 # info entries
 I_SUCCESS, I_PERR, I_OERR, I_ITERS, I_ATTEMPTS = 0, 1, 2, 3, 4
 NINFO = 5
@@ -54,6 +57,28 @@ def ik_scratch(n: int, threads: int = 0) -> np.ndarray:
     ``threads`` of them for the batch kernel."""
     shape = (6 + n + NV, max(n, 6))
     return np.zeros((threads, *shape) if threads else shape)
+
+
+def _stop_cells(S: np.ndarray) -> np.ndarray:
+    """The stop flag(s) of a scratch or a stack of them (a view)."""
+    n6 = S.shape[-2] - NV  # 6 + n
+    return S[..., n6 + STOP, 0]
+
+
+def request_stop(S: np.ndarray) -> None:
+    """Set the stop flag of scratch ``S`` (or of each of a stack): a running ``dls_solve``
+    on it returns within one iteration (module docstring).  Safe from any thread."""
+    _stop_cells(S)[...] = 1.0
+
+
+def clear_stop(S: np.ndarray) -> None:
+    """Clear the stop flag(s) of ``S``, before a new solve."""
+    _stop_cells(S)[...] = 0.0
+
+
+def stop_requested(S: np.ndarray) -> bool:
+    """Whether the stop flag of ``S`` (any of a stack) is set."""
+    return bool(np.any(_stop_cells(S) != 0.0))
 
 
 @njit(cache=True, inline="always")
@@ -186,7 +211,7 @@ def lm_step(S: np.ndarray, e: np.ndarray, q: np.ndarray, lim: np.ndarray, rows: 
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dls_attempt(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, lim: np.ndarray,
                 rows: int, tol_p: float, tol_o: float, max_iter: int,
                 stall: bool) -> tuple[bool, int, float, float, float]:
@@ -211,6 +236,8 @@ def dls_attempt(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, li
     it = 0
     check = err
     while it < max_iter and not _converged(pe, oe, tol_p, tol_o):
+        if S[V + STOP, 0] != 0.0:  # another thread asked to stop (request_stop)
+            break
         it += 1
         if stall and it % STALL_EVERY == 0:  # too little progress: give up (a restart follows)
             if err > STALL_RATIO * check:
@@ -244,7 +271,7 @@ def dls_attempt(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, li
     return _converged(pe, oe, tol_p, tol_o), it, err, pe, oe
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: np.ndarray,
               use_q0: bool, lim: np.ndarray, rows: int, tol_p: float, tol_o: float, max_iter: int,
               max_attempts: int, seed: np.uint64, q_out: np.ndarray, info: np.ndarray) -> None:
@@ -252,7 +279,9 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
     (clamped into the limits) when ``use_q0``, the others from ``random_config``; stops at
     the first converged attempt or after ``max_attempts``; if none converged, the best pose
     is polished by one more run without the early stop.  ``q_out`` = the best q (least
-    ``|e|^2``), ``info`` = (success, position error, orientation error, iterations, attempts)."""
+    ``|e|^2``), ``info`` = (success, position error, orientation error, iterations, attempts).
+    The stop flag (``request_stop``) ends it within one iteration, without the polish; stopped
+    before any attempt, ``q_out`` is NaN and the errors are Inf."""
     n = lim.shape[1]
     V = 6 + n
     q = S[V + QC, :n]
@@ -264,7 +293,7 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
     iters = 0
     ok = False
     a = 0
-    while a < max_attempts and not ok:
+    while a < max_attempts and not ok and S[V + STOP, 0] == 0.0:
         if a == 0 and use_q0:
             for i in range(n):
                 q[i] = min(max(q0[i], lim[0, i]), lim[1, i])
@@ -277,7 +306,12 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
             best, bpe, boe = err, pe, oe
             for i in range(n):
                 qb[i] = q[i]
-    if not ok:  # polish the best pose: one more run, without the early stop
+    if a == 0:  # stopped before any attempt: nothing found
+        for i in range(n):
+            qb[i] = np.nan
+        bpe = np.inf
+        boe = np.inf
+    elif not ok and S[V + STOP, 0] == 0.0:  # polish the best pose: one more run, no early stop
         for i in range(n):
             q[i] = qb[i]
         ok, it, err, pe, oe = dls_attempt(mp, ws, S, T, lim, rows, tol_p, tol_o, max_iter, False)
@@ -295,7 +329,7 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
     info[I_ATTEMPTS] = a
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def dls_solve_batch(mp: np.ndarray, wss: np.ndarray, Ss: np.ndarray, chunks: int, T: np.ndarray,
                     q0: np.ndarray, use_q0: bool, lim: np.ndarray, rows: int, tol_p: float,
                     tol_o: float, max_iter: int, max_attempts: int, seed: np.uint64,

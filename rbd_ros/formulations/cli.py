@@ -4,11 +4,14 @@ For random states (seed fixed), a random tool wrench and the URDF's gravity, pri
 method's largest difference from RNEA (inverse dynamics), from CRBA (mass matrix) and, for
 the Coriolis matrices, of ``C qd`` from RNEA's ``h - g``, relative as
 ``max |a - b| / max(1, max |b|)``, with its median time per call.  Exit code 1 if any
-difference exceeds ``--tol`` (1e-9), 2 on a bad argument or robot.
+difference exceeds ``--tol`` (1e-9), 2 on a bad argument or robot (one line
+``rbd-ros formulations: error: ...``: ``--tol`` must be a finite number >= 0, ``--states`` a
+positive integer, ``--seed`` >= 0).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -63,6 +66,18 @@ def compare(robot, states: int = 5, seed: int = 0) -> list[tuple[str, str, float
     return rows
 
 
+def _check(args: argparse.Namespace) -> str:
+    """What is wrong with the options ('' if nothing): a NaN ``--tol`` would fail every row
+    (``err <= nan`` is false) and still exit 0; no states has no maximum to report."""
+    if not (math.isfinite(args.tol) and args.tol >= 0):
+        return f"--tol must be a finite number >= 0 (a relative difference), got {args.tol}"
+    if args.states < 1:
+        return f"--states must be a positive integer (random states to compare), got {args.states}"
+    if args.seed < 0:
+        return f"--seed must be an integer >= 0, got {args.seed}"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="rbd-ros formulations", description=__doc__.split("\n\n")[1])
     p.add_argument("urdf", help="robot .urdf (or .xacro) file")
@@ -72,12 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tol", type=float, default=1e-9, help="largest accepted relative difference")
     args = p.parse_args(argv)
+    problem = _check(args)
+    if problem:
+        print(f"rbd-ros formulations: error: {problem}", file=sys.stderr)
+        return 2
     from rbd_ros.robot import Robot
 
     try:
         robot = Robot.from_urdf(args.urdf, base_link=args.base, tip_link=args.tip)
     except (OSError, ValueError) as exc:
-        print(f"rbd-ros formulations: {exc}", file=sys.stderr)
+        print(f"rbd-ros formulations: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"{robot.model.name}: {robot.dof} joints, {args.states} random states with gravity and a tool wrench")
     rows = compare(robot, args.states, args.seed)

@@ -44,6 +44,23 @@ class IKSolution:
     iterations: Any
 
 
+def _field_value(key: str, current: Any, value: Any) -> Any:
+    """``value`` for a request field whose default is ``current``, without silent rewriting
+    (the core's rule, issue 27): no bool for a number, no fractional number for an integer
+    (``max_iterations=2.5`` is not 2), an integer inside int32."""
+    if isinstance(value, (bool, np.bool_)) != isinstance(current, bool):
+        raise ValueError(f"{key} must be {'True or False' if isinstance(current, bool) else 'a number'}, "
+                         f"got {value!r}")
+    if isinstance(current, int) and not isinstance(current, bool):
+        v = float(value)
+        if not (np.isfinite(v) and v.is_integer()):
+            raise ValueError(f"{key} must be an integer, got {value!r}")
+        if not -2**31 <= v < 2**31:
+            raise ValueError(f"{key} must fit a 32-bit integer, got {value!r}")
+        return int(v)
+    return type(current)(value)
+
+
 class DynamicsClient:
     """Synchronous client of the dynamics services (see the module docstring)."""
 
@@ -106,8 +123,9 @@ class DynamicsClient:
     def _call(self, name: str, request: Any) -> Any:
         """Send ``request`` and wait for the answer. Fast DDS can lose a response when many
         clients call one server at a high rate (ros2/rcl#1163); the calls are pure functions,
-        so a request unanswered after 1, 2, 4, ... s is sent again (forward_simulate, which
-        may legitimately run long, only after ``timeout``) and the first answer wins.
+        so a request unanswered after 1, 2, 4, ... s is sent again (forward_simulate and
+        inverse_kinematics, which may legitimately run long, up to the server's
+        ``max_request_seconds``, only after ``timeout``) and the first answer wins.
 
         With its own node the client waits on the service client's handle directly (no
         executor: 0.1-0.2 ms less per call, see ``nodes/lean_executor.py`` for the server's
@@ -117,7 +135,8 @@ class DynamicsClient:
         client = self._clients[name]
         if not client.service_is_ready() and not client.wait_for_service(timeout_sec=self.timeout):
             raise DynamicsError(f"service {client.srv_name} not available")
-        patience = self.timeout if name == "forward_simulate" else 1.0
+        # the long-running services are not resent: a copy would only queue behind the first
+        patience = self.timeout if name in ("forward_simulate", "inverse_kinematics") else 1.0
         with self._lock:
             res = self._send_until_answered(client, request, patience)
         if res is None:
@@ -319,7 +338,7 @@ class DynamicsClient:
         for key, value in options.items():
             if not hasattr(req, key) or key in ("joint_names", "targets", "seeds"):
                 raise TypeError(f"inverse_kinematics: unknown option {key!r}")
-            setattr(req, key, type(getattr(req, key))(value))
+            setattr(req, key, _field_value(key, getattr(req, key), value))
         res = self._call("inverse_kinematics", req)
         out = IKSolution(np.asarray(res.positions).reshape(-1, len(names)), np.asarray(res.solved, dtype=bool),
                          np.asarray(res.position_errors), np.asarray(res.orientation_errors),

@@ -16,6 +16,10 @@ Parameters
                      a ground base, base_x .. base_qw / base_vx .. base_wz for a floating one;
                      the model's wheel joints); checked by ``rbd_ros.services.base_names``
   service_namespace  'rbd'                              max_points  1000000 states per request
+  max_request_seconds  10.0: the most a request may compute (s); one still computing then is
+                     answered success=false with a message saying it hit this bound (batches
+                     and simulations are checked between chunks, inverse kinematics is stopped
+                     inside its kernel; ``rbd_ros.services``)
   allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
                      the services under this namespace (clients would get answers from either)
 
@@ -29,14 +33,22 @@ Executors: the quick services are served by ``LeanExecutor`` (``rbd_ros/ros/lean
 a wait loop over the node's services that calls each callback directly; rclpy's
 ``SingleThreadedExecutor`` costs 0.1-0.15 ms more per call (it rebuilds its wait set and wraps
 every callback in a task), and a ``MultiThreadedExecutor`` another 0.2-0.3 ms (a worker thread
-per callback). ``forward_simulate`` lives on a companion node ``<name>_sim`` (no parameters of
-its own) served by a second ``LeanExecutor`` in its own thread, with its own workspace; its
-integration kernel releases the GIL, so a long simulation does not block the other services.
+per callback). ``forward_simulate`` lives on a companion node ``<name>_sim`` and
+``inverse_kinematics`` on ``<name>_ik`` (no parameters of their own), each served by a
+``LeanExecutor`` in its own thread, with its own workspace; their kernels release the GIL, so a
+long simulation or solve does not block the other services (issue 27: one unreachable IK target
+with a huge ``max_restarts`` starved every service).
+
+Shutdown: SIGINT or SIGTERM ends the process within a second whatever it computes: the main
+thread only waits (the long work is on the companions' threads, without the GIL), and
+``close`` stops the work under way (``DynamicsService.stop``: the IK kernel's stop flag, the
+simulation at its next chunk) before it joins the threads.
 """
 from __future__ import annotations
 
 import array
 import gc
+import math
 import sys
 import time
 import traceback
@@ -258,14 +270,29 @@ class DynamicsServer:
 
         from rbd_ros.robot import Robot
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.services import DEFAULT_MAX_POINTS, DynamicsService, named_model
+        from rbd_ros.services import (
+            DEFAULT_MAX_POINTS,
+            DEFAULT_MAX_REQUEST_SECONDS,
+            DynamicsService,
+            named_model,
+        )
 
         self.node = node
         started = time.monotonic()
+        from rcl_interfaces.msg import ParameterDescriptor
+
         for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS),
                               ("allow_shared_namespace", False)):
             node.declare_parameter(name, default)
+        # any number (5 as well as 5.0), checked below in one line
+        node.declare_parameter("max_request_seconds", DEFAULT_MAX_REQUEST_SECONDS,
+                               ParameterDescriptor(dynamic_typing=True))
         prefix = service_prefix(node.get_parameter("service_namespace").value)
+        bound = node.get_parameter("max_request_seconds").value
+        if isinstance(bound, bool) or not (isinstance(bound, (int, float)) and math.isfinite(bound)
+                                           and bound > 0):
+            raise NodeConfigError(f"max_request_seconds must be a positive number of seconds, "
+                                  f"got {bound!r}")
         loaded = robot_from_node(node)  # + base, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
@@ -274,29 +301,49 @@ class DynamicsServer:
         if not shared:
             refuse_if_served(node, prefix, started)
         max_points = int(node.get_parameter("max_points").value)
-        self.service = DynamicsService(robot, max_points, names)
-        # the simulation gets its own workspace, so it can run beside the other services
-        self.sim_service = DynamicsService(Robot(robot.model), max_points, names)
+        # the main node's batches run on the thread the signal interrupts: they ask the context
+        self.service = DynamicsService(robot, max_points, names, float(bound), alive=node.context.ok)
+        # the simulation and the IK get their own workspaces, so they run beside the others
+        self.sim_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
+        self.ik_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
         types = dynamics_service_types()
-        # the companion node: global arguments (a __node remap, parameters) are the main
+        # the companion nodes: global arguments (a __node remap, parameters) are the main
         # node's; service names are absolute, so a namespace remap does not matter either
-        self.sim_node = rclpy.create_node(f"{node.get_name()}_sim", namespace=node.get_namespace(),
-                                          context=node.context, use_global_arguments=False,
-                                          start_parameter_services=False)
+        self.sim_node, self.ik_node = (
+            rclpy.create_node(f"{node.get_name()}_{tag}", namespace=node.get_namespace(),
+                              context=node.context, use_global_arguments=False,
+                              start_parameter_services=False) for tag in ("sim", "ik"))
+        owners = {"forward_simulate": self.sim_node, "inverse_kinematics": self.ik_node}
         self._services = []
         for name in types:
             handler = self._guard(getattr(self, "_" + name))
-            owner = self.sim_node if name == "forward_simulate" else node
+            owner = owners.get(name, node)
             self._services.append(owner.create_service(types[name], prefix + name, handler,
                                                        qos_profile=SERVICE_QOS()))
-        self._sim_executor = LeanExecutor(context=node.context)
-        self._sim_executor.add_node(self.sim_node)
-        self._sim_thread = spin_in_thread(self._sim_executor, "forward_simulate")
+        self._warm()
+        self._companions = []  # (executor, thread) of each companion node
+        for name, owner in owners.items():
+            executor = LeanExecutor(context=node.context)
+            executor.add_node(owner)
+            self._companions.append((executor, spin_in_thread(executor, name)))
         model = robot.model
         print(f"dynamics_server: ready ({model.dof} joints {list(model.joint_names)}, "
               f"{model.base_type} base{self._entries(names)}, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
+
+    def _warm(self) -> None:
+        """Load the IK and simulation kernels before the first request (~20 ms from numba's
+        cache): compiled on first use instead, with a cold cache, they hold the GIL for
+        seconds inside that request's ``max_request_seconds``."""
+        if self.service.moving:
+            return
+        robot, sim = self.ik_service.robot, self.sim_service.robot
+        q = np.clip(np.zeros(robot.dof), robot.model.lower, robot.model.upper)
+        T = robot.fk(q)
+        robot.ik(T, q0=q, max_restarts=0, timeout=1.0)
+        robot.ik(np.stack([T, T]), q0=np.stack([q, q]), max_restarts=0, timeout=1.0)
+        sim.simulate(q, np.zeros(robot.dof), np.zeros((1, robot.dof)), 1e-3)
 
     @staticmethod
     def _entries(names) -> str:
@@ -305,11 +352,17 @@ class DynamicsServer:
         return f" {list(every)}" if every else ""
 
     def close(self) -> None:
-        """Stop the simulation thread and destroy the companion node (the main node is the
-        caller's)."""
-        self._sim_executor.shutdown(timeout_sec=1.0)
-        self._sim_thread.join(timeout=5.0)
+        """Stop the work under way (``DynamicsService.stop``), the companions' threads, and
+        destroy the companion nodes (the main node is the caller's); well within a second."""
+        for service in (self.service, self.sim_service, self.ik_service):
+            service.stop()
+        for executor, _ in self._companions:
+            executor.shutdown(timeout_sec=0.0)
+        until = time.monotonic() + 0.5
+        for _, thread in self._companions:
+            thread.join(timeout=max(0.0, until - time.monotonic()))
         self.sim_node.destroy_node()
+        self.ik_node.destroy_node()
         if self._lock is not None:
             self._lock.close()  # releases this host's lock of the namespace
 
@@ -391,7 +444,7 @@ class DynamicsServer:
             req.include_gravity))
 
     def _inverse_kinematics(self, req, res) -> None:
-        out = self.service.inverse_kinematics(
+        out = self.ik_service.inverse_kinematics(
             req.joint_names, req.targets, req.seeds, req.position_only, req.position_tolerance,
             req.orientation_tolerance, req.max_iterations, req.max_restarts, req.timeout)
         res.positions = f64(out.positions)

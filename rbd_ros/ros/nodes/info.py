@@ -1,9 +1,12 @@
 """Node ``info``: load a robot description and print (and log) its movable joints.
 
 ``rbd-ros info [FILE] [--ros-args -p urdf_path:=FILE | -p robot_description:=XML]``; with
-none, the bundled default robot (a FILE argument wins over the parameters). A missing file or
-malformed XML is one line ``rbd_info: error: ...`` and exit code 2. It parses the URDF with
-urdf-parser-py only, so it runs on any description, even one the MDH converter would refuse.
+none, the bundled default robot (a FILE argument wins over the parameters).  FILE is a URDF or
+xacro, or a model YAML (``rbd-ros urdf2mdh`` output, ``config/*.yaml``).  A missing file, a
+directory (a recording directory is pointed to ``rbd-ros view DIR``) or malformed XML/YAML is
+one line ``rbd_info: error: ...`` saying what was expected, and exit code 2. It parses the
+URDF with urdf-parser-py only, so it runs on any description, even one the MDH converter
+would refuse.
 """
 from __future__ import annotations
 
@@ -33,6 +36,42 @@ def describe(xml: str) -> list[str]:
     return lines
 
 
+#: what ``info`` reads, for its messages
+EXPECTED = "a robot file: a URDF/xacro, or a model YAML (rbd-ros urdf2mdh output)"
+
+
+def check_path(path: str, where: str) -> None:
+    """``NodeConfigError`` saying what ``info`` expected when ``path`` is a directory or
+    missing (``where``: how the message names it)."""
+    from pathlib import Path
+
+    p = Path(path).expanduser()
+    if p.is_dir():
+        if (p / "recording.npz").is_file():
+            raise NodeConfigError(f"{where} '{p}' is a recording directory; info describes "
+                                  f"{EXPECTED}; replay a recording with: rbd-ros view {p}")
+        raise NodeConfigError(f"{where} '{p}' is a directory; info expects {EXPECTED}")
+    if not p.is_file():
+        raise NodeConfigError(f"{where} '{p}': file not found; info expects {EXPECTED}")
+
+
+def describe_model(path: str) -> list[str]:
+    """``describe`` for a model YAML: one line per joint of the chain (name, type, limits)."""
+    from rbd_ros.model import MdhModel
+
+    try:
+        m = MdhModel.from_yaml(path)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NodeConfigError(f"'{path}' is not a valid model YAML: {' '.join(str(exc).split())}") from None
+    lines = [f"model '{m.name}': {m.dof} joints, {m.base_link} -> {m.tip_link}, "
+             f"{m.base_type} base"]
+    for i, name in enumerate(m.joint_names):
+        kind = "prismatic" if int(m.joint_type[i]) == 1 else "revolute"
+        lines.append(f"  {name:<24} {kind:<10} link {m.link_names[i]}  range "
+                     f"[{m.lower[i]:.4g}, {m.upper[i]:.4g}]  effort {m.effort_limit[i]:.4g}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     from rclpy.node import Node
 
@@ -51,8 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         from rbd_ros.urdf.parse import read_description
 
         if files:  # a FILE argument wins over the parameters
+            check_path(files[0], "FILE")
+            if files[0].lower().endswith((".yaml", ".yml")):
+                for line in describe_model(files[0]):
+                    print(line, flush=True)
+                node.get_logger().info(f"described {files[0]}")
+                return
             source, where, _ = urdf_source("", files[0])
         else:
+            if node.get_parameter("urdf_path").value and not node.get_parameter("robot_description").value:
+                check_path(node.get_parameter("urdf_path").value, "urdf_path")
             source, where, _ = urdf_source(node.get_parameter("robot_description").value,
                                            node.get_parameter("urdf_path").value)
         with urdf_errors(where):  # the converter's reader: xacro expanded, errors name the file
