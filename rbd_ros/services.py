@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbd_ros import validate
 from rbd_ros.algorithm.integrators import integrator_code
 from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
@@ -80,6 +81,23 @@ def _f8(x) -> np.ndarray:
 
 class RequestError(ValueError):
     """A request the service refuses; the message is sent back to the caller."""
+
+
+def _raw(fn):
+    """``fn`` answering its non-finite result instead of the core's ``NonFiniteResultError``
+    (which carries it), so that the service's own check (``DynamicsService._finite``) names
+    the bad entry by the caller's joint name and the cause (an input, or the model)."""
+
+    @functools.wraps(fn)
+    def call(*args, **kw):
+        try:
+            return fn(*args, **kw)
+        except validate.NonFiniteResultError as exc:
+            if exc.result is None:
+                raise
+            return exc.result
+
+    return call
 
 
 def _serves(fn):
@@ -540,7 +558,9 @@ class DynamicsService:
 
     def _call(self, fn, *xs: np.ndarray, **kw) -> np.ndarray:
         """``fn`` on N model-order states (``_one``: a single state unbatched), in chunks of
-        ``CHUNK_STATES`` with the request's clock checked between them."""
+        ``CHUNK_STATES`` with the request's clock checked between them.  A non-finite result
+        comes back as it is (``_raw``): ``_finite`` then names the caller's joint."""
+        fn = _raw(fn)
         N = len(xs[0])
         if N <= CHUNK_STATES:
             return np.asarray(fn(*(self._one(x) for x in xs), **kw))
@@ -580,7 +600,7 @@ class DynamicsService:
     def _each(self, fn, *xs: np.ndarray) -> np.ndarray:
         """``fn`` state by state (``MobileBaseRobot`` takes one state per call), the request's
         clock checked every 256 states."""
-        out = []
+        fn, out = _raw(fn), []
         for k in range(len(xs[0])):
             if k and k % 256 == 0:
                 self._check_time(f" at state {k} of {len(xs[0])}")
@@ -696,7 +716,7 @@ class DynamicsService:
         carries them)."""
         (pq, _), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1, labels=self.labels(joint_names, "q"))[0]
-        tool, links = np.asarray(self.robot.fk(q)), np.asarray(self.robot.link_poses(q))
+        tool, links = np.asarray(_raw(self.robot.fk)(q)), np.asarray(_raw(self.robot.link_poses)(q))
         self._finite("the tool pose", tool[None], positions=q)
         return tool, self._finite("the link poses", links[None], positions=q)[0]
 
@@ -708,7 +728,7 @@ class DynamicsService:
         (pq, pv), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1, labels=self.labels(joint_names, "q"))[0]
         # an unknown link: the core's ValueError names the valid ones (_serves)
-        J = np.asarray(self.robot.jacobian(q, link=link or None))
+        J = np.asarray(_raw(self.robot.jacobian)(q, link=link or None))
         return self._finite("the Jacobian", self._to_caller(pv, J)[None], positions=q)[0]
 
     @_serves

@@ -41,7 +41,13 @@ _TINY = sys.float_info.min  # the smallest normal double
 class NonFiniteResultError(ValueError):
     """A computation on finite inputs produced NaN or Inf (the inputs overflow float64, or the
     model is degenerate); the message names the cause.  A ``ValueError`` so that every
-    caller that turns bad arguments into ``success=false`` also reports this."""
+    caller that turns bad arguments into ``success=false`` also reports this.  ``result``:
+    the offending array, for a caller that names the bad entry in its own terms (the dynamics
+    service names the caller's joint)."""
+
+    def __init__(self, message: str, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def _real_scalar(x: Any) -> bool:
@@ -184,7 +190,8 @@ def finite_result(what: str, out: Any, **inputs: Any) -> Any:
     the input with the largest magnitude (finite inputs too large for float64)."""
     if _all_finite(out) if isinstance(out, np.ndarray) and out.dtype == np.float64 else np.isfinite(out).all():
         return out
-    raise NonFiniteResultError(f"{what}: the result is NaN or Inf although the inputs are finite; {_cause(inputs)}")
+    raise NonFiniteResultError(f"{what}: the result is NaN or Inf although the inputs are finite; {_cause(inputs)}",
+                               result=out)
 
 
 def _cause(inputs: dict[str, Any]) -> str:
