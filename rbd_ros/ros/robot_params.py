@@ -117,10 +117,13 @@ def _gravity(value: Any) -> np.ndarray | None:
 
 
 def declare_robot_parameters(node: Any) -> None:
-    """Declare the robot parameters (read-only) on ``node``."""
+    """Declare the robot parameters (read-only) on ``node`` (those not declared yet: a managed
+    node configured again)."""
     from rcl_interfaces.msg import ParameterDescriptor
 
     for name, default in ROBOT_PARAMETERS.items():
+        if node.has_parameter(name):
+            continue
         if default is None:  # any type: an unset gravity stays None
             node.declare_parameter(name, None, ParameterDescriptor(read_only=True, dynamic_typing=True))
         else:

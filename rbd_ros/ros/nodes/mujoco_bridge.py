@@ -596,7 +596,7 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
 
     from rbd_ros.control.gains import LAWS
     from rbd_ros.control.mobile_laws import MOBILE_LAWS
-    from rbd_ros.ros.nodes.controller import Controller
+    from rbd_ros.ros.nodes.controller import make_controller
 
     law_type = node.declare_parameter("controller_type", "").value
     if not law_type:
@@ -613,15 +613,8 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
         "controller", context=node.context, namespace=node.get_namespace(),
         cli_args=topic_remaps(argv, "controller"), use_global_arguments=False,
         parameter_overrides=[*given, Parameter("type", Parameter.Type.STRING, law_type)])
-    try:
-        if law_type in MOBILE_LAWS:  # a mobile base: the law reads the base's ground truth
-            from rbd_ros.ros.nodes.mobile_controller import MobileController
-
-            if not hasattr(sim, "base_state"):
-                raise NodeConfigError(f"controller_type {law_type} drives a mobile base; this robot has none")
-            controller = MobileController(cnode, law_type, composed=True, base_state=sim.base_state)
-        else:
-            controller = Controller(cnode, composed=True)
+    try:  # the law registry's controller; a mobile law reads the base's ground truth
+        controller = make_controller(cnode, composed=True, base_state=getattr(sim, "base_state", None))
     except Exception:
         cnode.destroy_node()
         raise

@@ -1,0 +1,117 @@
+"""The controller as a managed (lifecycle) node (``managed:=true``, issue 28): driven through
+``lifecycle_msgs`` ChangeState by this test as a real process.  No command before
+``activate``; after it, the command holding the arm where it is *then* equals the gravity
+torque of Pinocchio (oracle) at that pose; ``deactivate`` sends exactly one zero command,
+then silence; cleanup and a second configure work; a bad parameter fails ``configure``."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from test_control_node import Peer
+
+from ros_helpers import REPO, ros_context
+
+PLANAR2_URDF = str(REPO / "urdf" / "planar2.urdf")
+NAMES = ["joint1", "joint2"]
+CONFIGURE, CLEANUP, ACTIVATE, DEACTIVATE = 1, 2, 3, 4  # lifecycle_msgs/Transition ids
+
+
+def _call(peer: Peer, srv_type, name: str, request, timeout: float = 20.0):
+    client = peer.node.create_client(srv_type, name)
+    assert client.wait_for_service(timeout_sec=timeout), f"no {name}"
+    future = client.call_async(request)
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, f"no answer from {name}"
+        time.sleep(0.01)
+    return future.result()
+
+
+def _transition(peer: Peer, transition_id: int) -> bool:
+    from lifecycle_msgs.srv import ChangeState
+
+    req = ChangeState.Request()
+    req.transition.id = transition_id
+    return _call(peer, ChangeState, "/controller/change_state", req).success
+
+
+def _state(peer: Peer) -> str:
+    from lifecycle_msgs.srv import GetState
+
+    return _call(peer, GetState, "/controller/get_state", GetState.Request()).current_state.label
+
+
+def _stream(peer: Peer, q, seconds: float, t0: float) -> float:
+    """Publish /joint_states at q (zero velocity) at ~100 Hz for ``seconds``; the last stamp."""
+    t = t0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t += 0.01
+        peer.publish_state(NAMES, q, t=t)
+        time.sleep(0.01)
+    return t
+
+
+def _gravity(q: np.ndarray) -> np.ndarray:
+    pin = pytest.importorskip("pinocchio")
+    model = pin.buildModelFromUrdf(PLANAR2_URDF)
+    assert model.nq == 2
+    return pin.computeGeneralizedGravity(model, model.createData(), q)
+
+
+def test_lifecycle_commands_only_while_active(node_process) -> None:
+    with ros_context() as ctx:
+        peer = Peer(ctx)
+        try:
+            _run(node_process, peer)
+        finally:
+            peer.close()
+
+
+def _run(node_process, peer: Peer) -> None:
+    proc = node_process(["controller", "--ros-args", "-p", "managed:=true", "-p", f"urdf_path:={PLANAR2_URDF}",
+                         "-p", "type:=pd_gravity", "-p", "model_actuators:=false", "-p", "state_timeout:=0.0"],
+                        ready="controller: unconfigured (managed)")
+    assert _state(peer) == "unconfigured"
+    q1, q2 = np.array([0.3, -0.4]), np.array([0.7, 0.5])
+    t = _stream(peer, q1, 0.5, 0.0)
+    assert _transition(peer, CONFIGURE) and _state(peer) == "inactive"
+    peer.wait_subscribed(peer.joint_pub)
+    t = _stream(peer, q1, 0.5, t)  # the first state: gains, a hold at q1
+    t = _stream(peer, q2, 0.5, t)  # the arm moved while inactive
+    with peer.cv:
+        assert peer.commands == [], "a command before activate"
+    assert _transition(peer, ACTIVATE) and _state(peer) == "active"
+    tau = peer.send_command_and_wait(NAMES, q2, t=t + 0.01)
+    # holding where the arm is at activation, at rest: exactly the gravity torque (a hold of
+    # q1 would add kp (q1 - q2), hundreds of N m)
+    np.testing.assert_allclose(tau, _gravity(q2), rtol=1e-9, atol=1e-9)
+    t += 0.01
+    assert _transition(peer, DEACTIVATE) and _state(peer) == "inactive"
+    peer.wait(lambda: np.all(peer.commands[-1] == 0.0), 10.0, "the zero command")
+    with peer.cv:
+        k = len(peer.commands)
+        assert np.all(peer.commands[-1] == 0.0) and not np.all(peer.commands[-2] == 0.0)
+    _stream(peer, q2, 0.5, t)
+    with peer.cv:
+        assert len(peer.commands) == k, "commands after deactivate"
+    assert _transition(peer, CLEANUP) and _state(peer) == "unconfigured"
+    assert _transition(peer, CONFIGURE) and _state(peer) == "inactive", "\n".join(proc.lines)
+    assert proc.proc.poll() is None
+
+
+def test_bad_parameter_fails_configure(node_process) -> None:
+    with ros_context() as ctx:
+        peer = Peer(ctx)
+        try:
+            proc = node_process(["controller", "--ros-args", "-p", "managed:=true", "-p", "type:=pd_gravity",
+                                 "-p", f"urdf_path:={PLANAR2_URDF}", "-p", "joints:=[joint1]"],
+                                ready="controller: unconfigured (managed)")
+            assert not _transition(peer, CONFIGURE)
+            assert _state(peer) == "unconfigured"
+            line = proc.wait_for("configure failed", 10)
+            assert "must be the model's joints" in line
+        finally:
+            peer.close()
