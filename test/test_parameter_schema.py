@@ -34,15 +34,26 @@ def test_controller_defaults_are_the_core_constants() -> None:
     assert every_gain == {n for n, spec in s.specs.items() if spec.gain}
 
 
+def test_dynamics_server_and_robot_defaults_are_the_core_constants() -> None:
+    from rbd_ros.services import DEFAULT_MAX_POINTS, DEFAULT_MAX_REQUEST_SECONDS
+
+    s = schema("dynamics_server")
+    assert s["max_points"].default == DEFAULT_MAX_POINTS
+    assert s["max_request_seconds"].default == DEFAULT_MAX_REQUEST_SECONDS
+    assert schema("robot").defaults() == {"model_yaml": "", "robot_description": "", "urdf_path": "",
+                                          "base_link": "", "tip_link": "", "base": "", "gravity": None}
+
+
 @pytest.mark.parametrize("name, value, reason", [
     ("state_timeout", -1.0, "state_timeout must be >= 0 s (0 = never), got -1.0"),
     ("state_timeout", math.nan, "state_timeout must be >= 0 s (0 = never), got nan"),
     ("rate", 0.0, "rate must be positive, got 0.0"),
     ("rt_priority", 100, "rt_priority must be 0 (off) to 99, got 100"),
-    ("rt_priority", True, "rt_priority must be an integer, got True"),
+    ("rt_priority", True, "rt_priority must be 0 (off) to 99, got True"),
     ("trigger", "x", "trigger must be one of ('joint_states', 'timer'), got 'x'"),
     ("interpolation", "linear", "interpolation must be one of ('auto', 'cubic', 'quintic'), got 'linear'"),
-    ("rate", "fast", "rate must be a double, got 'fast'"),
+    ("rate", "fast", "rate must be positive, got 'fast'"),
+    ("trigger", 5, "trigger must be a string, got 5"),
 ])
 def test_refusals_are_one_line_and_name_the_parameter(name, value, reason) -> None:  # noqa: ANN001
     assert schema("controller")[name].reason(value) == reason

@@ -55,10 +55,10 @@ class Spec:
                    or (kind == "integer" and isinstance(value, int))
                    or (kind in _PY and kind not in ("double", "integer") and isinstance(value, _PY[kind]))
                    or (kind.endswith("_array") and isinstance(value, (list, tuple))))
+        what = self.message
         if not ok_type or (kind in ("double", "integer") and isinstance(value, bool)):
             article = "an" if kind[0] in "aeiou" else "a"
-            return f"{self.name} must be {article} {kind.replace('_', ' ')}, got {value!r}"
-        what = self.message
+            return f"{self.name} {what or f'must be {article} ' + kind.replace('_', ' ')}, got {value!r}"
         if self.range is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
             lo, hi = self.range
             bad = (not math.isfinite(value)

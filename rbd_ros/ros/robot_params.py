@@ -1,7 +1,7 @@
 """The robot a node works on, from its parameters: the one loader of the controller, the
 MuJoCo bridge, the dynamics server and ``rbd-ros bringup``.
 
-Parameters (read-only)
+Parameters (read-only; declared from ``config/schema/robot.yaml``)
   model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``, ``config/NAME.yaml``); wins
   robot_description  URDF XML text; wins over urdf_path
   urdf_path          a .urdf or .xacro file; none of the three -> the bundled default robot
@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError
+from rbd_ros.ros.parameters import schema
 
-#: name -> default ('' = not given; gravity None = not given)
-ROBOT_PARAMETERS: dict[str, Any] = {"model_yaml": "", "robot_description": "", "urdf_path": "",
-                                    "base_link": "", "tip_link": "", "base": "", "gravity": None}
+#: name -> default ('' = not given; gravity None = not given): config/schema/robot.yaml
+ROBOT_PARAMETERS: dict[str, Any] = schema("robot").defaults()
 
 
 @dataclass(frozen=True)
@@ -119,15 +119,9 @@ def _gravity(value: Any) -> np.ndarray | None:
 def declare_robot_parameters(node: Any) -> None:
     """Declare the robot parameters (read-only) on ``node`` (those not declared yet: a managed
     node configured again)."""
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    for name, default in ROBOT_PARAMETERS.items():
-        if node.has_parameter(name):
-            continue
-        if default is None:  # any type: an unset gravity stays None
-            node.declare_parameter(name, None, ParameterDescriptor(read_only=True, dynamic_typing=True))
-        else:
-            node.declare_parameter(name, default, ParameterDescriptor(read_only=True))
+    for name, spec in schema("robot").specs.items():
+        if not node.has_parameter(name):  # any type for gravity: an unset one stays None
+            node.declare_parameter(name, spec.default, spec.descriptor())
 
 
 def robot_from_node(node: Any, base: str = "") -> LoadedRobot:

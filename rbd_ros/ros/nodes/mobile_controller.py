@@ -28,8 +28,9 @@ A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
 Parameters: those of ``config/schema/controller.yaml`` with ``families`` mobile or none
 (``docs/parameters.md``), declared and checked by ``rbd_ros.ros.parameters``.
 
-Composed mode (``controller_type`` of the MuJoCo bridge): no ``/joint_states``/``/odom`` subscriptions; the bridge calls ``step`` with the
-state it just produced and the base's ground truth (``odom_source`` does not apply).
+Composed mode (``controller_type`` of the MuJoCo bridge): no ``/joint_states``/``/odom``
+subscriptions; the bridge calls ``step`` with the state it just produced and the base's ground
+truth (``odom_source`` does not apply).
 """
 from __future__ import annotations
 
