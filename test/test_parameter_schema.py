@@ -87,3 +87,36 @@ def test_docs_parameters_md_is_generated() -> None:
 def test_unknown_schema_is_one_line() -> None:
     with pytest.raises(FileNotFoundError, match="no parameter schema for 'nope'"):
         schema("nope")
+
+
+@pytest.mark.parametrize("cls_name, tag", [("BridgeConfig", "bridge"), ("MobileConfig", "mobile")])
+def test_bridge_schema_is_the_settings_classes(cls_name, tag) -> None:  # noqa: ANN001
+    """The bridge's schema lists exactly the fields of the ROS-free settings class with their
+    defaults, and each range and choice it documents is what the class accepts and refuses."""
+    import dataclasses
+
+    from rbd_ros.sim.mobile_sim import MobileConfig
+    from rbd_ros.sim.simulator import BridgeConfig
+
+    cls = {"BridgeConfig": BridgeConfig, "MobileConfig": MobileConfig}[cls_name]
+    specs = {n: s for n, s in schema("mujoco_bridge").specs.items() if s.config == tag}
+    assert set(specs) == {f.name for f in dataclasses.fields(cls)}
+    built = cls()
+    for name, spec in specs.items():
+        default = spec.default
+        value = getattr(built, name)
+        assert (list(value) if isinstance(value, tuple) else value) == default, name
+        for choice in spec.one_of:
+            cls(**{name: choice})  # accepted
+        if spec.one_of:
+            with pytest.raises(ValueError, match=name):
+                cls(**{name: "no_such_choice"})
+        if spec.range is not None and spec.type in ("double", "integer"):
+            lo, hi = spec.range
+            cls(**{name: lo if not spec.exclusive_min else lo + (1 if spec.type == "integer" else 1e-3)})
+            with pytest.raises(ValueError, match=name):
+                cls(**{name: lo if spec.exclusive_min else lo - 1})
+            if hi is not None:
+                cls(**{name: hi})
+                with pytest.raises(ValueError, match=name):
+                    cls(**{name: hi + 1})

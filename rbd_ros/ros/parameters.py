@@ -41,6 +41,7 @@ class Spec:
     message: str = ""
     families: tuple[str, ...] = ()
     gain: bool = False
+    config: str = ""  # the ROS-free settings class the key belongs to ('' = the node's own)
 
     def is_read_only(self, family: str = "") -> bool:
         return self.read_only if isinstance(self.read_only, bool) else family in self.read_only
@@ -88,6 +89,70 @@ class Spec:
                     from_value=float(lo if lo is not None else -math.inf),
                     to_value=float(hi if hi is not None else math.inf), step=0.0)]
         return d
+
+
+def coerce(name: str, kind: str, value: Any) -> Any:
+    """A ROS parameter value as a settings dataclass field of type ``kind`` (``"bool"``,
+    ``"float"``, ``"int"``, ``"str"``, ``"tuple[str, ...]"``, ...) wants it; a
+    ``NodeConfigError`` naming the parameter otherwise."""
+    import numpy as np
+
+    try:
+        if kind == "bool":
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower() == "true"
+            if not isinstance(value, bool):
+                raise TypeError
+            return value
+        if kind == "float":
+            if isinstance(value, bool):
+                raise TypeError
+            return float(value)
+        if kind == "int":
+            if isinstance(value, bool) or float(value) != int(value):
+                raise TypeError
+            return int(value)
+        if kind == "str":
+            return str(value)
+        if kind.startswith("tuple"):
+            seq = list(value) if not isinstance(value, str) else [value]
+            return tuple(str(v) for v in seq) if "str" in kind else tuple(float(v) for v in seq)
+        if isinstance(value, (list, tuple, np.ndarray)):
+            return [float(v) for v in value]
+        if isinstance(value, bool):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise NodeConfigError(f"parameter {name}: {value!r} is not a valid {kind}") from None
+
+
+def declare_settings(node: Any, cls: type, node_schema: "Schema") -> dict[str, Any]:
+    """Declare every field of the settings dataclass ``cls`` (``BridgeConfig``,
+    ``MobileConfig``) as a parameter (any type, unset = the file's or the class's default;
+    the schema's description and rules in its descriptor); returns the given ones, coerced to
+    the fields' types.  The class's ``__post_init__`` checks them (one place for the core)."""
+    import typing
+    from dataclasses import fields
+
+    hints = typing.get_type_hints(cls)
+    given: dict[str, Any] = {}
+    for f in fields(cls):
+        spec = node_schema.specs.get(f.name)
+        descriptor = spec.descriptor() if spec is not None else None
+        if descriptor is None:
+            from rcl_interfaces.msg import ParameterDescriptor
+
+            descriptor = ParameterDescriptor()
+        descriptor.dynamic_typing, descriptor.read_only = True, False
+        descriptor.floating_point_range, descriptor.integer_range = [], []  # the class checks
+        if spec is not None and spec.range is not None:
+            descriptor.additional_constraints = _range_text(spec).removeprefix("must be ")
+        value = node.declare_parameter(f.name, None, descriptor).value
+        if value is None:
+            continue
+        kind = "Any" if hints[f.name] is Any else str(hints[f.name]).replace("<class '", "").replace("'>", "")
+        given[f.name] = coerce(f.name, kind, value)
+    return given
 
 
 def _widen_integer_override(node: Any, spec: Spec) -> None:
@@ -140,7 +205,8 @@ class Schema:
                                range=tuple(rng) if rng is not None else None,
                                exclusive_min=bool(entry.get("exclusive_min", False)),
                                one_of=tuple(entry.get("one_of", ())), message=entry.get("message", ""),
-                               families=tuple(entry.get("families", ())), gain=bool(entry.get("gain", False)))
+                               families=tuple(entry.get("families", ())), gain=bool(entry.get("gain", False)),
+                               config=str(entry.get("config", "")))
         return cls(node=data["node"], summary=" ".join(str(data.get("summary", "")).split()), specs=specs)
 
     def __getitem__(self, name: str) -> Spec:
@@ -230,6 +296,8 @@ class Schema:
                 rules.append("read-only for " + ", ".join(s.read_only))
             if s.families:
                 rules.append("laws: " + ", ".join(s.families))
+            if s.config:
+                rules.append({"bridge": "BridgeConfig", "mobile": "MobileConfig (mobile base)"}.get(s.config, s.config))
             default = "—" if s.default is None else f"`{s.default!r}`"
             lines.append(f"| `{s.name}` | {s.type} | {default} | {'; '.join(rules)} | "
                          f"{s.description.replace('|', '/')} |")
