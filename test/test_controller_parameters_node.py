@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 import yaml
+from test_control_node import Peer
 
 from ros_helpers import REPO, ros_context
-from test_control_node import Peer
 
 PLANAR2_URDF = str(REPO / "urdf" / "planar2.urdf")
 
