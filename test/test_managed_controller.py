@@ -115,3 +115,30 @@ def test_bad_parameter_fails_configure(node_process) -> None:
             assert "must be the model's joints" in line
         finally:
             peer.close()
+
+
+def test_mobile_law_managed_transitions_and_cleanup_release_everything() -> None:
+    """A mobile (whole-body) law under the lifecycle: commands only while active, and cleanup
+    destroys every subscription, publisher and timer configure made (counted on the node)."""
+    from rclpy.lifecycle import TransitionCallbackReturn as R
+    from rclpy.parameter import Parameter
+
+    from rbd_ros.ros.nodes.managed import managed_node_class
+
+    with ros_context() as ctx:
+        node = managed_node_class()("controller", context=ctx, parameter_overrides=[
+            Parameter("model_yaml", value=str(REPO / "config" / "mobile_arm7.yaml")),
+            Parameter("type", value="whole_body_computed_torque")])
+        try:
+            counts = lambda: (len(list(node.subscriptions)), len(list(node.publishers)),  # noqa: E731
+                              len(list(node.timers)))
+            before = counts()
+            assert node.trigger_configure() == R.SUCCESS and not node.controller.active
+            assert counts()[0] > before[0]
+            assert node.trigger_activate() == R.SUCCESS and node.controller.active
+            assert node.trigger_deactivate() == R.SUCCESS and not node.controller.active
+            assert node.trigger_cleanup() == R.SUCCESS and node.controller is None
+            assert counts() == before
+            assert node.trigger_configure() == R.SUCCESS  # again, on the declared parameters
+        finally:
+            node.destroy_node()
