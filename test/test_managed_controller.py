@@ -135,7 +135,18 @@ def test_mobile_law_managed_transitions_and_cleanup_release_everything() -> None
             before = counts()
             assert node.trigger_configure() == R.SUCCESS and not node.controller.active
             assert counts()[0] > before[0]
+            from types import SimpleNamespace as NS
+
+            loop = node.controller.loop  # a state and an odometry sample while inactive
+            loop.joint_state(list(loop.model.joint_names), np.zeros(loop.dof), np.zeros(loop.dof), 1.0)
+            loop.odom(NS(x=0.4, y=-0.2, z=0.0), NS(x=0.0, y=0.0, z=0.0, w=1.0), NS(x=0.0, y=0.0, z=0.0),
+                      NS(x=0.0, y=0.0, z=0.0), 1.0)
+            loop.odom(NS(x=1.5, y=0.5, z=0.0), NS(x=0.0, y=0.0, z=0.0, w=1.0), NS(x=0.0, y=0.0, z=0.0),
+                      NS(x=0.0, y=0.0, z=0.0), 1.1)  # the base moved before activation
             assert node.trigger_activate() == R.SUCCESS and node.controller.active
+            p, pd, pdd = np.zeros(3), np.zeros(3), np.zeros(3)
+            loop.base_reference.evaluate(1.1, p, pd, pdd)
+            np.testing.assert_array_equal(p, [1.5, 0.5, 0.0])  # held where it is, not at the first sample
             assert node.trigger_deactivate() == R.SUCCESS and not node.controller.active
             assert node.trigger_cleanup() == R.SUCCESS and node.controller is None
             assert counts() == before

@@ -52,10 +52,8 @@ def managed_node_class() -> type:
         def on_activate(self, state: Any) -> TransitionCallbackReturn:
             ctl = self.controller
             result = super().on_activate(state)  # enables the lifecycle publishers
-            loop = ctl.loop
-            if hasattr(loop, "hold_here"):  # arm: hold where it is now, law memory restarted
-                ctl.law.reset()
-                loop.hold_here()
+            ctl.law.reset()  # the law's memory restarts; hold where the robot is now
+            ctl.loop.hold_here()
             ctl.active = True
             self.get_logger().info("active: commanding")
             return result
