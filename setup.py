@@ -14,6 +14,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.xml")),
+        ("share/" + package_name + "/config/schema", glob("config/schema/*.yaml")),
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
     install_requires=["setuptools"],

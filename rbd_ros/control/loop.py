@@ -313,6 +313,12 @@ class ControlLoop:
         self._seq += 1
         self._refs.put((reference, cartesian))
 
+    def hold_here(self) -> None:
+        """Hold the latest measured position from the next cycle on (a managed node's
+        activation, as ros2_control's joint_trajectory_controller holds on activate)."""
+        if self.have_state:
+            self._post(HoldPosition(self.q.copy()), None)
+
     def set_gains_later(self, gains: dict[str, Any]) -> None:
         """Gains (validated) for the law from the next cycle on (``ControlLaw.set_gains``)."""
         self._gains.merge(gains)

@@ -146,6 +146,15 @@ class MobileControlLoop(ControlLoop):
     def warm_up(self) -> None:
         """Nothing to compile beyond the arm's trajectories (the mobile laws are numpy)."""
 
+    def hold_here(self) -> None:
+        """Hold the arm and the base where they are now, base at rest (a managed node's
+        activation; ``ControlLoop.hold_here``).  On the executor thread, as the cycle."""
+        super().hold_here()
+        if self.have_base:
+            self.base_reference = HoldPosition(self.qb.copy())
+            self.mref.twist[:] = 0.0
+            self.mref.twist_time = -math.inf
+
     # ---- inputs -------------------------------------------------------------------------------
     def odom(self, position: Any, orientation: Any, linear: Any, angular: Any, t: float,
              frame_id: str = "", child_frame_id: str = "") -> bool:

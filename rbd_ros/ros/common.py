@@ -50,11 +50,13 @@ def _log_warnings(node) -> None:  # noqa: ANN001
 
 
 def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = True,
-             executor_factory: Callable | None = None, cleanup: Callable | None = None) -> int:
+             executor_factory: Callable | None = None, cleanup: Callable | None = None,
+             node_factory: Callable | None = None) -> int:
     """Initialise rclpy with ``argv`` (``--ros-args ...``), create node ``name``, call
     ``body(node)``, then spin until Ctrl-C (if ``spin``). Configuration errors print one line
     ``<name>: error: ...`` and return 2; Ctrl-C returns 0. ``cleanup()`` runs before the node
-    is destroyed and rclpy shut down."""
+    is destroyed and rclpy shut down; ``node_factory(name)`` makes the node (default
+    ``rclpy.create_node``; a lifecycle node: ``rbd_ros.ros.nodes.managed``)."""
     import rclpy
     from rclpy.executors import ExternalShutdownException
 
@@ -65,7 +67,7 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     rclpy.init(args=["rbd_ros", *args])
     node = None
     try:
-        node = rclpy.create_node(name)
+        node = (node_factory or rclpy.create_node)(name)
         _log_warnings(node)
         body(node)
         if spin:

@@ -22,7 +22,6 @@ Covariances are zero (unknown).
 """
 from __future__ import annotations
 
-import typing
 from dataclasses import fields
 from typing import Any
 
@@ -38,21 +37,12 @@ TF_ABSENT = ("/tf odom -> base frame not published: tf2_msgs is not importable (
 
 def mobile_config(node, model) -> tuple[Any, str, str]:
     """``(MobileConfig, odom_frame, base_frame)`` from the node's parameters."""
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    from rbd_ros.ros.nodes.mujoco_bridge import _coerce
+    from rbd_ros.ros.parameters import declare_settings, schema
     from rbd_ros.sim.mobile_sim import MobileConfig
 
-    hints = typing.get_type_hints(MobileConfig)
-    given: dict[str, Any] = {}
-    for f in fields(MobileConfig):
-        node.declare_parameter(f.name, None, ParameterDescriptor(dynamic_typing=True))
-        value = node.get_parameter(f.name).value
-        if value is not None:
-            given[f.name] = _coerce(f.name, str(hints[f.name]).replace("<class '", "")
-                                    .replace("'>", ""), value)
-    odom_frame = str(node.declare_parameter("odom_frame", "odom").value)
-    base_frame = str(node.declare_parameter("base_frame", model.base_link).value)
+    given = declare_settings(node, MobileConfig, schema("mujoco_bridge"))
+    frames = schema("mujoco_bridge").declare(node, ["odom_frame", "base_frame"])
+    odom_frame, base_frame = str(frames["odom_frame"]), str(frames["base_frame"] or model.base_link)
     try:
         cfg = MobileConfig(**given)
     except (ValueError, TypeError) as exc:

@@ -1,15 +1,10 @@
 """The robot a node works on, from its parameters: the one loader of the controller, the
 MuJoCo bridge, the dynamics server and ``rbd-ros bringup``.
 
-Parameters (read-only)
-  model_yaml         an MDH model file (``rbd-ros urdf2mdh -o``, ``config/NAME.yaml``); wins
-  robot_description  URDF XML text; wins over urdf_path
-  urdf_path          a .urdf or .xacro file; none of the three -> the bundled default robot
-  base_link, tip_link  chain ends of a URDF ('' = inferred)
-  base               the base's ``MdhModel.base_type`` (fixed, planar, diff_drive; '' = the
-                     file's, URDF: fixed): a URDF's robot on a mobile base, the same for every node
-  gravity            3 numbers (m/s^2, base frame). One rule for every node: this parameter
-                     > the model file's ``gravity`` > [0, 0, -9.81] (URDF has no gravity).
+Parameters (read-only): ``model_yaml`` (wins) | ``robot_description`` | ``urdf_path`` (none:
+the bundled default robot), ``base_link``, ``tip_link``, ``base``, ``gravity`` (this parameter >
+the model file's > [0, 0, -9.81]); each described once in ``config/schema/robot.yaml`` (the
+table: ``docs/parameters.md``), from which they are declared.
 
 Bad input raises ``NodeConfigError`` with one line naming the parameter and the file: a
 ``model_yaml`` that does not exist or is not YAML, a xacro that fails (missing argument), a
@@ -26,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError
+from rbd_ros.ros.parameters import schema
 
-#: name -> default ('' = not given; gravity None = not given)
-ROBOT_PARAMETERS: dict[str, Any] = {"model_yaml": "", "robot_description": "", "urdf_path": "",
-                                    "base_link": "", "tip_link": "", "base": "", "gravity": None}
+#: name -> default ('' = not given; gravity None = not given): config/schema/robot.yaml
+ROBOT_PARAMETERS: dict[str, Any] = schema("robot").defaults()
 
 
 @dataclass(frozen=True)
@@ -117,14 +112,11 @@ def _gravity(value: Any) -> np.ndarray | None:
 
 
 def declare_robot_parameters(node: Any) -> None:
-    """Declare the robot parameters (read-only) on ``node``."""
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    for name, default in ROBOT_PARAMETERS.items():
-        if default is None:  # any type: an unset gravity stays None
-            node.declare_parameter(name, None, ParameterDescriptor(read_only=True, dynamic_typing=True))
-        else:
-            node.declare_parameter(name, default, ParameterDescriptor(read_only=True))
+    """Declare the robot parameters (read-only) on ``node`` (those not declared yet: a managed
+    node configured again)."""
+    for name, spec in schema("robot").specs.items():
+        if not node.has_parameter(name):  # any type for gravity: an unset one stays None
+            node.declare_parameter(name, spec.default, spec.descriptor())
 
 
 def robot_from_node(node: Any, base: str = "") -> LoadedRobot:

@@ -5,7 +5,7 @@
 §6.1 (``motor``).  ``command(values, now)`` latches a command (in ``config.joints`` order),
 ``step(now)`` advances one timestep, ``measure()`` returns position, velocity and effort as the
 drives would report them.  Every part of the motor model is switchable in ``BridgeConfig``
-(all keys, their defaults and meaning: ``config/bridge.yaml``).
+(all keys, their defaults and meaning: ``config/schema/mujoco_bridge.yaml``).
 
 Safety:
 * a command older than ``command_timeout`` (seconds of the caller's clock; the node passes
@@ -62,7 +62,8 @@ LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message
 
 @dataclass(frozen=True)
 class BridgeConfig:
-    """Every bridge setting; defaults are those of ``config/bridge.yaml``."""
+    """Every bridge setting; described in ``config/schema/mujoco_bridge.yaml`` (whose defaults
+    and ranges ``test_parameter_schema`` pins to these)."""
 
     # physics
     timestep: float = 0.001

@@ -4,7 +4,14 @@
         -p urdf_path:=FILE | -p robot_description:=XML] [-p base_link:=L -p tip_link:=L]
         [-p gravity:=[0.0,0.0,-9.81]] [-p kp:=400.0 ...]
 
-The robot parameters are those of every node (``rbd_ros.ros.robot_params``).
+The robot parameters are those of every node (``rbd_ros.ros.robot_params``); the node's own
+are declared, checked and documented from ``config/schema/controller.yaml`` (the table:
+``docs/parameters.md``; ``rbd_ros.ros.parameters``).  One node for every law: ``type`` picks
+the law from the registry (``law_registry``): an arm law runs ``Controller`` on a fixed-base
+arm (below), a mobile law ``rbd_ros.ros.nodes.mobile_controller.MobileController`` (whole-body
+laws on a diff-drive or planar base).  ``managed:=true`` makes it a lifecycle node
+(``rbd_ros.ros.nodes.managed``: configure, activate, deactivate, cleanup); the default starts
+commanding at once (bringup).
 
 A thin adapter (messages and parameters) over the ROS-free ``rbd_ros.control.loop.ControlLoop``
 (laws, trajectories, safety), which the MuJoCo bridge also runs in its composed mode.
@@ -92,12 +99,113 @@ import numpy as np
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
 from rbd_ros.ros.messages import set_stamp, to_seconds
+from rbd_ros.ros.parameters import schema
 from rbd_ros.ros.robot_params import robot_from_node
-from rbd_ros.sim.realtime import check_priority, harden
+from rbd_ros.sim.realtime import harden
 
-TRIGGERS = ("joint_states", "timer")  # and "composed": called by the MuJoCo bridge
 WATCHDOG_PERIOD = 0.05  # s (wall)
 SWITCH_INTERVAL = 1e-4  # s: the GIL changes hands this often (IK worker beside the executor)
+#: law family -> the base types its loop drives
+FAMILY_BASES = {"arm": ("fixed",), "mobile": ("diff_drive", "planar")}
+
+
+# ---- the law registry and what both families share -----------------------------------------------
+def law_registry() -> dict[str, str]:
+    """Law type -> family: ``arm`` (``rbd_ros.control.laws``, ``ControlLoop``, a fixed base)
+    or ``mobile`` (whole-body laws of ``rbd_ros.control.mobile_laws``, ``MobileControlLoop``)."""
+    from rbd_ros.control.gains import LAWS
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS
+
+    return {**dict.fromkeys(LAWS, "arm"), **dict.fromkeys(MOBILE_LAWS, "mobile")}
+
+
+def law_family(node: Any) -> tuple[str, str]:
+    """The node's ``type`` (declared here if not yet) and its family; an unknown type is
+    refused naming the registry's."""
+    law_type = schema("controller").declare(node, ["type"])["type"]
+    registry = law_registry()
+    if law_type not in registry:
+        raise NodeConfigError(f"unknown type '{law_type}'; use one of {', '.join(registry)}")
+    return law_type, registry[law_type]
+
+
+def node_parameters(node: Any, family: str, composed: bool = False) -> dict[str, Any]:
+    """The family's parameters of ``config/schema/controller.yaml``, declared and checked."""
+    skip = ("rt_priority", "managed") if composed else ()
+    return schema("controller").declare(node, family=family, skip=lambda spec: spec.name in skip)
+
+
+def declare_gains(node: Any, law_type: str) -> dict[str, Any]:
+    """The gain parameters the law takes (``gain_names``), as given (None = not given)."""
+    from rbd_ros.control.gains import gain_names
+
+    return schema("controller").declare(node, gain_names(law_type))
+
+
+def robot_for(node: Any, family: str, law_type: str) -> Any:
+    """The robot of the node's parameters, if its base is one ``family``'s loop drives."""
+    loaded = robot_from_node(node)
+    model = loaded.model
+    if model.base_type not in FAMILY_BASES[family]:
+        if family == "arm":
+            raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: use type "
+                                  "diff_drive_velocity or whole_body_computed_torque (an arm law "
+                                  "would leave the base undriven)")
+        raise NodeConfigError(f"type {law_type} drives a mobile base; '{model.name}' has a "
+                              f"{model.base_type} base (use an arm law: computed_torque ...)")
+    return loaded
+
+
+def wall_clock() -> Any:
+    from rclpy.clock import Clock, ClockType
+
+    return Clock(clock_type=ClockType.STEADY_TIME)
+
+
+def reliable_qos() -> Any:
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def make_outputs(ctl: Any, joints: list[str], state_names: list[str]) -> None:
+    """``ctl.cmd_pub``/``cmd_msg`` (commands in ``joints`` order) and ``ctl.state_pub``/
+    ``state_msg`` (``~/controller_state`` named ``state_names``), recordable QoS."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+    ctl.cmd_pub = ctl.node.create_publisher(Float64MultiArray, topics.COMMANDS, recordable_qos())
+    ctl.state_pub = ctl.node.create_publisher(JointState, topics.CONTROLLER_STATE, recordable_qos())
+    ctl.cmd_msg = Float64MultiArray()
+    m = len(joints)
+    ctl.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=m, stride=m)]
+    ctl.state_msg = JointState()
+    ctl.state_msg.name = list(state_names)
+
+
+def publish_quietly(ctl: Any, publisher: Any, msg: Any) -> bool:
+    """Publish; False (no exception) while shutting down (Ctrl-C in a callback)."""
+    try:
+        publisher.publish(msg)
+        return True
+    except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
+        if ctl.node.context.ok():
+            raise
+        return False
+
+
+def make_controller(node: Any, composed: bool = False, base_state: Any = None) -> Any:
+    """The controller of the node's ``type``: ``Controller`` (arm laws) or
+    ``MobileController`` (mobile laws; composed: ``base_state`` the simulator's ground
+    truth)."""
+    law_type, family = law_family(node)
+    if family == "mobile":
+        from rbd_ros.ros.nodes.mobile_controller import MobileController
+
+        if composed and base_state is None:
+            raise NodeConfigError(f"controller_type {law_type} drives a mobile base; this robot has none")
+        return MobileController(node, law_type, composed=composed, base_state=base_state)
+    return Controller(node, composed=composed)
 
 
 class Controller:
@@ -111,108 +219,78 @@ class Controller:
     (``ControlLoop``); IK for a target pose runs on the loop's worker thread."""
 
     def __init__(self, node: Any, composed: bool = False) -> None:
-        from geometry_msgs.msg import PoseStamped
-        from rcl_interfaces.msg import ParameterDescriptor
-        from rclpy.clock import Clock, ClockType
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray, MultiArrayDimension
-        from trajectory_msgs.msg import JointTrajectory
-
-        from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO, LAWS, gain_names, load_gains
-        from rbd_ros.control.laws import make_law
-        from rbd_ros.control.loop import ControlLoop
-        from rbd_ros.control.trajectory import INTERPOLATIONS
+        from rbd_ros.control.gains import gain_names
 
         self.node = node
         self.log = node.get_logger()
-        ro = ParameterDescriptor(read_only=True)
-        p = node.declare_parameter
-        law_type = (node.get_parameter("type") if node.has_parameter("type")
-                    else p("type", "computed_torque", ro)).value
-        if law_type not in LAWS:
-            from rbd_ros.control.mobile_laws import MOBILE_LAWS
-
-            raise NodeConfigError(f"unknown type '{law_type}'; use one of {', '.join(LAWS + MOBILE_LAWS)}")
-        joints_param = list(p("joints", [""], ParameterDescriptor(read_only=True, dynamic_typing=True)).value or [])
-        gains_file = p("gains_file", "", ro).value
-        self.trigger = p("trigger", "joint_states", ro).value
-        if self.trigger not in TRIGGERS:
-            raise NodeConfigError(f"trigger must be one of {TRIGGERS}, got '{self.trigger}'")
-        if composed:
-            self.trigger = "composed"
-        rate = float(p("rate", 1000.0, ro).value)
-        if not rate > 0:
-            raise NodeConfigError(f"rate must be positive, got {rate}")
-        model_actuators = bool(p("model_actuators", True, ro).value)
-        state_timeout = float(p("state_timeout", 0.5).value)
-        if not (math.isfinite(state_timeout) and state_timeout >= 0):  # as at runtime
-            raise NodeConfigError(f"state_timeout must be >= 0 s (0 = never), got {state_timeout}")
-        interpolation = p("interpolation", "auto").value
-        if interpolation not in INTERPOLATIONS:
-            raise NodeConfigError(f"interpolation must be one of {INTERPOLATIONS}")
-        pose_duration = float(p("pose_duration", 2.0).value)
-        self.publish_state = bool(p("publish_state", True).value)
-        diagnostics_period = float(p("diagnostics_period", 1.0, ro).value)
-        if not (math.isfinite(diagnostics_period) and diagnostics_period >= 0):
-            raise NodeConfigError(f"diagnostics_period must be >= 0 s (0 = off), got {diagnostics_period}")
-
-        # ---- robot, law, gains -----------------------------------------------------------------
-        loaded = robot_from_node(node)  # model_yaml | robot_description | urdf_path, gravity
-        model, source, stem = loaded.model, loaded.source, loaded.stem
-        if model.base_type != "fixed":
-            raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: use type "
-                                  "diff_drive_velocity or whole_body_computed_torque (an arm law "
-                                  "would leave the base undriven)")
-        self.model = model
-        n = self.dof = model.dof
-        bandwidth = float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value)
-        damping_ratio = float(p("damping_ratio", DEFAULT_DAMPING_RATIO, ro).value)
-        try:
-            load_gains(law_type, robot_names=[model.name, stem], path=gains_file or None)
-        except FileNotFoundError as exc:
-            raise NodeConfigError(str(exc)) from None
-        given: dict[str, Any] = {}  # gain parameters set by the user (they win over the file)
-        for name in gain_names(law_type):
-            value = p(name, None, ParameterDescriptor(dynamic_typing=True)).value
-            if value is not None:
-                given[name] = list(value) if isinstance(value, (list, tuple, array.array)) else value
-        try:
-            self.law = make_law(law_type, model, given, model_actuators=model_actuators,
-                                gains_file=gains_file or None, bandwidth=bandwidth,
-                                damping_ratio=damping_ratio, rate=rate)
-        except ValueError as exc:
-            raise NodeConfigError(f"gains: {exc}") from None
-        self._publish_gain_parameters({k: v for k, v in self.law.gains.items()
-                                       if self.law.gain_source.get(k) != "given"})
-        self.law_type = law_type
+        self.active = True  # commands are published (a managed node: between activate and deactivate)
+        prm = node_parameters(node, "arm", composed)
+        self.law_type = law_type = prm["type"]
+        self.trigger = "composed" if composed else prm["trigger"]
+        self.publish_state = bool(prm["publish_state"])
+        loaded = robot_for(node, "arm", law_type)
+        self.model, n = loaded.model, loaded.model.dof
+        self.dof = n
+        self.law = self._make_law(prm, loaded)
         self._gain_names = set(gain_names(law_type))
         node.add_on_set_parameters_callback(self._on_set_parameters)
+        self.loop = self._make_loop(prm)
+        self.joints, self.cmd_index, self.tau_out = self.loop.joints, self.loop.cmd_index, self.loop.tau_out
+        self._make_interfaces(prm["diagnostics_period"], composed)
+        if not composed:
+            self._make_cycle_sources(prm["rate"])
+            # "ready" once the executor runs the callbacks (the first timer tick), not here,
+            # before anything spins: whoever waits for it may then send states and trajectories
+            self._ready_text = f"controller: ready ({law_type}, {n} joints, {loaded.source})"
+            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall_clock())
+        self.log.info(f"{law_type} on {n} joints from {loaded.source}; trigger {self.trigger}; "
+                      + self._gains_text())
 
-        # ---- joint order, state, references: the ROS-free loop ---------------------------------
-        log = level_logger(node)
+    def _make_law(self, prm: dict[str, Any], loaded: Any) -> Any:
+        """The law with its gains: parameters > gains file > model (module docstring); the
+        gains not given are published as parameters."""
+        from rbd_ros.control.gains import load_gains
+        from rbd_ros.control.laws import make_law
+
+        law_type, gains_file = prm["type"], prm["gains_file"] or None
         try:
-            self.loop = ControlLoop(model, self.law, joints_param, log, state_timeout,
-                                    interpolation, pose_duration)
+            load_gains(law_type, robot_names=[loaded.model.name, loaded.stem], path=gains_file)
+        except FileNotFoundError as exc:
+            raise NodeConfigError(str(exc)) from None
+        given = {k: v for k, v in declare_gains(self.node, law_type).items() if v is not None}
+        try:
+            law = make_law(law_type, loaded.model, given, model_actuators=prm["model_actuators"],
+                           gains_file=gains_file, bandwidth=prm["bandwidth"],
+                           damping_ratio=prm["damping_ratio"], rate=prm["rate"])
+        except ValueError as exc:
+            raise NodeConfigError(f"gains: {exc}") from None
+        self.law = law
+        self._publish_gain_parameters({k: v for k, v in law.gains.items() if law.gain_source.get(k) != "given"})
+        return law
+
+    def _make_loop(self, prm: dict[str, Any]) -> Any:
+        """The ROS-free loop: joint order, state, references, safety."""
+        from rbd_ros.control.loop import ControlLoop
+
+        try:
+            loop = ControlLoop(self.model, self.law, prm["joints"], level_logger(self.node),
+                               prm["state_timeout"], prm["interpolation"], prm["pose_duration"])
         except ValueError as exc:
             raise NodeConfigError(str(exc)) from None
-        self.loop.on_first_state = self._derive_gains_at_start
-        self.joints = joints = self.loop.joints
-        self.cmd_index = self.loop.cmd_index
-        self.tau_out = self.loop.tau_out
+        loop.on_first_state = self._derive_gains_at_start
+        return loop
 
-        # ---- ROS interfaces --------------------------------------------------------------------
-        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        pub_qos = recordable_qos()  # a slow recorder still gets every sample
-        self.cmd_pub = node.create_publisher(Float64MultiArray, topics.COMMANDS, pub_qos)
-        self.state_pub = node.create_publisher(JointState, topics.CONTROLLER_STATE, pub_qos)
-        self.cmd_msg = Float64MultiArray()
-        self.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=n, stride=n)]
-        self.state_msg = JointState()
-        self.state_msg.name = list(joints)
+    def _make_interfaces(self, diagnostics_period: float, composed: bool) -> None:
+        """Publishers and the reference subscriptions (module docstring)."""
+        from geometry_msgs.msg import PoseStamped
+        from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+        from trajectory_msgs.msg import JointTrajectory
+
+        node, n = self.node, self.dof
+        make_outputs(self, self.joints, self.joints)
         self.task_pub = None
         if self.law.task_space:
-            self.task_pub = node.create_publisher(Float64MultiArray, topics.TASK_STATE, qos)
+            self.task_pub = node.create_publisher(Float64MultiArray, topics.TASK_STATE, reliable_qos())
             self.task_msg = Float64MultiArray()
             self.task_msg.layout.dim = [MultiArrayDimension(
                 label="p_d(3),quat_d(4),p(3),quat(4),e(6),tau(n)", size=20 + n, stride=20 + n)]
@@ -222,24 +300,21 @@ class Controller:
 
             self._String = String
             self.diag_pub = node.create_publisher(String, topics.DIAGNOSTICS, 10)
-            node.create_timer(diagnostics_period, self.publish_diagnostics,
-                              clock=Clock(clock_type=ClockType.STEADY_TIME))
-        node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, qos)
-        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, qos)
-        if not composed:
-            node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, qos)
-            wall = Clock(clock_type=ClockType.STEADY_TIME)
-            if self.trigger == "timer":
-                # paced by the wall clock: a sim-time timer would wait for a lockstep simulation
-                # that waits for its commands (use_sim_time); the cycle's time is the states'
-                node.create_timer(1.0 / rate, self._on_timer, clock=wall)
-            node.create_timer(WATCHDOG_PERIOD, self._watchdog, clock=wall)
-            # "ready" once the executor runs the callbacks (the first timer tick), not here,
-            # before anything spins: whoever waits for it may then send states and trajectories
-            self._ready_text = f"controller: ready ({law_type}, {n} joints, {source})"
-            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
-        self.log.info(f"{law_type} on {n} joints from {source}; trigger {self.trigger}; "
-                      + self._gains_text())
+            node.create_timer(diagnostics_period, self.publish_diagnostics, clock=wall_clock())
+        node.create_subscription(PoseStamped, topics.TARGET_POSE, self._on_target_pose, reliable_qos())
+        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, self._on_trajectory, reliable_qos())
+
+    def _make_cycle_sources(self, rate: float) -> None:
+        """/joint_states, the timer (``trigger: timer``) and the watchdog (not composed)."""
+        from sensor_msgs.msg import JointState
+
+        node, wall = self.node, wall_clock()
+        node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, reliable_qos())
+        if self.trigger == "timer":
+            # paced by the wall clock: a sim-time timer would wait for a lockstep simulation
+            # that waits for its commands (use_sim_time); the cycle's time is the states'
+            node.create_timer(1.0 / rate, self._on_timer, clock=wall)
+        node.create_timer(WATCHDOG_PERIOD, self._watchdog, clock=wall)
 
     # ---- gains from the model ----------------------------------------------------------------
     def _gains_text(self) -> str:
@@ -272,31 +347,25 @@ class Controller:
 
     # ---- set-up helpers -----------------------------------------------------------------------
     def _on_set_parameters(self, params: list[Any]) -> Any:
+        """Check every changed parameter (the schema's rules; gains by the law's), then apply."""
         from rcl_interfaces.msg import SetParametersResult
 
         from rbd_ros.control.gains import validate_gain
-        from rbd_ros.control.trajectory import INTERPOLATIONS
 
+        reason = schema("controller").refusal(params)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
         gains: dict[str, Any] = {}
         for prm in params:
-            v = prm.value
-            if prm.name in self._gain_names:
-                if v is None:
-                    return SetParametersResult(successful=False, reason=f"{prm.name} cannot be unset")
-                try:
-                    gains[prm.name] = validate_gain(self.law_type, prm.name,
-                                                    list(v) if not np.isscalar(v) else v, self.dof)
-                except ValueError as exc:
-                    return SetParametersResult(successful=False, reason=str(exc))
-            elif prm.name == "state_timeout":
-                if not (isinstance(v, (int, float)) and v >= 0):
-                    return SetParametersResult(successful=False, reason="state_timeout must be >= 0 s")
-            elif prm.name == "pose_duration":
-                if not (isinstance(v, (int, float)) and v >= 0):
-                    return SetParametersResult(successful=False, reason="pose_duration must be >= 0 s")
-            elif prm.name == "interpolation" and v not in INTERPOLATIONS:
-                return SetParametersResult(successful=False,
-                                           reason=f"interpolation must be one of {INTERPOLATIONS}")
+            if prm.name not in self._gain_names:
+                continue
+            if prm.value is None:
+                return SetParametersResult(successful=False, reason=f"{prm.name} cannot be unset")
+            try:
+                gains[prm.name] = validate_gain(self.law_type, prm.name, list(prm.value)
+                                                if not np.isscalar(prm.value) else prm.value, self.dof)
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
         # every check passed: apply (gains from the next cycle on: never under the cycle)
         loop = self.loop
         for prm in params:
@@ -310,7 +379,6 @@ class Controller:
                 self.publish_state = bool(prm.value)
         if gains:
             loop.set_gains_later(gains)
-        if gains:
             self.log.info("gains changed: " + ", ".join(f"{k}={v.tolist()}" for k, v in gains.items()))
         return SetParametersResult(successful=True)
 
@@ -364,7 +432,10 @@ class Controller:
         return self.tau_out
 
     def cycle(self, t: float) -> None:
-        """Reference at ``t``, law, command (and state) publication."""
+        """Reference at ``t``, law, command (and state) publication; nothing while a managed
+        node is not active."""
+        if not self.active:
+            return
         self.loop.cycle(t)
         self._publish_command()
         if self.publish_state:
@@ -375,12 +446,10 @@ class Controller:
         return self.loop.cycles
 
     def _publish_command(self) -> None:
+        if not self.active:  # a managed node outside "active": no commands
+            return
         self.cmd_msg.data = array.array("d", self.tau_out.tobytes())
-        try:
-            self.cmd_pub.publish(self.cmd_msg)
-        except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
-            if self.node.context.ok():
-                raise
+        publish_quietly(self, self.cmd_pub, self.cmd_msg)
 
     def _publish_state(self, t: float) -> None:
         msg = self.state_msg
@@ -388,11 +457,7 @@ class Controller:
         msg.position = array.array("d", self.loop.ref_out.tobytes())
         msg.velocity = array.array("d", self.loop.q_out.tobytes())
         msg.effort = array.array("d", self.tau_out.tobytes())
-        try:
-            self.state_pub.publish(msg)
-        except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
-            if self.node.context.ok():
-                raise
+        if not self.active or not publish_quietly(self, self.state_pub, msg):
             return
         if self.task_pub is not None and self.task_pub.get_subscription_count() > 0:
             from rbd_ros.lie.so3 import rotation_to_quaternion
@@ -405,31 +470,32 @@ class Controller:
             self.task_pub.publish(self.task_msg)
 
 
+def _harden(node: Any, priority: int) -> None:
+    """SCHED_FIFO for the calling thread (the executor's: every control cycle), logged."""
+    for line in harden(priority):
+        if "refused" in line:
+            node.get_logger().warning(f"realtime: {line}; controlling without it")
+        else:
+            node.get_logger().info(f"realtime: {line} (the executor thread)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    holder: dict[str, Any] = {}
+    """``rbd-ros controller``: the law of ``type`` from the registry; ``managed:=true`` makes
+    a lifecycle node (``rbd_ros.ros.nodes.managed``)."""
+    from rbd_ros.ros.lean_executor import LeanExecutor
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(a.replace(" ", "") in ("managed:=true", "managed:=True") for a in args):
+        from rbd_ros.ros.nodes.managed import main as managed_main
+
+        return managed_main(args)
 
     def body(node: Any) -> None:
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        from rbd_ros.control.mobile_laws import MOBILE_LAWS
-
-        law_type = node.declare_parameter("type", "computed_torque", ParameterDescriptor(read_only=True)).value
-        priority = check_priority(node.declare_parameter("rt_priority", 0, ParameterDescriptor(read_only=True)).value)
-        if law_type in MOBILE_LAWS:  # a mobile manipulator: rbd_ros.ros.nodes.mobile_controller
-            from rbd_ros.ros.nodes.mobile_controller import MobileController
-
-            holder["controller"] = MobileController(node, law_type)
-        else:
-            holder["controller"] = Controller(node)
+        prm = schema("controller").declare(node, ["type", "rt_priority", "managed"])
+        if isinstance(make_controller(node), Controller):
             sys.setswitchinterval(SWITCH_INTERVAL)  # the IK worker yields the GIL to the cycle
-        if priority:  # this thread runs the executor, hence every control cycle
-            for line in harden(priority):
-                if "refused" in line:
-                    node.get_logger().warning(f"realtime: {line}; controlling without it")
-                else:
-                    node.get_logger().info(f"realtime: {line} (the executor thread)")
-
-    from rbd_ros.ros.lean_executor import LeanExecutor
+        if prm["rt_priority"]:  # this thread runs the executor, hence every control cycle
+            _harden(node, prm["rt_priority"])
 
     # ~0.1 ms less per control cycle than rclpy's SingleThreadedExecutor (lean_executor.py)
     return run_node("controller", body, argv, executor_factory=LeanExecutor)

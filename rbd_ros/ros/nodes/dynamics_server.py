@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import array
 import gc
-import math
 import sys
 import time
 import traceback
@@ -56,6 +55,7 @@ import traceback
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.parameters import schema
 from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.ros.topics import dynamics_service_types
 
@@ -238,7 +238,6 @@ NAME_PARAMETERS = ("base_position_names", "base_velocity_names", "wheel_joint_na
 def served_names(node, model):
     """Declare ``NAME_PARAMETERS`` (read-only) and check them against ``model``
     (``rbd_ros.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
-    from rcl_interfaces.msg import ParameterDescriptor
     from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
     from rclpy.parameter import Parameter
 
@@ -246,8 +245,10 @@ def served_names(node, model):
 
     given = {}
     for name in NAME_PARAMETERS:
+        descriptor = schema("dynamics_server")[name].descriptor()
+        descriptor.dynamic_typing = False  # declared by type, unset = the defaults
         try:
-            node.declare_parameter(name, Parameter.Type.STRING_ARRAY, ParameterDescriptor(read_only=True))
+            node.declare_parameter(name, Parameter.Type.STRING_ARRAY, descriptor)
             given[name] = tuple(node.get_parameter(name).value)
         except ParameterUninitializedException:
             given[name] = ()
@@ -271,36 +272,24 @@ class DynamicsServer:
         from rbd_ros.robot import Robot
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
         from rbd_ros.services import (
-            DEFAULT_MAX_POINTS,
-            DEFAULT_MAX_REQUEST_SECONDS,
             DynamicsService,
             named_model,
         )
 
         self.node = node
         started = time.monotonic()
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        for name, default in (("service_namespace", "rbd"), ("max_points", DEFAULT_MAX_POINTS),
-                              ("allow_shared_namespace", False)):
-            node.declare_parameter(name, default)
-        # any number (5 as well as 5.0), checked below in one line
-        node.declare_parameter("max_request_seconds", DEFAULT_MAX_REQUEST_SECONDS,
-                               ParameterDescriptor(dynamic_typing=True))
-        prefix = service_prefix(node.get_parameter("service_namespace").value)
-        bound = node.get_parameter("max_request_seconds").value
-        if isinstance(bound, bool) or not (isinstance(bound, (int, float)) and math.isfinite(bound)
-                                           and bound > 0):
-            raise NodeConfigError(f"max_request_seconds must be a positive number of seconds, "
-                                  f"got {bound!r}")
+        prm = schema("dynamics_server").declare(node, ["service_namespace", "max_points",
+                                                       "max_request_seconds", "allow_shared_namespace"])
+        prefix = service_prefix(prm["service_namespace"])
+        bound = float(prm["max_request_seconds"])
         loaded = robot_from_node(node)  # + base, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
-        shared = bool(node.get_parameter("allow_shared_namespace").value)
+        shared = bool(prm["allow_shared_namespace"])
         self._lock = namespace_lock(prefix, shared)
         if not shared:
             refuse_if_served(node, prefix, started)
-        max_points = int(node.get_parameter("max_points").value)
+        max_points = int(prm["max_points"])
         # the main node's batches run on the thread the signal interrupts: they ask the context
         self.service = DynamicsService(robot, max_points, names, float(bound), alive=node.context.ok)
         # the simulation and the IK get their own workspaces, so they run beside the others

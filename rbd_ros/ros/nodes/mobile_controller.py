@@ -25,18 +25,12 @@ A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
   reference (base pose in the odom frame, arm ``q_d``), ``velocity`` the measurement, ``effort``
   the generalized effort ``[F_x, F_y, M_z, arm torques]``).
 
-Parameters (read-only unless said): ``type``, ``joints``, ``rate`` (Hz, for the gains),
-``bandwidth`` (arm, Hz), ``base_bandwidth`` (Hz), ``damping_ratio``, ``lookahead`` (m, diff
-drive path law), ``model_actuators`` (arm drive terms; false against a bridge whose base model
-is ``ideal``), ``wheel_effort_limit`` (N m), ``base_force_limit`` (N, N m), ``max_velocity``,
-``max_acceleration`` ([v_x, v_y, omega] limits), ``cmd_vel_timeout`` (s of control time: the
-age of the last twist counts from the state time at which it was read; past it the base brakes
-and one line says so with both control times),
-``odom_frame`` (odom), ``base_frame`` (the model's base link), ``sync``, ``path_speed`` (m/s
-along an untimed path), ``state_timeout`` (s, wall; one zero command then silence as for an
-arm), ``interpolation``, ``publish_state``.  Composed mode (``controller_type`` of the
-MuJoCo bridge): no ``/joint_states``/``/odom`` subscriptions; the bridge calls ``step`` with the
-state it just produced and the base's ground truth (``odom_source`` does not apply).
+Parameters: those of ``config/schema/controller.yaml`` with ``families`` mobile or none
+(``docs/parameters.md``), declared and checked by ``rbd_ros.ros.parameters``.
+
+Composed mode (``controller_type`` of the MuJoCo bridge): no ``/joint_states``/``/odom``
+subscriptions; the bridge calls ``step`` with the state it just produced and the base's ground
+truth (``odom_source`` does not apply).
 """
 from __future__ import annotations
 
@@ -52,6 +46,14 @@ import numpy as np
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos
 from rbd_ros.ros.messages import set_stamp, to_seconds
+from rbd_ros.ros.nodes.controller import (
+    make_outputs,
+    node_parameters,
+    publish_quietly,
+    reliable_qos,
+    robot_for,
+    wall_clock,
+)
 
 CMD_VEL = "~/cmd_vel"
 BASE_PATH = "~/base_path"
@@ -62,102 +64,67 @@ class MobileController:
 
     def __init__(self, node: Any, law_type: str, composed: bool = False,
                  base_state: Any = None) -> None:
-        from geometry_msgs.msg import TwistStamped
-        from nav_msgs.msg import Odometry, Path
-        from rcl_interfaces.msg import ParameterDescriptor
-        from rclpy.clock import Clock, ClockType
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray, MultiArrayDimension
-        from trajectory_msgs.msg import JointTrajectory
-
         from rbd_ros.control import mobile_laws as ml
-        from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO
-        from rbd_ros.control.mobile_loop import DEFAULT_PATH_SPEED, SYNCS, MobileControlLoop
+        from rbd_ros.control.mobile_loop import MobileControlLoop
         from rbd_ros.mobile_base import MobileBaseRobot
-        from rbd_ros.ros.robot_params import robot_from_node
 
         self.node = node
         self.log = node.get_logger()
         self.law_type = law_type
-        ro = ParameterDescriptor(read_only=True)
-        dyn = ParameterDescriptor(read_only=True, dynamic_typing=True)
-        p = node.declare_parameter
-        joints_param = list(p("joints", [""], dyn).value or [])
-        rate = float(p("rate", 1000.0, ro).value)
-        state_timeout = float(p("state_timeout", 0.5).value)
-        interpolation = p("interpolation", "auto", ro).value
-        self.publish_state = bool(p("publish_state", True).value)
-        sync = p("sync", "stamp", ro).value
-        if sync not in SYNCS:
-            raise NodeConfigError(f"sync must be one of {SYNCS}, got '{sync}'")
-        loaded = robot_from_node(node)
+        self.active = True  # commands are published (a managed node: between activate and deactivate)
+        prm = node_parameters(node, "mobile", composed)
+        loaded = robot_for(node, "mobile", law_type)
         model = loaded.model
-        if model.base_type not in ("diff_drive", "planar"):
-            raise NodeConfigError(f"type {law_type} drives a mobile base; '{model.name}' has a "
-                                  f"{model.base_type} base (use an arm law: computed_torque ...)")
         robot = MobileBaseRobot(model)
-
-        def num(name: str, default: Any) -> Any:
-            value = p(name, default, dyn).value
-            return list(value) if isinstance(value, (list, tuple, array.array)) else value
-
-        kw = dict(bandwidth=float(p("bandwidth", DEFAULT_BANDWIDTH, ro).value),
-                  base_bandwidth=float(p("base_bandwidth", ml.DEFAULT_BASE_BANDWIDTH, ro).value),
-                  damping_ratio=float(p("damping_ratio", DEFAULT_DAMPING_RATIO, ro).value), rate=rate,
-                  model_actuators=bool(p("model_actuators", True, ro).value),
-                  lookahead=float(p("lookahead", ml.DEFAULT_LOOKAHEAD, ro).value),
-                  wheel_effort_limit=float(num("wheel_effort_limit", math.inf)),
-                  base_force_limit=num("base_force_limit", math.inf),
-                  cmd_vel_timeout=float(p("cmd_vel_timeout", ml.DEFAULT_CMD_VEL_TIMEOUT, ro).value),
-                  max_velocity=num("max_velocity", list(ml.DEFAULT_MAX_VELOCITY)),
-                  max_acceleration=num("max_acceleration", list(ml.DEFAULT_MAX_ACCELERATION)))
+        kw = {k: prm[k] for k in ("bandwidth", "base_bandwidth", "damping_ratio", "rate", "model_actuators",
+                                  "lookahead", "base_force_limit", "cmd_vel_timeout", "max_velocity",
+                                  "max_acceleration")}
         try:
-            self.law = ml.make_mobile_law(law_type, robot, **kw)
+            self.law = ml.make_mobile_law(law_type, robot, wheel_effort_limit=float(prm["wheel_effort_limit"]), **kw)
             self.loop = MobileControlLoop(
-                robot, self.law, joints_param, level_logger(node), state_timeout, interpolation,
-                odom_frame=p("odom_frame", "odom", ro).value, base_frame=p("base_frame", "", ro).value,
-                sync=sync, path_speed=float(p("path_speed", DEFAULT_PATH_SPEED, ro).value))
+                robot, self.law, prm["joints"], level_logger(node), prm["state_timeout"], prm["interpolation"],
+                odom_frame=prm["odom_frame"], base_frame=prm["base_frame"], sync=prm["sync"],
+                path_speed=prm["path_speed"])
         except (ValueError, TypeError) as exc:
             raise NodeConfigError(str(exc)) from None
+        self.publish_state = bool(prm["publish_state"])
         self.joints = self.loop.joints
         self.tau_out = self.loop.tau_out
         self.inbox: deque = deque(maxlen=1000)  # (loop method, message) written by the callbacks
         self.lock = threading.RLock()  # composed: the bridge's stepping thread and the executor's drain
-
-        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        pub_qos = recordable_qos()
-        self.cmd_pub = node.create_publisher(Float64MultiArray, topics.COMMANDS, pub_qos)
-        self.state_pub = node.create_publisher(JointState, topics.CONTROLLER_STATE, pub_qos)
-        self.cmd_msg = Float64MultiArray()
-        m = len(self.joints)
-        self.cmd_msg.layout.dim = [MultiArrayDimension(label="joints", size=m, stride=m)]
-        self.state_msg = JointState()
-        self.state_msg.name = list(self.loop.state_names)
-        loop = self.loop
         self.composed = composed
         self.base_state = base_state  # composed: the simulator's ground truth (position, quaternion, linear, angular)
-        if not composed:
-            node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, pub_qos)
-            node.create_subscription(Odometry, topics.ODOM, self._on_odom, pub_qos)
-        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY,
-                                 lambda msg: self.inbox.append((loop.trajectory, msg)), qos)
-        node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
-        node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
-        wall = Clock(clock_type=ClockType.STEADY_TIME)
-        self._last_cycle = -math.inf  # time.monotonic() of the latest cycle
-        node.create_timer(0.02, self._drain_idle, clock=wall)  # references while no state comes (a paused bridge)
-        if not composed:
-            node.create_timer(0.05, self._watchdog, clock=wall)
+        make_outputs(self, self.joints, self.loop.state_names)
+        self._make_subscriptions(composed)
         g = self.law.gains
         self._ready_text = (f"controller: ready ({law_type}, {model.base_type} base + {model.dof} joints, "
                             f"{loaded.source})")
         if not composed:
-            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall)
+            self._ready_timer = node.create_timer(0.001, self._announce_ready, clock=wall_clock())
         self.log.info(f"{law_type} on a {model.base_type} base + {model.dof} joints from {loaded.source}; "
                       f"commands in the order {self.joints}; gains kp={g['kp'][0]:.4g} kd={g['kd'][0]:.4g} "
                       f"(arm), kp_base={g['kp_base'][0]:.4g} kd_base={g['kd_base'][0]:.4g} "
                       f"kv_base={g['kv_base'][0]:.4g}; " + "; ".join(self.law.gain_notes))
+
+    def _make_subscriptions(self, composed: bool) -> None:
+        """State (not composed), references (callbacks only buffer), the idle drain, the watchdog."""
+        from geometry_msgs.msg import TwistStamped
+        from nav_msgs.msg import Odometry, Path
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+
+        node, loop, qos, wall = self.node, self.loop, reliable_qos(), wall_clock()
+        if not composed:
+            node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, recordable_qos())
+            node.create_subscription(Odometry, topics.ODOM, self._on_odom, recordable_qos())
+        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY,
+                                 lambda msg: self.inbox.append((loop.trajectory, msg)), qos)
+        node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
+        node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
+        self._last_cycle = -math.inf  # time.monotonic() of the latest cycle
+        node.create_timer(0.02, self._drain_idle, clock=wall)  # references while no state comes (a paused bridge)
+        if not composed:
+            node.create_timer(0.05, self._watchdog, clock=wall)
 
     def _announce_ready(self) -> None:
         self._ready_timer.cancel()
@@ -188,7 +155,7 @@ class MobileController:
     def _maybe_cycle(self) -> None:
         loop = self.loop
         self._drain()
-        if not loop.ready():
+        if not loop.ready() or not self.active:  # a managed node cycles only while active
             return
         t = loop.t
         self._last_cycle = time.monotonic()
@@ -200,11 +167,7 @@ class MobileController:
             msg.position = array.array("d", loop.ref_out.tobytes())
             msg.velocity = array.array("d", loop.q_out.tobytes())
             msg.effort = array.array("d", loop.effort_out.tobytes())
-            try:
-                self.state_pub.publish(msg)
-            except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
-                if self.node.context.ok():
-                    raise
+            publish_quietly(self, self.state_pub, msg)
 
     def step(self, t: float, names: list[str], position: np.ndarray, velocity: np.ndarray) -> np.ndarray:
         """Composed mode (the MuJoCo bridge's loop): one cycle on the arm state in ``names``
@@ -245,9 +208,7 @@ class MobileController:
         return self.loop.cycles
 
     def _publish_command(self) -> None:
+        if not self.active:  # a managed node outside "active": no commands
+            return
         self.cmd_msg.data = array.array("d", np.ascontiguousarray(self.tau_out).tobytes())
-        try:
-            self.cmd_pub.publish(self.cmd_msg)
-        except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
-            if self.node.context.ok():
-                raise
+        publish_quietly(self, self.cmd_pub, self.cmd_msg)

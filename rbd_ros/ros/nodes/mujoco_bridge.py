@@ -13,14 +13,10 @@ Parameters
           The loader of every node: ``rbd_ros.ros.robot_params``.
   viewer: ``true`` opens MuJoCo's interactive viewer on the simulation where there is a
           display (``rbd_ros.ros.nodes.viewer.attach``; otherwise one warning line).
-  bridge: ``config_file`` (default ``config/bridge.yaml``) and every key of that file as a
-          parameter of the same name, which wins: timestep, integrator, contacts, mode
-          (realtime | lockstep | max), publish_every, joints, initial_positions,
-          initial_velocities, command_timeout, brake_damping, command_mode (torque | voltage),
-          saturation, armature, viscous_friction, coulomb_friction, voltage_limit,
-          latency_steps, encoder_resolution, position_noise, velocity_noise, effort_noise,
-          noise_seed, diagnostics_period, stats_period, rt_priority, sched_slice_us, cpu_affinity,
-          lock_memory, gc_freeze, publish_thread, min_mass, min_inertia.
+  bridge: ``config_file`` (default ``config/bridge.yaml``) and every setting of
+          ``rbd_ros.sim.BridgeConfig`` as a parameter of the same name, which wins: each
+          written once, with type, default, range and meaning, in
+          ``config/schema/mujoco_bridge.yaml`` (the table: ``docs/parameters.md``).
   composed: ``controller_type`` (one of the controller node's ``type``s; '' = off, the default)
           hosts the control law in this process, as ros2_control's controller_manager does:
           see *Composed mode* below.  The controller's own parameters (``kp``, ``gains_file``,
@@ -125,15 +121,12 @@ import os
 import sys
 import threading
 import time
-import typing
-from dataclasses import fields
 from typing import Any
-
-import numpy as np
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
 from rbd_ros.ros.messages import set_stamp
+from rbd_ros.ros.parameters import declare_settings, schema
 from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden, set_slice, share_priority
 
@@ -143,62 +136,19 @@ SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max mo
 
 
 # ---- parameters ---------------------------------------------------------------------------------
-def _coerce(name: str, kind: str, value: Any) -> Any:
-    """A ROS parameter value as the BridgeConfig field ``name`` wants it."""
-    try:
-        if kind == "bool":
-            if isinstance(value, str) and value.lower() in ("true", "false"):
-                return value.lower() == "true"
-            if not isinstance(value, bool):
-                raise TypeError
-            return value
-        if kind == "float":
-            if isinstance(value, bool):
-                raise TypeError
-            return float(value)
-        if kind == "int":
-            if isinstance(value, bool) or float(value) != int(value):
-                raise TypeError
-            return int(value)
-        if kind == "str":
-            return str(value)
-        if kind.startswith("tuple"):
-            seq = list(value) if not isinstance(value, str) else [value]
-            return tuple(str(v) for v in seq) if "str" in kind else tuple(float(v) for v in seq)
-        if isinstance(value, (list, tuple, np.ndarray)):
-            return [float(v) for v in value]
-        if isinstance(value, bool):
-            raise TypeError
-        return float(value)
-    except (TypeError, ValueError):
-        raise NodeConfigError(f"parameter {name}: {value!r} is not a valid {kind}") from None
-
-
 def bridge_config(node) -> tuple[Any, str]:
     """``BridgeConfig`` from ``config_file`` then the node's parameters (which win)."""
-    from rcl_interfaces.msg import ParameterDescriptor
-
     from rbd_ros.resources import config_file
     from rbd_ros.sim.simulator import BridgeConfig
 
-    node.declare_parameter("config_file", "")
-    path = node.get_parameter("config_file").value
+    path = schema(NAME).declare(node, ["config_file"])["config_file"]
     if not path:
         try:
             path = str(config_file("bridge"))
         except FileNotFoundError:
             path = ""
     base = BridgeConfig.from_yaml(path) if path else BridgeConfig()
-    hints = typing.get_type_hints(BridgeConfig)
-    changes: dict[str, Any] = {}
-    for f in fields(BridgeConfig):
-        node.declare_parameter(f.name, None, ParameterDescriptor(dynamic_typing=True))
-        value = node.get_parameter(f.name).value
-        if value is None:
-            continue
-        kind = "Any" if hints[f.name] is Any else str(hints[f.name]).replace("<class '", "") \
-            .replace("'>", "")
-        changes[f.name] = _coerce(f.name, kind, value)
+    changes = declare_settings(node, BridgeConfig, schema(NAME))
     return base.replace(**changes), path or "built-in defaults"
 
 
@@ -596,9 +546,9 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
 
     from rbd_ros.control.gains import LAWS
     from rbd_ros.control.mobile_laws import MOBILE_LAWS
-    from rbd_ros.ros.nodes.controller import Controller
+    from rbd_ros.ros.nodes.controller import make_controller
 
-    law_type = node.declare_parameter("controller_type", "").value
+    law_type = schema(NAME).declare(node, ["controller_type"])["controller_type"]
     if not law_type:
         return None
     if law_type not in LAWS + MOBILE_LAWS:
@@ -613,15 +563,8 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
         "controller", context=node.context, namespace=node.get_namespace(),
         cli_args=topic_remaps(argv, "controller"), use_global_arguments=False,
         parameter_overrides=[*given, Parameter("type", Parameter.Type.STRING, law_type)])
-    try:
-        if law_type in MOBILE_LAWS:  # a mobile base: the law reads the base's ground truth
-            from rbd_ros.ros.nodes.mobile_controller import MobileController
-
-            if not hasattr(sim, "base_state"):
-                raise NodeConfigError(f"controller_type {law_type} drives a mobile base; this robot has none")
-            controller = MobileController(cnode, law_type, composed=True, base_state=sim.base_state)
-        else:
-            controller = Controller(cnode, composed=True)
+    try:  # the law registry's controller; a mobile law reads the base's ground truth
+        controller = make_controller(cnode, composed=True, base_state=getattr(sim, "base_state", None))
     except Exception:
         cnode.destroy_node()
         raise
@@ -664,8 +607,7 @@ def main(argv: list[str] | None = None) -> int:
             raise NodeConfigError(f"{type(exc).__name__}: {exc}") from None
         controller = composed_controller(node, sim, argv)
         bridge = MujocoBridge(node, sim, config, argv, controller)
-        node.declare_parameter("viewer", False)
-        if node.get_parameter("viewer").value:
+        if schema(NAME).declare(node, ["viewer"])["viewer"]:
             from rbd_ros.ros.nodes.viewer import attach
 
             bridge.viewer = attach(node, sim.mj_model, sim.mj_data, bridge.lock, model.name)
