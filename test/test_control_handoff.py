@@ -95,7 +95,9 @@ def test_slow_ik_does_not_stall_the_cycle_and_the_pose_is_reached(monkeypatch) -
         loop.cycle(t)
         t_call = time.perf_counter()
         assert loop.target_pose(_pose_msg(T1))
-        assert time.perf_counter() - t_call < 0.05  # returns at once: the IK is elsewhere
+        # returns at once, the IK is elsewhere (0.14 s seen on a loaded 2-core machine: the
+        # worker thread's start-up; the old loop blocked 1.06 s here)
+        assert time.perf_counter() - t_call < 0.5
         # cycles in wall time while the IK runs: each one quick, the reference held
         durations, refs = [], []
         wall0 = time.perf_counter()
@@ -108,8 +110,9 @@ def test_slow_ik_does_not_stall_the_cycle_and_the_pose_is_reached(monkeypatch) -
             refs.append(loop.ref_out.copy())
             time.sleep(dt)
         assert len(durations) > 100, len(durations)
-        # no cycle waited for the IK (1 s): the slowest took milliseconds (a loaded machine)
-        assert max(durations) < 0.1, max(durations)
+        # no cycle waited for the IK (1 s): the slowest took milliseconds (more when the
+        # machine is loaded, never the IK's second)
+        assert max(durations) < 0.5, max(durations)
         np.testing.assert_allclose(np.array(refs), np.tile(Q0, (len(refs), 1)), atol=1e-12)
         deadline = time.monotonic() + 30
         while not loop.idle():  # the solution is handed over
@@ -171,7 +174,8 @@ def test_watchdog_counts_only_attentive_time() -> None:
         # the controller itself was busy for 1 s: not the states' fault, no zero torque
         assert not loop.watchdog(s + 1.2)
         assert any("the controller itself was busy for 1.000 s" in m for _, m in lines), lines
-        fired = [k for k in range(1, 20) if loop.watchdog(s + 1.2 + 0.05 * k)]
+        # (1e-6 early: at exactly 0.30 s the rounding of s decided, and it did both ways)
+        fired = [k for k in range(1, 20) if loop.watchdog(s + 1.2 + 0.05 * k - 1e-6)]
         # no state since: fires once, state_timeout after the controller came back
         assert fired == [7], fired  # 0.35 s > 0.3 s; at 0.30 s not yet
         assert not loop.tau_out.any()
