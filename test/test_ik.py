@@ -268,3 +268,16 @@ def test_bad_arguments(arm7: Robot) -> None:
         arm7.ik(np.eye(4) * (1 + 1j))
     with pytest.raises(ValueError, match="q0 has 2 rows"):
         arm7.ik(np.stack([T] * 3), q0=np.zeros((2, arm7.dof)))
+
+
+@pytest.mark.parametrize("far", [1e155, 1e300])
+def test_a_target_too_far_for_float64_reports_its_error_not_zero(puma: Robot, far: float) -> None:
+    """A target at 1e300 m: |e|^2 overflows inside the kernel.  The answer is a failure whose
+    position error is at least the distance to the target minus the arm's reach (the triangle
+    inequality), never the 0.0 the DLS kernel reported when no attempt beat an infinite best."""
+    T = np.eye(4)
+    T[:3, 3] = far
+    res = puma.ik(T, max_restarts=2)
+    reach = float(np.abs(puma.model.a).sum() + np.abs(puma.model.d).sum() + np.abs(puma.model.tool).sum())
+    assert not res.success
+    assert res.position_error >= far * math.sqrt(3) - reach - 1.0

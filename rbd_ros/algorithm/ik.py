@@ -302,7 +302,7 @@ def dls_solve(mp: np.ndarray, ws: np.ndarray, S: np.ndarray, T: np.ndarray, q0: 
         a += 1
         ok, it, err, pe, oe = dls_attempt(mp, ws, S, T, lim, rows, tol_p, tol_o, max_iter, True)
         iters += it
-        if ok or err < best:
+        if ok or err < best or a == 1:  # the first attempt counts even when |e|^2 overflows
             best, bpe, boe = err, pe, oe
             for i in range(n):
                 qb[i] = q[i]
