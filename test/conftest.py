@@ -40,10 +40,15 @@ def claim_free_domain() -> str:
     raise RuntimeError(f"every ROS_DOMAIN_ID 1-200 is claimed by a test session ({folder})")
 
 
-# Must happen before rclpy is imported anywhere (subprocesses inherit the environment).
-if "RBD_ROS_TEST_DOMAIN" not in os.environ:
+# Must happen before rclpy is imported anywhere (subprocesses inherit the environment).  A
+# pytest-xdist worker inherits its controller's environment: it claims a domain of its own
+# (xdist sets PYTEST_XDIST_WORKER before this file is imported).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if ("RBD_ROS_TEST_DOMAIN" not in os.environ
+        or os.environ.get("RBD_ROS_TEST_DOMAIN_WORKER", "") != _WORKER):
     _domain = claim_free_domain()
     os.environ["RBD_ROS_TEST_DOMAIN"] = _domain
+    os.environ["RBD_ROS_TEST_DOMAIN_WORKER"] = _WORKER
     os.environ["ROS_DOMAIN_ID"] = _domain
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.pop("ROS_STATIC_PEERS", None)
