@@ -13,7 +13,7 @@ from robots_data import BUNDLED_URDF
 
 pytest.importorskip("rbd_ros.robot")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot.services import DynamicsService, RequestError  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 

@@ -12,7 +12,7 @@ from robots_data import BUNDLED_URDF
 
 pin = pytest.importorskip("pinocchio")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot.services import DynamicsService, RequestError  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 PERM = [3, 0, 5, 2, 4, 1]  # the caller's order: model joint PERM[i] at place i

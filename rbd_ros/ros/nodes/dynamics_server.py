@@ -242,7 +242,7 @@ def served_names(node, model):
     from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
     from rclpy.parameter import Parameter
 
-    from rbd_ros.services import base_names
+    from rbd_ros.robot.services import base_names
 
     given = {}
     for name in NAME_PARAMETERS:
@@ -269,13 +269,13 @@ class DynamicsServer:
         import rclpy
 
         from rbd_ros.robot import Robot
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.services import (
+        from rbd_ros.robot.services import (
             DEFAULT_MAX_POINTS,
             DEFAULT_MAX_REQUEST_SECONDS,
             DynamicsService,
             named_model,
         )
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
 
         self.node = node
         started = time.monotonic()
@@ -368,7 +368,7 @@ class DynamicsServer:
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
-        from rbd_ros.services import RequestError
+        from rbd_ros.robot.services import RequestError
 
         def handler(request, response):
             try:

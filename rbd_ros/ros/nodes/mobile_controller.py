@@ -74,7 +74,7 @@ class MobileController:
         from rbd_ros.control import mobile_laws as ml
         from rbd_ros.control.gains import DEFAULT_BANDWIDTH, DEFAULT_DAMPING_RATIO
         from rbd_ros.control.mobile_loop import DEFAULT_PATH_SPEED, SYNCS, MobileControlLoop
-        from rbd_ros.mobile_base import MobileBaseRobot
+        from rbd_ros.robot.mobile import MobileBaseRobot
         from rbd_ros.ros.robot_params import robot_from_node
 
         self.node = node

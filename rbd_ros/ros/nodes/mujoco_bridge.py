@@ -178,8 +178,8 @@ def bridge_config(node) -> tuple[Any, str]:
     """``BridgeConfig`` from ``config_file`` then the node's parameters (which win)."""
     from rcl_interfaces.msg import ParameterDescriptor
 
-    from rbd_ros.resources import config_file
     from rbd_ros.sim.simulator import BridgeConfig
+    from rbd_ros.util.resources import config_file
 
     node.declare_parameter("config_file", "")
     path = node.get_parameter("config_file").value

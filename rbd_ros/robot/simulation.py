@@ -13,9 +13,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import integrators
-from rbd_ros.data import empty_workspace
+from rbd_ros.model.data import empty_workspace
+from rbd_ros.util import validate
 
 
 class SimulationError(RuntimeError):

@@ -42,19 +42,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.integrators import no_torque_callback
-from rbd_ros.data import empty_workspace
-from rbd_ros.floating_base import carried_jacobian
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.lie import se2
 from rbd_ros.model import BASE_COORDINATES
-from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError
-from rbd_ros.robot_simulation import _callback_finite, _is_jitted
+from rbd_ros.model.data import empty_workspace
+from rbd_ros.robot.arm import Robot, SingularMassMatrixError
+from rbd_ros.robot.floating import carried_jacobian
+from rbd_ros.robot.simulation import SimulationError, SimulationResult, _callback_finite, _is_jitted
+from rbd_ros.util import validate
 
 RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")

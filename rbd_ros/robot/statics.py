@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import ik as ikmod
 from rbd_ros.algorithm import statics
+from rbd_ros.util import validate
 
 _f8 = np.dtype(np.float64)
 

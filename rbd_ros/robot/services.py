@@ -55,7 +55,8 @@ import numpy as np
 
 from rbd_ros.algorithm.integrators import integrator_code
 from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
-from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
+from rbd_ros.robot.arm import Robot, SingularMassMatrixError
+from rbd_ros.robot.simulation import SimulationError
 
 DEFAULT_MAX_POINTS = 1_000_000
 #: seconds a request may compute before it is refused (the server's ``max_request_seconds``)
@@ -262,7 +263,7 @@ class DynamicsService:
         self.moving = bool(self._bq)
         self.integrators: tuple[str, ...] = ()  # a moving robot's, its default first
         if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
-            from rbd_ros.floating_base import INTEGRATORS as FLOATING
+            from rbd_ros.robot.floating import INTEGRATORS as FLOATING
 
             self.integrators = tuple(FLOATING)
         elif self.mobile:

@@ -44,13 +44,13 @@ from typing import Any, Callable, Sequence
 import numba
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
-from rbd_ros.data import Workspace, pack_model
 from rbd_ros.model import BASE_COORDINATES, MdhModel
-from rbd_ros.robot_simulation import Simulation, SimulationError, SimulationResult
-from rbd_ros.robot_statics import IKResult, StaticsAndIK
+from rbd_ros.model.data import Workspace, pack_model
+from rbd_ros.robot.simulation import Simulation, SimulationError, SimulationResult
+from rbd_ros.robot.statics import IKResult, StaticsAndIK
+from rbd_ros.util import validate
 
 _empty = np.empty
 _f8 = np.dtype(np.float64)
@@ -120,11 +120,11 @@ class Robot(StaticsAndIK, Simulation):
     def __new__(cls, model: MdhModel) -> "Robot":
         kind = getattr(model, "base_type", "fixed")
         if cls is Robot and kind == "floating":
-            from rbd_ros.floating_base import FloatingBaseRobot
+            from rbd_ros.robot.floating import FloatingBaseRobot
 
             return super().__new__(FloatingBaseRobot)
         if cls is Robot and kind in ("planar", "diff_drive"):
-            from rbd_ros.mobile_base import MobileBaseRobot
+            from rbd_ros.robot.mobile import MobileBaseRobot
 
             return super().__new__(MobileBaseRobot)
         return super().__new__(cls)

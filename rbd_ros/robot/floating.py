@@ -44,17 +44,18 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import floating_base as fb
 from rbd_ros.algorithm import floating_integrators as fi
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
-from rbd_ros.data import empty_workspace
 from rbd_ros.lie import so3
 from rbd_ros.lie.integrators import INTEGRATORS, integrator_code  # the one table ("rkmk4" first)
 from rbd_ros.model import BASE_COORDINATES
-from rbd_ros.robot import Robot, SimulationError, SimulationResult
+from rbd_ros.model.data import empty_workspace
+from rbd_ros.robot.arm import Robot
+from rbd_ros.robot.simulation import SimulationError, SimulationResult
+from rbd_ros.util import validate
 
 _f8 = np.dtype(np.float64)
 _rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)

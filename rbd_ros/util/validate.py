@@ -33,7 +33,6 @@ import sys
 from typing import Any, Sequence
 
 import numpy as np
-from numba import njit
 
 _TINY = sys.float_info.min  # the smallest normal double
 
@@ -86,14 +85,23 @@ def positive(name: str, x: Any) -> float:
     return float(x)
 
 
-@njit(cache=True)
-def _all_finite(a: np.ndarray) -> bool:
+def _all_finite_loop(a: np.ndarray) -> bool:
     """No NaN or Inf in ``a`` (any shape): one compiled loop, ~0.2 us per call against ~1 us
     for ``np.isfinite(a).all()`` on a small array."""
     for v in a.flat:
         if not np.isfinite(v):
             return False
     return True
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    """``_all_finite_loop`` compiled on first use (so ``import rbd_ros`` does not import numba);
+    the compiled kernel then replaces this stub as the module's ``_all_finite``."""
+    global _all_finite
+    from numba import njit
+
+    _all_finite = njit(cache=True)(_all_finite_loop)
+    return _all_finite(a)
 
 
 def finite_array(name: str, arr: np.ndarray) -> np.ndarray:

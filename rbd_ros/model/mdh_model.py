@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros import validate  # one rule per kind of argument
+from rbd_ros.util import validate  # one rule per kind of argument
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -226,7 +226,7 @@ class MdhModel:
     def _physical_inertia(self) -> np.ndarray:
         """The link inertias, each physically impossible one replaced by the nearest physical
         tensor with an ``InertiaWarning`` naming the link (``rbd_ros.physical``)."""
-        from rbd_ros.physical import InertiaWarning, physical_inertia
+        from rbd_ros.model.physical import InertiaWarning, physical_inertia
 
         out = self.inertia  # a private copy (np.array above), still writable here
         for i in range(self.dof):
