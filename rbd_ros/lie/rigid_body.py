@@ -207,7 +207,7 @@ class RigidBody:
         """Integrate from ``(pose0, v0)``; ``wrench`` is ``(m,)`` (held throughout, needs
         ``steps``) or ``(steps, m)`` (row k held over step k), ``None`` for none.  Returns
         ``(poses (steps+1, k, k), velocities (steps+1, m))``; gravity acts if ``gravity``."""
-        from rbd_ros.robot.simulation import SimulationError
+        from rbd_ros.util.validate import SimulationError
 
         method = integrator_code(integrator)  # lie.integrators.INTEGRATORS; ValueError naming them
         dt = validate.positive("dt", dt)

@@ -16,10 +16,7 @@ import numpy as np
 from rbd_ros.algorithm import integrators
 from rbd_ros.model.data import empty_workspace
 from rbd_ros.util import validate
-
-
-class SimulationError(RuntimeError):
-    """A simulation diverged: the state became NaN or Inf (the message says when)."""
+from rbd_ros.util.validate import SimulationError  # its home is the ground floor (lie raises it too)
 
 
 def _is_jitted(fn: Any) -> bool:

@@ -43,6 +43,12 @@ class NonFiniteResultError(ValueError):
     caller that turns bad arguments into ``success=false`` also reports this."""
 
 
+class SimulationError(RuntimeError):
+    """A simulation diverged: the state became NaN or Inf (the message says when).  Raised by
+    every simulator of the core (``Robot.simulate``, ``lie.rigid_body``); also importable from
+    ``rbd_ros.robot``."""
+
+
 def _real_scalar(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
