@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import subprocess
 import sys
 import warnings
@@ -187,7 +188,8 @@ def test_a_moved_module_warns_once_and_is_the_new_module(old: str, new: str) -> 
             f"assert a is importlib.import_module({new!r}), a\n"
             f"msgs = [str(x.message) for x in w if x.category is DeprecationWarning]\n"
             f"assert msgs == [{old!r} + ' moved to ' + {new!r} + ' (issue 28); import it from there'], msgs\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE.parent))  # this tree's rbd_ros, not an installed one
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
 
 
