@@ -40,8 +40,8 @@ import numba  # noqa: E402
 from rbd_ros.algorithm import aba as aba_mod  # noqa: E402
 from rbd_ros.algorithm import forward_dynamics as fd_mod  # noqa: E402
 from rbd_ros.model import MdhModel  # noqa: E402
+from rbd_ros.model.urdf_export import model_to_urdf  # noqa: E402
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.urdf_export import model_to_urdf  # noqa: E402
 
 
 def chain(n: int, seed: int = 0) -> MdhModel:

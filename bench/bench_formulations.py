@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_core import chain  # noqa: E402
 
-from rbd_ros.data import empty_workspace, pack_model  # noqa: E402
 from rbd_ros.formulations import Formulations, counts, gauss, kane, lagrange, silver  # noqa: E402
 from rbd_ros.formulations import dual_quaternion as dqne  # noqa: E402
 from rbd_ros.formulations.chain import Chain  # noqa: E402
+from rbd_ros.model.data import empty_workspace, pack_model  # noqa: E402
 from rbd_ros.robot import Robot  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

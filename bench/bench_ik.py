@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT / "test"))
 
 import numba  # noqa: E402
 
-from rbd_ros.resources import bundled_robots, bundled_urdf  # noqa: E402
 from rbd_ros.robot import Robot  # noqa: E402
+from rbd_ros.util.resources import bundled_robots, bundled_urdf  # noqa: E402
 
 ERD = "/cmeel.prefix/share/example-robot-data/robots/"
 REAL_ARMS = [  # (name, path under example-robot-data, base link, tip link)

@@ -28,8 +28,8 @@ def main() -> int:
     args = ap.parse_args()
     print(f"{'robot':<12} {'mean us':>8} {'p50 us':>8} {'p99 us':>8} {'max us':>8} {'transient B':>12}")
     from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
     from rbd_ros.sim.closed_loop import composed_loop, mobile_composed_loop
+    from rbd_ros.util.resources import config_file
 
     for robot in args.robots:
         model = MdhModel.from_yaml(str(config_file(robot)))

@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
         stride = max(1, int(round(req.output_period / req.dt))) if req.output_period > 0 else 1
         k = len(range(0, steps + 1, stride))
         if (k, n) not in cache:
-            # array.array, as the real server assigns (rbd_ros.services.f64): a numpy value
+            # array.array, as the real server assigns (rbd_ros.robot.services.f64): a numpy value
             # would be copied element by element by the generated setter and inflate the echo.
             cache[(k, n)] = (f64(np.arange(k) * req.dt * stride), f64(np.zeros(k * n)))
         t, z = cache[(k, n)]

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rbd_ros.model import MdhModel  # noqa: E402
-from rbd_ros.urdf_export import model_to_urdf  # noqa: E402
+from rbd_ros.model.urdf_export import model_to_urdf  # noqa: E402
 
 DEG = np.pi / 180.0
 

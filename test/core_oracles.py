@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from rbd_ros.model import MdhModel
-from rbd_ros.urdf_export import model_to_urdf
+from rbd_ros.model.urdf_export import model_to_urdf
 
 REPO = Path(__file__).resolve().parents[1]
 

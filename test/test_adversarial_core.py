@@ -14,9 +14,9 @@ import pytest
 
 from core_oracles import bundled, random_model
 from rbd_ros.model import MdhModel
-from rbd_ros.physical import InertiaWarning
+from rbd_ros.model.physical import InertiaWarning
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
-from rbd_ros.services import DynamicsService, RequestError
+from rbd_ros.robot.services import DynamicsService, RequestError
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from rbd_ros.model import MdhModel
-from rbd_ros.resources import config_file
 from rbd_ros.sim.mobile_sim import MobileConfig, MobileSimulator
 from rbd_ros.sim.simulator import BridgeConfig
+from rbd_ros.util.resources import config_file
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_forward_simulate_divergence_time_is_the_runs(diff_model):
     core once per torque row and passed on its message, so it said 't = 0.02 s (step 2 of
     100)': a wrong time in a 300-step run."""
     from rbd_ros.robot import Robot
-    from rbd_ros.services import DynamicsService, RequestError
+    from rbd_ros.robot.services import DynamicsService, RequestError
 
     robot = Robot(diff_model)  # a MobileBaseRobot (the model has a diff_drive base)
     service = DynamicsService(robot)
@@ -151,7 +151,7 @@ def test_forward_simulate_tiny_torque_period_holds_the_last_row(name):
     row is held (as for 1e-12 s).  The row index overflowed the integer cast and crashed the
     service with IndexError (index -9223372036854775808)."""
     from rbd_ros.robot import Robot
-    from rbd_ros.services import DynamicsService
+    from rbd_ros.robot.services import DynamicsService
 
     service = DynamicsService(Robot(MdhModel.from_yaml(str(config_file(name)))))
     names = list(service._every) if service.moving else list(service.robot.joint_names)
@@ -167,8 +167,8 @@ def test_forward_simulate_tiny_torque_period_holds_the_last_row(name):
 def test_wheel_effort_limit_comes_from_the_urdf(diff_model):
     """The drive wheels' <limit effort> (30 N m in mobile_arm7.urdf) is the model's and the
     simulator's default saturation (it was none: 50 N m tipped the robot over, above)."""
-    from rbd_ros.resources import bundled_urdf
     from rbd_ros.robot import Robot
+    from rbd_ros.util.resources import bundled_urdf
 
     urdf = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base="diff_drive").model
     assert urdf.wheel_effort_limit == 30.0 == diff_model.wheel_effort_limit

@@ -29,9 +29,9 @@ from rbd_ros.control.gains import LAWS, model_gains
 from rbd_ros.control.laws import Reference, make_law
 from rbd_ros.control.tour import plan_tour
 from rbd_ros.model import MdhModel
-from rbd_ros.resources import config_file
 from rbd_ros.sim.closed_loop import chatter_fraction, run_tour
 from rbd_ros.sim.simulator import BridgeConfig, Simulator
+from rbd_ros.util.resources import config_file
 from robots_data import REPO, example_robot_urdf
 
 BUNDLED = ["planar2", "puma560", "arm7"]

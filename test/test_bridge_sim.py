@@ -10,7 +10,7 @@ import pytest
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MdhModel
-from rbd_ros.physical import InertiaWarning
+from rbd_ros.model.physical import InertiaWarning
 from rbd_ros.sim.examples import SEVEN_DOF_POSE, seven_dof, three_link
 from rbd_ros.sim.motor import quantise
 from rbd_ros.sim.mujoco_model import build_mujoco_model, fix_inertia
@@ -136,7 +136,7 @@ def test_zero_mass_and_not_positive_definite_inertias_are_fixed() -> None:
 
 # ---- configuration ------------------------------------------------------------------------------
 def test_config_file_holds_the_defaults() -> None:
-    from rbd_ros.resources import config_file
+    from rbd_ros.util.resources import config_file
 
     assert BridgeConfig.from_yaml(config_file("bridge")) == BridgeConfig()
     with pytest.raises(ValueError, match="unknown bridge setting"):

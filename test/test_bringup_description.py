@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rbd_ros.resources import bundled_robots, bundled_urdf
 from rbd_ros.ros.bringup.description import ARGUMENTS, CONTROLLER_TYPES, NodeSpec, describe, format_parameter
+from rbd_ros.util.resources import bundled_robots, bundled_urdf
 
 REPO = Path(__file__).resolve().parents[1]
 

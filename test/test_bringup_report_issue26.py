@@ -171,9 +171,9 @@ def test_outputs_and_timestep_are_checked_before_any_node(tmp_path: Path, capsys
 
 def test_a_no_video_recording_can_be_rendered_later(tmp_path: Path) -> None:
     from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
     from rbd_ros.ros.bringup.page import video_and_page
     from rbd_ros.sim.render import Recording
+    from rbd_ros.util.resources import config_file
 
     model = MdhModel.from_yaml(str(config_file("planar2")))
     t = np.linspace(0.0, 1.0, 11)

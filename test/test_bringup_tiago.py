@@ -33,7 +33,7 @@ ARGS = ["--base", "diff_drive", "--base-link", "base_link", "--tip-link", "arm_t
 def test_tiago_law_compensates_friction_and_names_the_light_joint() -> None:
     from rbd_ros import Robot
     from rbd_ros.control.mobile_laws import MobileReference, make_mobile_law
-    from rbd_ros.mobile_base import MobileBaseRobot
+    from rbd_ros.robot.mobile import MobileBaseRobot
 
     r = Robot.from_urdf(str(TIAGO), base="diff_drive", base_link="base_link", tip_link="arm_tool_link")
     law = make_mobile_law("whole_body_computed_torque", MobileBaseRobot(r.model))

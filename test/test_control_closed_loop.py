@@ -14,8 +14,8 @@ import pytest
 from rbd_ros.control.laws import ControlLaw, Reference, make_law
 from rbd_ros.control.trajectory import CartesianMove, quintic_point_to_point
 from rbd_ros.lie.so3 import orientation_error
-from rbd_ros.resources import config_file
 from rbd_ros.robot import Robot
+from rbd_ros.util.resources import config_file
 
 DT = 1e-3
 ROBOTS = ["puma560", "arm7"]

@@ -217,9 +217,9 @@ def test_trajectory_on_another_clock_is_refused() -> None:
 def test_mobile_path_on_another_clock_is_refused() -> None:
     from rbd_ros.control.mobile_laws import make_mobile_law
     from rbd_ros.control.mobile_loop import MobileControlLoop
-    from rbd_ros.mobile_base import MobileBaseRobot
     from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
+    from rbd_ros.robot.mobile import MobileBaseRobot
+    from rbd_ros.util.resources import config_file
 
     robot = MobileBaseRobot(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
     lines: list[tuple[str, str]] = []

@@ -233,7 +233,7 @@ def test_gains_file_defaults_and_robot_overrides(tmp_path: Path) -> None:
     import yaml
 
     from rbd_ros.control.gains import default_gains_file
-    from rbd_ros.resources import config_file
+    from rbd_ros.util.resources import config_file
 
     data = yaml.safe_load(default_gains_file().read_text())
     assert not data["defaults"]  # gains nobody gives come from the model (gains.model_gains)

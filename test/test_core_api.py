@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from core_oracles import REPO, bundled, random_model, rel_err
+from rbd_ros.model.urdf_export import model_to_urdf
 from rbd_ros.robot import Robot, SimulationResult
-from rbd_ros.urdf_export import model_to_urdf
 from robots_data import PANDA, UR5, example_robot_urdf
 
 TOL = 1e-9

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from core_oracles import REPO
-from rbd_ros import validate
-from rbd_ros.floating_base import FloatingBaseRobot
 from rbd_ros.lie.rigid_body import RigidBody
 from rbd_ros.model import MdhModel
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
+from rbd_ros.robot.floating import FloatingBaseRobot
 from rbd_ros.urdf import load_model
 from rbd_ros.urdf.cli import main as urdf2mdh
-from rbd_ros.validate import NonFiniteResultError
+from rbd_ros.util import validate
+from rbd_ros.util.validate import NonFiniteResultError
 
 ARM7 = REPO / "urdf" / "arm7.urdf"
 OMNI = str(REPO / "urdf" / "omni_arm7.urdf")

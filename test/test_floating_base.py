@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rbd_ros import MdhModel, Robot
-from rbd_ros.floating_base import FloatingBaseRobot
+from rbd_ros.robot.floating import FloatingBaseRobot
 from rbd_ros.urdf.parse import load_tree
 from robots_data import BUNDLED_URDF, PANDA, UR5, example_robot_urdf
 

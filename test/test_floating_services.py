@@ -17,7 +17,7 @@ from robots_data import BUNDLED_URDF
 
 pin = pytest.importorskip("pinocchio")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot.services import DynamicsService, RequestError  # noqa: E402
 
 TOL = 1e-9
 BQ = ["base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw"]

@@ -185,7 +185,7 @@ def test_operation_counts_by_construction() -> None:
     """RNEA and dqNE run from their own source on the counting type: same bytecode as the
     jitted kernels, the same numbers, counts exactly linear in n and below 001 Table 3."""
     from rbd_ros.algorithm import rnea as rnea_jit
-    from rbd_ros.data import empty_workspace, pack_model
+    from rbd_ros.model.data import empty_workspace, pack_model
 
     rn = counts.pure("rbd_ros.algorithm.rnea")
     dqm = counts.pure("rbd_ros.formulations.dual_quaternion")

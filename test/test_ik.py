@@ -12,8 +12,8 @@ import pytest
 
 from rbd_ros.algorithm import ik as ikmod
 from rbd_ros.algorithm.ik import two_link_ik
-from rbd_ros.resources import bundled_urdf
 from rbd_ros.robot import Robot
+from rbd_ros.util.resources import bundled_urdf
 from robots_data import PANDA, example_robot_urdf
 
 

@@ -1,5 +1,5 @@
 """/rbd/inverse_kinematics and /rbd/static_torques: the node in its own process, called from this
-one, and their request checking (``rbd_ros.services``) without ROS.
+one, and their request checking (``rbd_ros.robot.services``) without ROS.
 
 Oracles: the core's forward kinematics of the returned joints (FK(IK(T)) = T), the core's
 ``static_torques`` on the same model in this process, and the finite-difference-checked core
@@ -13,7 +13,7 @@ from robots_data import BUNDLED_URDF
 
 pytest.importorskip("rbd_ros.robot")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot.services import DynamicsService, RequestError  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 

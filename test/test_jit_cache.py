@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import rbd_ros
-from rbd_ros import jit_cache
+from rbd_ros.algorithm import jit_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(rbd_ros.__file__).resolve().parent
@@ -25,7 +25,7 @@ PACKAGE = Path(rbd_ros.__file__).resolve().parent
 INIT = """\
 import os
 if os.environ.get("STAMP") == "1":
-    from rbd_ros import jit_cache
+    from rbd_ros.algorithm import jit_cache
     jit_cache.register(os.path.dirname(os.path.abspath(__file__)))
 """
 CALLEE = """\
@@ -124,7 +124,7 @@ def test_digest_changes_with_any_kernel_source(tmp_path: Path) -> None:
     base = jit_cache.source_digest(copy, ("ros",))
     assert base == jit_cache.source_digest(PACKAGE, ("ros",))
     sources = jit_cache.kernel_sources(copy, ("ros",))
-    for rel in ("algorithm/rnea.py", "lie/so3.py", "model.py", "algorithm/__init__.py",
+    for rel in ("algorithm/rnea.py", "lie/so3.py", "model/mdh_model.py", "algorithm/__init__.py",
                 "sim/simulator.py"):
         assert rel in sources, rel
         f = copy / rel

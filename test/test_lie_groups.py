@@ -124,7 +124,7 @@ def test_rpy_against_pinocchio_and_gimbal_lock() -> None:
 
 
 def test_urdf_export_uses_the_one_rpy() -> None:
-    from rbd_ros import urdf_export
+    from rbd_ros.model import urdf_export
     from rbd_ros.urdf import transforms
 
     assert transforms.rpy_matrix is so3.rpy_matrix and urdf_export.to_rpy is so3.to_rpy

@@ -152,8 +152,8 @@ def _assert_nothing_accumulates(step) -> None:
 def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
     from rbd_ros.control.trajectory import CartesianMove
     from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
     from rbd_ros.sim.closed_loop import composed_loop
+    from rbd_ros.util.resources import config_file
 
     robot = MdhModel.from_yaml(str(config_file(robot_name)))
     empty, _ = _peak_and_net(lambda: None)
@@ -189,8 +189,8 @@ def test_mobile_composed_loop_accumulates_nothing() -> None:
     step (issue 20 on mobile_arm7).  Its transient is not yet zero (``base_state`` returns
     fresh arrays for ``/odom``; ``bench/bench_loop_step.py`` prints it)."""
     from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
     from rbd_ros.sim.closed_loop import mobile_composed_loop
+    from rbd_ros.util.resources import config_file
 
     step, sim, loop = mobile_composed_loop(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
     for _ in range(300):

@@ -123,10 +123,11 @@ def test_mobile_law_managed_transitions_and_cleanup_release_everything() -> None
     from rclpy.lifecycle import TransitionCallbackReturn as R
     from rclpy.parameter import Parameter
 
+    from rbd_ros.ros.nodes.controller import make_controller
     from rbd_ros.ros.nodes.managed import managed_node_class
 
     with ros_context() as ctx:
-        node = managed_node_class()("controller", context=ctx, parameter_overrides=[
+        node = managed_node_class(make_controller)("controller", context=ctx, parameter_overrides=[
             Parameter("model_yaml", value=str(REPO / "config" / "mobile_arm7.yaml")),
             Parameter("type", value="whole_body_computed_torque")])
         try:

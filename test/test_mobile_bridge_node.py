@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from test_bridge_node import Client, bridge_args, finished
 
-from rbd_ros.mobile_base import MobileBaseRobot
 from rbd_ros.model import MdhModel
-from rbd_ros.resources import config_file
+from rbd_ros.robot.mobile import MobileBaseRobot
+from rbd_ros.util.resources import config_file
 from ros_helpers import raise_callback_errors, ros_context
 
 DT = 0.001

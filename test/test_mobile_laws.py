@@ -193,7 +193,7 @@ def test_loop_reports_the_cmd_vel_timeout_once_at_the_brake(robot) -> None:  # n
     from types import SimpleNamespace as NS
 
     from rbd_ros.control.mobile_loop import MobileControlLoop
-    from rbd_ros.mobile_base import MobileBaseRobot
+    from rbd_ros.robot.mobile import MobileBaseRobot
 
     base = MobileBaseRobot(robot.model)
     names = list(robot.model.joint_names)

@@ -355,8 +355,8 @@ def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:  # noqa
     """``rbd-ros dynamics-server -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...``:
     the wheels found by the server are TIAGo's; inverse dynamics (wheel torques, torso and arm,
     lateral force) equals Pinocchio's M a + h (1e-9) and the in-process core (1e-12)."""
+    from rbd_ros.robot.services import LATERAL_FORCE
     from rbd_ros.ros.client import DynamicsClient
-    from rbd_ros.services import LATERAL_FORCE
 
     r, _, pm, pd = tiago
     node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={TIAGO}", "-p", "base:=diff_drive",

@@ -21,7 +21,7 @@ from core_oracles import REPO, rel_err
 
 pin = pytest.importorskip("pinocchio")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import LATERAL_FORCE, DynamicsService, RequestError, base_names  # noqa: E402
+from rbd_ros.robot.services import LATERAL_FORCE, DynamicsService, RequestError, base_names  # noqa: E402
 
 TOL = 1e-9
 BQ = ["base_x", "base_y", "base_yaw"]

@@ -9,13 +9,13 @@ import mujoco
 import numpy as np
 import pytest
 
-from rbd_ros.mobile_base import MobileBaseRobot
 from rbd_ros.model import MdhModel
-from rbd_ros.resources import config_file
+from rbd_ros.robot.mobile import MobileBaseRobot
 from rbd_ros.sim.mobile_model import build_mobile_model
 from rbd_ros.sim.mobile_sim import MobileConfig, MobileSimulator
 from rbd_ros.sim.odometry import WheelOdometry
 from rbd_ros.sim.simulator import BridgeConfig
+from rbd_ros.util.resources import config_file
 
 DT = 0.001
 QUIET = BridgeConfig(armature=False, viscous_friction=False, coulomb_friction=False)

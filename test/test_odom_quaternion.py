@@ -17,10 +17,10 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from rbd_ros.model import MdhModel
-from rbd_ros.resources import config_file
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.sim.mobile_sim import MobileConfig, MobileSimulator
 from rbd_ros.sim.simulator import BridgeConfig
+from rbd_ros.util.resources import config_file
 
 QUIET = BridgeConfig(armature=False, viscous_friction=False, coulomb_friction=False)
 YAWS = (0.0, 0.4, 1.1, 2.5, -2.9, 3.1)

@@ -35,7 +35,7 @@ def test_controller_defaults_are_the_core_constants() -> None:
 
 
 def test_dynamics_server_and_robot_defaults_are_the_core_constants() -> None:
-    from rbd_ros.services import DEFAULT_MAX_POINTS, DEFAULT_MAX_REQUEST_SECONDS
+    from rbd_ros.robot.services import DEFAULT_MAX_POINTS, DEFAULT_MAX_REQUEST_SECONDS
 
     s = schema("dynamics_server")
     assert s["max_points"].default == DEFAULT_MAX_POINTS

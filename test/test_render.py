@@ -14,11 +14,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from rbd_ros.resources import bundled_urdf
 from rbd_ros.robot import Robot
 from rbd_ros.sim.examples import seven_dof
 from rbd_ros.sim.mujoco_model import build_mujoco_model
 from rbd_ros.sim.render import FPS, GIF_EVERY, HEIGHT, WIDTH, Recording, render_recording
+from rbd_ros.util.resources import bundled_urdf
 from ros_helpers import REPO
 
 DURATION = 0.6  # s of the synthetic recording: floor(0.6 * 30) + 1 = 19 frames

@@ -20,10 +20,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from rbd_ros.resources import bundled_urdf
 from rbd_ros.robot import Robot
 from rbd_ros.sim import render
 from rbd_ros.sim.render import GHOST_RGBA, GHOST_SCALE, FrameRenderer, Recording, coordinates
+from rbd_ros.util.resources import bundled_urdf
 from ros_helpers import REPO
 
 DYNAMIC = int(mujoco.mjtCatBit.mjCAT_DYNAMIC)

@@ -20,7 +20,7 @@ from robots_data import BUNDLED_URDF
 
 pytest.importorskip("rclpy")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import CHUNK_STEPS, DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot.services import CHUNK_STEPS, DynamicsService, RequestError  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 INT32_MAX = 2**31 - 1
@@ -196,7 +196,7 @@ def test_a_bad_bound_is_refused_at_start_up(node_process, value: str) -> None:  
 def test_stop_and_a_dead_context_end_a_batch(robot: Robot) -> None:
     """``alive()`` turning False (the server's rclpy context after SIGTERM) stops a batch at its
     next chunk; after ``stop()`` every request is refused as shutting down."""
-    from rbd_ros.services import CHUNK_STATES
+    from rbd_ros.robot.services import CHUNK_STATES
 
     calls = []
 

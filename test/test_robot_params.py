@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rbd_ros.resources import bundled_urdf, config_file
 from rbd_ros.ros.common import NodeConfigError
 from rbd_ros.ros.robot_params import robot_model
 from rbd_ros.sim.examples import three_link
+from rbd_ros.util.resources import bundled_urdf, config_file
 from ros_helpers import ros_context, spin_in_background
 
 WALL = [0.0, -9.81, 0.0]  # an arm mounted on a wall: gravity along -y of its base

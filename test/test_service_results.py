@@ -1,7 +1,7 @@
 """Issue 27, the services' answers: never a non-finite result reported as success, the edge
 cases of ``forward_simulate`` and ``inverse_kinematics``, one name per joint in every message,
 and IK answers checked against Pinocchio's forward kinematics (a best pose kept over worse
-restarts; seeds in the caller's joint order honoured).  ``rbd_ros.services`` directly, and the
+restarts; seeds in the caller's joint order honoured).  ``rbd_ros.robot.services`` directly, and the
 overflow case through a real server process."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from robots_data import BUNDLED_URDF
 
 pin = pytest.importorskip("pinocchio")
 from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.services import DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot.services import DynamicsService, RequestError  # noqa: E402
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 PERM = [3, 0, 5, 2, 4, 1]  # the caller's order: model joint PERM[i] at place i

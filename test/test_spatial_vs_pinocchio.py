@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rbd_ros.spatial import orientation_error, quaternion_to_rotation, rotation_to_quaternion
+from rbd_ros.lie.so3 import orientation_error, quaternion_to_rotation, rotation_to_quaternion
 
 RNG_SEED = 20
 

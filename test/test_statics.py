@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbd_ros.resources import bundled_urdf
 from rbd_ros.robot import Robot
+from rbd_ros.util.resources import bundled_urdf
 
 
 def planar(l1: float = 1.0, l2: float = 1.0) -> Robot:

@@ -120,7 +120,7 @@ def test_an_arm_hanging_from_a_torso_gets_no_floor_unless_given(ur5) -> None:
 
 def test_the_default_start_leaves_a_stretched_singular_zero_pose() -> None:
     from rbd_ros.model import MdhModel
-    from rbd_ros.resources import config_file
+    from rbd_ros.util.resources import config_file
 
     model = MdhModel.from_yaml(str(config_file("arm7")))
     robot = Robot(model)

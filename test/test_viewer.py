@@ -11,9 +11,9 @@ import time
 import numpy as np
 import pytest
 
-from rbd_ros.resources import bundled_urdf
 from rbd_ros.robot import Robot
 from rbd_ros.sim.render import Recording
+from rbd_ros.util.resources import bundled_urdf
 
 
 @pytest.fixture

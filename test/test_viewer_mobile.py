@@ -9,9 +9,9 @@ import sys
 import numpy as np
 from test_viewer import _clean_env, _wait_for_arm, display  # noqa: F401 - the fixture
 
-from rbd_ros.resources import bundled_urdf
 from rbd_ros.robot import Robot
 from rbd_ros.sim.render import Recording
+from rbd_ros.util.resources import bundled_urdf
 from ros_helpers import REPO
 
 

@@ -54,7 +54,7 @@ def _bad(mp: np.ndarray, x: np.ndarray) -> bool:
 @njit(cache=True, inline="always")
 def _nonfinite(x: np.ndarray) -> bool:
     """Any NaN or Inf in the result ``x`` (1-D or 2-D): a result is checked before it leaves
-    (``rbd_ros.validate``); finite inputs can still overflow (``qd = 1e200``)."""
+    (``rbd_ros.util.validate``); finite inputs can still overflow (``qd = 1e200``)."""
     for v in x.flat:
         if not np.isfinite(v):
             return True

@@ -299,7 +299,7 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
 # Eagerly compiled without numba's runtime and called through their compiled entry point
 # (``checked.entry``), as ``algorithm.checked`` does for the fixed base: the caller checks
 # ``ndim`` and ``dtype``; lengths, stride, alignment, finiteness and the unit quaternion are
-# checked here; 2: the result is NaN or Inf (``rbd_ros.validate``).
+# checked here; 2: the result is NaN or Inf (``rbd_ros.util.validate``).
 _M = "float64[:, ::1]"
 _V = "float64[::1]"
 

@@ -399,7 +399,7 @@ def free_task_axes(robot: Any, q0: np.ndarray) -> tuple[np.ndarray, list[np.ndar
 
 
 def default_gains_file() -> Path:
-    from rbd_ros.resources import config_file
+    from rbd_ros.util.resources import config_file
 
     return config_file("controllers")
 

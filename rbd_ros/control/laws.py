@@ -55,9 +55,9 @@ from rbd_ros.control.gains import (
     validate_gain,
     validate_gains,
 )
-from rbd_ros.data import empty_workspace, pack_model
 from rbd_ros.lie.so3 import _orientation_error
 from rbd_ros.model import MdhModel
+from rbd_ros.model.data import empty_workspace, pack_model
 
 OK, BAD_INPUT, BAD_OUTPUT = 0, 1, 2
 _STATUS = {OK: "ok", BAD_INPUT: "non-finite state or reference: zero torque",

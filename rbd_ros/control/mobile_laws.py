@@ -68,7 +68,7 @@ from rbd_ros.control.gains import (
     coulomb_compensation,
     model_gains,
 )
-from rbd_ros.mobile_base import _rnea_checked
+from rbd_ros.robot.mobile import _rnea_checked
 
 MOBILE_LAWS = ("diff_drive_velocity", "whole_body_computed_torque")
 DEFAULT_BASE_BANDWIDTH = 2.0  # Hz

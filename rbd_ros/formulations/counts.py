@@ -149,7 +149,7 @@ def _plain_numba() -> Iterator[None]:
     fake = types.ModuleType("numba")
     fake.njit = _identity_njit  # type: ignore[attr-defined]
     fake.prange = range  # type: ignore[attr-defined]
-    prefixes = ("rbd_ros.algorithm", "rbd_ros.formulations", "rbd_ros.data")
+    prefixes = ("rbd_ros.algorithm", "rbd_ros.formulations", "rbd_ros.model.data")
     saved = dict(sys.modules)
     for k in list(sys.modules):
         if k.startswith(prefixes):

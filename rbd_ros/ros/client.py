@@ -193,7 +193,7 @@ class DynamicsClient:
         ``base_position_names`` + ``base_velocity_names``), then a diff_drive base's wheel
         joints (left, right: its efforts; ``wheels.joints`` of GetModel ``model_yaml``), the
         default ``joint_names``.  A diff_drive ``inverse_dynamics`` also answers the lateral
-        ground force when the names list ``rbd_ros.services.LATERAL_FORCE``."""
+        ground force when the names list ``rbd_ros.robot.services.LATERAL_FORCE``."""
         if self._model_names is None:
             m = self.get_model()
             bq, bv = list(getattr(m, "base_position_names", [])), list(getattr(m, "base_velocity_names", []))

@@ -24,7 +24,7 @@ LEGACY_ENV = "FASTRTPS_DEFAULT_PROFILES_FILE"
 
 def profile_path() -> Path:
     """The bundled profile, ``config/fastdds_large_data.xml`` (source tree or ament share)."""
-    from rbd_ros.resources import share_dir
+    from rbd_ros.util.resources import share_dir
 
     return share_dir() / "config" / "fastdds_large_data.xml"
 

@@ -175,7 +175,7 @@ def _range_text(spec: Spec) -> str:
 
 
 def schema_dir() -> Path:
-    from rbd_ros.resources import share_dir
+    from rbd_ros.util.resources import share_dir
 
     return share_dir() / "config" / "schema"
 
@@ -327,7 +327,7 @@ def parameters_markdown() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--write"]:
-        from rbd_ros.resources import share_dir
+        from rbd_ros.util.resources import share_dir
 
         out = share_dir() / "docs" / "parameters.md"
         out.write_text(parameters_markdown())

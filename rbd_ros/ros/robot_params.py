@@ -71,7 +71,7 @@ def urdf_source(robot_description: str, urdf_path: str) -> tuple[str, str, str]:
     """What to give the URDF converter (XML text or a file path), the parameter it came from
     as error messages name it, and the file stem ('' for XML text): ``robot_description``
     wins, then ``urdf_path``, then the bundled default robot."""
-    from rbd_ros.resources import bundled_urdf
+    from rbd_ros.util.resources import bundled_urdf
 
     if str(robot_description).strip():
         return robot_description, "robot_description", ""

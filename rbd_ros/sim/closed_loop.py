@@ -171,7 +171,7 @@ def mobile_composed_loop(model: MdhModel, law_name: str = "whole_body_computed_t
     start (arm and base)."""
     from rbd_ros.control.mobile_laws import make_mobile_law
     from rbd_ros.control.mobile_loop import MobileControlLoop
-    from rbd_ros.mobile_base import MobileBaseRobot
+    from rbd_ros.robot.mobile import MobileBaseRobot
     from rbd_ros.sim.mobile_sim import MobileSimulator
     from rbd_ros.sim.simulator import BridgeConfig
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rbd_ros.model import BASE_COORDINATES, MdhModel
-from rbd_ros.services import DEFAULT_WHEELS
+from rbd_ros.robot.services import DEFAULT_WHEELS
 from rbd_ros.sim.mujoco_model import _Looks, _quat, add_arm, add_motors, compile_spec, fix_inertia, new_spec
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -170,7 +170,7 @@ class MobileSimulator(Simulator):
         self.k = len(self.base_names)  # base entries ahead of the arm's (model order)
         self.core = None
         if self.ideal:
-            from rbd_ros.mobile_base import MobileBaseRobot
+            from rbd_ros.robot.mobile import MobileBaseRobot
 
             self.core = MobileBaseRobot(model)
         super().__init__(actuated_model(model, mobile), config, log)

@@ -59,7 +59,7 @@ import numpy as np
 from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.model import PRISMATIC, MdhModel
-from rbd_ros.physical import balance_moments
+from rbd_ros.model.physical import balance_moments
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco

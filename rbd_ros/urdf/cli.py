@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_finite(conv.model.to_dict()), indent=1, allow_nan=False))
     else:
         print(format_table(conv))
-    from rbd_ros.physical import InertiaWarning
+    from rbd_ros.model.physical import InertiaWarning
 
     notes = [*conv.warnings, *(str(w.message) for w in caught if w.category is InertiaWarning)]
     for note in notes:

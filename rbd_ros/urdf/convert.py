@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MOBILE_BASES, PRISMATIC, REVOLUTE, MdhModel
 from rbd_ros.urdf.chain import Chain, select_chain
@@ -32,6 +31,7 @@ from rbd_ros.urdf.inertia import Body, link_body, merge
 from rbd_ros.urdf.parse import UrdfTree, load_tree
 from rbd_ros.urdf.transforms import inverse, joint_motion
 from rbd_ros.urdf.wheels import find_wheels, wheel_like
+from rbd_ros.util import validate
 
 #: above this (metres / radians) the self-check warns that the MDH model deviates from the URDF
 FIDELITY_WARN = 1e-9

@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from rbd_ros.model import PRISMATIC
-from rbd_ros.resources import DEFAULT_ROBOT
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 from rbd_ros.ros.bringup.report import real_time_factor
+from rbd_ros.util.resources import DEFAULT_ROBOT
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
 TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)

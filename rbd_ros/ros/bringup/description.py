@@ -11,8 +11,8 @@ from typing import Any
 
 from rbd_ros.control.gains import LAWS
 from rbd_ros.control.mobile_laws import MOBILE_LAWS
-from rbd_ros.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
 from rbd_ros.sim.realtime import check_priority
+from rbd_ros.util.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
 
 CONTROLLER_TYPES = (*LAWS, *MOBILE_LAWS, "none")  # the laws of rbd_ros.control, or no controller node
 MODES = ("lockstep", "realtime", "max")

@@ -10,16 +10,16 @@ Parameters
                      wheels are found by ``rbd_ros.urdf.wheels``); '' = the model file's (a
                      URDF: fixed). A moving base's requests name its coordinates beside the
                      joints (GetModel base_position_names, base_velocity_names; a diff_drive
-                     base's efforts are its wheel torques; ``rbd_ros.services``)
+                     base's efforts are its wheel torques; ``rbd_ros.robot.services``)
   base_position_names, base_velocity_names, wheel_joint_names  string arrays renaming those
                      entries (unset = base_x, base_y, base_yaw / base_vx, base_vy, base_wz for
                      a ground base, base_x .. base_qw / base_vx .. base_wz for a floating one;
-                     the model's wheel joints); checked by ``rbd_ros.services.base_names``
+                     the model's wheel joints); checked by ``rbd_ros.robot.services.base_names``
   service_namespace  'rbd'                              max_points  1000000 states per request
   max_request_seconds  10.0: the most a request may compute (s); one still computing then is
                      answered success=false with a message saying it hit this bound (batches
                      and simulations are checked between chunks, inverse kinematics is stopped
-                     inside its kernel; ``rbd_ros.services``)
+                     inside its kernel; ``rbd_ros.robot.services``)
   allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
                      the services under this namespace (clients would get answers from either)
 
@@ -237,11 +237,11 @@ NAME_PARAMETERS = ("base_position_names", "base_velocity_names", "wheel_joint_na
 
 def served_names(node, model):
     """Declare ``NAME_PARAMETERS`` (read-only) and check them against ``model``
-    (``rbd_ros.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
+    (``rbd_ros.robot.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
     from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
     from rclpy.parameter import Parameter
 
-    from rbd_ros.services import base_names
+    from rbd_ros.robot.services import base_names
 
     given = {}
     for name in NAME_PARAMETERS:
@@ -264,17 +264,17 @@ def served_names(node, model):
 
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
-    ``rbd_ros.services.DynamicsService``."""
+    ``rbd_ros.robot.services.DynamicsService``."""
 
     def __init__(self, node) -> None:
         import rclpy
 
         from rbd_ros.robot import Robot
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.services import (
+        from rbd_ros.robot.services import (
             DynamicsService,
             named_model,
         )
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
 
         self.node = node
         started = time.monotonic()
@@ -357,7 +357,7 @@ class DynamicsServer:
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
-        from rbd_ros.services import RequestError
+        from rbd_ros.robot.services import RequestError
 
         def handler(request, response):
             try:

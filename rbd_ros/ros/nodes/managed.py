@@ -17,12 +17,15 @@ unconfigured).  The plain start (``managed:=false``, the default; bringup) comma
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rbd_ros.ros.common import NodeConfigError, run_node
 
 
-def managed_node_class() -> type:
+def managed_node_class(make_controller: Callable[[Any], Any]) -> type:
+    """The lifecycle node class whose configure calls ``make_controller(node)`` (the
+    registry's factory, ``rbd_ros.ros.nodes.controller.make_controller``)."""
     from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 
     class ManagedController(LifecycleNode):
@@ -34,8 +37,6 @@ def managed_node_class() -> type:
             return set(self.subscriptions), set(self.publishers), set(self.timers)
 
         def on_configure(self, state: Any) -> TransitionCallbackReturn:
-            from rbd_ros.ros.nodes.controller import make_controller
-
             before = self._entities()
             try:
                 ctl = make_controller(self)
@@ -100,10 +101,10 @@ def managed_node_class() -> type:
     return ManagedController
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None, make_controller: Callable[[Any], Any]) -> int:
     """The managed controller: created unconfigured, spun by rclpy's executor (entities come
     and go with the transitions, which the lean executor does not follow)."""
-    from rbd_ros.ros.nodes.controller import _harden
+    from rbd_ros.ros.nodes.controller_common import harden_node
     from rbd_ros.ros.parameters import schema
 
     def body(node: Any) -> None:
@@ -112,6 +113,6 @@ def main(argv: list[str] | None = None) -> int:
                                "configure, then activate to command")
         print("controller: unconfigured (managed)", flush=True)
         if prm["rt_priority"]:
-            _harden(node, prm["rt_priority"])
+            harden_node(node, prm["rt_priority"])
 
-    return run_node("controller", body, argv, node_factory=managed_node_class())
+    return run_node("controller", body, argv, node_factory=managed_node_class(make_controller))

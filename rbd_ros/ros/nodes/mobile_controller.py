@@ -46,7 +46,7 @@ import numpy as np
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos
 from rbd_ros.ros.messages import set_stamp, to_seconds
-from rbd_ros.ros.nodes.controller import (
+from rbd_ros.ros.nodes.controller_common import (
     make_outputs,
     node_parameters,
     publish_quietly,
@@ -66,7 +66,7 @@ class MobileController:
                  base_state: Any = None) -> None:
         from rbd_ros.control import mobile_laws as ml
         from rbd_ros.control.mobile_loop import MobileControlLoop
-        from rbd_ros.mobile_base import MobileBaseRobot
+        from rbd_ros.robot.mobile import MobileBaseRobot
 
         self.node = node
         self.log = node.get_logger()

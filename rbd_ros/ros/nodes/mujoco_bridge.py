@@ -138,8 +138,8 @@ SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max mo
 # ---- parameters ---------------------------------------------------------------------------------
 def bridge_config(node) -> tuple[Any, str]:
     """``BridgeConfig`` from ``config_file`` then the node's parameters (which win)."""
-    from rbd_ros.resources import config_file
     from rbd_ros.sim.simulator import BridgeConfig
+    from rbd_ros.util.resources import config_file
 
     path = schema(NAME).declare(node, ["config_file"])["config_file"]
     if not path:

@@ -25,32 +25,34 @@ parallelism use the batch calls or one ``Robot`` per thread (``Robot(robot.model
 once the kernels are compiled).  ``robot.kernels`` returns ``robot.data``'s buffers and is not
 for concurrent use.
 
-Errors: ``ValueError`` for bad arguments (one rule per kind of argument: ``rbd_ros.validate``);
+Errors: ``ValueError`` for bad arguments (one rule per kind of argument: ``rbd_ros.util.validate``);
 ``SingularMassMatrixError`` (a ``ValueError``) when M(q) is singular (a massless end of the
-chain), naming the joints; ``NonFiniteResultError`` (a ``ValueError``, ``rbd_ros.validate``)
+chain), naming the joints; ``NonFiniteResultError`` (a ``ValueError``, ``rbd_ros.util.validate``)
 when finite inputs give a NaN or Inf result (every result is checked before it leaves, e.g.
 ``qd = 1e200`` overflows), naming the cause; ``SimulationError`` when a simulation diverges
 (NaN or Inf), with the time it happened.
 
 Two concerns live in modules of their own, mixins ``Robot`` inherits: statics and inverse
-kinematics (``rbd_ros.robot_statics``: ``static_torques``, ``joint_wrenches``, ``ik``,
-``IKResult``) and simulation (``rbd_ros.robot_simulation``: ``simulate``, ``SimulationResult``,
+kinematics (``rbd_ros.robot.statics``: ``static_torques``, ``joint_wrenches``, ``ik``,
+``IKResult``) and simulation (``rbd_ros.robot.simulation``: ``simulate``, ``SimulationResult``,
 ``SimulationError``); all names stay importable from here.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numba
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
-from rbd_ros.data import Workspace, pack_model
+from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
-from rbd_ros.robot_simulation import Simulation, SimulationError, SimulationResult
-from rbd_ros.robot_statics import IKResult, StaticsAndIK
+from rbd_ros.model.data import Workspace, pack_model
+from rbd_ros.robot.kernels import Kernels
+from rbd_ros.robot.simulation import Simulation, SimulationError, SimulationResult
+from rbd_ros.robot.statics import IKResult, StaticsAndIK
+from rbd_ros.util import validate
 
 _empty = np.empty
 _f8 = np.dtype(np.float64)
@@ -72,61 +74,15 @@ class SingularMassMatrixError(ValueError):
     joints that move no mass or inertia)."""
 
 
-class Kernels:
-    """Unchecked, allocation-free calls (Pinocchio style): arguments must be float64,
-    C-contiguous, shape ``(n,)``; results are the buffers of ``robot.data`` and are
-    overwritten by the next call.  ``rnea(q, qd, qdd) -> tau``,
-    ``forward_dynamics(q, qd, tau) -> qdd`` (the kernel ``Robot`` uses), ``crba(q) -> M``,
-    ``gravity(q) -> g``, ``jacobian(q) -> J`` (tool).
-
-    Plain closures over the model, workspace and buffers (the fastest Python call path; a
-    numba function returning its own output argument would pay ~0.35 us to box it again)."""
-
-    def __init__(self, mp: np.ndarray, data: Workspace) -> None:
-        ws, n = data.ws, data.n
-
-        def rnea_(q, qd, qdd, _k=rnea.rnea, _mp=mp, _ws=ws, _o=data.tau):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, qd, qdd, _o)
-            return _o
-
-        def fd_(q, qd, tau, _k=fdmod.forward_dynamics, _mp=mp, _ws=ws, _o=data.qdd):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, qd, tau, False, _o)
-            return _o
-
-        def crba_(q, _k=crba.crba, _mp=mp, _ws=ws, _o=data.M):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, _o)
-            return _o
-
-        def gravity_(q, _k=rnea.gravity, _mp=mp, _ws=ws, _o=data.g):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, _o)
-            return _o
-
-        def jacobian_(q, _k=kinematics.jacobian, _mp=mp, _ws=ws, _o=data.J, _f=n + 1):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, _f, _o)
-            return _o
-
-        self.rnea: Callable[..., np.ndarray] = rnea_
-        self.forward_dynamics: Callable[..., np.ndarray] = fd_
-        self.crba: Callable[..., np.ndarray] = crba_
-        self.gravity: Callable[..., np.ndarray] = gravity_
-        self.jacobian: Callable[..., np.ndarray] = jacobian_
-
-
 class Robot(StaticsAndIK, Simulation):
-    """Rigid-body dynamics of one serial arm (see the module docstring).  A model with
-    ``base_type="floating"`` gives a ``rbd_ros.floating_base.FloatingBaseRobot``, ``"planar"``
-    and ``"diff_drive"`` a ``rbd_ros.mobile_base.MobileBaseRobot``."""
+    """Rigid-body dynamics of one serial arm (see the module docstring).  ``Robot(model)`` is
+    the front its root joint names (``rbd_ros.bases``): a ``base_type="floating"`` model gives a
+    ``rbd_ros.robot.floating.FloatingBaseRobot``, ``"planar"`` and ``"diff_drive"`` a
+    ``rbd_ros.robot.mobile.MobileBaseRobot``."""
 
     def __new__(cls, model: MdhModel) -> "Robot":
-        kind = getattr(model, "base_type", "fixed")
-        if cls is Robot and kind == "floating":
-            from rbd_ros.floating_base import FloatingBaseRobot
-
-            return super().__new__(FloatingBaseRobot)
-        if cls is Robot and kind in ("planar", "diff_drive"):
-            from rbd_ros.mobile_base import MobileBaseRobot
-
-            return super().__new__(MobileBaseRobot)
+        if cls is Robot:  # the front its root joint names (rbd_ros.bases registry)
+            cls = root_joint(getattr(model, "base_type", "fixed")).front_class()
         return super().__new__(cls)
 
     #: base coordinates ahead of the joints in ``q`` and ``qd`` (none: the base is fixed;
@@ -144,7 +100,10 @@ class Robot(StaticsAndIK, Simulation):
         self._mp = self.data.mp  # views of one array, mw: see data.model_workspace
         self._ws = self.data.ws
         self._mw = self.data.mw
-        self.kernels = Kernels(self._mp, self.data)
+        self.root = root_joint(model.base_type)  # the base as a root joint (rbd_ros.bases)
+        d = self.data
+        fixed = {"rnea": d.tau, "forward_dynamics": d.qdd, "crba": d.M, "gravity": d.g, "jacobian": d.J}
+        self.kernels = Kernels(self.root, self._mp, self._ws, self.dof, fixed if self.root.nv0 == 0 else None)
         self._formulations: Any = None  # rbd_ros.formulations.Formulations, built on first use
 
     # ---- construction ------------------------------------------------------------------------
@@ -155,7 +114,7 @@ class Robot(StaticsAndIK, Simulation):
                   wheel_separation: float | None = None, **kw: Any) -> "Robot":
         """From an URDF file or XML string via ``rbd_ros.urdf.load_model`` (the converter);
         ``base``: ``"fixed"``, ``"floating"`` (``base_link`` a free body), ``"planar"`` or
-        ``"diff_drive"`` (a ground base, ``rbd_ros.mobile_base``; the wheel options override
+        ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the wheel options override
         what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed on (e.g. ``gravity``)."""
         from rbd_ros.model import BASE_TYPES
         from rbd_ros.urdf import load_model

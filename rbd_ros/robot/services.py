@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import re
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -53,10 +51,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm.integrators import integrator_code
 from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
-from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
+from rbd_ros.robot.arm import Robot, SingularMassMatrixError
+from rbd_ros.robot.simulation import SimulationError
+from rbd_ros.util import validate
 
 DEFAULT_MAX_POINTS = 1_000_000
 #: seconds a request may compute before it is refused (the server's ``max_request_seconds``)
@@ -116,28 +115,6 @@ def _serves(fn):
             raise RequestError(str(exc) or repr(exc)) from None
 
     return method
-
-
-def _integer(name: str, x, minimum: int) -> int:
-    """A count as the core takes it (issue 27's rule, ``rbd_ros.validate.integer`` on the core
-    side): no bool, no fractional or non-finite number, at least ``minimum``."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise RequestError(f"{name} must be an integer, got {x!r}")
-    if not isinstance(x, numbers.Integral) and not (math.isfinite(x) and float(x).is_integer()):
-        raise RequestError(f"{name} must be an integer, got {x!r} (a fractional number is not "
-                           f"rounded silently)")
-    if int(x) < minimum:
-        raise RequestError(f"{name} must be >= {minimum}, got {int(x)}")
-    return int(x)
-
-
-def _positive(name: str, x) -> float:
-    """A tolerance as the core takes it (``rbd_ros.validate.positive``): a finite real > 0,
-    not bool, not subnormal."""
-    if (isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real)
-            or not (math.isfinite(x) and x >= sys.float_info.min)):
-        raise RequestError(f"{name} must be a positive number, got {x!r}")
-    return float(x)
 
 
 def _shifted(message: str, k0: int, dt: float) -> str:
@@ -280,7 +257,7 @@ class DynamicsService:
         self.moving = bool(self._bq)
         self.integrators: tuple[str, ...] = ()  # a moving robot's, its default first
         if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
-            from rbd_ros.floating_base import INTEGRATORS as FLOATING
+            from rbd_ros.robot.floating import INTEGRATORS as FLOATING
 
             self.integrators = tuple(FLOATING)
         elif self.mobile:
@@ -308,12 +285,7 @@ class DynamicsService:
         self._stop_ik()
 
     def _stop_ik(self) -> None:
-        from rbd_ros.algorithm import ik as ikmod
-
-        buf = self.robot.__dict__.get("_ik_buf")  # Robot._ik_buffers, once made
-        if buf is not None:
-            ikmod.request_stop(buf[1])
-            ikmod.request_stop(buf[2])
+        self.robot.request_ik_stop()
 
     def _bound_message(self, where: str = "") -> str:
         if self._closing:
@@ -878,7 +850,7 @@ class DynamicsService:
         random starts.  Unreachable targets are answers (solved false), not errors.
 
         Tolerances, ``max_iterations``, ``max_restarts`` and ``timeout`` follow the core's rules
-        (``_positive``, ``_integer``: no bool, no fractional count, no negative, NaN or
+        (``validate.positive``, ``validate.integer``: no bool, no fractional count, no negative, NaN or
         subnormal tolerance or time; then ``Robot.ik``'s own checks).  ``timeout`` 0 means none
         of the caller's; either way the solve ends at the request's bound (``max_request_seconds``):
         a timer sets the kernel's stop flag, and a solve it stopped is ``RequestError``."""
@@ -902,14 +874,14 @@ class DynamicsService:
         if len(seeds):
             q0 = self._to_model(perm, self.states("seeds", seeds, n, N, labels=names))
         # the core's rules (Robot.ik checks the same again)
-        position_tolerance = _positive("position_tolerance", position_tolerance)
-        orientation_tolerance = _positive("orientation_tolerance", orientation_tolerance)
-        max_iterations = _integer("max_iterations", max_iterations, 1)
-        max_restarts = _integer("max_restarts", max_restarts, 0)
+        position_tolerance = validate.positive("position_tolerance", position_tolerance)
+        orientation_tolerance = validate.positive("orientation_tolerance", orientation_tolerance)
+        max_iterations = validate.integer("max_iterations", max_iterations, 1)
+        max_restarts = validate.integer("max_restarts", max_restarts, 0)
         if timeout != 0 or isinstance(timeout, bool):  # 0: no limit of the caller's
             try:
-                timeout = _positive("timeout", timeout)
-            except RequestError:
+                timeout = validate.positive("timeout", timeout)
+            except ValueError:
                 raise RequestError(f"timeout must be 0 (no limit) or a positive number of "
                                    f"seconds, got {timeout!r}") from None
         left = self._left()
@@ -917,11 +889,7 @@ class DynamicsService:
             raise RequestError(self._bound_message())
         # the caller's timeout as given (Robot.ik's rule), unless the bound comes first
         limit = left if timeout == 0 or timeout > left else timeout
-        from rbd_ros.algorithm import ik as ikmod
-
-        _, S, Ss = self.robot._ik_buffers()
-        ikmod.clear_stop(S)
-        ikmod.clear_stop(Ss)
+        self.robot.clear_ik_stop()
         timer = threading.Timer(left, self._stop_ik)  # the bound: the kernel's stop flag
         timer.daemon = True
         timer.start()
@@ -935,7 +903,7 @@ class DynamicsService:
             timer.cancel()
         # stopped by the timer, or Robot.ik's own clock ran out at the bound (whichever first)
         bounded = limit == left and time.monotonic() - self._started >= self.max_request_seconds
-        if self._closing or bounded or ikmod.stop_requested(S) or ikmod.stop_requested(Ss):
+        if self._closing or bounded or self.robot.ik_stop_requested():
             raise RequestError(self._bound_message(f" ({int(np.sum(res.success))} of {N} targets "
                                                    f"solved by then)"))
         positions = self._to_caller(perm, np.atleast_2d(res.q))

@@ -12,7 +12,7 @@ DEFAULT_ROBOT = "puma560"
 
 def share_dir() -> Path:
     """The folder holding ``urdf/``, ``config/`` and ``launch/``."""
-    source = Path(__file__).resolve().parents[1]
+    source = Path(__file__).resolve().parents[2]
     if (source / "urdf").is_dir() and (source / "package.xml").is_file():
         return source
     try:

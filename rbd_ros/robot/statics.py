@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import ik as ikmod
 from rbd_ros.algorithm import statics
+from rbd_ros.util import validate
 
 _f8 = np.dtype(np.float64)
 
@@ -73,6 +73,27 @@ class StaticsAndIK:
                    ikmod.ik_scratch(self.dof, len(self.data.wss)))
             self._ik_buf = buf
         return buf
+
+    def request_ik_stop(self) -> None:
+        """Ask every ``ik`` running on this robot (in any thread) to end within one iteration:
+        sets the kernels' stop flag (``algorithm.ik.request_stop``); a solve it ends returns its
+        best pose so far, unsolved.  The flag stays set until ``clear_ik_stop``."""
+        buf = self.__dict__.get("_ik_buf")  # none yet: no solve has run, none to stop
+        if buf is not None:
+            ikmod.request_stop(buf[1])
+            ikmod.request_stop(buf[2])
+
+    def clear_ik_stop(self) -> None:
+        """Lower the stop flag ``request_ik_stop`` raised, so the next ``ik`` runs in full."""
+        _, S, Ss = self._ik_buffers()
+        ikmod.clear_stop(S)
+        ikmod.clear_stop(Ss)
+
+    def ik_stop_requested(self) -> bool:
+        """Whether the stop flag of ``request_ik_stop`` is raised (a solve it ended is unsolved
+        for that reason, not because the target is out of reach)."""
+        buf = self.__dict__.get("_ik_buf")
+        return buf is not None and bool(ikmod.stop_requested(buf[1]) or ikmod.stop_requested(buf[2]))
 
     def _ik_targets(self, target: Any, position_only: bool) -> np.ndarray:
         """Targets as ``(N, 4, 4)`` poses (rotation unused when ``position_only``)."""

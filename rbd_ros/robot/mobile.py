@@ -29,7 +29,7 @@ generalized speeds), ``udwadia_kalaba`` (001 (62)), ``kkt``.  They allocate per 
 for cross-checks.
 
 Kinematics and statics in the world frame, as ``FloatingBaseRobot``'s: ``fk``, ``link_poses``,
-``jacobian`` (6 x nv on ``v``; ``floating_base.carried_jacobian`` on ``S_0``), ``potential_energy``,
+``jacobian`` (6 x nv on ``v``; ``robot.floating.carried_jacobian`` on ``S_0``), ``potential_energy``,
 ``coriolis_matrix`` (Kane / Gauss in base rates), ``static_torques`` (``J^T m + g``; diff drive as
 ``DiffDriveEfforts``); ``ik`` is refused with what to do instead.
 
@@ -42,19 +42,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.integrators import no_torque_callback
-from rbd_ros.data import empty_workspace
-from rbd_ros.floating_base import carried_jacobian
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
-from rbd_ros.lie import se2
-from rbd_ros.model import BASE_COORDINATES
-from rbd_ros.robot import Robot, SimulationError, SimulationResult, SingularMassMatrixError
-from rbd_ros.robot_simulation import _callback_finite, _is_jitted
+from rbd_ros.model.data import empty_workspace
+from rbd_ros.robot.arm import Robot, SingularMassMatrixError
+from rbd_ros.robot.floating import carried_jacobian, whole_body_statics
+from rbd_ros.robot.simulation import SimulationError, SimulationResult, _callback_finite, _is_jitted
+from rbd_ros.util import validate
 
 RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
@@ -82,39 +80,6 @@ class DiffDriveEfforts(NamedTuple):
     lateral_force: float
 
 
-class MobileKernels:
-    """Unchecked, allocation-free calls (like ``Robot.kernels``; not for concurrent use):
-    float64 C-contiguous ``q, v, a (nv,)``, ``tau`` ``(nv,)`` planar / ``(nu,)`` diff drive;
-    results are buffers overwritten by the next call.  ``rnea(q, v, a)``: planar
-    ``[F_x, F_y, M_z, joints]``, diff drive ``[tau_L, tau_R, lam, joints]``;
-    ``forward_dynamics(q, v, tau)`` (diff drive: constrained); ``crba(q)``."""
-
-    def __init__(self, mp: np.ndarray, ws: np.ndarray, nv: int, rolling: bool) -> None:
-        tau_o, a_o, M_o, w0 = np.zeros(nv), np.zeros(nv), np.zeros((nv, nv)), np.zeros(6)
-        rnea_k = pk.rnea_diff_drive if rolling else pk.rnea_planar
-
-        def rnea_(q, v, a, _k=rnea_k, _mp=mp, _ws=ws, _w=w0, _o=tau_o):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, v, a, _w, False, _o)
-            return _o
-
-        if rolling:
-            def aba_(q, v, tau, _k=pk.aba_diff_drive, _mp=mp, _ws=ws, _o=a_o):  # noqa: ANN001, ANN202
-                _k(_mp, _ws, q, v, tau, _o)
-                return _o
-        else:
-            def aba_(q, v, tau, _k=pk.aba_ground, _mp=mp, _ws=ws, _o=a_o):  # noqa: ANN001, ANN202
-                _k(_mp, _ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, _o)
-                return _o
-
-        def crba_(q, _k=pk.crba_planar, _mp=mp, _ws=ws, _o=M_o):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, _o)
-            return _o
-
-        self.rnea = rnea_
-        self.forward_dynamics = aba_
-        self.crba = crba_
-
-
 def _pick(method: str, valid: tuple[str, ...], what: str) -> str:
     if method not in valid:
         raise ValueError(f"unknown {what} method {method!r}; valid: {', '.join(valid)}")
@@ -127,20 +92,17 @@ class MobileBaseRobot(Robot):
     def __init__(self, model: Any) -> None:
         super().__init__(model)
         self.base_type = model.base_type
-        self.nq = self.nv = 3 + self.dof
+        self.nq, self.nv, self.nu = self.root.sizes(self.dof)  # 3 + n, 3 + n, 3 or 2 + n (rbd_ros.bases)
         self._F = pb.formulations(model)
         self.wheels = None
-        self.nu = self.nv
         if self.base_type == "diff_drive":
             self.wheels = dd.Wheels(model.wheel_radius, model.wheel_separation, model.wheel_spin_inertia)
-            self.nu = 2 + self.dof
-        #: names of the base coordinates in ``q`` and in ``v`` (``model.BASE_COORDINATES``)
-        self.base_position_names, self.base_velocity_names = BASE_COORDINATES[self.base_type]
+        #: names of the base coordinates in ``q`` and in ``v`` (the root joint's)
+        self.base_position_names, self.base_velocity_names = self.root.position_names, self.root.velocity_names
         self._zv = np.zeros(self.nv)  # read-only zero velocity / acceleration
         self._lam = np.empty(1)  # forward_dynamics' unread lateral force
         self._rnea_fast = _rnea_checked if self.wheels is None else _rnea_dd_checked
         self._aba_fast = _aba_checked if self.wheels is None else _aba_dd_checked
-        self.kernels = MobileKernels(self._mp, self._ws, self.nv, self.wheels is not None)
 
     def __repr__(self) -> str:
         return (f"MobileBaseRobot({self.model.name!r}, base={self.base_type!r}, nq={self.nq}, nv={self.nv}, "
@@ -156,8 +118,8 @@ class MobileBaseRobot(Robot):
                              f"{'; diff_drive inputs are [tau_left, tau_right, joints]' if inputs else ''})"
                              f", got {arr.shape}")
         validate.finite_array(name, arr)
-        if rolling and self.base_type == "diff_drive":
-            dd._check_rolling(arr, name)
+        if rolling:
+            self.root.check_velocity(arr, name)  # diff drive: v_y = 0 (rbd_ros.bases)
         return arr
 
     def _q(self, q: Any) -> np.ndarray:
@@ -261,7 +223,7 @@ class MobileBaseRobot(Robot):
     def _checked_acceleration(self, q: np.ndarray, acc: np.ndarray, **inputs: Any) -> np.ndarray:
         """``acc`` if finite; else ``SingularMassMatrixError`` naming the coordinates when ``M``
         is singular (a massless base gives 0/0 = NaN, not a division by zero), else
-        ``NonFiniteResultError`` naming the cause (``rbd_ros.validate``)."""
+        ``NonFiniteResultError`` naming the cause (``rbd_ros.util.validate``)."""
         if not np.isfinite(acc).all():
             try:
                 validate.finite_result("forward_dynamics", acc, **inputs)
@@ -357,15 +319,11 @@ class MobileBaseRobot(Robot):
         """``q (+) v dt``: B moves by ``R(yaw) V_l (v_x dt, v_y dt)``, yaw by ``omega dt`` (SE(2)
         exp, as ``pin.integrate`` on a planar joint); joints ``q + dt qd``."""
         q, v, dt = self._q(q), self._vec("v", v, self.nv), validate.real("dt", dt)
-        c, s = np.cos(q[2]), np.sin(q[2])
-        with np.errstate(all="ignore"):
-            dx, dy = se2.planar_exp(v[0] * dt, v[1] * dt, v[2] * dt)
-            out = q + dt * v
-            out[0], out[1] = q[0] + c * dx - s * dy, q[1] + s * dx + c * dy
+        out = self.root.integrate(q, v, dt)  # rbd_ros.bases: SE(2) x R^n
         return validate.finite_result("integrate", out, q=q, v=v, dt=dt)
 
     def neutral(self) -> np.ndarray:
-        return np.zeros(self.nq)
+        return self.root.neutral(self.dof)
 
     def base_pose(self, q: Any) -> np.ndarray:
         """World pose (4x4) of ``base_link``."""
@@ -393,7 +351,7 @@ class MobileBaseRobot(Robot):
     def jacobian(self, q: Any, link: int | str | None = None, speeds: bool = False) -> np.ndarray:
         """Whole-body geometric Jacobian ``(6, nv)`` [linear; angular], world axes, of the tool
         origin (or a link frame origin, as ``Robot.jacobian``) on ``v = [v_x, v_y, omega, qd]``:
-        the floating base's columns (``floating_base.carried_jacobian``) on the planar root
+        the floating base's columns (``robot.floating.carried_jacobian``) on the planar root
         ``S_0 = [e_vx, e_vy, e_wz]``, i.e. ``[R e_x; 0]``, ``[R e_y; 0]``, ``[e_z x r; e_z]``
         (``r`` the point's offset from B, world axes), then ``diag(R, R) J_fixed``.
         ``speeds=True`` (diff drive): the columns on the independent speeds ``u = [v_x, omega,
@@ -439,15 +397,7 @@ class MobileBaseRobot(Robot):
         Diff drive: ``DiffDriveEfforts`` (the wheels give ``F_x``, ``M_z``: ``Wheels.torques``;
         the ground the lateral force ``F_y``).  Equals ``inverse_dynamics(q, 0, 0,
         tool_wrench=-m)`` with gravity (minus ``gravity(q)`` without)."""
-        w, tool = self._static_args(wrench, frame)
-        q = self._q(q)
-        if tool:
-            R = self.fk(q)[:3, :3]
-            w = np.concatenate([R @ w[:3], R @ w[3:]])
-        with np.errstate(all="ignore"):
-            f = self.jacobian(q).T @ w
-        if validate.flag("include_gravity", include_gravity):
-            f += self.gravity(q)
+        f, q, w = whole_body_statics(self, q, wrench, frame, include_gravity, self._q)
         validate.finite_result("static_torques", f, q=q, wrench=w)
         if self.wheels is None:
             return f
@@ -598,4 +548,4 @@ class MobileBaseRobot(Robot):
         return Q, V, A
 
 
-__all__ = ["DiffDriveEfforts", "MobileBaseRobot", "MobileKernels"]
+__all__ = ["DiffDriveEfforts", "MobileBaseRobot"]

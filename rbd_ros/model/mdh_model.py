@@ -24,7 +24,7 @@ centre of mass, in ``base_link`` axes: the URDF root link and everything fixed t
 floating base ``base`` is still base_link -> MDH frame 0 and ``gravity`` is in the world frame.
 ``"planar"`` (x, y, yaw on the ground plane) and ``"diff_drive"`` (the same coordinates with
 the no-side-slip constraint at the base_link origin, 001 (64)) use the same base body and
-``base`` as the arm's mounting transform (:mod:`rbd_ros.mobile_base`); ``diff_drive`` also has
+``base`` as the arm's mounting transform (:mod:`rbd_ros.robot.mobile`); ``diff_drive`` also has
 ``wheel_radius`` and ``wheel_separation`` (m, ros2_control ``diff_drive_controller`` meanings),
 ``wheel_joints`` (left, right URDF joint names; may be empty) and ``wheel_spin_inertia`` (kg m^2,
 each wheel about its axle; the wheels' mass is in the base body) and ``wheel_axle_height`` (m:
@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros import validate  # one rule per kind of argument
+from rbd_ros.util import validate  # one rule per kind of argument
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -225,8 +225,8 @@ class MdhModel:
 
     def _physical_inertia(self) -> np.ndarray:
         """The link inertias, each physically impossible one replaced by the nearest physical
-        tensor with an ``InertiaWarning`` naming the link (``rbd_ros.physical``)."""
-        from rbd_ros.physical import InertiaWarning, physical_inertia
+        tensor with an ``InertiaWarning`` naming the link (``rbd_ros.model.physical``)."""
+        from rbd_ros.model.physical import InertiaWarning, physical_inertia
 
         out = self.inertia  # a private copy (np.array above), still writable here
         for i in range(self.dof):

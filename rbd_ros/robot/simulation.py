@@ -13,13 +13,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import integrators
-from rbd_ros.data import empty_workspace
-
-
-class SimulationError(RuntimeError):
-    """A simulation diverged: the state became NaN or Inf (the message says when)."""
+from rbd_ros.model.data import empty_workspace
+from rbd_ros.util import validate
+from rbd_ros.util.validate import SimulationError  # its home is the ground floor (lie raises it too)
 
 
 def _is_jitted(fn: Any) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 
 from rbd_ros.algorithm import layout as L
 from rbd_ros.algorithm.mdh import mdh_transform
-from rbd_ros.model import PRISMATIC, MdhModel
+from rbd_ros.model.mdh_model import PRISMATIC, MdhModel
 
 
 def pack_model(model: MdhModel) -> np.ndarray:

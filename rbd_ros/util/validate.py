@@ -49,6 +49,12 @@ class NonFiniteResultError(ValueError):
         self.result = result
 
 
+class SimulationError(RuntimeError):
+    """A simulation diverged: the state became NaN or Inf (the message says when).  Raised by
+    every simulator of the core (``Robot.simulate``, ``lie.rigid_body``); also importable from
+    ``rbd_ros.robot``."""
+
+
 def _real_scalar(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
@@ -91,15 +97,23 @@ def positive(name: str, x: Any) -> float:
     return float(x)
 
 
-def _all_finite(a: np.ndarray) -> bool:
-    """No NaN or Inf in ``a``: ``rbd_ros.algorithm.finite.all_finite``, bound here on first use
-    (the module global is replaced, so later calls go straight to the compiled loop and
-    ``import rbd_ros`` does not import numba)."""
-    global _all_finite
-    from rbd_ros.algorithm.finite import all_finite
+def _all_finite_loop(a: np.ndarray) -> bool:
+    """No NaN or Inf in ``a`` (any shape): one compiled loop, ~0.2 us per call against ~1 us
+    for ``np.isfinite(a).all()`` on a small array."""
+    for v in a.flat:
+        if not np.isfinite(v):
+            return False
+    return True
 
-    _all_finite = all_finite
-    return all_finite(a)
+
+def _all_finite(a: np.ndarray) -> bool:
+    """``_all_finite_loop`` compiled on first use (so ``import rbd_ros`` does not import numba);
+    the compiled kernel then replaces this stub as the module's ``_all_finite``."""
+    global _all_finite
+    from numba import njit
+
+    _all_finite = njit(cache=True)(_all_finite_loop)
+    return _all_finite(a)
 
 
 def finite_array(name: str, arr: np.ndarray) -> np.ndarray:

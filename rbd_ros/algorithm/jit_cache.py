@@ -166,7 +166,7 @@ def _install(caching: ModuleType) -> None:
     except AttributeError as exc:
         import warnings
 
-        warnings.warn(f"rbd_ros.jit_cache: this numba's cache has no locator list ({exc}); its "
+        warnings.warn(f"rbd_ros.algorithm.jit_cache: this numba's cache has no locator list ({exc}); its "
                       "caches are stamped per file: after editing a kernel module delete the "
                       "*.nbi/*.nbc files", stacklevel=2)
 

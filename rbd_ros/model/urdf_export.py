@@ -21,7 +21,7 @@ import numpy as np
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.lie.so3 import to_rpy
-from rbd_ros.model import PRISMATIC, MdhModel
+from rbd_ros.model.mdh_model import PRISMATIC, MdhModel
 
 BIG = 1e6
 

@@ -17,26 +17,21 @@ Kernels: ``algorithm.floating_base`` (RNEA, CRBA, ABA with a 6-DoF root) and
 
 Concurrency and errors as ``Robot``: single-state calls share ``robot.data``'s workspace under
 the GIL; ``simulate`` (whose kernel releases it) integrates on a private workspace.  Every
-result is checked before it leaves (``rbd_ros.validate``: ``NonFiniteResultError`` naming the
+result is checked before it leaves (``rbd_ros.util.validate``: ``NonFiniteResultError`` naming the
 cause, ``SingularMassMatrixError``, ``SimulationError`` when a simulation diverges).  Questions
 a free base cannot answer the fixed-base way are refused by name (``NotImplementedError``):
 ``ik`` (the arm would be solved as if bolted down), ``joint_wrenches``, ``method=`` other than
 the recursive one, ``coriolis_matrix``, ``potential_energy``, ``jacobian_dot_times_qd``,
 ``analytic_jacobian``.
 
-How other bases plug in (the mobile-manipulator issue): a root joint is (1) its
-configuration block (``nq_0``: 7 here; planar ``[x, y, cos, sin]`` 4; differential drive the
-same 4) and velocity block (``nv_0``: 6; planar ``[v_x, v_y, w_z]`` 3; differential drive
-``[forward speed, yaw rate]`` 2), (2) its motion subspace ``S_0`` (6 x nv_0, base frame:
-E here; planar ``[e_x, e_y, e_wz]``; differential drive ``[e_x, e_wz]``, which also encodes
-the no-slip constraint) and (3) its ``integrate`` on the group (SE(3), SE(2)).  The
-kernels then project the root's rows of RNEA/CRBA/ABA on ``S_0`` (see the
-``algorithm.floating_base`` docstring); ``MdhModel.BASE_TYPES`` lists the kinds, and this
-class is the place a planar/diff-drive subclass overrides ``nq``/``nv``, the layout and
-``integrate``.  ``"planar"`` and ``"diff_drive"`` are served by
-``rbd_ros.mobile_base.MobileBaseRobot`` (``q = [x, y, yaw, ...]``, ``v = [v_x, v_y, omega, ...]``)
-on the same root passes (``algorithm.planar_base``: ``S_0`` projections of
-``algorithm.floating_base``'s ``rnea_root``, ``root_composite``, ``aba_root_articulate``).
+How other bases plug in: a base is a root joint (``rbd_ros.bases``, the registry keyed by
+``MdhModel.base_type``): its blocks of ``q`` and ``v`` (``nq0`` 7, ``nv0`` 6 here; planar and
+diff drive 3 and 3), coordinate names, ``integrate`` on its group (SE(3), SE(2)), constraint
+(diff drive: ``v_y = 0``), the kernels it plugs into and the front serving it.  The kernels
+project the root's rows of RNEA/CRBA/ABA on its motion subspace ``S_0`` (6 x nv0, base frame:
+E here; planar ``[e_x, e_y, e_wz]``; differential drive ``[e_x, e_wz]``; see the
+``algorithm.floating_base`` and ``algorithm.planar_base`` docstrings).  ``"planar"`` and
+``"diff_drive"`` are served by ``rbd_ros.robot.mobile.MobileBaseRobot``.
 """
 from __future__ import annotations
 
@@ -44,17 +39,18 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros import validate
 from rbd_ros.algorithm import floating_base as fb
 from rbd_ros.algorithm import floating_integrators as fi
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
-from rbd_ros.data import empty_workspace
 from rbd_ros.lie import so3
 from rbd_ros.lie.integrators import INTEGRATORS, integrator_code  # the one table ("rkmk4" first)
 from rbd_ros.model import BASE_COORDINATES
-from rbd_ros.robot import Robot, SimulationError, SimulationResult
+from rbd_ros.model.data import empty_workspace
+from rbd_ros.robot.arm import Robot
+from rbd_ros.robot.simulation import SimulationError, SimulationResult
+from rbd_ros.util import validate
 
 _f8 = np.dtype(np.float64)
 _rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
@@ -80,7 +76,7 @@ def carried_jacobian(arm: Robot, qj: np.ndarray, R: np.ndarray, frame: int) -> n
     (``p' = p_b' + w x r``, ``r`` the point's offset from the base origin in world axes), then
     ``diag(R, R) J_fixed`` (``arm``: a moving-base robot whose fixed-base ``Robot`` methods
     give the arm in base_link axes).  A
-    ground base keeps the columns of its ``S_0`` (``mobile_base``)."""
+    ground base keeps the columns of its ``S_0`` (``robot.mobile``)."""
     T = Robot.fk(arm, qj) if frame == arm.dof + 1 else Robot.link_poses(arm, qj)[frame]
     r = R @ T[:3, 3]  # point - base origin, world axes
     J = np.zeros((6, 6 + arm.dof))
@@ -93,28 +89,23 @@ def carried_jacobian(arm: Robot, qj: np.ndarray, R: np.ndarray, frame: int) -> n
     return J
 
 
-class FloatingKernels:
-    """Unchecked, allocation-free calls (like ``Robot.kernels``): float64 C-contiguous
-    ``q (nq,)``, ``v, a, tau (nv,)``; results are buffers overwritten by the next call."""
-
-    def __init__(self, mp: np.ndarray, ws: np.ndarray, nv: int) -> None:
-        tau_o, a_o, M_o = np.zeros(nv), np.zeros(nv), np.zeros((nv, nv))
-
-        def rnea_(q, v, a, _k=fb.rnea_floating, _mp=mp, _ws=ws, _o=tau_o):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, v, a, _o)
-            return _o
-
-        def aba_(q, v, tau, _k=fb.aba_floating, _mp=mp, _ws=ws, _o=a_o):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, v, tau, False, _o)
-            return _o
-
-        def crba_(q, _k=fb.crba_floating, _mp=mp, _ws=ws, _o=M_o):  # noqa: ANN001, ANN202
-            _k(_mp, _ws, q, _o)
-            return _o
-
-        self.rnea = rnea_
-        self.forward_dynamics = aba_
-        self.crba = crba_
+def whole_body_statics(robot: Robot, q: Any, wrench: Any, frame: str, include_gravity: Any,
+                       check_q: Any = None) -> tuple[np.ndarray, Any, np.ndarray]:
+    """``(J^T m [+ g(q)], q, m)`` (003 (2.2)) with a moving base's whole-body ``jacobian``:
+    the base and joint efforts that hold the system still while the tool exerts ``m`` (world
+    axes; ``frame="tool"``: tool axes, rotated to world first).  ``check_q`` validates ``q``
+    after the wrench (the ground bases' order of refusals)."""
+    w, tool = robot._static_args(wrench, frame)
+    if check_q is not None:
+        q = check_q(q)
+    if tool:
+        R = robot.fk(q)[:3, :3]
+        w = np.concatenate([R @ w[:3], R @ w[3:]])
+    with np.errstate(all="ignore"):
+        f = robot.jacobian(q).T @ w
+    if validate.flag("include_gravity", include_gravity):
+        f = f + robot.gravity(q)
+    return f, q, w
 
 
 class FloatingBaseRobot(Robot):
@@ -123,10 +114,8 @@ class FloatingBaseRobot(Robot):
     def __init__(self, model: Any) -> None:
         validate.floating_base_body(model.base_link, model.base_mass, model.base_inertia)
         super().__init__(model)
-        self.nq = 7 + self.dof
-        self.nv = 6 + self.dof
+        self.nq, self.nv, _ = self.root.sizes(self.dof)  # 7 + n, 6 + n (rbd_ros.bases)
         self._zv = np.zeros(self.nv)
-        self.kernels = FloatingKernels(self._mp, self._ws, self.nv)
 
     #: names of the base coordinates in ``q`` and in ``v`` (also ``a`` and ``tau``), the order
     #: of the layout above (``model.BASE_COORDINATES``)
@@ -268,9 +257,8 @@ class FloatingBaseRobot(Robot):
     def integrate(self, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
         """``q (+) v dt``: base ``T exp(dt [v_b; w_b]^)``, joints ``q + dt qd`` (Pinocchio's
         ``integrate`` for a free-flyer)."""
-        out = np.empty(self.nq)
         q, v = self._q(q), self._vec("v", v, self.nv)
-        fi.integrate_config(q, v, validate.real("dt", dt), out)
+        out = self.root.integrate(q, v, validate.real("dt", dt))  # rbd_ros.bases: SE(3) x R^n
         return validate.finite_result("integrate", out, q=q, v=v, dt=dt)
 
     def base_pose(self, q: Any) -> np.ndarray:
@@ -280,9 +268,7 @@ class FloatingBaseRobot(Robot):
 
     def neutral(self) -> np.ndarray:
         """``q`` with the base at the world origin and all joints at zero."""
-        q = np.zeros(self.nq)
-        q[6] = 1.0
-        return q
+        return self.root.neutral(self.dof)
 
     def fk(self, q: Any) -> np.ndarray:
         """World pose (4x4) of the tool; ``(N, 4, 4)`` for ``q (N, nq)``."""
@@ -322,14 +308,7 @@ class FloatingBaseRobot(Robot):
         if np.ndim(q) == 2:
             return self._each(self.static_torques, q, wrench=wrench, frame=frame,
                               include_gravity=include_gravity)
-        w, tool = self._static_args(wrench, frame)
-        if tool:
-            R = self.fk(q)[:3, :3]
-            w = np.concatenate([R @ w[:3], R @ w[3:]])
-        with np.errstate(all="ignore"):
-            tau = self.jacobian(q).T @ w
-        if validate.flag("include_gravity", include_gravity):
-            tau = tau + self.gravity(q)
+        tau, _, w = whole_body_statics(self, q, wrench, frame, include_gravity)
         return validate.finite_result("static_torques", tau, wrench=w)
 
     def _unsupported(self, *_: Any, **__: Any) -> Any:
@@ -386,4 +365,5 @@ class FloatingBaseRobot(Robot):
         return SimulationResult(Q, V, A, np.arange(N + 1) * dt, tau_arr)
 
 
-__all__ = ["INTEGRATORS", "FloatingBaseRobot", "carried_jacobian"]  # INTEGRATORS: lie.integrators (services use it)
+# INTEGRATORS: lie.integrators (services use it)
+__all__ = ["INTEGRATORS", "FloatingBaseRobot", "carried_jacobian", "whole_body_statics"]

@@ -1,0 +1,13 @@
+"""The robot floor: the public Python API over the kernels (one ``Robot`` front per model).
+
+* ``arm``: ``Robot``, validated single-state and batch calls (dynamics, kinematics)
+* ``statics``: ``static_torques``, ``joint_wrenches``, ``ik`` (mixed into ``Robot``)
+* ``simulation``: ``simulate``, ``SimulationResult``, ``SimulationError`` (mixed into ``Robot``)
+* ``floating``, ``mobile``: the fronts of a floating (SE(3)) and of a ground (planar,
+  diff-drive) root joint
+* ``services``: the dynamics server's ROS-free request logic (bounded, validated requests
+  over a ``Robot``)
+"""
+from rbd_ros.robot.arm import IKResult, Kernels, Robot, SimulationError, SimulationResult, SingularMassMatrixError
+
+__all__ = ["IKResult", "Kernels", "Robot", "SimulationError", "SimulationResult", "SingularMassMatrixError"]
