@@ -42,6 +42,7 @@ from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angle
 from rbd_ros.algorithm.layout import AP, AR, COM, GRAV, IC, MASS, MCOM, WA, WCH, WCI, WCM, WF, WIA, WN, WP, WPA
 from rbd_ros.algorithm.rnea import backward_pass, body_wrench
 from rbd_ros.algorithm.spatial6 import (
+    PACKED,
     add3,
     add6,
     cross3,
@@ -61,8 +62,7 @@ from rbd_ros.algorithm.spatial6 import (
     sub6,
 )
 
-#: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
-_OFF = (0, 6, 11, 15, 18, 20)
+_OFF = PACKED  #: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
 
 
 @njit(cache=True, inline="always")
