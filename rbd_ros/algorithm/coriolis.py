@@ -21,6 +21,7 @@ from numba import njit
 from rbd_ros.algorithm.crba import link_com_inertia
 from rbd_ros.algorithm.kinematics import com_velocity, forward_kinematics, world_velocities
 from rbd_ros.algorithm.layout import MASS, WCC, WICC, WS, WV, vrow
+from rbd_ros.algorithm.spatial6 import add3, cross3, load3, load6, load_sym3, motion_cross, sym3_vec
 
 
 @njit(cache=True)
@@ -33,64 +34,32 @@ def coriolis_matrix(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarra
     v = vrow(n)
     # rows v+1..v+3: Jw_j ; v+4..v+6: Jw-dot_j ; v+7..v+9: S-dot_j,v
     for j in range(n):
-        w0 = ws[j, WV]
-        w1 = ws[j, WV + 1]
-        w2 = ws[j, WV + 2]
-        u0 = ws[j, WV + 3]
-        u1 = ws[j, WV + 4]
-        u2 = ws[j, WV + 5]
-        s0 = ws[j, WS]
-        s1 = ws[j, WS + 1]
-        s2 = ws[j, WS + 2]
-        t0 = ws[j, WS + 3]
-        t1 = ws[j, WS + 4]
-        t2 = ws[j, WS + 5]
-        ws[v + 1, j] = s0
-        ws[v + 2, j] = s1
-        ws[v + 3, j] = s2
-        ws[v + 4, j] = w1 * s2 - w2 * s1
-        ws[v + 5, j] = w2 * s0 - w0 * s2
-        ws[v + 6, j] = w0 * s1 - w1 * s0
-        ws[v + 7, j] = (w1 * t2 - w2 * t1) + (u1 * s2 - u2 * s1)
-        ws[v + 8, j] = (w2 * t0 - w0 * t2) + (u2 * s0 - u0 * s2)
-        ws[v + 9, j] = (w0 * t1 - w1 * t0) + (u0 * s1 - u1 * s0)
+        S = load6(ws, j, WS)
+        Sd = motion_cross(load6(ws, j, WV), S)  # S-dot_j = v_j x S_j
+        ws[v + 1, j], ws[v + 2, j], ws[v + 3, j] = S[0], S[1], S[2]  # Jw_j
+        ws[v + 4, j], ws[v + 5, j], ws[v + 6, j] = Sd[0], Sd[1], Sd[2]  # Jw-dot_j
+        ws[v + 7, j], ws[v + 8, j], ws[v + 9, j] = Sd[3], Sd[4], Sd[5]
     for i in range(n):
         for j in range(n):
             C[i, j] = 0.0
     for k in range(n):
         link_com_inertia(mp, ws, k)
         m = mp[k, MASS]
-        c0 = ws[k, WCC]
-        c1 = ws[k, WCC + 1]
-        c2 = ws[k, WCC + 2]
-        w0 = ws[k, WV]
-        w1 = ws[k, WV + 1]
-        w2 = ws[k, WV + 2]
-        d0, d1, d2 = com_velocity(ws, k)
+        c = load3(ws, k, WCC)
+        w = load3(ws, k, WV)
+        d = com_velocity(ws, k)
+        I = load_sym3(ws, k, WICC)
         # rows v+10..v+12: Jv_kj ; v+13..v+15: Jv-dot_kj ; v+16..v+18: A_j
         for j in range(k + 1):
-            s0 = ws[v + 1, j]
-            s1 = ws[v + 2, j]
-            s2 = ws[v + 3, j]
-            e0 = ws[v + 4, j]
-            e1 = ws[v + 5, j]
-            e2 = ws[v + 6, j]
-            ws[v + 10, j] = ws[j, WS + 3] + (s1 * c2 - s2 * c1)
-            ws[v + 11, j] = ws[j, WS + 4] + (s2 * c0 - s0 * c2)
-            ws[v + 12, j] = ws[j, WS + 5] + (s0 * c1 - s1 * c0)
-            ws[v + 13, j] = ws[v + 7, j] + (e1 * c2 - e2 * c1) + (s1 * d2 - s2 * d1)
-            ws[v + 14, j] = ws[v + 8, j] + (e2 * c0 - e0 * c2) + (s2 * d0 - s0 * d2)
-            ws[v + 15, j] = ws[v + 9, j] + (e0 * c1 - e1 * c0) + (s0 * d1 - s1 * d0)
+            s = (ws[v + 1, j], ws[v + 2, j], ws[v + 3, j])  # Jw_j
+            e = (ws[v + 4, j], ws[v + 5, j], ws[v + 6, j])  # Jw-dot_j
+            # Jv_kj = s_v + s_w x c_k
+            ws[v + 10, j], ws[v + 11, j], ws[v + 12, j] = add3(load3(ws, j, WS + 3), cross3(s, c))
+            # Jv-dot_kj = S-dot_j,v + S-dot_j,w x c_k + s_w x c-dot_k
+            ws[v + 13, j], ws[v + 14, j], ws[v + 15, j] = add3(add3((ws[v + 7, j], ws[v + 8, j], ws[v + 9, j]),
+                                                                    cross3(e, c)), cross3(s, d))
             # A_j = I Jw-dot_j + w x (I Jw_j)
-            l0 = ws[k, WICC] * s0 + ws[k, WICC + 1] * s1 + ws[k, WICC + 2] * s2
-            l1 = ws[k, WICC + 3] * s0 + ws[k, WICC + 4] * s1 + ws[k, WICC + 5] * s2
-            l2 = ws[k, WICC + 6] * s0 + ws[k, WICC + 7] * s1 + ws[k, WICC + 8] * s2
-            ws[v + 16, j] = (ws[k, WICC] * e0 + ws[k, WICC + 1] * e1 + ws[k, WICC + 2] * e2
-                             + (w1 * l2 - w2 * l1))
-            ws[v + 17, j] = (ws[k, WICC + 3] * e0 + ws[k, WICC + 4] * e1 + ws[k, WICC + 5] * e2
-                             + (w2 * l0 - w0 * l2))
-            ws[v + 18, j] = (ws[k, WICC + 6] * e0 + ws[k, WICC + 7] * e1 + ws[k, WICC + 8] * e2
-                             + (w0 * l1 - w1 * l0))
+            ws[v + 16, j], ws[v + 17, j], ws[v + 18, j] = add3(sym3_vec(I, e), cross3(w, sym3_vec(I, s)))
         for i in range(k + 1):
             for j in range(k + 1):
                 C[i, j] += (m * (ws[v + 10, i] * ws[v + 13, j] + ws[v + 11, i] * ws[v + 14, j]

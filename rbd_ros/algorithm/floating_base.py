@@ -38,19 +38,31 @@ from numba import njit
 from rbd_ros.algorithm.aba import aba_accelerations, aba_articulate, aba_velocities
 from rbd_ros.algorithm.checked import _nonfinite
 from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
-from rbd_ros.algorithm.kinematics import (
-    angles,
-    forward_kinematics,
-    joint_angles,
-    point_acceleration,
-    rot,
-    velocity_acceleration_from,
-)
+from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, velocity_acceleration_from
 from rbd_ros.algorithm.layout import AP, AR, COM, GRAV, IC, MASS, MCOM, WA, WCH, WCI, WCM, WF, WIA, WN, WP, WPA
 from rbd_ros.algorithm.rnea import backward_pass, body_wrench
+from rbd_ros.algorithm.spatial6 import (
+    PACKED,
+    add3,
+    add6,
+    cross3,
+    force_cross,
+    inertia_motion,
+    inertia_packed,
+    load3,
+    load_sym3,
+    mat3_vec,
+    mat3t_vec,
+    mdh_rot,
+    parallel_axis,
+    point_acceleration,
+    store6,
+    store_sym6,
+    sub3,
+    sub6,
+)
 
-#: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
-_OFF = (0, 6, 11, 15, 18, 20)
+_OFF = PACKED  #: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
 
 
 @njit(cache=True, inline="always")
@@ -76,92 +88,55 @@ def base_gravity(mp: np.ndarray, q: np.ndarray) -> tuple[float, float, float]:
 def rnea_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray,
                   tau: np.ndarray) -> None:
     """Inverse dynamics ``tau = [f_b; n_b; tau_joints] = M a + h`` (module docstring)."""
-    gx, gy, gz = base_gravity(mp, q)
+    g = base_gravity(mp, q)
     joint_angles(mp, ws, q[7:])
-    tau[0], tau[1], tau[2], tau[3], tau[4], tau[5] = rnea_root(
-        mp, ws, v[6:], a[6:], gx, gy, gz, v[0], v[1], v[2], v[3], v[4], v[5],
-        a[0], a[1], a[2], a[3], a[4], a[5], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, tau[6:])
+    zero = (0.0, 0.0, 0.0)
+    f, n = rnea_root(mp, ws, v[6:], a[6:], g, (v[0], v[1], v[2]), (v[3], v[4], v[5]), (a[0], a[1], a[2]),
+                     (a[3], a[4], a[5]), zero, zero, tau[6:])
+    tau[0], tau[1], tau[2] = f
+    tau[3], tau[4], tau[5] = n
 
 
 @njit(cache=True, inline="always")
-def rnea_root(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gx: float, gy: float,
-              gz: float, vx: float, vy: float, vz: float, wx: float, wy: float, wz: float, dvx: float,
-              dvy: float, dvz: float, dwx: float, dwy: float, dwz: float, fe0: float, fe1: float,
-              fe2: float, ne0: float, ne1: float, ne2: float,
-              tau: np.ndarray) -> tuple[float, float, float, float, float, float]:
+def rnea_root(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray, g: tuple, v: tuple, w: tuple,
+              dv: tuple, dw: tuple, fe: tuple, ne: tuple, tau: np.ndarray) -> tuple[tuple, tuple]:
     """The RNEA of the module docstring for any root, after ``joint_angles`` of the joints:
-    base twist ``[v; w]`` and its rate ``[v-dot; w-dot]`` (base frame), base-frame gravity
-    ``g_b``, and ``fe, ne`` (frame n, ``rnea.backward_pass``) the tool's wrench on the
+    base twist ``[v; w]`` and its rate ``[dv; dw]`` (base frame), base-frame gravity
+    ``g = g_b``, and ``fe, ne`` (frame n, ``rnea.backward_pass``) the tool's wrench on the
     environment.  Joint torques into ``tau``; returns the base wrench ``(f_b, n_b)`` (base
     frame, about the base origin) a root joint must supply."""
-    n = qd.shape[0]
-    b = n  # packed row of the base
-    # a_o = v-dot + w x v - g_b: classical acceleration of the base origin, gravity as -g
-    aox = dvx + (wy * vz - wz * vy) - gx
-    aoy = dvy + (wz * vx - wx * vz) - gy
-    aoz = dvz + (wx * vy - wy * vx) - gz
-    # frame 0 (origin p0, rotation R0 = mp[b, AR]): a_p0 = a_o + wd x p0 + w x (w x p0)
-    p0 = mp[b, AP]
-    p1 = mp[b, AP + 1]
-    p2 = mp[b, AP + 2]
-    ux, uy, uz = point_acceleration(aox, aoy, aoz, dwx, dwy, dwz, wx, wy, wz, p0, p1, p2)
-    r = mp[b, AR:AR + 9]
-    velocity_acceleration_from(  # R0^T x: into frame 0
-        mp, ws, qd, qdd,
-        r[0] * wx + r[3] * wy + r[6] * wz, r[1] * wx + r[4] * wy + r[7] * wz, r[2] * wx + r[5] * wy + r[8] * wz,
-        r[0] * dwx + r[3] * dwy + r[6] * dwz, r[1] * dwx + r[4] * dwy + r[7] * dwz,
-        r[2] * dwx + r[5] * dwy + r[8] * dwz,
-        r[0] * ux + r[3] * uy + r[6] * uz, r[1] * ux + r[4] * uy + r[7] * uz, r[2] * ux + r[5] * uy + r[8] * uz)
-    backward_pass(mp, ws, n, fe0, fe1, fe2, ne0, ne1, ne2, tau)
-    # link 1's force and moment (frame 1, about its origin) -> base frame, about the base origin
-    c, s, ca, sa = angles(mp, ws, 0)
-    fx, fy, fz = rot(c, s, ca, sa, ws[0, WF], ws[0, WF + 1], ws[0, WF + 2])
-    mx, my, mz = rot(c, s, ca, sa, ws[0, WN], ws[0, WN + 1], ws[0, WN + 2])
-    ox = p0 + r[0] * ws[0, WP] + r[1] * ws[0, WP + 1] + r[2] * ws[0, WP + 2]  # link-1 origin
-    oy = p1 + r[3] * ws[0, WP] + r[4] * ws[0, WP + 1] + r[5] * ws[0, WP + 2]
-    oz = p2 + r[6] * ws[0, WP] + r[7] * ws[0, WP + 1] + r[8] * ws[0, WP + 2]
-    Fx = r[0] * fx + r[1] * fy + r[2] * fz
-    Fy = r[3] * fx + r[4] * fy + r[5] * fz
-    Fz = r[6] * fx + r[7] * fy + r[8] * fz
-    Nx = r[0] * mx + r[1] * my + r[2] * mz + (oy * Fz - oz * Fy)
-    Ny = r[3] * mx + r[4] * my + r[5] * mz + (oz * Fx - ox * Fz)
-    Nz = r[6] * mx + r[7] * my + r[8] * mz + (ox * Fy - oy * Fx)
+    b = qd.shape[0]  # packed row of the base; frame 0 sits at p0 = mp[b, AP], R0 = mp[b, AR]
+    ao = sub3(add3(dv, cross3(w, v)), g)  # a_o = v-dot + w x v - g_b: the origin's acceleration, gravity as -g
+    p0 = load3(mp, b, AP)
+    u = point_acceleration(ao, dw, w, p0)  # frame 0's origin: a_o + wd x p0 + w x (w x p0)
+    velocity_acceleration_from(mp, ws, qd, qdd, mat3t_vec(mp, b, AR, w), mat3t_vec(mp, b, AR, dw),
+                               mat3t_vec(mp, b, AR, u))  # R0^T x: into frame 0
+    backward_pass(mp, ws, b, fe[0], fe[1], fe[2], ne[0], ne[1], ne[2], tau)
+    # link 1's force and moment (frame 1, about its origin o) -> base frame, about the base origin
+    cs = angles(mp, ws, 0)
+    o = add3(p0, mat3_vec(mp, b, AR, load3(ws, 0, WP)))  # link 1's origin
+    F1 = mat3_vec(mp, b, AR, mdh_rot(cs, load3(ws, 0, WF)))
+    N1 = add3(mat3_vec(mp, b, AR, mdh_rot(cs, load3(ws, 0, WN))), cross3(o, F1))
     # the base body (row b): F = m (a_o + wd x c + w x (w x c)), N = I_c wd + w x I_c w (+ c x F)
-    Bx, By, Bz, Cx, Cy, Cz = body_wrench(mp, b, wx, wy, wz, dwx, dwy, dwz, aox, aoy, aoz)
-    sx = mp[b, COM]
-    sy = mp[b, COM + 1]
-    sz = mp[b, COM + 2]
-    return (Fx + Bx, Fy + By, Fz + Bz, Nx + Cx + (sy * Bz - sz * By), Ny + Cy + (sz * Bx - sx * Bz),
-            Nz + Cz + (sx * By - sy * Bx))
+    F, N = body_wrench(mp, b, w, dw, ao)
+    return add3(F1, F), add3(add3(N1, N), cross3(load3(mp, b, COM), F))
 
 
 @njit(cache=True, inline="always")
-def base_spatial_inertia(mp: np.ndarray, b: int) -> tuple[float, float, float, float, float, float,
-                                                           float, float, float, float]:
-    """The base body's spatial inertia about the base origin: ``m``, ``h = m c`` and the
-    upper triangle of ``I_O = I_c + m (|c|^2 E - c c^T)`` (``I00, I01, I02, I11, I12, I22``)."""
-    m = mp[b, MASS]
-    h0 = mp[b, MCOM]
-    h1 = mp[b, MCOM + 1]
-    h2 = mp[b, MCOM + 2]
-    c0 = mp[b, COM]
-    c1 = mp[b, COM + 1]
-    c2 = mp[b, COM + 2]
-    return (m, h0, h1, h2, mp[b, IC] + h1 * c1 + h2 * c2, mp[b, IC + 1] - h0 * c1,
-            mp[b, IC + 2] - h0 * c2, mp[b, IC + 4] + h0 * c0 + h2 * c2, mp[b, IC + 5] - h1 * c2,
-            mp[b, IC + 8] + h0 * c0 + h1 * c1)
+def base_spatial_inertia(mp: np.ndarray, b: int) -> tuple[float, tuple, tuple]:
+    """The base body's spatial inertia ``(m, h, I_O)`` about the base origin: mass, ``h = m c``
+    and the upper triangle of ``I_O = I_c + m (|c|^2 E - c c^T)``."""
+    h = load3(mp, b, MCOM)
+    return mp[b, MASS], h, parallel_axis(load_sym3(mp, b, IC), h, load3(mp, b, COM))
 
 
 @njit(cache=True, inline="always")
-def root_composite(mp: np.ndarray, ws: np.ndarray, n: int) -> tuple[float, float, float, float, float,
-                                                                     float, float, float, float, float]:
-    """``I^C_0``, the composite inertia of the base body and the whole chain about the base
-    origin (``base_spatial_inertia`` + ``crba``'s composite of link 1 in ``ws[0]``), after
-    ``crba_from_transforms``: ``m``, ``h``, upper triangle of ``I_O``."""
-    m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = base_spatial_inertia(mp, n)
-    return (m + ws[0, WCM], h0 + ws[0, WCH], h1 + ws[0, WCH + 1], h2 + ws[0, WCH + 2], I00 + ws[0, WCI],
-            I01 + ws[0, WCI + 1], I02 + ws[0, WCI + 2], I11 + ws[0, WCI + 4], I12 + ws[0, WCI + 5],
-            I22 + ws[0, WCI + 8])
+def root_composite(mp: np.ndarray, ws: np.ndarray, n: int) -> tuple[float, tuple, tuple]:
+    """``I^C_0 = (m, h, I_O)``, the composite inertia of the base body and the whole chain
+    about the base origin (``base_spatial_inertia`` + ``crba``'s composite of link 1 in
+    ``ws[0]``), after ``crba_from_transforms``."""
+    m, h, I = base_spatial_inertia(mp, n)
+    return m + ws[0, WCM], add3(h, load3(ws, 0, WCH)), add6(I, load_sym3(ws, 0, WCI))
 
 
 @njit(cache=True)
@@ -170,7 +145,7 @@ def crba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) 
     n = q.shape[0] - 7
     forward_kinematics(mp, ws, q[7:])
     crba_from_transforms(mp, ws, n, M[6:, 6:], 0)  # joint block; leaves composites I^C_j in ws
-    m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = root_composite(mp, ws, n)
+    m, (h0, h1, h2), (I00, I01, I02, I11, I12, I22) = root_composite(mp, ws, n)
     # I^C_0 in [v; w] order: [[m E, -h^], [h^, I_O]]
     for r in range(3):
         for c in range(3):
@@ -211,42 +186,11 @@ def aba_root_articulate(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, tau: np.
     about its origin) into ``ws[n, WPA]``; the base twist is ``[v; w]`` (base frame)."""
     b = qd.shape[0]
     aba_velocities(mp, ws, qd, wx, wy, wz, vx, vy, vz)
-    # root: rigid inertia IA_0 (packed, [w; v] order as aba.py) and pA_0 = v x* I v - f_ext
-    m, h0, h1, h2, I00, I01, I02, I11, I12, I22 = base_spatial_inertia(mp, b)
-    x = ws[b, WIA:WIA + 21]
-    x[0] = I00
-    x[1] = I01
-    x[2] = I02
-    x[3] = 0.0
-    x[4] = -h2
-    x[5] = h1
-    x[6] = I11
-    x[7] = I12
-    x[8] = h2
-    x[9] = 0.0
-    x[10] = -h0
-    x[11] = I22
-    x[12] = -h1
-    x[13] = h0
-    x[14] = 0.0
-    x[15] = m
-    x[16] = 0.0
-    x[17] = 0.0
-    x[18] = m
-    x[19] = 0.0
-    x[20] = m
-    nn0 = I00 * wx + I01 * wy + I02 * wz + (h1 * vz - h2 * vy)
-    nn1 = I01 * wx + I11 * wy + I12 * wz + (h2 * vx - h0 * vz)
-    nn2 = I02 * wx + I12 * wy + I22 * wz + (h0 * vy - h1 * vx)
-    ff0 = m * vx - (h1 * wz - h2 * wy)
-    ff1 = m * vy - (h2 * wx - h0 * wz)
-    ff2 = m * vz - (h0 * wy - h1 * wx)
-    ws[b, WPA] = (wy * nn2 - wz * nn1) + (vy * ff2 - vz * ff1) - n0
-    ws[b, WPA + 1] = (wz * nn0 - wx * nn2) + (vz * ff0 - vx * ff2) - n1
-    ws[b, WPA + 2] = (wx * nn1 - wy * nn0) + (vx * ff1 - vy * ff0) - n2
-    ws[b, WPA + 3] = wy * ff2 - wz * ff1 - f0
-    ws[b, WPA + 4] = wz * ff0 - wx * ff2 - f1
-    ws[b, WPA + 5] = wx * ff1 - wy * ff0 - f2
+    m, h, I = base_spatial_inertia(mp, b)
+    store_sym6(ws, b, WIA, inertia_packed(m, h, I))  # IA_0 = I_0 ([w; v] order, packed)
+    V = (wx, wy, wz, vx, vy, vz)
+    # pA_0 = v x* I_0 v - [n; f]
+    store6(ws, b, WPA, sub6(force_cross(V, inertia_motion(m, h, I, V)), (n0, n1, n2, f0, f1, f2)))
     aba_articulate(mp, ws, qd, tau, actuators, b)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.layout import A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS, WV, WVD, WW, WWD, vrow
+from rbd_ros.algorithm.spatial6 import add3, cross3, load3, mat3_vec, mdh_rot_t, point_acceleration, store3
 from rbd_ros.lie.so3 import euler_zyz
 
 
@@ -26,7 +27,7 @@ def joint_angles(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
     ``A_i``'s rotation is ``Rx(alpha) Rz(theta_0)`` (``mdh.mdh_transform``), so in ``mp`` its
     entries give ``cos theta_0 = AR[0]``, ``sin theta_0 = -AR[1]``, ``cos alpha = AR[8]``,
     ``sin alpha = -AR[5]``; the joint rotation is then
-    ``^{i-1}R_i = Rx(alpha) Rz(theta)`` (003 §1.6), applied by ``rot_t``/``rot`` with four numbers
+    ``^{i-1}R_i = Rx(alpha) Rz(theta)`` (003 §1.6), applied by ``spatial6.mdh_rot_t``/``mdh_rot`` with four numbers
     instead of nine."""
     n = q.shape[0]
     for i in range(n):
@@ -50,23 +51,6 @@ def joint_angles(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
 def angles(mp: np.ndarray, ws: np.ndarray, i: int) -> tuple[float, float, float, float]:
     """``cos, sin`` of joint i's theta (after ``joint_angles``) and of its alpha."""
     return ws[i, WCS], ws[i, WCS + 1], mp[i, AR + 8], -mp[i, AR + 5]
-
-
-@njit(cache=True, inline="always")
-def rot_t(c: float, s: float, ca: float, sa: float, x: float, y: float,
-          z: float) -> tuple[float, float, float]:
-    """``R^T (x, y, z)`` for ``R = Rx(alpha) Rz(theta)``: ``Rz(-theta) Rx(-alpha)``, 8 products
-    (``c, s`` of theta, ``ca, sa`` of alpha)."""
-    y1 = ca * y + sa * z
-    return c * x + s * y1, c * y1 - s * x, ca * z - sa * y
-
-
-@njit(cache=True, inline="always")
-def rot(c: float, s: float, ca: float, sa: float, x: float, y: float,
-        z: float) -> tuple[float, float, float]:
-    """``R (x, y, z)`` for ``R = Rx(alpha) Rz(theta)``, 8 products."""
-    z1 = s * x + c * y
-    return c * x - s * y, ca * z1 - sa * z, sa * z1 + ca * z
 
 
 @njit(cache=True)
@@ -198,26 +182,13 @@ def motion_subspace(mp: np.ndarray, ws: np.ndarray, i: int) -> None:
     (prismatic) in world coordinates at the world origin into ``ws[i, WS:WS+6]``: the
     Jacobian column of 002 (3.15)-(3.16) of the body point at the world
     origin.  Needs world transforms."""
-    z0 = ws[i, WGR + 2]
-    z1 = ws[i, WGR + 5]
-    z2 = ws[i, WGR + 8]
+    z = (ws[i, WGR + 2], ws[i, WGR + 5], ws[i, WGR + 8])  # z_i, world
     if mp[i, ATYPE] == 0.0:
-        p0 = ws[i, WGP]
-        p1 = ws[i, WGP + 1]
-        p2 = ws[i, WGP + 2]
-        ws[i, WS] = z0
-        ws[i, WS + 1] = z1
-        ws[i, WS + 2] = z2
-        ws[i, WS + 3] = p1 * z2 - p2 * z1
-        ws[i, WS + 4] = p2 * z0 - p0 * z2
-        ws[i, WS + 5] = p0 * z1 - p1 * z0
+        store3(ws, i, WS, z)
+        store3(ws, i, WS + 3, cross3(load3(ws, i, WGP), z))  # p_i x z_i
     else:
-        ws[i, WS] = 0.0
-        ws[i, WS + 1] = 0.0
-        ws[i, WS + 2] = 0.0
-        ws[i, WS + 3] = z0
-        ws[i, WS + 4] = z1
-        ws[i, WS + 5] = z2
+        store3(ws, i, WS, (0.0, 0.0, 0.0))
+        store3(ws, i, WS + 3, z)
 
 
 @njit(cache=True)
@@ -236,27 +207,7 @@ def world_velocities(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray) -> None:
 def com_velocity(ws: np.ndarray, k: int) -> tuple[float, float, float]:
     """World velocity of link k's centre of mass, ``c-dot = v_O + w x c``, after
     ``world_velocities`` and ``crba.link_com_inertia`` (``ws[k, WCC]``)."""
-    w0 = ws[k, WV]
-    w1 = ws[k, WV + 1]
-    w2 = ws[k, WV + 2]
-    c0 = ws[k, WCC]
-    c1 = ws[k, WCC + 1]
-    c2 = ws[k, WCC + 2]
-    return (ws[k, WV + 3] + (w1 * c2 - w2 * c1), ws[k, WV + 4] + (w2 * c0 - w0 * c2),
-            ws[k, WV + 5] + (w0 * c1 - w1 * c0))
-
-
-@njit(cache=True, inline="always")
-def point_acceleration(vx: float, vy: float, vz: float, ax: float, ay: float, az: float,
-                       wx: float, wy: float, wz: float, px: float, py: float,
-                       pz: float) -> tuple[float, float, float]:
-    """Acceleration of the body point ``p``: ``vd + wd x p + w x (w x p)`` (003 (4.33), before
-    the rotation into the next frame), ``v`` the origin's acceleration, ``a`` = ``wd``."""
-    cx = wy * pz - wz * py
-    cy = wz * px - wx * pz
-    cz = wx * py - wy * px
-    return (vx + (ay * pz - az * py) + (wy * cz - wz * cy), vy + (az * px - ax * pz) + (wz * cx - wx * cz),
-            vz + (ax * py - ay * px) + (wx * cy - wy * cx))
+    return add3(load3(ws, k, WV + 3), cross3(load3(ws, k, WV), load3(ws, k, WCC)))
 
 
 @njit(cache=True)
@@ -275,58 +226,36 @@ def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, q
     """
     g = qd.shape[0] + 2
     if gravity:
-        velocity_acceleration_from(mp, ws, qd, qdd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                                   mp[g, A0], mp[g, A0 + 1], mp[g, A0 + 2])
+        velocity_acceleration_from(mp, ws, qd, qdd, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), load3(mp, g, A0))
     else:
-        velocity_acceleration_from(mp, ws, qd, qdd, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        velocity_acceleration_from(mp, ws, qd, qdd, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 
 
 @njit(cache=True, inline="always")
 def velocity_acceleration_from(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                               wx: float, wy: float, wz: float, ax: float, ay: float, az: float,
-                               vx: float, vy: float, vz: float) -> None:
+                               w: tuple, wd: tuple, vd: tuple) -> None:
     """The recursion of ``velocity_acceleration_pass`` from a moving frame 0: angular velocity
-    ``w``, angular acceleration ``a`` and origin acceleration ``v`` (gravity included as
+    ``w``, angular acceleration ``wd`` and origin acceleration ``vd`` (gravity included as
     ``-g``) of frame 0, in frame 0 (a floating base, ``floating_base.rnea_floating``)."""
-    n = qd.shape[0]
-    for i in range(n):
-        px = ws[i, WP]
-        py = ws[i, WP + 1]
-        pz = ws[i, WP + 2]
-        # vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p), frame i-1
-        ux, uy, uz = point_acceleration(vx, vy, vz, ax, ay, az, wx, wy, wz, px, py, pz)
-        # rotate into frame i: x_i = R^T x_{i-1} = Rz(-theta) Rx(-alpha) x_{i-1}
-        c, s, ca, sa = angles(mp, ws, i)
-        nwx, nwy, nwz = rot_t(c, s, ca, sa, wx, wy, wz)
-        nax, nay, naz = rot_t(c, s, ca, sa, ax, ay, az)
-        vx, vy, vz = rot_t(c, s, ca, sa, ux, uy, uz)
+    for i in range(qd.shape[0]):
+        cs = angles(mp, ws, i)  # R = ^{i-1}R_i = Rx(alpha) Rz(theta); x_i = R^T x_{i-1}
+        u = point_acceleration(vd, wd, w, load3(ws, i, WP))  # vd_{i-1} + wd_{i-1} x p + w_{i-1} x (w_{i-1} x p)
+        nw0, nw1, nw2 = mdh_rot_t(cs, w)  # R^T w_{i-1}
+        a0, a1, a2 = mdh_rot_t(cs, wd)
+        v0, v1, v2 = mdh_rot_t(cs, u)  # (4.33)
         qdi = qd[i]
         qddi = qdd[i]
         if mp[i, ATYPE] == 0.0:
-            # (R^T w_{i-1}) x z qd = (nwy qd, -nwx qd, 0)
-            nax += nwy * qdi
-            nay -= nwx * qdi
-            naz += qddi
-            nwz += qdi
+            w = (nw0, nw1, nw2 + qdi)  # w_i = R^T w_{i-1} + z qd (4.29)
+            wd = (a0 + nw1 * qdi, a1 - nw0 * qdi, a2 + qddi)  # + (R^T w_{i-1}) x z qd + z qdd (misprint 003 (4.31))
+            vd = (v0, v1, v2)
         else:
-            vx += 2.0 * nwy * qdi
-            vy -= 2.0 * nwx * qdi
-            vz += qddi
-        wx = nwx
-        wy = nwy
-        wz = nwz
-        ax = nax
-        ay = nay
-        az = naz
-        ws[i, WW] = wx
-        ws[i, WW + 1] = wy
-        ws[i, WW + 2] = wz
-        ws[i, WWD] = ax
-        ws[i, WWD + 1] = ay
-        ws[i, WWD + 2] = az
-        ws[i, WVD] = vx
-        ws[i, WVD + 1] = vy
-        ws[i, WVD + 2] = vz
+            w = (nw0, nw1, nw2)
+            wd = (a0, a1, a2)
+            vd = (v0 + 2.0 * nw1 * qdi, v1 - 2.0 * nw0 * qdi, v2 + qddi)  # + 2 (R^T w_{i-1}) x z qd + z qdd (4.34)
+        store3(ws, i, WW, w)
+        store3(ws, i, WWD, wd)
+        store3(ws, i, WVD, vd)
 
 
 @njit(cache=True)
@@ -340,27 +269,10 @@ def jacobian_dot_times_qd(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.
     forward_kinematics(mp, ws, q)
     velocity_acceleration_pass(mp, ws, qd, ws[vrow(n) + VZERO, :n], False)
     k = n - 1
-    tx = mp[n + 1, AP]
-    ty = mp[n + 1, AP + 1]
-    tz = mp[n + 1, AP + 2]
-    wx = ws[k, WW]
-    wy = ws[k, WW + 1]
-    wz = ws[k, WW + 2]
-    ax = ws[k, WWD]
-    ay = ws[k, WWD + 1]
-    az = ws[k, WWD + 2]
-    cx = wy * tz - wz * ty
-    cy = wz * tx - wx * tz
-    cz = wx * ty - wy * tx
-    lx = ws[k, WVD] + (ay * tz - az * ty) + (wy * cz - wz * cy)
-    ly = ws[k, WVD + 1] + (az * tx - ax * tz) + (wz * cx - wx * cz)
-    lz = ws[k, WVD + 2] + (ax * ty - ay * tx) + (wx * cy - wy * cx)
-    for r in range(3):
-        g0 = ws[k, WGR + 3 * r]
-        g1 = ws[k, WGR + 3 * r + 1]
-        g2 = ws[k, WGR + 3 * r + 2]
-        out[r] = g0 * lx + g1 * ly + g2 * lz
-        out[3 + r] = g0 * ax + g1 * ay + g2 * az
+    wd = load3(ws, k, WWD)
+    a_t = point_acceleration(load3(ws, k, WVD), wd, load3(ws, k, WW), load3(mp, n + 1, AP))  # frame n
+    out[0], out[1], out[2] = mat3_vec(ws, k, WGR, a_t)  # world axes
+    out[3], out[4], out[5] = mat3_vec(ws, k, WGR, wd)
 
 
 @njit(cache=True)

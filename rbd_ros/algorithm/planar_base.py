@@ -83,7 +83,7 @@ def rnea_planar(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, a:
     tool wrench (world axes, on the tool, moment about it) when ``use_wrench``."""
     n = q.shape[0] - 3
     yaw = q[2]
-    gx, gy, gz = base_gravity(mp, yaw)
+    g = base_gravity(mp, yaw)
     f0 = f1 = f2 = m0 = m1 = m2 = 0.0
     if use_wrench:
         forward_kinematics(mp, ws, q[3:])  # frame n's rotation in the base frame
@@ -95,8 +95,9 @@ def rnea_planar(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, a:
             c * wrench[3] + s * wrench[4], c * wrench[4] - s * wrench[3], wrench[5])
     else:
         joint_angles(mp, ws, q[3:])
-    Fx, Fy, _, _, _, Nz = rnea_root(mp, ws, v[3:], a[3:], gx, gy, gz, v[0], v[1], 0.0, 0.0, 0.0, v[2],
-                                    a[0], a[1], 0.0, 0.0, 0.0, a[2], -f0, -f1, -f2, -m0, -m1, -m2, tau[3:])
+    (Fx, Fy, _), (_, _, Nz) = rnea_root(mp, ws, v[3:], a[3:], g, (v[0], v[1], 0.0), (0.0, 0.0, v[2]),
+                                        (a[0], a[1], 0.0), (0.0, 0.0, a[2]), (-f0, -f1, -f2), (-m0, -m1, -m2),
+                                        tau[3:])
     tau[0] = Fx  # S_0^T of the root wrench
     tau[1] = Fy
     tau[2] = Nz
@@ -125,7 +126,7 @@ def crba_planar(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) ->
     n = q.shape[0] - 3
     forward_kinematics(mp, ws, q[3:])
     crba_from_transforms(mp, ws, n, M[3:, 3:], 0)  # joint block; leaves composites I^C_j in ws
-    m, h0, h1, _, _, _, _, _, _, I22 = root_composite(mp, ws, n)
+    m, (h0, h1, _), (_, _, _, _, _, I22) = root_composite(mp, ws, n)
     g = n + 2
     # S_0^T I^C_0 S_0, I^C_0 = [[m E, -h^], [h^, I_O]] in [v; w] order, S_0 = [e_vx, e_vy, e_wz]
     M[0, 0] = m + mp[g, WHEEL + 2]

@@ -26,35 +26,30 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.actuators import armature, friction
-from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, rot, velocity_acceleration_pass
+from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, velocity_acceleration_pass
 from rbd_ros.algorithm.layout import AP, ATYPE, COM, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, com_inertia, vrow
+from rbd_ros.algorithm.spatial6 import (
+    add3,
+    cross3,
+    load3,
+    mat3t_vec,
+    mdh_force_to_parent,
+    point_acceleration,
+    store3,
+    sym3_vec,
+)
 
 
 @njit(cache=True, inline="always")
-def body_wrench(mp: np.ndarray, i: int, wx: float, wy: float, wz: float, ax: float, ay: float,
-                az: float, vx: float, vy: float, vz: float) -> tuple[float, float, float, float,
-                                                                     float, float]:
+def body_wrench(mp: np.ndarray, i: int, w: tuple, wd: tuple, vd: tuple) -> tuple[tuple, tuple]:
     """Newton-Euler of body ``i`` (packed row: ``MASS``, ``COM`` s, ``IC`` I about the centre
-    of mass) with angular velocity ``w``, angular acceleration ``a`` and frame-origin
-    acceleration ``v`` (all in its frame): ``F = m sdd`` with (4.35) corrected,
-    ``sdd = v + a x s + w x (w x s)``, and ``N = I a + w x (I w)`` (about the centre of mass)."""
-    sx = mp[i, COM]
-    sy = mp[i, COM + 1]
-    sz = mp[i, COM + 2]
+    of mass) with angular velocity ``w``, angular acceleration ``wd`` and frame-origin
+    acceleration ``vd`` (all in its frame): ``(F, N)``."""
     m = mp[i, MASS]
-    tx = wy * sz - wz * sy
-    ty = wz * sx - wx * sz
-    tz = wx * sy - wy * sx
-    Fx = m * (vx + (ay * sz - az * sy) + (wy * tz - wz * ty))
-    Fy = m * (vy + (az * sx - ax * sz) + (wz * tx - wx * tz))
-    Fz = m * (vz + (ax * sy - ay * sx) + (wx * ty - wy * tx))
-    i0, i1, i2, i4, i5, i8 = com_inertia(mp, i)  # row-major indices of I's distinct entries
-    lx = i0 * wx + i1 * wy + i2 * wz
-    ly = i1 * wx + i4 * wy + i5 * wz
-    lz = i2 * wx + i5 * wy + i8 * wz
-    return (Fx, Fy, Fz, i0 * ax + i1 * ay + i2 * az + (wy * lz - wz * ly),
-            i1 * ax + i4 * ay + i5 * az + (wz * lx - wx * lz),
-            i2 * ax + i5 * ay + i8 * az + (wx * ly - wy * lx))
+    a0, a1, a2 = point_acceleration(vd, wd, w, load3(mp, i, COM))  # s'' = vd + wd x s + w x (w x s), (4.35) corrected
+    I = com_inertia(mp, i)
+    N = add3(sym3_vec(I, wd), cross3(w, sym3_vec(I, w)))  # N = I wd + w x (I w)
+    return (m * a0, m * a1, m * a2), N  # F = m s''
 
 
 @njit(cache=True)
@@ -62,53 +57,18 @@ def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float
                   ne0: float, ne1: float, ne2: float, tau: np.ndarray) -> None:
     """Force recursion (4.35)-(4.39) after ``velocity_acceleration_pass``.  ``fe, ne``: force
     and moment (about the frame-n origin, frame n) the last link exerts on the environment."""
-    cfx = fe0
-    cfy = fe1
-    cfz = fe2
-    cnx = ne0
-    cny = ne1
-    cnz = ne2
+    cf = (fe0, fe1, fe2)  # the child's force and moment, in frame i, about its origin
+    cn = (ne0, ne1, ne2)
     for i in range(n - 1, -1, -1):
         if i < n - 1:
-            # child force/moment expressed in frame i: R f, R n + p x R f
-            c = i + 1
-            fx = ws[c, WF]
-            fy = ws[c, WF + 1]
-            fz = ws[c, WF + 2]
-            mx = ws[c, WN]
-            my = ws[c, WN + 1]
-            mz = ws[c, WN + 2]
-            # R x = Rx(alpha) Rz(theta) x of joint c (kinematics.joint_angles)
-            ct, st, ca, sa = angles(mp, ws, c)
-            cfx, cfy, cfz = rot(ct, st, ca, sa, fx, fy, fz)
-            rmx, rmy, rmz = rot(ct, st, ca, sa, mx, my, mz)
-            px = ws[c, WP]
-            py = ws[c, WP + 1]
-            pz = ws[c, WP + 2]
-            cnx = rmx + (py * cfz - pz * cfy)
-            cny = rmy + (pz * cfx - px * cfz)
-            cnz = rmz + (px * cfy - py * cfx)
-        # (4.35) corrected and Euler's equation: F = m sdd, N = I wd + w x (I w)
-        Fx, Fy, Fz, Nx, Ny, Nz = body_wrench(mp, i, ws[i, WW], ws[i, WW + 1], ws[i, WW + 2],
-                                             ws[i, WWD], ws[i, WWD + 1], ws[i, WWD + 2],
-                                             ws[i, WVD], ws[i, WVD + 1], ws[i, WVD + 2])
-        sx = mp[i, COM]
-        sy = mp[i, COM + 1]
-        sz = mp[i, COM + 2]
-        # (4.36)-(4.37)
-        fx = Fx + cfx
-        fy = Fy + cfy
-        fz = Fz + cfz
-        nx = Nx + cnx + (sy * Fz - sz * Fy)
-        ny = Ny + cny + (sz * Fx - sx * Fz)
-        nz = Nz + cnz + (sx * Fy - sy * Fx)
-        ws[i, WF] = fx
-        ws[i, WF + 1] = fy
-        ws[i, WF + 2] = fz
-        ws[i, WN] = nx
-        ws[i, WN + 1] = ny
-        ws[i, WN + 2] = nz
-        tau[i] = nz if mp[i, ATYPE] == 0.0 else fz  # (4.38)-(4.39)
+            c = i + 1  # R f_{i+1}, R n_{i+1} + p_{i+1} x R f_{i+1} (R = ^iR_{i+1} = Rx(alpha) Rz(theta))
+            cf, cn = mdh_force_to_parent(angles(mp, ws, c), load3(ws, c, WP), load3(ws, c, WF), load3(ws, c, WN))
+        F, N = body_wrench(mp, i, load3(ws, i, WW), load3(ws, i, WWD), load3(ws, i, WVD))
+        f = add3(F, cf)  # f_i = F_i + R f_{i+1} (4.36)
+        nn = add3(add3(N, cn), cross3(load3(mp, i, COM), F))  # n_i = N_i + R n_{i+1} + p x R f_{i+1} + s_i x F_i (4.37)
+        store3(ws, i, WF, f)
+        store3(ws, i, WN, nn)
+        tau[i] = nn[2] if mp[i, ATYPE] == 0.0 else f[2]  # (4.38)-(4.39)
 
 
 @njit(cache=True)
@@ -134,20 +94,9 @@ def wrench_in_last_frame(mp: np.ndarray, ws: np.ndarray, n: int, f0: float, f1: 
     """The tool wrench ``[f; m]`` (world axes, i.e. the kernels' frame 0 parent, moment about
     the tool origin) in frame n, moment about the frame-n origin: ``R^T f``,
     ``R^T m + p_tool x R^T f``.  Needs ``forward_kinematics``."""
-    k = n - 1
-    # world -> frame n: x_n = R^T x_w
-    fx = ws[k, WGR] * f0 + ws[k, WGR + 3] * f1 + ws[k, WGR + 6] * f2
-    fy = ws[k, WGR + 1] * f0 + ws[k, WGR + 4] * f1 + ws[k, WGR + 7] * f2
-    fz = ws[k, WGR + 2] * f0 + ws[k, WGR + 5] * f1 + ws[k, WGR + 8] * f2
-    mx = ws[k, WGR] * m0 + ws[k, WGR + 3] * m1 + ws[k, WGR + 6] * m2
-    my = ws[k, WGR + 1] * m0 + ws[k, WGR + 4] * m1 + ws[k, WGR + 7] * m2
-    mz = ws[k, WGR + 2] * m0 + ws[k, WGR + 5] * m1 + ws[k, WGR + 8] * m2
-    # moment about the frame-n origin: m + p_tool x f
-    t = n + 1
-    px = mp[t, AP]
-    py = mp[t, AP + 1]
-    pz = mp[t, AP + 2]
-    return fx, fy, fz, mx + (py * fz - pz * fy), my + (pz * fx - px * fz), mz + (px * fy - py * fx)
+    f = mat3t_vec(ws, n - 1, WGR, (f0, f1, f2))  # world -> frame n: x_n = R^T x_w
+    m = add3(mat3t_vec(ws, n - 1, WGR, (m0, m1, m2)), cross3(load3(mp, n + 1, AP), f))  # about the frame-n origin
+    return f[0], f[1], f[2], m[0], m[1], m[2]
 
 
 @njit(cache=True)

@@ -23,8 +23,9 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, frame_jacobian, velocity_acceleration_pass
-from rbd_ros.algorithm.layout import AP, VZERO, WF, WGR, WN, vrow
-from rbd_ros.algorithm.rnea import backward_pass, gravity
+from rbd_ros.algorithm.layout import VZERO, WF, WGR, WN, vrow
+from rbd_ros.algorithm.rnea import backward_pass, gravity, wrench_in_last_frame
+from rbd_ros.algorithm.spatial6 import load3, mat3_vec
 
 
 @njit(cache=True, inline="always")
@@ -34,13 +35,9 @@ def world_wrench(ws: np.ndarray, n: int, wrench: np.ndarray,
     tool-frame wrench (corrected 003 (2.3)-(2.7)); needs world transforms."""
     if not tool_frame:
         return wrench[0], wrench[1], wrench[2], wrench[3], wrench[4], wrench[5]
-    R = ws[n, WGR:WGR + 9]
-    return (R[0] * wrench[0] + R[1] * wrench[1] + R[2] * wrench[2],
-            R[3] * wrench[0] + R[4] * wrench[1] + R[5] * wrench[2],
-            R[6] * wrench[0] + R[7] * wrench[1] + R[8] * wrench[2],
-            R[0] * wrench[3] + R[1] * wrench[4] + R[2] * wrench[5],
-            R[3] * wrench[3] + R[4] * wrench[4] + R[5] * wrench[5],
-            R[6] * wrench[3] + R[7] * wrench[4] + R[8] * wrench[5])
+    f = mat3_vec(ws, n, WGR, (wrench[0], wrench[1], wrench[2]))  # ^0R_H ^H f
+    m = mat3_vec(ws, n, WGR, (wrench[3], wrench[4], wrench[5]))  # ^0R_H ^H n
+    return f[0], f[1], f[2], m[0], m[1], m[2]
 
 
 @njit(cache=True)
@@ -73,28 +70,10 @@ def joint_wrenches(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, wrench: np.nda
     forward_kinematics(mp, ws, q)
     fx, fy, fz, mx, my, mz = world_wrench(ws, n, wrench, tool_frame)
     # world -> frame n (x_n = R^T x_w), moment about the frame-n origin: m + p_tool x f
-    k = n - 1
-    R = ws[k, WGR:WGR + 9]
-    ex = R[0] * fx + R[3] * fy + R[6] * fz
-    ey = R[1] * fx + R[4] * fy + R[7] * fz
-    ez = R[2] * fx + R[5] * fy + R[8] * fz
-    ux = R[0] * mx + R[3] * my + R[6] * mz
-    uy = R[1] * mx + R[4] * my + R[7] * mz
-    uz = R[2] * mx + R[5] * my + R[8] * mz
-    px = mp[n + 1, AP]
-    py = mp[n + 1, AP + 1]
-    pz = mp[n + 1, AP + 2]
-    ux += py * ez - pz * ey
-    uy += pz * ex - px * ez
-    uz += px * ey - py * ex
+    ex, ey, ez, ux, uy, uz = wrench_in_last_frame(mp, ws, n, fx, fy, fz, mx, my, mz)
     zero = ws[vrow(n) + VZERO, :n]  # joint angles are set by forward_kinematics
     velocity_acceleration_pass(mp, ws, zero, zero, with_gravity)  # all zero without gravity
     backward_pass(mp, ws, n, ex, ey, ez, ux, uy, uz, tau)
-    for i in range(n):
-        # frame i -> world: x_w = ^WR_i x_i
-        for r in range(3):
-            g0 = ws[i, WGR + 3 * r]
-            g1 = ws[i, WGR + 3 * r + 1]
-            g2 = ws[i, WGR + 3 * r + 2]
-            out[i, r] = g0 * ws[i, WF] + g1 * ws[i, WF + 1] + g2 * ws[i, WF + 2]
-            out[i, 3 + r] = g0 * ws[i, WN] + g1 * ws[i, WN + 1] + g2 * ws[i, WN + 2]
+    for i in range(n):  # frame i -> world: x_w = ^WR_i x_i
+        out[i, 0], out[i, 1], out[i, 2] = mat3_vec(ws, i, WGR, load3(ws, i, WF))
+        out[i, 3], out[i, 4], out[i, 5] = mat3_vec(ws, i, WGR, load3(ws, i, WN))

@@ -126,6 +126,14 @@ def silver(pk: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrenc
         st[j, 9] = ux
         st[j, 10] = uy
         st[j, 11] = uz
+    _backward(pk, st, T, n, wrench, use_wrench, tau)
+
+
+@njit(cache=True, inline="always")
+def _backward(pk: np.ndarray, st: np.ndarray, T: np.ndarray, n: int, wrench: np.ndarray, use_wrench: bool,
+              tau: np.ndarray) -> None:
+    """The backward sweep of ``silver`` over its per-body table ``st`` (``T``: the last link's
+    world pose): link forces and moments, and ``tau_j = z . n_j + u . f_j``."""
     # tool origin o_{n+1} = T_n p_tool, and the load it carries
     for r in range(3):
         st[n, r] = (T[r, 0] * pk[n, KX + 3] + T[r, 1] * pk[n, KX + 7] + T[r, 2] * pk[n, KX + 11]
