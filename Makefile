@@ -3,6 +3,9 @@
 #   make test   set everything up (plus test peers), then lint (ruff, ruff.toml) and run the test suite
 SHELL := /bin/bash
 PY := .venv/bin/python
+# the suite runs on this many pytest-xdist workers, a test file per worker at a time (its module
+# fixtures run once), each worker on a ROS domain of its own (test/conftest.py)
+TEST_WORKERS ?= 2
 DEMO_ARGS ?= --robot puma560 --controller computed_torque --record out/demo
 
 .PHONY: setup setup-test demo test bench clean
@@ -18,7 +21,7 @@ demo: setup
 
 test: setup-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # every figure of README's performance table, in one run: results in bench/results/run-*.json
 # (committed, with the commit measured and whether the tree had uncommitted changes), the table
