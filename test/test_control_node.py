@@ -183,6 +183,8 @@ def test_computed_torque_node_tracks_a_trajectory_on_the_standin_arm(node_proces
     with peer.cv:
         t_start = peer.states[-1][0]
     peer.wait(lambda: peer.states[-1][0] > t_start + 0.4, 30, "0.4 s of simulated time")
+    # the commands reach this peer on their own DDS match (once none had arrived by now)
+    peer.wait(lambda: len(peer.commands) >= 200, 30, "200 commands on /effort_controller/commands")
     with peer.cv:
         states = list(peer.states)
         commands = np.array(peer.commands[-200:])
