@@ -36,6 +36,7 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
+from rbd_ros.ros.bringup.recorder import header_stamp_ns
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
@@ -370,18 +371,46 @@ class Bringup:
 
     # ---- ROS side ---------------------------------------------------------------------------
     def run(self) -> int:
+        """The run in stages: the bag opened and the tour said, this process's ROS node, the
+        nodes started and connected, the bridge paused and the tour sent, followed to its
+        horizon, paused again and drained, then the report (``finish``).  Whatever happens,
+        the ROS side is shut down, every node stopped and the bag closed."""
         import rclpy
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rclpy.signals import SignalHandlerOptions
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray, String
-        from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.ros.bringup.recorder import header_stamp_ns
-        from rbd_ros.ros.common import recordable_qos
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
+        record = self.open_recording()
+        self.say_tour()
+        node, traj_pub, path_pub = self.open_ros()
+        # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
+        # topics at the lockstep rate (messages were lost on a loaded machine); and lean: rclpy's
+        # SingleThreadedExecutor spent ~0.1 ms per message here, CPU the bridge and controller
+        # need on two cores (lean_executor.py)
+        executor = LeanExecutor()
+        executor.add_node(node)
+        spin = spin_in_thread(executor, "bringup_ros")
+        try:
+            self.start_nodes()
+            self.wait_until_connected(node, traj_pub, path_pub)
+            diag_start, t_pause, t_now = self.pause_for_tour(node)
+            t_start = self.send_tour(node, traj_pub, path_pub, t_pause, t_now)
+            self.set_paused(node, False)
+            sim_end = self.follow_tour(spin, t_start, t_now)
+            diag_end, rtf = self.pause_after_tour(node, diag_start, t_start, sim_end)
+            self.stop_controller_and_drain(sim_end)
+            return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
+        finally:
+            executor.shutdown(timeout_sec=2.0)
+            node.destroy_node()
+            rclpy.shutdown()
+            self.stop_nodes()
+            if self.recorder:
+                self.recorder.close()
+
+    def open_recording(self) -> Path | None:
+        """With ``--record DIR``: ``DIR`` made, a bag left there by an earlier run removed and
+        the bag recorder opened on the recorded topics (and a mobile base's ``/odom`` and base
+        path); returns ``DIR`` (``None`` without ``--record``)."""
         record = Path(self.args.record) if self.args.record else None
         if record is not None:
             if (record / "bag").exists():
@@ -393,6 +422,10 @@ class Bringup:
             if self.mobile:
                 recorded.update({topics.ODOM: "nav_msgs/msg/Odometry", BASE_PATH: "nav_msgs/msg/Path"})
             self.recorder = BagRecorder(record / "bag", recorded)
+        return record
+
+    def say_tour(self) -> None:
+        """The tour's line (not with ``--quiet``) and its notes (always)."""
         model = self.model
         self.joint_names = list(model.joint_names)
         amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
@@ -403,6 +436,18 @@ class Bringup:
         for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
             self.say(f"[bringup] tour: {note}")
 
+    def open_ros(self):  # noqa: ANN201
+        """This process's ROS node ``rbd_bringup``: subscribed to the states, the controller
+        state, the commands, the bridge's diagnostics (and a mobile base's ``/odom``), with the
+        tour's publisher (and the base path's); returns ``(node, traj_pub, path_pub)``."""
+        import rclpy
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rclpy.signals import SignalHandlerOptions
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray, String
+        from trajectory_msgs.msg import JointTrajectory
+
+        from rbd_ros.ros.common import recordable_qos
         from rbd_ros.ros.dds import use_large_data_profile
 
         use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.ros.dds)
@@ -411,59 +456,14 @@ class Bringup:
         rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
         node = rclpy.create_node("rbd_bringup")
         qos = recordable_qos()  # nothing lost while this process lags the lockstep loop
-
-        def on_state(raw: bytes) -> None:
-            stamp = header_stamp_ns(raw)
-            with self.lock:
-                self.last_state = (1e-9 * stamp, raw)
-            # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
-            if (self.recording or self.collecting) and 1e-9 * stamp <= self.record_until \
-                    and stamp > self.last_stamp:
-                self.last_stamp = stamp
-                if self.recording:
-                    self.recorder.write(STATES, stamp, raw)
-                if self.collecting:
-                    self.state_raw.append((1e-9 * stamp, raw))
-
         self.odom_raw: list[tuple[float, bytes]] = []  # a mobile base's /odom and /joint_states
         self.state_raw: list[tuple[float, bytes]] = []
-
-        def on_odom(raw: bytes) -> None:
-            stamp = header_stamp_ns(raw)
-            # a paused lockstep bridge repeats its last state and odometry at 10 Hz: kept once
-            if self.collecting and 1e-9 * stamp <= self.record_until and stamp > self.last_odom_stamp:
-                self.last_odom_stamp = stamp
-                with self.lock:
-                    self.odom_raw.append((1e-9 * stamp, raw))
-                if self.recording:
-                    self.recorder.write(topics.ODOM, stamp, raw)
-
-        def on_controller_state(raw: bytes) -> None:
-            stamp = header_stamp_ns(raw)
-            with self.lock:
-                self.controller_state.append((1e-9 * stamp, raw))
-            if self.recording and 1e-9 * stamp <= self.record_until:
-                self.recorder.write(CONTROLLER_STATE, stamp, raw)
-
-        def on_command(raw: bytes) -> None:
-            self.commands_seen += 1
-            if self.recording:
-                with self.lock:
-                    t = self.last_state[0] if self.last_state else 0.0
-                if t <= self.record_until:
-                    self.recorder.write(COMMANDS, int(t * 1e9), raw)
-
-        def on_diagnostics(msg: String) -> None:
-            diag = json.loads(msg.data)
-            with self.lock:
-                self.diagnostics.append(diag)
-
         node.create_subscription(String, topics.node_topic("mujoco_bridge", topics.DIAGNOSTICS),
-                                 on_diagnostics, 10)
-        node.create_subscription(JointState, STATES, on_state, qos, raw=True)
-        node.create_subscription(JointState, CONTROLLER_STATE, on_controller_state,
+                                 self.on_diagnostics, 10)
+        node.create_subscription(JointState, STATES, self.on_state, qos, raw=True)
+        node.create_subscription(JointState, CONTROLLER_STATE, self.on_controller_state,
                                  qos, raw=True)
-        node.create_subscription(Float64MultiArray, COMMANDS, on_command,
+        node.create_subscription(Float64MultiArray, COMMANDS, self.on_command,
                                  qos, raw=True)
         traj_pub = node.create_publisher(JointTrajectory, TOUR,
                                          QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
@@ -472,128 +472,184 @@ class Bringup:
             from nav_msgs.msg import Odometry
             from nav_msgs.msg import Path as PathMsg
 
-            node.create_subscription(Odometry, topics.ODOM, on_odom, qos, raw=True)
+            node.create_subscription(Odometry, topics.ODOM, self.on_odom, qos, raw=True)
             path_pub = node.create_publisher(PathMsg, BASE_PATH,
                                              QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
-        # single-threaded: a MultiThreadedExecutor adds ~0.2 ms per callback, too much for three
-        # topics at the lockstep rate (messages were lost on a loaded machine); and lean: rclpy's
-        # SingleThreadedExecutor spent ~0.1 ms per message here, CPU the bridge and controller
-        # need on two cores (lean_executor.py)
-        executor = LeanExecutor()
-        executor.add_node(node)
-        spin = spin_in_thread(executor, "bringup_ros")
-        try:
-            self.start_nodes()
-            deadline = time.monotonic() + 60
-            while self.last_state is None and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if self.last_state is None:
-                raise RuntimeError("no /joint_states from the bridge within 60 s")
-            # the controller's subscription to the tour and its publishers matched here, so the
-            # recording is complete from the first message (on a loaded machine discovery can
-            # take seconds while the lockstep loop already runs)
-            while (time.monotonic() < deadline
-                   and (traj_pub.get_subscription_count() == 0
-                        or (path_pub is not None and path_pub.get_subscription_count() == 0)
-                        or node.count_publishers(COMMANDS) == 0
-                        or node.count_publishers(CONTROLLER_STATE) == 0)):
-                time.sleep(0.01)
-            # the tour starts at a stated simulated time (the header stamp, as for ros2_control's
-            # joint_trajectory_controller): the bridge pauses, the controller accepts the tour
-            # stamped just ahead of the paused clock, the bridge resumes; so the tour starts at
-            # exactly its stamp however far the controller had stepped the simulation while
-            # this process lagged, and the report's window [t_start, sim_end] is exact
-            while time.monotonic() < deadline and not self.controller_state:
-                time.sleep(0.01)  # the controller receives states and acts on them
-            diag_start = self.set_paused(node, True)
-            t_pause = diag_start["sim_time"]
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and self.last_state[0] < t_pause - 1e-9:
-                time.sleep(0.01)  # the state at the pause (this process may lag the bridge)
-            self.wait_for_commands_until(t_pause)
+        return node, traj_pub, path_pub
+
+    # the subscriptions' callbacks: each only stores (and records), see __init__
+    def on_state(self, raw: bytes) -> None:
+        stamp = header_stamp_ns(raw)
+        with self.lock:
+            self.last_state = (1e-9 * stamp, raw)
+        # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
+        if (self.recording or self.collecting) and 1e-9 * stamp <= self.record_until \
+                and stamp > self.last_stamp:
+            self.last_stamp = stamp
+            if self.recording:
+                self.recorder.write(STATES, stamp, raw)
+            if self.collecting:
+                self.state_raw.append((1e-9 * stamp, raw))
+
+    def on_odom(self, raw: bytes) -> None:
+        stamp = header_stamp_ns(raw)
+        # a paused lockstep bridge repeats its last state and odometry at 10 Hz: kept once
+        if self.collecting and 1e-9 * stamp <= self.record_until and stamp > self.last_odom_stamp:
+            self.last_odom_stamp = stamp
+            with self.lock:
+                self.odom_raw.append((1e-9 * stamp, raw))
+            if self.recording:
+                self.recorder.write(topics.ODOM, stamp, raw)
+
+    def on_controller_state(self, raw: bytes) -> None:
+        stamp = header_stamp_ns(raw)
+        with self.lock:
+            self.controller_state.append((1e-9 * stamp, raw))
+        if self.recording and 1e-9 * stamp <= self.record_until:
+            self.recorder.write(CONTROLLER_STATE, stamp, raw)
+
+    def on_command(self, raw: bytes) -> None:
+        self.commands_seen += 1
+        if self.recording:
+            with self.lock:
+                t = self.last_state[0] if self.last_state else 0.0
+            if t <= self.record_until:
+                self.recorder.write(COMMANDS, int(t * 1e9), raw)
+
+    def on_diagnostics(self, msg) -> None:  # noqa: ANN001 - std_msgs/String
+        diag = json.loads(msg.data)
+        with self.lock:
+            self.diagnostics.append(diag)
+
+    def wait_until_connected(self, node, traj_pub, path_pub) -> None:  # noqa: ANN001
+        """Block until the bridge publishes states, the controller's subscriptions and
+        publishers have matched this process's and it has published a controller state (one
+        deadline of 60 s for all: an error if no state came)."""
+        deadline = time.monotonic() + 60
+        while self.last_state is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if self.last_state is None:
+            raise RuntimeError("no /joint_states from the bridge within 60 s")
+        # the controller's subscription to the tour and its publishers matched here, so the
+        # recording is complete from the first message (on a loaded machine discovery can
+        # take seconds while the lockstep loop already runs)
+        while (time.monotonic() < deadline
+               and (traj_pub.get_subscription_count() == 0
+                    or (path_pub is not None and path_pub.get_subscription_count() == 0)
+                    or node.count_publishers(COMMANDS) == 0
+                    or node.count_publishers(CONTROLLER_STATE) == 0)):
+            time.sleep(0.01)
+        # the tour starts at a stated simulated time (the header stamp, as for ros2_control's
+        # joint_trajectory_controller): the bridge pauses, the controller accepts the tour
+        # stamped just ahead of the paused clock, the bridge resumes; so the tour starts at
+        # exactly its stamp however far the controller had stepped the simulation while
+        # this process lagged, and the report's window [t_start, sim_end] is exact
+        while time.monotonic() < deadline and not self.controller_state:
+            time.sleep(0.01)  # the controller receives states and acts on them
+
+    def pause_for_tour(self, node) -> tuple[dict, float, float]:  # noqa: ANN001
+        """Pause the bridge and wait for its state at the pause and the commands sent up to
+        it; returns the diagnostics at the pause, its simulated time and the latest state's."""
+        diag_start = self.set_paused(node, True)
+        t_pause = diag_start["sim_time"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.last_state[0] < t_pause - 1e-9:
+            time.sleep(0.01)  # the state at the pause (this process may lag the bridge)
+        self.wait_for_commands_until(t_pause)
+        with self.lock:
+            t_now = self.last_state[0]
+        return diag_start, t_pause, t_now
+
+    def send_tour(self, node, traj_pub, path_pub, t_pause: float, t_now: float) -> float:  # noqa: ANN001
+        """Start recording, publish the tour (and a mobile base's figure eight) stamped just
+        after the pause, record them, and wait until the controller accepted them; returns
+        the tour's start ``t_start`` (s, simulated)."""
+        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
+
+        # no point at time 0: the controller starts the tour from its own reference
+        # (holding the bridge's initial pose, the tour's start), so the reference never jumps
+        t_start = t_pause + 0.1
+        waypoints, times = self.tour.waypoints, self.tour.times
+        rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
+        traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
+        set_stamp(traj.header.stamp, t_start)
+        self.recording = self.recorder is not None
+        self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
+        self.answers_from = len(self.law_process().lines)  # the controller's answers from here
+        self.tour_stamp = t_start
+        traj_pub.publish(traj)
+        if self.recorder:
+            self.recorder.write_message(TOUR, int(t_now * 1e9),
+                                        traj)
+        if path_pub is not None:  # the base's figure eight from the same stamp
+            from rbd_ros.ros.bringup.mobile import base_path_message
+
+            path = base_path_message(self.eight, t_start)
+            self.path_poses = len(path.poses)
+            path_pub.publish(path)
+            if self.recorder:
+                self.recorder.write_message(BASE_PATH, int(t_now * 1e9), path)
+        self.wait_for_tour_accepted(
+            others=lambda kind: node.count_publishers(TOUR if kind == "trajectory" else BASE_PATH) - 1)
+        return t_start
+
+    def follow_tour(self, spin, t_start: float, t_now: float) -> float:  # noqa: ANN001
+        """The resumed run until the simulated time reaches the horizon, with the progress
+        line (not with ``--quiet``); an error when the ROS executor (``spin``) stopped, a
+        node exited or the simulation stalled.  Returns the horizon's end ``sim_end`` (s)."""
+        horizon = self.args.duration or float(self.tour.times[-1] + 0.5)
+        controller = self.law_process()
+        wall0 = time.monotonic()
+        sim0 = t_now  # simulated time when the bridge resumed
+        sim_end = t_start + horizon
+        # realtime: the bridge steps on until paused, states and commands after the horizon
+        # stay out of the bag (set before the loop: this process sees the horizon late).
+        # Lockstep: commands carry no stamp and their queue may lag the states'
+        # differently, so the bag keeps every pair up to the pause (past the horizon by as
+        # much as this process lagged) rather than cut the two streams apart
+        if self.args.mode == "realtime":
+            self.record_until = sim_end
+        tty = sys.stdout.isatty()
+        last_print = 0.0
+        while True:
             with self.lock:
                 t_now = self.last_state[0]
-            # no point at time 0: the controller starts the tour from its own reference
-            # (holding the bridge's initial pose, the tour's start), so the reference never jumps
-            t_start = t_pause + 0.1
-            waypoints, times = self.tour.waypoints, self.tour.times
-            rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
-            traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
-            set_stamp(traj.header.stamp, t_start)
-            self.recording = self.recorder is not None
-            self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
-            self.answers_from = len(self.law_process().lines)  # the controller's answers from here
-            self.tour_stamp = t_start
-            traj_pub.publish(traj)
-            if self.recorder:
-                self.recorder.write_message(TOUR, int(t_now * 1e9),
-                                            traj)
-            if path_pub is not None:  # the base's figure eight from the same stamp
-                from rbd_ros.ros.bringup.mobile import base_path_message
+            now = time.monotonic()
+            if not self.args.quiet and (now - last_print >= (0.2 if tty else 2.0)):
+                last_print = now
+                # the factor only once there is a meaningful wall-clock interval
+                rtf = (f"{(t_now - sim0) / (now - wall0):5.2f}" if now - wall0 >= 0.5
+                       else "    -")
+                line = (f"[bringup] t = {max(t_now - t_start, 0.0):6.2f} / {horizon:.2f} s   "
+                        f"real-time factor {rtf}")
+                print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
+            if not spin.is_alive():
+                raise RuntimeError("the bringup's ROS executor stopped")
+            self.report_foreign_answers(controller)  # the tour was accepted: not its
+            if t_now >= sim_end:
+                break
+            if any(not p.alive() for p in self.procs):
+                dead = [s.name for s, p in zip(self.specs, self.procs) if not p.alive()]
+                raise RuntimeError(f"node(s) {dead} exited during the run")
+            if time.monotonic() - wall0 > 20 * horizon + 60:
+                raise RuntimeError("the simulation stalled")
+            time.sleep(0.05)
+        if not self.args.quiet and tty:
+            print(flush=True)
+        return sim_end
 
-                path = base_path_message(self.eight, t_start)
-                self.path_poses = len(path.poses)
-                path_pub.publish(path)
-                if self.recorder:
-                    self.recorder.write_message(BASE_PATH, int(t_now * 1e9), path)
-            self.wait_for_tour_accepted(
-                others=lambda kind: node.count_publishers(TOUR if kind == "trajectory" else BASE_PATH) - 1)
-            self.set_paused(node, False)
-            horizon = self.args.duration or float(times[-1] + 0.5)
-            controller = self.law_process()
-            wall0 = time.monotonic()
-            sim0 = t_now  # simulated time when the bridge resumed
-            sim_end = t_start + horizon
-            # realtime: the bridge steps on until paused, states and commands after the horizon
-            # stay out of the bag (set before the loop: this process sees the horizon late).
-            # Lockstep: commands carry no stamp and their queue may lag the states'
-            # differently, so the bag keeps every pair up to the pause (past the horizon by as
-            # much as this process lagged) rather than cut the two streams apart
-            if self.args.mode == "realtime":
-                self.record_until = sim_end
-            tty = sys.stdout.isatty()
-            last_print = 0.0
-            while True:
-                with self.lock:
-                    t_now = self.last_state[0]
-                now = time.monotonic()
-                if not self.args.quiet and (now - last_print >= (0.2 if tty else 2.0)):
-                    last_print = now
-                    # the factor only once there is a meaningful wall-clock interval
-                    rtf = (f"{(t_now - sim0) / (now - wall0):5.2f}" if now - wall0 >= 0.5
-                           else "    -")
-                    line = (f"[bringup] t = {max(t_now - t_start, 0.0):6.2f} / {horizon:.2f} s   "
-                            f"real-time factor {rtf}")
-                    print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
-                if not spin.is_alive():
-                    raise RuntimeError("the bringup's ROS executor stopped")
-                self.report_foreign_answers(controller)  # the tour was accepted: not its
-                if t_now >= sim_end:
-                    break
-                if any(not p.alive() for p in self.procs):
-                    dead = [s.name for s, p in zip(self.specs, self.procs) if not p.alive()]
-                    raise RuntimeError(f"node(s) {dead} exited during the run")
-                if time.monotonic() - wall0 > 20 * horizon + 60:
-                    raise RuntimeError("the simulation stalled")
-                time.sleep(0.05)
-            if not self.args.quiet and tty:
-                print(flush=True)
-            diag_end = self.set_paused(node, True)  # its counters stopped at the pause
-            with self.lock:
-                i0 = next(i for i, d in enumerate(self.diagnostics) if d is diag_start)
-                samples = [(d["wall_time"], d["sim_time"]) for d in self.diagnostics[i0:]]
-            # the bridge's own clocks over exactly the reported window (this process reads
-            # the states late, on a busy machine by seconds: its own clock would measure that)
-            rtf = real_time_factor(samples, t_start, sim_end)
-            self.stop_controller_and_drain(sim_end)
-            return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
-        finally:
-            executor.shutdown(timeout_sec=2.0)
-            node.destroy_node()
-            rclpy.shutdown()
-            self.stop_nodes()
-            if self.recorder:
-                self.recorder.close()
+    def pause_after_tour(self, node, diag_start: dict, t_start: float,  # noqa: ANN001
+                         sim_end: float) -> tuple[dict, float]:
+        """Pause the bridge at the end; returns its diagnostics then and the real-time factor
+        over the reported window ``[t_start, sim_end]``."""
+        diag_end = self.set_paused(node, True)  # its counters stopped at the pause
+        with self.lock:
+            i0 = next(i for i, d in enumerate(self.diagnostics) if d is diag_start)
+            samples = [(d["wall_time"], d["sim_time"]) for d in self.diagnostics[i0:]]
+        # the bridge's own clocks over exactly the reported window (this process reads
+        # the states late, on a busy machine by seconds: its own clock would measure that)
+        rtf = real_time_factor(samples, t_start, sim_end)
+        return diag_end, rtf
 
     def set_paused(self, node, paused: bool, timeout: float = 30.0) -> dict:
         """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
