@@ -44,7 +44,7 @@ def test_custom_service_round_trip_between_processes():
     import subprocess as sp
     import threading
 
-    proc = sp.Popen([sys.executable, str(REPO / "test" / "smoke_echo_server.py")],
+    proc = sp.Popen([sys.executable, str(REPO / "test" / "support" / "smoke_echo_server.py")],
                     stdout=sp.PIPE, stderr=sp.STDOUT, text=True, start_new_session=True)
     try:
         assert proc.stdout is not None

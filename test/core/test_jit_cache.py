@@ -19,7 +19,7 @@ import pytest
 import rbd_ros
 from rbd_ros.algorithm import jit_cache
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(rbd_ros.__file__).resolve().parent
 
 INIT = """\

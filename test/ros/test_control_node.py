@@ -1,4 +1,4 @@
-"""The ``controller`` node as a real process: against a stand-in arm (``test/control_arm.py``,
+"""The ``controller`` node as a real process: against a stand-in arm (``test/support/control_arm.py``,
 the core model in lockstep), against this test posing as the arm, and through the MuJoCo
 bridge in lockstep."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ READY = "controller: ready"
 
 
 class ScriptProcess(NodeProcess):
-    """``python test/SCRIPT ARGS`` with NodeProcess's output capture, ``wait_for`` and ``stop``."""
+    """``python test/support/SCRIPT ARGS`` with NodeProcess's output capture, ``wait_for`` and ``stop``."""
 
     def __init__(self, script: str, args: list[str]) -> None:  # noqa: D107 - same as NodeProcess
         import os
@@ -29,7 +29,7 @@ class ScriptProcess(NodeProcess):
         self.args = [script, *args]
         self.echo = None
         self.proc = subprocess.Popen(
-            [sys.executable, str(REPO / "test" / script), *args], cwd=REPO, stdout=subprocess.PIPE,
+            [sys.executable, str(REPO / "test" / "support" / script), *args], cwd=REPO, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
             start_new_session=True)
         self.lines = []

@@ -12,7 +12,7 @@ import pytest
 from rbd_ros.ros.bringup.description import ARGUMENTS, CONTROLLER_TYPES, NodeSpec, describe, format_parameter
 from rbd_ros.util.resources import bundled_robots, bundled_urdf
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_bundled_robots_are_there():

@@ -10,7 +10,7 @@ import numpy as np
 from rbd_ros.model import MdhModel
 from rbd_ros.model.urdf_export import model_to_urdf
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def random_model(n: int, seed: int, prismatic: tuple[int, ...] = (), offsets: bool = True,

@@ -1,7 +1,7 @@
 """A stand-in "real arm" for the controller's process tests: the core model integrated with
 RK4, speaking only ros2_control's topics.
 
-    python test/control_arm.py --model-yaml M.yaml [--urdf F] [--dt 0.001] [--q0 a,b,...]
+    python test/support/control_arm.py --model-yaml M.yaml [--urdf F] [--dt 0.001] [--q0 a,b,...]
                                [--actuators] [--no-velocity] [--stop-after N]
 
 Lockstep, like the MuJoCo bridge's ``mode:=lockstep``: it publishes the initial

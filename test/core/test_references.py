@@ -9,7 +9,7 @@ import re
 import tokenize
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REFERENCES = REPO / "docs" / "references.md"
 LOCATOR = (r"(?:\([\w.-]+\)(?:\s*-\s*\([\w.-]+\))?|§\d+(?:\.\d+)*(?: step \d+)?|chapter \d+|ch\. ?\d+"
            r"|(?:Remark|Table|Theorem|Corollary|footnote) \d+(?:\.\d+)?|App\. [A-Z])")

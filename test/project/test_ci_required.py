@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import ci_failure
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # test/, where conftest.py is
 
 FAKE = '''\
 import pytest
