@@ -166,6 +166,7 @@ def _get_parameters(node, names: list[str], timeout: float = 10.0) -> list:
     return [parameter_value_to_python(v) for v in future.result().values]
 
 
+@pytest.mark.ros
 def test_controller_node_derives_logs_and_shows_its_gains(node_process, models) -> None:
     """No gains given for a UR10: the node derives them at the first measured pose for its
     ``bandwidth``, logs them with their source, and a parameter read returns them; a gain
@@ -309,6 +310,7 @@ def test_chatter_fraction_counts_sign_flips_at_the_limit() -> None:
 
 
 # ---- end to end ---------------------------------------------------------------------------------
+@pytest.mark.ros
 def test_bringup_on_the_damped_7dof_arm_runs_and_reports_the_tool_error(tmp_path: Path) -> None:
     urdf = example_robot_urdf(REAL["xarm7"][0])
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}

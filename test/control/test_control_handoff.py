@@ -138,6 +138,7 @@ def test_slow_ik_does_not_stall_the_cycle_and_the_pose_is_reached(monkeypatch) -
         loop.close()
 
 
+@pytest.mark.ros
 def test_a_reference_sent_during_the_ik_wins() -> None:
     from rbd_ros.ros.messages import to_joint_trajectory
 
@@ -196,6 +197,7 @@ def test_watchdog_fires_on_time_when_attentive() -> None:
         loop.close()
 
 
+@pytest.mark.ros
 def test_trajectory_on_another_clock_is_refused() -> None:
     from rbd_ros.ros.messages import to_joint_trajectory
 
@@ -299,6 +301,7 @@ def test_saturation_counts_match_the_commands(law_name) -> None:
     assert [w.split()[1] for w in again] == rearmed
 
 
+@pytest.mark.ros
 def test_cycle_threads_do_not_race_the_reference() -> None:
     """Producers on another thread (trajectories every few ms) while cycles run: every cycle
     evaluates one whole reference (finite, inside the hull of the targets), nothing raises."""
@@ -343,6 +346,7 @@ def test_cycle_threads_do_not_race_the_reference() -> None:
         loop.close()
 
 
+@pytest.mark.ros
 def test_a_change_of_the_states_clock_holds_the_reference() -> None:
     """Unstamped states timed by the node clock (wall time), then stamped ones from a
     simulation at t = 0.002: a move planned on the wall clock would never start (it waits for

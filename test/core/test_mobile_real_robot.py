@@ -351,6 +351,7 @@ def test_mujoco_tiago_ideal_is_the_core_simulation(tiago) -> None:
 
 
 # ---- the dynamics server on TIAGo (a real process) -------------------------------------------
+@pytest.mark.ros
 def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:  # noqa: ANN001
     """``rbd-ros dynamics-server -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...``:
     the wheels found by the server are TIAGo's; inverse dynamics (wheel torques, torso and arm,
@@ -402,6 +403,7 @@ def test_mujoco_tiago_casters_from_the_urdf(tiago) -> None:
     assert mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, "caster4") == -1
 
 
+@pytest.mark.ros
 def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> None:  # noqa: ANN001
     """``rbd-ros mujoco-bridge -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...`` (the
     ``base`` parameter as the dynamics server's): TIAGo's wheels and arm on /joint_states, and

@@ -94,6 +94,7 @@ def test_forward_simulate_divergence_time_is_the_runs(diff_model):
 
 
 # ---- the MuJoCo bridge node -----------------------------------------------------------------
+@pytest.mark.ros
 def test_mobile_parameters_on_a_fixed_arm_are_refused(node_process):
     """A user who forgot ``base:=diff_drive`` (or picked a fixed arm) and set ``base_model``,
     ``initial_base_pose`` got a fixed arm with those parameters silently ignored; the bridge
@@ -107,6 +108,7 @@ def test_mobile_parameters_on_a_fixed_arm_are_refused(node_process):
     assert "fixed base" in proc.output and "Traceback" not in proc.output
 
 
+@pytest.mark.ros
 def test_namespace_locks_of_different_namespaces_do_not_collide():
     """'/left_arm/' and '/left/arm/' are two namespaces; their lock files were one
     ('domain0_left_arm_lock'), so the second server was refused as 'already offered'."""

@@ -115,6 +115,7 @@ def test_video_is_real_time_at_30_fps(rendered) -> None:
     assert gif.n_frames == math.ceil(n / GIF_EVERY) and gif.size == (WIDTH // 2, HEIGHT // 2)
 
 
+@pytest.mark.ros
 def test_page_shows_table_plot_and_video_in_chromium(rendered, tmp_path) -> None:
     from PIL import Image
 
@@ -163,6 +164,7 @@ def test_page_shows_table_plot_and_video_in_chromium(rendered, tmp_path) -> None
     assert (band.sum(axis=2) < 200).sum() > 300
 
 
+@pytest.mark.ros
 def test_no_gl_backend_one_line_and_a_complete_run(tmp_path) -> None:
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}

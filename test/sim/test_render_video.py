@@ -227,6 +227,7 @@ def _orange(img: np.ndarray) -> np.ndarray:
     return (r > 120) & (r - b > 80) & (g > 0.3 * r) & (g < 0.85 * r)
 
 
+@pytest.mark.ros
 def test_mobile_run_has_a_video_of_the_base_moving(tmp_path) -> None:
     """A diff-drive recording driving 1.5 m along x: the arm's orange pixels are there in the
     first and last frame and their centre moved across the picture."""

@@ -62,6 +62,7 @@ def _clean_env(display: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.ros
 def test_bridge_viewer_true_shows_the_arm(display, node_process) -> None:
     assert _orange_pixels(display) == 0
     env = _clean_env(display)
@@ -73,6 +74,7 @@ def test_bridge_viewer_true_shows_the_arm(display, node_process) -> None:
     bridge.stop()
 
 
+@pytest.mark.ros
 def test_view_live_and_replay_show_the_arm(display, node_process, tmp_path) -> None:
     import sys
 
