@@ -311,6 +311,7 @@ def test_chatter_fraction_counts_sign_flips_at_the_limit() -> None:
 
 # ---- end to end ---------------------------------------------------------------------------------
 @pytest.mark.ros
+@pytest.mark.slow
 def test_bringup_on_the_damped_7dof_arm_runs_and_reports_the_tool_error(tmp_path: Path) -> None:
     urdf = example_robot_urdf(REAL["xarm7"][0])
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}

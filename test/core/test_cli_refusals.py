@@ -54,6 +54,7 @@ def test_formulations_tol_still_decides(capsys) -> None:  # noqa: ANN001
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_info_says_what_it_expected(tmp_path) -> None:  # noqa: ANN001
     pytest.importorskip("rclpy")
     line = _one_line_error(_cli("info", str(tmp_path)), "rbd_info")

@@ -61,6 +61,7 @@ def _inputs(r: Robot, steps: int, rng: np.random.Generator) -> np.ndarray:
 
 # ---- shared workspace under a released GIL ---------------------------------------------------
 @pytest.mark.parametrize("kind", ["floating", "planar", "diff_drive"])
+@pytest.mark.slow
 def test_simulate_in_threads_corrupts_no_other_call(based, kind: str) -> None:  # noqa: ANN001
     """One thread simulates (the kernel releases the GIL), others compute single-state
     dynamics on the same robot: every answer equals the single-threaded one, bit for bit."""

@@ -320,6 +320,7 @@ ID_ROUTES = ("silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternio
 
 
 @pytest.mark.parametrize("base", ("planar", "diff_drive"))
+@pytest.mark.slow
 def test_recursive_is_the_default_and_agrees_with_every_formulation(omni, diff, base: str) -> None:  # noqa: ANN001
     r = omni[0] if base == "planar" else diff[0]
     rng = np.random.default_rng(61)

@@ -404,6 +404,7 @@ def test_mujoco_tiago_casters_from_the_urdf(tiago) -> None:
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> None:  # noqa: ANN001
     """``rbd-ros mujoco-bridge -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...`` (the
     ``base`` parameter as the dynamics server's): TIAGo's wheels and arm on /joint_states, and

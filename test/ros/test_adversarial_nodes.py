@@ -47,6 +47,7 @@ def _impossible_model_yaml(tmp_path: Path) -> Path:
 
 
 # ---- item 2: one server per namespace ------------------------------------------------------------
+@pytest.mark.slow
 def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_process) -> None:  # noqa: ANN001
     from rbd_ros.model import MdhModel
     from rbd_ros.model.physical import InertiaWarning

@@ -15,6 +15,8 @@ import pytest
 
 from ros_helpers import REPO, NodeProcess, ros_context, spin_in_background, wait_on
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 ARM7 = str(REPO / "config" / "arm7.yaml")
 PLANAR2_URDF = str(REPO / "urdf" / "planar2.urdf")
 READY = "controller: ready"

@@ -17,6 +17,8 @@ from test_control_node import Peer, arm_process  # noqa: F401 - the stand-in arm
 
 from ros_helpers import REPO, NodeProcess, ros_context
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 ARM7 = str(REPO / "config" / "arm7.yaml")
 READY = "controller: ready"
 Q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])

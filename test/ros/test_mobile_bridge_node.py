@@ -71,6 +71,7 @@ def _hold(q0, q, qd, k: int, gain: float = 200.0) -> np.ndarray:
     return gain * (q0[k:] - q[k:]) - 0.1 * gain * qd[k:]
 
 
+@pytest.mark.slow
 def test_ideal_diff_drive_equals_the_core_and_publishes_odom(node_process, client) -> None:
     model = MdhModel.from_yaml(str(config_file("mobile_arm7")))
     pose = (0.5, -1.0, 0.4)

@@ -16,6 +16,8 @@ import pytest
 
 from ros_helpers import REPO, ros_context, spin_in_background, wait_on
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 MOBILE = str(REPO / "config" / "mobile_arm7.yaml")
 OMNI = str(REPO / "config" / "omni_arm7.yaml")
 READY = "controller: ready"

@@ -348,6 +348,7 @@ def test_forward_kinematics_jacobian_static_torques_vs_pinocchio(omni, diff, bas
 
 
 # ---- real server processes ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_ros_server_diff_drive(diff, node_process) -> None:  # noqa: ANN001
     """``rbd-ros dynamics-server --ros-args -p model_yaml:=config/mobile_arm7.yaml``: GetModel
     reports the base and wheels, the client's default names work, the answers are the

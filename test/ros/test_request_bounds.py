@@ -60,6 +60,7 @@ def _start_ik(namespace: str, out: dict, timeout: float = 60.0) -> threading.Thr
     return thread
 
 
+@pytest.mark.slow
 def test_unreachable_ik_is_bounded_and_gravity_still_answers(node_process) -> None:  # noqa: ANN001
     from rbd_ros.ros.client import DynamicsClient
 

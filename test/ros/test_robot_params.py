@@ -113,6 +113,7 @@ class _Watch:
             time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_wall_gravity_reaches_server_controller_and_bridge(tmp_path, node_process) -> None:
     """One wall-mounted arm, its gravity given two ways: in the model file of the server, and
     as the ``gravity`` parameter over an upright model file for the controller and the bridge.

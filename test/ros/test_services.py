@@ -292,6 +292,7 @@ def _raw_call(client, name, req):
     return future.result()
 
 
+@pytest.mark.slow
 def test_concurrent_clients(server, robot):
     """8 clients x 1000 calls, all succeed with the right answer."""
     q, qd, qdd = _random_states(robot, 1, seed=6)
@@ -463,6 +464,7 @@ def test_gravity_parameter_and_robot_description(wall_client, robot):
     assert [g.x, g.y, g.z] == WALL_GRAVITY
 
 
+@pytest.mark.slow
 def test_model_yaml_start_up_and_actuator_option(yaml_client):
     """The model file's actuators: include_actuators adds the reflected rotor inertia and the
     joint friction, G^2 Jm qdd + B qd + Tc sign(qd) (003 (6.16)-(6.17)), to inverse dynamics

@@ -165,6 +165,7 @@ def test_page_shows_table_plot_and_video_in_chromium(rendered, tmp_path) -> None
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_no_gl_backend_one_line_and_a_complete_run(tmp_path) -> None:
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}

@@ -201,6 +201,7 @@ def _frames(path) -> list[np.ndarray]:
     return [np.frombuffer(f, np.uint8).reshape(h, w, 3) for f in reader]
 
 
+@pytest.mark.slow
 def test_render_by_hand_picks_a_backend_and_keeps_the_caption(tmp_path) -> None:
     """UR5 with its meshes: ``render_recording`` with a caption, then ``python -m
     rbd_ros.sim.render DIR`` by hand (no MUJOCO_GL, no --caption) gives the same captioned

@@ -75,6 +75,7 @@ def test_bridge_viewer_true_shows_the_arm(display, node_process) -> None:
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_view_live_and_replay_show_the_arm(display, node_process, tmp_path) -> None:
     import sys
 

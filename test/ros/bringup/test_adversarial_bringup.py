@@ -13,6 +13,8 @@ import pytest
 
 from ros_helpers import REPO, NodeProcess
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 pytest.importorskip("rclpy")
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from ros_helpers import REPO
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):

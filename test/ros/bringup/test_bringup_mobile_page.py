@@ -10,6 +10,8 @@ import pytest
 
 from ros_helpers import REPO
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 pytest.importorskip("rclpy")
 
 

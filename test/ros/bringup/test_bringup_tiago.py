@@ -23,6 +23,8 @@ import pytest
 
 from ros_helpers import REPO
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 pytest.importorskip("pinocchio")
 from test_mobile_real_robot import TIAGO  # noqa: E402  (example-robot-data's path, one home)
 

@@ -15,6 +15,8 @@ import pytest
 
 from robots_data import REPO, UR5, example_robot_urdf
 
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
 pytest.importorskip("rclpy")
 pin = pytest.importorskip("pinocchio")
 
