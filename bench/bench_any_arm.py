@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_any_arm.py [--duration 0] [--robots ur10,panda]
 
-Robots and criteria from ``test/test_any_arm.py``: lockstep at 1 kHz in the ROS-free MuJoCo
+Robots and criteria from ``test/control/test_any_arm.py``: lockstep at 1 kHz in the ROS-free MuJoCo
 simulator, the bringup's tour (``plan_tour``, 2 s segments) run to its end plus 0.5 s by
 default (``--duration 0``; the test's 3 s stop before e.g. TIAGo Pro's and the xArm 7's
 shoulders near their colinear configuration, where issue 26's limit cycle was).  Prints a
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "test"))
+sys.path[:0] = [str(REPO / "test" / "control"), str(REPO / "test" / "support")]  # test_any_arm, its helpers
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "test"))
+sys.path.insert(0, str(ROOT / "test" / "support"))  # urdf_oracles
 
 import numba  # noqa: E402
 

@@ -4,7 +4,7 @@ The core (model, algorithms, URDF conversion, simulation, control laws) imports 
 ``rbd_ros.ros`` holds the thin ROS 2 adapters.  ``rbd_ros.Robot`` (the jitted dynamics
 core) is imported lazily, so ``import rbd_ros`` stays light for tools that only need the model.
 
-Floors, lowest first (each imports only from below; ``test/test_layout.py`` checks it):
+Floors, lowest first (each imports only from below; ``test/core/test_layout.py`` checks it):
 ``util`` (validation, resources), ``lie``, ``algorithm`` (kernels), ``model``, ``formulations``
 and ``urdf``, ``bases`` (the root joints), ``robot`` (the Python API), ``control``, ``sim``,
 ``ros``.  Modules that moved keep their old names for a while (``_MOVED``: a

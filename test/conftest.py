@@ -3,6 +3,16 @@
 ROS isolation: every test session picks its own ROS_DOMAIN_ID and restricts discovery to
 this host before any rclpy import, so parallel or repeated runs never cross-talk.
 
+Layout: the tests mirror the source (``core/``, ``lie/``, ``formulations/``, ``urdf/``,
+``control/``, ``sim/``, ``ros/`` with ``ros/bringup/``, ``project/`` for the repository's own
+tooling); the helper modules live in ``support/``.  Helpers and the test modules other tests
+borrow from (their basenames are unique) import as top-level modules from any folder: every
+folder under ``test/`` is put on ``sys.path`` here.
+
+Markers (setup.cfg): ``ros`` on every test under ``ros/`` (added here) and on the few elsewhere
+that start ROS nodes or import rclpy (marked in their file), so ``pytest -m "not ros"`` runs
+the ROS-free suite; ``slow`` on tests or files that take more than ~5 s.
+
 Test peers under ``CI=true``: a test (or module) that skips because one of ``CI_REQUIRED``
 is missing (``pytest.importorskip("pinocchio")``, ``pytest.skip("Xvfb is not installed")``,
 ...) fails instead, naming the package: CI installs them all (requirements-test.txt,
@@ -13,7 +23,9 @@ from __future__ import annotations
 import fcntl
 import os
 import random
+import sys
 import tempfile
+from pathlib import Path
 
 _DOMAIN_LOCKS: list = []  # open files: this session's claims, released when it ends
 
@@ -57,6 +69,27 @@ os.environ.setdefault("PYTHONUNBUFFERED", "1")
 
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
+
+TEST_ROOT = Path(__file__).resolve().parent
+ROS_TESTS = TEST_ROOT / "ros"  # everything here needs ROS 2: marked ``ros``
+# support/ (the helper modules) ahead of site-packages, then every test folder (tests import a
+# few shared fixtures and oracles from one another by module name); also when this file is
+# loaded as a plugin (``-p conftest``)
+if str(TEST_ROOT / "support") not in sys.path:
+    sys.path.insert(0, str(TEST_ROOT / "support"))
+for _folder in sorted(TEST_ROOT.rglob("*")):
+    _parts = _folder.relative_to(TEST_ROOT).parts
+    if _folder.is_dir() and not any(part.startswith((".", "_")) for part in _parts) \
+            and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
+    for item in items:
+        if ROS_TESTS in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.ros)
+
 
 #: what a skip reason names (lower case, '-' as '_') -> the package CI installs for it
 CI_REQUIRED = {

@@ -1,0 +1,302 @@
+"""Issues 26 and 27 through processes: the controller's cycle is never stalled by a slow IK
+(separate node against the stand-in arm, and composed in the MuJoCo bridge), a timer-triggered
+controller plans and evaluates on the states' clock, and the saturation numbers it publishes
+on ``~/diagnostics`` are those of the commands it sent.
+
+A 1 s IK comes from the test hook ``RBD_ROS_TEST_IK_DELAY=1.0`` (``rbd_ros.control.loop``).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+from test_control_node import Peer, arm_process  # noqa: F401 - the stand-in arm fixture
+
+from ros_helpers import REPO, NodeProcess, ros_context
+
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
+
+ARM7 = str(REPO / "config" / "arm7.yaml")
+READY = "controller: ready"
+Q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
+SLOW_IK = {"RBD_ROS_TEST_IK_DELAY": "1.0"}
+
+
+class TimedPeer(Peer):
+    """``Peer`` that also keeps the wall time each command and controller state arrived, and
+    the controller's diagnostics."""
+
+    def __init__(self, ctx) -> None:
+        from std_msgs.msg import String
+
+        self.command_wall: list[float] = []
+        self.state_wall: list[float] = []
+        self.diagnostics: list[dict] = []
+        super().__init__(ctx)
+        self.node.create_subscription(String, "/controller/diagnostics",
+                                      lambda m: self._append(self.diagnostics, json.loads(m.data)), 10)
+
+    def _on_command(self, msg) -> None:
+        with self.cv:
+            self.command_wall.append(time.monotonic())
+        super()._on_command(msg)
+
+    def _on_state(self, msg) -> None:
+        with self.cv:
+            self.state_wall.append(time.monotonic())
+        super()._on_state(msg)
+
+
+def _pose(T: np.ndarray):
+    from geometry_msgs.msg import PoseStamped
+
+    from rbd_ros.lie.so3 import rotation_to_quaternion
+
+    msg = PoseStamped()
+    p, o = T[:3, 3], rotation_to_quaternion(T[:3, :3])
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+    msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z, msg.pose.orientation.w = map(float, o)
+    return msg
+
+
+def _gaps_while(walls: list[float], t0: float, t1: float) -> tuple[int, float]:
+    """How many arrivals in ``[t0, t1]`` and the longest gap between arrivals there (s)."""
+    w = np.array([x for x in walls if t0 <= x <= t1])
+    edges = np.r_[t0, w, t1]
+    return len(w), float(np.diff(edges).max())
+
+
+def test_slow_ik_does_not_stall_the_node(node_process, arm_process) -> None:  # noqa: F811
+    """computed_torque node, lockstep stand-in arm, a target pose whose IK takes 1 s: the
+    commands keep coming during that second (no gap > 0.5 s), none is the zero torque of the
+    watchdog, no stale-state line; then the arm reaches the pose (fk of the measured q)."""
+    from rbd_ros.robot import Robot
+
+    robot = Robot.from_yaml(ARM7)
+    T1 = robot.fk(Q0 + 0.08)
+    with ros_context() as ctx:
+        peer = TimedPeer(ctx)
+        try:
+            arm_process(["--model-yaml", ARM7, "--q0", ",".join(map(str, Q0)), "--actuators"])
+            proc = node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p",
+                                 "type:=computed_torque", "-p", "pose_duration:=0.3"], ready=READY, env=SLOW_IK)
+            peer.wait(lambda: len(peer.states) > 50, 60, "controller_state")
+            peer.wait_subscribed(peer.pose_pub)
+            sent = time.monotonic()
+            peer.pose_pub.publish(_pose(T1))
+            line = proc.wait_for("target pose accepted: IK q", 30)
+            done = time.monotonic()
+            t_move = float(line.split("from t = ")[1].split()[0])
+            assert done - sent > 0.9  # the solver did take its second
+            assert "off the control cycle" in line
+            with peer.cv:
+                count, gap = _gaps_while(peer.command_wall, sent + 0.05, done - 0.05)
+                k0 = len(peer.commands)
+            print(f"during the 1 s IK: {count} commands, longest gap {gap * 1e3:.1f} ms")
+            assert count > 50 and gap < 0.5, (count, gap)
+            peer.wait(lambda: peer.states[-1][0] > t_move + 0.8, 60, "0.8 s of simulated time")
+            with peer.cv:
+                _, q_ref, q_meas, _ = peer.states[-1]
+                commands = np.array(peer.commands[:k0])
+            assert not any(not c.any() for c in commands)  # no zero torque
+            assert "older than" not in proc.output and "busy" not in proc.output, proc.output[-2000:]
+            np.testing.assert_allclose(robot.fk(q_meas), T1, atol=2e-3)
+            np.testing.assert_allclose(robot.fk(q_ref), T1, atol=1e-5)
+        finally:
+            peer.close()
+
+
+def test_slow_ik_does_not_stall_the_composed_bridge() -> None:
+    """Composed lockstep (the law in the bridge's stepping loop), a target pose whose IK takes
+    1 s: the controller states keep coming and the simulated time keeps going during it, then
+    the arm is at the pose; the controller's diagnostics come from the bridge's process."""
+    from rbd_ros.robot import Robot
+
+    robot = Robot.from_yaml(ARM7)
+    T1 = robot.fk(Q0 + 0.08)
+    bridge = NodeProcess(["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "mode:=lockstep",
+                          "-p", f"initial_positions:={Q0.tolist()}", "-p", "controller_type:=computed_torque",
+                          "-p", "pose_duration:=0.3", "-p", "publish_every:=10"], env=SLOW_IK)
+    try:
+        with ros_context() as ctx:
+            peer = TimedPeer(ctx)
+            try:
+                bridge.wait_for("mujoco_bridge: ready", 120)
+                peer.wait(lambda: len(peer.states) > 50, 60, "controller_state")
+                peer.wait_subscribed(peer.pose_pub)
+                with peer.cv:
+                    t_sent = peer.states[-1][0]
+                sent = time.monotonic()
+                peer.pose_pub.publish(_pose(T1))
+                line = bridge.wait_for("target pose accepted: IK q", 30)
+                done = time.monotonic()
+                t_move = float(line.split("from t = ")[1].split()[0])  # the bridge's time then
+                with peer.cv:
+                    count, gap = _gaps_while(peer.state_wall, sent + 0.05, done - 0.05)
+                    t_done = peer.states[-1][0]
+                print(f"composed, during the 1 s IK: {count} controller states, longest gap "
+                      f"{gap * 1e3:.1f} ms, {t_done - t_sent:.3f} s simulated")
+                assert done - sent > 0.9 and count > 50 and gap < 0.5, (done - sent, count, gap)
+                assert t_done - t_sent > 0.1  # the simulation went on meanwhile
+                # (the peer's states may lag the bridge's time: wait for the move's)
+                peer.wait(lambda: peer.states[-1][0] > t_move + 0.8, 60, "0.8 s of simulated time")
+                with peer.cv:
+                    _, q_ref, q_meas, _ = peer.states[-1]
+                np.testing.assert_allclose(robot.fk(q_ref), T1, atol=1e-5)
+                np.testing.assert_allclose(robot.fk(q_meas), T1, atol=2e-3)
+                peer.wait(lambda: len(peer.diagnostics) > 0, 10, "the controller's diagnostics")
+                diag = peer.diagnostics[-1]
+                assert diag["joints"] == [f"joint{i}" for i in range(1, 8)] and diag["cycles"] > 0
+            finally:
+                peer.close()
+    finally:
+        bridge.stop()
+
+
+@pytest.mark.parametrize("use_sim_time", [False, True])
+def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> None:
+    """A timer-triggered controller (500 Hz of wall time) against the bridge in lockstep (one
+    2 ms step per command: the simulation runs at the pace of the commands, slower than real
+    time on a loaded machine): a 2 s target-pose move takes 2 s of the states' time, halfway
+    at 1 s (the quintic's symmetry), whatever the wall time it took.  With ``use_sim_time``
+    (the node clock is the bridge's /clock) the same: the timer paces by the wall clock, it
+    does not wait for a simulated time that waits for its commands."""
+    from rbd_ros.robot import Robot
+
+    robot = Robot.from_yaml(ARM7)
+    T1 = robot.fk(Q0 + 0.05)
+    with ros_context() as ctx:
+        peer = TimedPeer(ctx)
+        try:
+            node_process(["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "mode:=lockstep",
+                          "-p", "timestep:=0.002", "-p", f"initial_positions:={Q0.tolist()}"],
+                         ready="mujoco_bridge: ready")
+            proc = node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p",
+                                 "type:=computed_torque", "-p", "trigger:=timer", "-p", "rate:=500.0",
+                                 "-p", "pose_duration:=2.0", "-p", f"use_sim_time:={str(use_sim_time).lower()}"],
+                                ready=READY)
+            peer.wait(lambda: len(peer.states) > 50, 60, "controller_state")
+            peer.wait_subscribed(peer.pose_pub)
+            wall0 = time.monotonic()
+            peer.pose_pub.publish(_pose(T1))
+            line = proc.wait_for("target pose accepted: IK q", 30)
+            t_start = float(line.split("from t = ")[1].split()[0])  # the move's start, states' clock
+            peer.wait(lambda: peer.states[-1][0] > t_start + 2.1, 120, "2.1 s of the states' time")
+            wall = time.monotonic() - wall0
+            with peer.cv:
+                states = list(peer.states)
+        finally:
+            peer.close()
+    t = np.array([s[0] for s in states])
+    ref = np.array([s[1] for s in states])
+    q1 = ref[-1]
+    np.testing.assert_allclose(robot.fk(q1), T1, atol=1e-5)  # the move ends at the pose
+    q_start = ref[np.searchsorted(t, t_start) - 1]  # the hold before the move
+    moved = np.flatnonzero(np.abs(ref - q_start).max(axis=1) > 1e-9)
+    t_end = t[np.flatnonzero(np.abs(ref - q1).max(axis=1) < 1e-12)[0]]
+    print(f"first state off the start at t = {t[moved[0]]:.3f} (move from {t_start:.3f})")
+    assert t_start <= t[moved[0]] < t_start + 0.2
+    print(f"timer trigger: the 2 s move took {t_end - t_start:.3f} s of the states' time, "
+          f"{wall:.2f} s of wall time")
+    # the first state at or past the end (t_start: the log's 3 decimals)
+    assert 2.0 - 1e-3 <= t_end - t_start < 2.02, (t_start, t_end)
+    k = np.searchsorted(t, t_start + 1.0)
+    np.testing.assert_allclose(ref[k], 0.5 * (q_start + q1), atol=0.01 * np.abs(q1 - q_start).max())
+
+
+def test_saturation_diagnostics_match_the_commands(node_process) -> None:
+    """PD with a 2 N m effort limit, this test posing as the arm with states that swing
+    +-0.05 rad about the held position (bang-bang chatter): ``~/diagnostics`` counts, per
+    joint, the cycles at the limit and at the limit with a sign flip exactly as recounted from
+    the commands received, its window percentages and peak follow, and each joint gets one
+    warning line (it stays above 1 %)."""
+    from rbd_ros.model import MdhModel
+
+    limit = 2.0
+    names = list(MdhModel.from_yaml(ARM7).joint_names)
+    with ros_context() as ctx:
+        peer = TimedPeer(ctx)
+        try:
+            proc = node_process(["controller", "--ros-args", "-p", f"model_yaml:={ARM7}", "-p", "type:=pd",
+                                 "-p", f"effort_limit:={limit}", "-p", "diagnostics_period:=0.3"], ready=READY)
+            peer.wait_subscribed(peer.joint_pub)
+            n = 300
+            for k in range(n):
+                swing = 0.0 if k % 5 == 0 else (0.05 if k % 2 else -0.05)
+                peer.send_command_and_wait(names, Q0 + swing, np.zeros(7), t=1.0 + 1e-3 * k)
+            peer.wait(lambda: peer.diagnostics and peer.diagnostics[-1]["total_cycles"] == n, 30,
+                      "the diagnostics of every cycle")
+            with peer.cv:
+                diag = peer.diagnostics[-1]
+                tau = np.array(peer.commands)
+        finally:
+            peer.close()
+    assert tau.shape == (n, 7)
+    assert diag["joints"] == names and diag["law"] == "pd" and diag["cycles"] == n
+    assert diag["effort_limit"] == [limit] * 7
+    at = np.abs(tau) == limit
+    prev = np.vstack([np.zeros(7), tau[:-1]])
+    flips = at & (tau * prev < 0)
+    assert flips.sum(axis=0).min() > 50  # the states make chatter
+    assert diag["saturated_cycles"] == at.sum(axis=0).tolist()
+    assert diag["saturated_flip_cycles"] == flips.sum(axis=0).tolist()
+    np.testing.assert_allclose(diag["peak_effort_total"], np.abs(tau).max(axis=0), rtol=1e-12)
+    k = diag["window_cycles"]
+    if k:
+        np.testing.assert_allclose(diag["saturated_percent"], 100 * at[n - k:].mean(axis=0), rtol=1e-12)
+        np.testing.assert_allclose(diag["saturated_flip_percent"], 100 * flips[n - k:].mean(axis=0),
+                                   rtol=1e-12)
+    for name in names:
+        assert proc.output.count(f"saturation: {name} at its effort limit") == 1, proc.output[-3000:]
+
+
+def test_mobile_drain_timer_never_holds_the_composed_step() -> None:
+    """The mobile controller's 20 ms drain timer (references while no state comes) leaves the
+    buffer to the cycles while they run, and never waits for the lock a composed step holds:
+    it returns at once and the next drain (or cycle) takes the reference."""
+    import rclpy
+
+    from rbd_ros.ros.messages import to_joint_trajectory
+    from rbd_ros.ros.nodes.mobile_controller import MobileController
+
+    mobile = str(REPO / "config" / "mobile_arm7.yaml")
+    with ros_context() as ctx:
+        node = rclpy.create_node("controller", context=ctx,
+                                 cli_args=["--ros-args", "-p", f"model_yaml:={mobile}"])
+        try:
+            ctrl = MobileController(node, "whole_body_computed_torque", composed=True,
+                                    base_state=lambda: (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]),
+                                                        np.zeros(3), np.zeros(3)))
+            arm = [j for j in ctrl.joints if j.startswith("joint")]
+            ctrl.step(0.001, arm, Q0, np.zeros(7))
+            assert ctrl.cycles == 1
+            ctrl.inbox.append((ctrl.loop.trajectory, to_joint_trajectory(arm, [0.5], (Q0 + 0.05)[None])))
+            ctrl._drain_idle()
+            assert len(ctrl.inbox) == 1  # a cycle ran just now: the cycles drain
+            ctrl._last_cycle = -np.inf  # no cycle for a while (a paused bridge) ...
+            held, release = threading.Event(), threading.Event()
+
+            def step_in_progress() -> None:  # ... but a step holds the lock right now
+                with ctrl.lock:
+                    held.set()
+                    release.wait(5.0)
+
+            thread = threading.Thread(target=step_in_progress)
+            thread.start()
+            held.wait(5.0)
+            t0 = time.perf_counter()
+            ctrl._drain_idle()
+            waited = time.perf_counter() - t0
+            release.set()
+            thread.join()
+            assert waited < 0.05 and len(ctrl.inbox) == 1, waited
+            ctrl._drain_idle()  # the lock free: drained
+            assert not ctrl.inbox
+            ctrl.step(0.002, arm, Q0, np.zeros(7))
+            ctrl.step(0.3, arm, Q0, np.zeros(7))
+            assert 0.01 < np.abs(ctrl.loop.mref.q - Q0).max() < 0.05  # the trajectory is followed
+        finally:
+            node.destroy_node()
