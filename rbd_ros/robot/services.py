@@ -129,14 +129,7 @@ def _shifted(message: str, k0: int, dt: float) -> str:
 
 def _largest_input(inputs: dict) -> str:
     """The likely cause of a non-finite result of finite inputs, for messages."""
-    big, which = 0.0, ""
-    for k, v in inputs.items():
-        if v is None:
-            continue
-        a = np.abs(np.asarray(v, dtype=float))
-        m = float(a[np.isfinite(a)].max(initial=0.0))
-        if m > big:
-            big, which = m, k
+    which, big = validate.largest_input(inputs, finite_only=True)
     if big > 1e100:
         return (f"the request's numbers overflow float64 (largest: |{which}| = {big:.3g}); send "
                 f"physically meaningful magnitudes")

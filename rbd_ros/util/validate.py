@@ -208,14 +208,23 @@ def finite_result(what: str, out: Any, **inputs: Any) -> Any:
                                result=out)
 
 
-def _cause(inputs: dict[str, Any]) -> str:
+def largest_input(inputs: dict[str, Any], finite_only: bool = False) -> tuple[str, float]:
+    """``(name, magnitude)`` of the input with the largest absolute entry (``("", 0.0)`` when
+    none): the likely cause of a non-finite result of finite inputs (``finite_only``: NaN and
+    Inf entries are left out).  Used here and by the dynamics service's messages."""
     big, name = 0.0, ""
     for k, v in inputs.items():
         if v is None:
             continue
-        m = float(np.max(np.abs(np.asarray(v, dtype=float)), initial=0.0))
+        a = np.abs(np.asarray(v, dtype=float))
+        m = float((a[np.isfinite(a)] if finite_only else a).max(initial=0.0))
         if m > big:
             big, name = m, k
+    return name, big
+
+
+def _cause(inputs: dict[str, Any]) -> str:
+    name, big = largest_input(inputs)
     if big > 1e100:
         return (f"the inputs overflow float64 (largest: |{name}| = {big:.3g}); use physically meaningful "
                 f"magnitudes")
@@ -223,4 +232,4 @@ def _cause(inputs: dict[str, Any]) -> str:
 
 
 __all__ = ["NonFiniteResultError", "finite_array", "finite_result", "flag", "floating_base_body", "gravity",
-           "integer", "joint_limits", "positive", "real", "real_array", "rigid_pose", "rotation"]
+           "integer", "joint_limits", "largest_input", "positive", "real", "real_array", "rigid_pose", "rotation"]
