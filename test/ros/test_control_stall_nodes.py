@@ -3,7 +3,11 @@
 controller plans and evaluates on the states' clock, and the saturation numbers it publishes
 on ``~/diagnostics`` are those of the commands it sent.
 
-A 1 s IK comes from the test hook ``RBD_ROS_TEST_IK_DELAY=1.0`` (``rbd_ros.control.loop``).
+A 2 s IK comes from the test hook ``RBD_ROS_TEST_IK_DELAY=2.0`` (``rbd_ros.control.loop``).  A
+cycle that waited for the IK would leave a gap of 2 s; the tests allow gaps up to half of it
+(``MAX_GAP``), because the machine running the suite also runs another worker's test and can
+deschedule a process for a few hundred milliseconds (CI measured a 0.50 s gap with the cycle
+free, at 0.5 s of simulated time per wall second).
 """
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
 ARM7 = str(REPO / "config" / "arm7.yaml")
 READY = "controller: ready"
 Q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
-SLOW_IK = {"RBD_ROS_TEST_IK_DELAY": "1.0"}
+IK_DELAY = 2.0  # s
+SLOW_IK = {"RBD_ROS_TEST_IK_DELAY": str(IK_DELAY)}
+MAX_GAP = IK_DELAY / 2  # s: a cycle blocked by the IK would leave a gap of IK_DELAY
 
 
 class TimedPeer(Peer):
@@ -70,8 +76,8 @@ def _gaps_while(walls: list[float], t0: float, t1: float) -> tuple[int, float]:
 
 
 def test_slow_ik_does_not_stall_the_node(node_process, arm_process) -> None:  # noqa: F811
-    """computed_torque node, lockstep stand-in arm, a target pose whose IK takes 1 s: the
-    commands keep coming during that second (no gap > 0.5 s), none is the zero torque of the
+    """computed_torque node, lockstep stand-in arm, a target pose whose IK takes 2 s: the
+    commands keep coming during those 2 s (no gap > MAX_GAP), none is the zero torque of the
     watchdog, no stale-state line; then the arm reaches the pose (fk of the measured q)."""
     from rbd_ros.robot import Robot
 
@@ -90,13 +96,13 @@ def test_slow_ik_does_not_stall_the_node(node_process, arm_process) -> None:  # 
             line = proc.wait_for("target pose accepted: IK q", 30)
             done = time.monotonic()
             t_move = float(line.split("from t = ")[1].split()[0])
-            assert done - sent > 0.9  # the solver did take its second
+            assert done - sent > IK_DELAY - 0.1  # the solver did take its time
             assert "off the control cycle" in line
             with peer.cv:
                 count, gap = _gaps_while(peer.command_wall, sent + 0.05, done - 0.05)
                 k0 = len(peer.commands)
-            print(f"during the 1 s IK: {count} commands, longest gap {gap * 1e3:.1f} ms")
-            assert count > 50 and gap < 0.5, (count, gap)
+            print(f"during the {IK_DELAY:g} s IK: {count} commands, longest gap {gap * 1e3:.1f} ms")
+            assert count > 50 and gap < MAX_GAP, (count, gap)
             peer.wait(lambda: peer.states[-1][0] > t_move + 0.8, 60, "0.8 s of simulated time")
             with peer.cv:
                 _, q_ref, q_meas, _ = peer.states[-1]
@@ -111,7 +117,7 @@ def test_slow_ik_does_not_stall_the_node(node_process, arm_process) -> None:  # 
 
 def test_slow_ik_does_not_stall_the_composed_bridge() -> None:
     """Composed lockstep (the law in the bridge's stepping loop), a target pose whose IK takes
-    1 s: the controller states keep coming and the simulated time keeps going during it, then
+    2 s: the controller states keep coming and the simulated time keeps going during it, then
     the arm is at the pose; the controller's diagnostics come from the bridge's process."""
     from rbd_ros.robot import Robot
 
@@ -137,9 +143,9 @@ def test_slow_ik_does_not_stall_the_composed_bridge() -> None:
                 with peer.cv:
                     count, gap = _gaps_while(peer.state_wall, sent + 0.05, done - 0.05)
                     t_done = peer.states[-1][0]
-                print(f"composed, during the 1 s IK: {count} controller states, longest gap "
+                print(f"composed, during the {IK_DELAY:g} s IK: {count} controller states, longest gap "
                       f"{gap * 1e3:.1f} ms, {t_done - t_sent:.3f} s simulated")
-                assert done - sent > 0.9 and count > 50 and gap < 0.5, (done - sent, count, gap)
+                assert done - sent > IK_DELAY - 0.1 and count > 50 and gap < MAX_GAP, (done - sent, count, gap)
                 assert t_done - t_sent > 0.1  # the simulation went on meanwhile
                 # (the peer's states may lag the bridge's time: wait for the move's)
                 peer.wait(lambda: peer.states[-1][0] > t_move + 0.8, 60, "0.8 s of simulated time")
