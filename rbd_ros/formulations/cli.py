@@ -1,4 +1,4 @@
-"""``rbd-ros formulations URDF [--base L] [--tip L]``: every formulation against the fast path.
+"""``rbd-ros formulations URDF [--base-link L] [--tip-link L]``: every formulation against the fast path.
 
 For random states (seed fixed), a random tool wrench and the URDF's gravity, prints each
 method's largest difference from RNEA (inverse dynamics), from CRBA (mass matrix) and, for
@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from rbd_ros.formulations import METHODS
+from rbd_ros.util.flags import add_chain_flags
 
 
 def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
@@ -81,8 +82,7 @@ def _check(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="rbd-ros formulations", description=__doc__.split("\n\n")[1])
     p.add_argument("urdf", help="robot .urdf (or .xacro) file")
-    p.add_argument("--base", metavar="LINK", help="base link (the world frame); default the URDF root")
-    p.add_argument("--tip", metavar="LINK", help="tip link; inferred for an unbranched robot")
+    add_chain_flags(p)  # --base-link, --tip-link (--base, --tip: deprecated)
     p.add_argument("--states", type=int, default=5, help="random states (default 5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tol", type=float, default=1e-9, help="largest accepted relative difference")
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     from rbd_ros.robot import Robot
 
     try:
-        robot = Robot.from_urdf(args.urdf, base_link=args.base, tip_link=args.tip)
+        robot = Robot.from_urdf(args.urdf, base_link=args.base_link, tip_link=args.tip_link)
     except (OSError, ValueError) as exc:
         print(f"rbd-ros formulations: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """``rbd-ros urdf2mdh``: print a URDF/xacro robot's modified-DH table, write a YAML model.
 
-    rbd-ros urdf2mdh ROBOT.urdf[.xacro] [--base L] [--tip L] [--lock J=val ...]
+    rbd-ros urdf2mdh ROBOT.urdf[.xacro] [--base-link L] [--tip-link L] [--lock J=val ...]
                      [--xacro-arg k:=v ...] [--format table|yaml|json] [-o model.yaml]
                      [--base-type fixed|floating|planar|diff_drive] [--wheels LEFT RIGHT]
 
@@ -26,6 +26,7 @@ import numpy as np
 from rbd_ros.model import BASE_TYPES, JOINT_TYPE_NAMES
 from rbd_ros.urdf.convert import UrdfConversion, load_conversion
 from rbd_ros.urdf.errors import UrdfError
+from rbd_ros.util.flags import add_chain_flags
 
 PROG = "rbd-ros urdf2mdh"
 
@@ -40,8 +41,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Convert a URDF/xacro robot to a modified-DH (Craig) model.")
     p.add_argument("source", help="robot .urdf or .xacro file")
-    p.add_argument("--base", metavar="LINK", help="base link (the world frame); default the URDF root")
-    p.add_argument("--tip", metavar="LINK", help="tip link; inferred for an unbranched robot")
+    add_chain_flags(p)  # --base-link, --tip-link (--base, --tip: deprecated)
     p.add_argument("--lock", metavar="JOINT=VALUE", action="append", default=[],
                    help="freeze a joint at a position (repeatable)")
     p.add_argument("--xacro-arg", metavar="NAME:=VALUE", action="append", default=[],
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         with warnings.catch_warnings(record=True) as caught:  # conv.warnings holds the
             warnings.simplefilter("always")  # converter's; the model's own are added below
-            conv = load_conversion(args.source, base_link=args.base, tip_link=args.tip,
+            conv = load_conversion(args.source, base_link=args.base_link, tip_link=args.tip_link,
                                    locked_joints=_locks(args.lock),
                                    xacro_args=_pairs(args.xacro_arg, (":=", "="), "--xacro-arg"),
                                    gravity=args.gravity, base_type=args.base_type,

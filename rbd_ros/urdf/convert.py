@@ -112,7 +112,7 @@ def _base_body(tree: UrdfTree, chain: Chain, base_type: str, wheels: Mapping | N
         try:
             validate.floating_base_body(chain.base, b.mass, b.inertia)
         except ValueError as exc:
-            raise UrdfError(f"{tree.source}: {exc} (urdf2mdh: --base LINK)") from None
+            raise UrdfError(f"{tree.source}: {exc} (urdf2mdh: --base-link LINK)") from None
     out = {"base_type": base_type, "base_mass": b.mass, "base_com": b.com, "base_inertia": b.inertia}
     if base_type == "diff_drive":
         out.update(find_wheels(tree, chain, **(wheels or {})))

@@ -72,7 +72,7 @@ def test_xacro_args_and_gravity(tmp_path: Path, capsys: pytest.CaptureFixture[st
     (["PANDA", "--lock", "panda_finger_joint1"], "--lock 'panda_finger_joint1' is not of the form NAME=VALUE"),
     (["PANDA", "--lock", "panda_finger_joint1=open"], "'open' is not a number"),
     (["PANDA"], "give tip_link, one of: panda_hand_tcp, panda_leftfinger, panda_rightfinger"),
-    (["PANDA", "--tip", "panda_link9"], "unknown tip_link 'panda_link9'; did you mean 'panda_link8'"),
+    (["PANDA", "--tip-link", "panda_link9"], "unknown tip_link 'panda_link9'; did you mean 'panda_link8'"),
     (["PANDA", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
     (["PANDA", "--xacro-arg", "novalue"], "--xacro-arg 'novalue' is not of the form NAME:=VALUE"),
 ])

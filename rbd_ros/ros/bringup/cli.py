@@ -1,7 +1,7 @@
 """``rbd-ros bringup``: an arm in MuJoCo, the dynamics services and a controller, a demo
 trajectory, and a report.
 
-    rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L])
+    rbd-ros bringup (--robot NAME | --urdf PATH [--base-link L] [--tip-link L] [--base-type T])
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
                     [--record DIR [--no-video]] [--json FILE] [--start JOINT=VALUE|POSE ...]
                     [--floor Z|none] [--integrator auto|Euler|RK4|implicit|implicitfast]
@@ -38,6 +38,7 @@ from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 from rbd_ros.ros.bringup.recorder import header_stamp_ns
 from rbd_ros.ros.bringup.report import real_time_factor
+from rbd_ros.util.flags import add_chain_flags, add_deprecated
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
@@ -132,11 +133,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--robot", default=None, help=f"bundled robot (default {DEFAULT_ROBOT})")
     src.add_argument("--urdf", default="", help="a .urdf/.xacro file")
-    p.add_argument("--base-link", default="")
-    p.add_argument("--tip-link", default="")
-    p.add_argument("--base", default="", choices=["", "fixed", "planar", "diff_drive"],
+    add_chain_flags(p, default="", old_base_link=False)  # --tip: deprecated
+    p.add_argument("--base-type", dest="base", default="", choices=["", "fixed", "planar", "diff_drive"],
                    help="a --urdf robot's base (default: the file's, a URDF's fixed), as the nodes' "
                         "'base' parameter: diff_drive finds the wheel joints in the URDF")
+    add_deprecated(p, "--base", "--base-type", "base", choices=["", "fixed", "planar", "diff_drive"])
     p.add_argument("--controller", default="computed_torque",
                    choices=[c for c in CONTROLLER_TYPES if c != "none"])
     p.add_argument("--duration", type=_positive_seconds, default=None,
