@@ -108,7 +108,7 @@ def ours(r: Robot, T: np.ndarray, Q0: np.ndarray) -> tuple[dict, dict]:
     for k in range(N):
         c0 = time.process_time()
         t0 = time.perf_counter()
-        q[k] = r.ik(T[k], q0=Q0[k]).q
+        q[k] = r.ik(T[k], q0=Q0[k]).positions
         t[k] = time.perf_counter() - t0
         c[k] = time.process_time() - c0
     single = score(r, T, q, t)
@@ -118,14 +118,14 @@ def ours(r: Robot, T: np.ndarray, Q0: np.ndarray) -> tuple[dict, dict]:
     t0 = time.perf_counter()
     res = r.ik(T, q0=Q0)
     dt = time.perf_counter() - t0
-    batch = score(r, T, res.q, np.full(N, dt / N))
+    batch = score(r, T, res.positions, np.full(N, dt / N))
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     c0 = time.process_time()
     one = r.ik(T, q0=Q0)
     batch["cpu_1thread_ms"] = (time.process_time() - c0) / N * 1e3
     numba.set_num_threads(threads)
-    assert np.array_equal(one.q, res.q), "batch result depends on the thread count"
+    assert np.array_equal(one.positions, res.positions), "batch result depends on the thread count"
     batch["iterations_mean"] = float(res.iterations.mean())
     batch["attempts_mean"] = float(res.attempts.mean())
     return single, batch

@@ -417,23 +417,23 @@ class ControlLoop:
         if self.ik_delay > 0.0:
             time.sleep(self.ik_delay)
         res = self._tool_robot().ik(T1, q0=self._current_reference(self.t)[0], timeout=IK_TIMEOUT)
-        if not res.success:
+        if not res.solved:
             self.log("error", f"target pose refused: no joint solution inside the limits (best pose "
-                              f"{res.position_error:.3g} m, {res.orientation_error:.3g} rad away)")
+                              f"{res.position_errors:.3g} m, {res.orientation_errors:.3g} rad away)")
             return
         if seq != self._seq:
             self.log("info", "target pose dropped: a newer reference came while its IK ran")
             return
         now = self.t  # the move starts where the reference is now, after the IK
         if self.pose_duration <= 0.0:
-            move: Any = HoldPosition(res.q)
+            move: Any = HoldPosition(res.positions)
         else:
             z = np.zeros((1, self.dof))
-            move = JointSpline.from_points(now, [self.pose_duration], res.q[None], z, z,
+            move = JointSpline.from_points(now, [self.pose_duration], res.positions[None], z, z,
                                            start=self._current_reference(now),
                                            interpolation=self.interpolation)
         self._refs.put((move, None))
-        self.log("info", f"target pose accepted: IK q = {np.round(res.q, 4).tolist()}, "
+        self.log("info", f"target pose accepted: IK q = {np.round(res.positions, 4).tolist()}, "
                          f"{self.pose_duration:.3f} s from t = {now:.3f} (IK took "
                          f"{time.monotonic() - received:.3f} s, off the control cycle)")
 

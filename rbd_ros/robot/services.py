@@ -55,6 +55,7 @@ from rbd_ros.algorithm.integrators import integrator_code
 from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
 from rbd_ros.robot.arm import Robot, SingularMassMatrixError
 from rbd_ros.robot.simulation import SimulationError
+from rbd_ros.robot.statics import IKResult
 from rbd_ros.util import validate
 
 DEFAULT_MAX_POINTS = 1_000_000
@@ -195,15 +196,6 @@ def _no_repeats(names: tuple[str, ...]) -> None:
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise RequestError(f"joint names repeated: {dup}")
-
-
-@dataclass(frozen=True)
-class IKAnswer:
-    positions: np.ndarray  # (N, n) caller's joint order
-    solved: np.ndarray  # (N,) bool
-    position_errors: np.ndarray  # (N,) m
-    orientation_errors: np.ndarray  # (N,) rad
-    iterations: np.ndarray  # (N,)
 
 
 @dataclass(frozen=True)
@@ -837,10 +829,13 @@ class DynamicsService:
     def inverse_kinematics(self, joint_names, targets, seeds=(), position_only: bool = False,
                            position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-6,
                            max_iterations: int = 100, max_restarts: int = 50,
-                           timeout: float = 0.0) -> IKAnswer:
-        """``Robot.ik`` for N packed targets (N x 16 row-major poses, or N x 3 positions with
-        ``position_only``); empty ``joint_names`` means the model's order, empty ``seeds``
-        random starts.  Unreachable targets are answers (solved false), not errors.
+                           timeout: float = 0.0, poses=()) -> IKResult:
+        """``Robot.ik`` for N targets, given either as ``targets`` (N x 16 row-major poses, or
+        N x 3 positions with ``position_only``) or as ``poses`` (N x 7: position x y z and
+        quaternion x y z w, a ``geometry_msgs/Pose`` each; ``ik_targets``), not both; empty
+        ``joint_names`` means the model's order, empty ``seeds`` random starts.  Unreachable
+        targets are answers (solved false), not errors.  The answer is an ``IKResult`` of
+        (N,) arrays, ``positions`` (N, n) in the caller's joint order.
 
         Tolerances, ``max_iterations``, ``max_restarts`` and ``timeout`` follow the core's rules
         (``validate.positive``, ``validate.integer``: no bool, no fractional count, no negative, NaN or
@@ -850,19 +845,8 @@ class DynamicsService:
         self._fixed_only("inverse_kinematics")
         names = tuple(joint_names) or self._identity
         perm, n = self.permutation(names), len(names)
-        t = np.asarray(targets, dtype=float).reshape(-1)
-        width = 3 if position_only else 16
-        if t.size == 0 or t.size % width:
-            want = "N x 3 positions (position_only)" if position_only else "N x 16 (4x4 poses)"
-            raise RequestError(f"targets has {t.size} values; expected {want}, row-major")
-        N = t.size // width
-        if N > self.max_points:
-            raise RequestError(f"targets has {N} poses; this server accepts at most "
-                               f"{self.max_points} (parameter max_points)")
-        if not np.isfinite(t).all():
-            raise RequestError(f"targets contains NaN or Inf (first in target "
-                               f"{int(np.flatnonzero(~np.isfinite(t))[0]) // width})")
-        T = t.reshape(N, 3) if width == 3 else t.reshape(N, 4, 4)
+        T = self.ik_targets(targets, poses, position_only)
+        N = T.shape[0]
         q0 = None
         if len(seeds):
             q0 = self._to_model(perm, self.states("seeds", seeds, n, N, labels=names))
@@ -901,6 +885,50 @@ class DynamicsService:
                                                    f"solved by then)"))
         positions = self._to_caller(perm, np.atleast_2d(res.q))
         self._finite("positions", positions, list(names), targets=T)
-        return IKAnswer(positions, np.atleast_1d(np.asarray(res.success, dtype=bool)),
-                        np.atleast_1d(res.position_error), np.atleast_1d(res.orientation_error),
-                        np.atleast_1d(res.iterations))
+        return IKResult(positions, np.atleast_1d(np.asarray(res.solved, dtype=bool)),
+                        np.atleast_1d(res.position_errors), np.atleast_1d(res.orientation_errors),
+                        np.atleast_1d(res.iterations), np.atleast_1d(res.attempts))
+
+    def ik_targets(self, targets, poses, position_only: bool) -> np.ndarray:
+        """The request's targets as (N, 4, 4) poses (or (N, 3) positions with
+        ``position_only``), from exactly one of ``targets`` (N x 16 row-major 4x4, N x 3
+        positions) and ``poses`` (N x 7: x y z, quaternion x y z w; world = base link).  A
+        quaternion is normalised when its norm is within 1e-3 of 1 (float32 or rounded
+        values), refused otherwise; ``position_only`` ignores the orientations."""
+        from rbd_ros.lie.so3 import quaternion_to_rotation
+
+        t = np.asarray(targets, dtype=float).reshape(-1)
+        p = np.asarray(poses, dtype=float).reshape(-1)
+        if t.size and p.size:
+            raise RequestError("give the targets either as poses (geometry_msgs/Pose[]) or as "
+                               "targets (row-major 4x4 values), not both")
+        if not t.size and not p.size:
+            raise RequestError("no targets: give poses (geometry_msgs/Pose[], world = base link) or "
+                               "targets (N x 16 row-major 4x4 poses; N x 3 positions with position_only)")
+        what, v = ("poses", p) if p.size else ("targets", t)
+        width = 7 if p.size else (3 if position_only else 16)
+        if v.size % width:
+            want = "N x 3 positions (position_only)" if position_only else "N x 16 (4x4 poses)"
+            raise RequestError(f"targets has {v.size} values; expected {want}, row-major")
+        N = v.size // width
+        if N > self.max_points:
+            raise RequestError(f"{what} has {N} poses; this server accepts at most "
+                               f"{self.max_points} (parameter max_points)")
+        if not np.isfinite(v).all():
+            raise RequestError(f"{what} contains NaN or Inf (first in {what[:-1]} "
+                               f"{int(np.flatnonzero(~np.isfinite(v))[0]) // width})")
+        if width == 16:
+            return v.reshape(N, 4, 4)
+        if width == 3 or position_only:
+            return np.ascontiguousarray(v.reshape(N, width)[:, :3])
+        v = v.reshape(N, 7)
+        norm = np.linalg.norm(v[:, 3:], axis=1)
+        bad = np.flatnonzero(np.abs(norm - 1.0) > 1e-3)
+        if bad.size:
+            raise RequestError(f"poses[{bad[0]}].orientation is not a unit quaternion (norm "
+                               f"{norm[bad[0]]:.6g}); normalise it (x y z w)")
+        T = np.tile(np.eye(4), (N, 1, 1))
+        for k in range(N):
+            T[k, :3, :3] = quaternion_to_rotation(v[k, 3:])
+        T[:, :3, 3] = v[:, :3]
+        return T

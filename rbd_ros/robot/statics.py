@@ -132,8 +132,8 @@ class StaticsAndIK:
         003 (1.20)-(1.23) with gain ``gain`` from ``q0`` (required), at most
         ``max_iterations`` steps, no limits and no restarts.
 
-        Never raises for a target it cannot reach: ``success`` is False and ``q`` the best
-        pose found (least ``|e|^2``).  Bad arguments raise ``ValueError``."""
+        Never raises for a target it cannot reach: ``solved`` is False and ``positions`` the
+        best pose found (least ``|e|^2``).  Bad arguments raise ``ValueError``."""
         if method not in ("dls", "newton"):
             raise ValueError(f"method must be 'dls' or 'newton', got {method!r}")
         position_tolerance = validate.positive("position_tolerance", position_tolerance)
@@ -253,27 +253,50 @@ class StaticsAndIK:
                 break
 
 
+#: IKResult's names before issue 29 -> its names now (one vocabulary with the service's
+#: response and ``DynamicsClient.inverse_kinematics``); the old ones warn for one release
+IK_OLD_NAMES = {"q": "positions", "success": "solved", "position_error": "position_errors",
+                "orientation_error": "orientation_errors"}
+
+
 class IKResult:
-    """Result of ``Robot.ik``: ``q`` (n,) [or (N, n)], ``success`` (bool: both tolerances met
-    inside the limits), ``position_error`` (m), ``orientation_error`` (rad, 0 for
-    position-only targets), ``iterations`` (steps over all attempts), ``attempts``."""
+    """Result of ``Robot.ik``, of ``/rbd/inverse_kinematics`` (its response's fields of the
+    same names) and of ``DynamicsClient.inverse_kinematics``: ``positions`` (n,) [or (N, n)]
+    the joint positions found (the best pose found when not solved), ``solved`` (bool: both
+    tolerances met inside the limits), ``position_errors`` (m), ``orientation_errors`` (rad,
+    0 for position-only targets), ``iterations`` (damped steps over all attempts),
+    ``attempts``; scalars for one target, arrays for a batch.
 
-    __slots__ = ("q", "success", "position_error", "orientation_error", "iterations", "attempts")
+    The names before issue 29 (``q``, ``success``, ``position_error``, ``orientation_error``)
+    still read, with a ``DeprecationWarning``, for one release."""
 
-    def __init__(self, q: np.ndarray, success: Any, position_error: Any, orientation_error: Any,
-                 iterations: Any, attempts: Any) -> None:
-        self.q, self.success, self.position_error = q, success, position_error
-        self.orientation_error, self.iterations, self.attempts = orientation_error, iterations, attempts
+    __slots__ = ("positions", "solved", "position_errors", "orientation_errors", "iterations",
+                 "attempts")
+
+    def __init__(self, positions: np.ndarray, solved: Any, position_errors: Any,
+                 orientation_errors: Any, iterations: Any, attempts: Any) -> None:
+        self.positions, self.solved, self.position_errors = positions, solved, position_errors
+        self.orientation_errors, self.iterations, self.attempts = orientation_errors, iterations, attempts
+
+    def __getattr__(self, name: str) -> Any:  # only for names that are not slots
+        new = IK_OLD_NAMES.get(name)
+        if new is None:
+            raise AttributeError(f"'IKResult' object has no attribute '{name}'")
+        import warnings
+
+        warnings.warn(f"IKResult.{name} is deprecated, use IKResult.{new} ({name} goes in the "
+                      "next release)", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
 
     def first(self) -> "IKResult":
-        """The single-target form (scalars, ``q`` of shape (n,))."""
-        return IKResult(self.q[0], bool(self.success[0]), float(self.position_error[0]),
-                        float(self.orientation_error[0]), int(self.iterations[0]),
+        """The single-target form (scalars, ``positions`` of shape (n,))."""
+        return IKResult(self.positions[0], bool(self.solved[0]), float(self.position_errors[0]),
+                        float(self.orientation_errors[0]), int(self.iterations[0]),
                         int(self.attempts[0]))
 
     def __repr__(self) -> str:
-        return (f"IKResult(success={self.success}, position_error={self.position_error}, "
-                f"orientation_error={self.orientation_error}, iterations={self.iterations})")
+        return (f"IKResult(solved={self.solved}, position_errors={self.position_errors}, "
+                f"orientation_errors={self.orientation_errors}, iterations={self.iterations})")
 
 
 __all__ = ["IKResult", "StaticsAndIK"]

@@ -35,13 +35,41 @@ class Simulation:
     compute_time: float
 
 
-@dataclass(frozen=True)
-class IKSolution:
-    positions: np.ndarray  # (n,) or (N, n)
-    solved: Any  # bool or (N,) bool
-    position_errors: Any  # m
-    orientation_errors: Any  # rad
-    iterations: Any
+class ForwardKinematicsPose(np.ndarray):
+    """The 4x4 tool pose ``forward_kinematics`` returns: a numpy array; for one release it
+    also answers the response's fields (``tool_pose``, ``link_names``, ``link_poses``,
+    ``frame_id``), which ``forward_kinematics`` returned before issue 29, with a
+    ``DeprecationWarning`` (``forward_kinematics_message`` returns the response)."""
+
+    OLD_FIELDS = ("tool_pose", "link_names", "link_poses", "frame_id")
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._response = getattr(obj, "_response", None)
+
+    def __getattr__(self, name: str) -> Any:
+        response = self.__dict__.get("_response")
+        if name not in self.OLD_FIELDS or response is None:
+            raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+        import warnings
+
+        warnings.warn(f"DynamicsClient.forward_kinematics now returns the 4x4 tool pose; "
+                      f".{name} is deprecated: use forward_kinematics_message(q).{name} or "
+                      "link_poses(q) (it goes in the next release)", DeprecationWarning, stacklevel=2)
+        return getattr(response, name)
+
+
+def __getattr__(name: str) -> Any:
+    """``IKSolution``: the client's IK result before issue 29, now ``rbd_ros.IKResult`` (one
+    vocabulary with ``Robot.ik`` and the service); the old name warns for one release."""
+    if name == "IKSolution":
+        import warnings
+
+        from rbd_ros.robot.statics import IKResult
+
+        warnings.warn("rbd_ros.ros.client.IKSolution is deprecated, use rbd_ros.IKResult (the "
+                      "old name goes in the next release)", DeprecationWarning, stacklevel=2)
+        return IKResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _field_value(key: str, current: Any, value: Any) -> Any:
@@ -270,11 +298,32 @@ class DynamicsClient:
         g = self._rows(res.efforts, self._states(q))
         return g[0] if single else g
 
-    def forward_kinematics(self, q, joint_names: list[str] | None = None):
-        """The response: ``tool_pose``, ``link_names``, ``link_poses`` (geometry_msgs/Pose)."""
+    def forward_kinematics(self, q, joint_names: list[str] | None = None) -> np.ndarray:
+        """The tool's 4x4 pose in the world (base_link; ``frame_id`` of the response) for one
+        state (n,), or (N, 4, 4) for a batch (N, n) (one request per state).  For one
+        release the 4x4 also answers the response's fields, with a ``DeprecationWarning``."""
+        if np.ndim(q) == 2:
+            return np.stack([np.asarray(self.forward_kinematics(row, joint_names)) for row in q])
+        from rbd_ros.ros.messages import pose_to_matrix
+
+        res = self.forward_kinematics_message(q, joint_names)
+        T = pose_to_matrix(res.tool_pose).view(ForwardKinematicsPose)
+        T._response = res
+        return T
+
+    def forward_kinematics_message(self, q, joint_names: list[str] | None = None):
+        """The ``ForwardKinematics`` response: ``frame_id``, ``tool_pose``, ``link_names``,
+        ``link_poses`` (geometry_msgs/Pose)."""
         names = self._names(joint_names)
         return self._call("forward_kinematics", self._srv.ForwardKinematics.Request(
             joint_names=names, positions=self._packed(q)[0]))
+
+    def link_poses(self, q, joint_names: list[str] | None = None) -> dict[str, np.ndarray]:
+        """``{link name: 4x4 world pose}`` of every frame the service answers for one state."""
+        from rbd_ros.ros.messages import pose_to_matrix
+
+        res = self.forward_kinematics_message(q, joint_names)
+        return {name: pose_to_matrix(p) for name, p in zip(res.link_names, res.link_poses)}
 
     def jacobian(self, q, link: str = "", joint_names: list[str] | None = None) -> np.ndarray:
         names = self._names(joint_names)
@@ -324,26 +373,36 @@ class DynamicsClient:
         return tau[0] if single else tau
 
     def inverse_kinematics(self, targets, seeds=None, position_only: bool = False,
-                           joint_names: list[str] | None = None, **options: Any) -> IKSolution:
-        """Joint positions for one target (a 4x4 pose, or a 3-vector with ``position_only``)
-        or a batch ((N, 4, 4) / (N, 3)); ``seeds`` (n,) / (N, n) or None (random starts).
+                           joint_names: list[str] | None = None, **options: Any):
+        """Joint positions for one target -- a 4x4 pose, a ``geometry_msgs/Pose`` (world =
+        base link), or a 3-vector with ``position_only`` -- or a batch: (N, 4, 4), a list of
+        4x4s, a list of Poses, (N, 3) positions; ``seeds`` (n,) / (N, n) or None (random
+        starts).  Poses travel as they are (the request's ``poses``), 4x4s as ``targets``.
         ``options``: position_tolerance, orientation_tolerance, max_iterations, max_restarts,
-        timeout (the request's fields).  Unreachable targets come back with solved=False."""
+        timeout (the request's fields).  Returns ``rbd_ros.IKResult`` (``positions``,
+        ``solved``, ``position_errors``, ``orientation_errors``, ``iterations``, ``attempts``:
+        the service's names; scalars for one target).  Unreachable targets: solved False."""
+        from rbd_ros.robot.statics import IKResult
+        from rbd_ros.ros.messages import is_pose
+
         names = self._names(joint_names)
-        t = np.asarray(targets, dtype=float)
-        single = t.ndim == (1 if position_only else 2)
         req = self._srv.InverseKinematics.Request(
-            joint_names=names, targets=self._packed(t)[0], position_only=position_only,
+            joint_names=names, position_only=position_only,
             seeds=self._packed(seeds)[0] if seeds is not None else array.array("d"))
+        if is_pose(targets) or (isinstance(targets, (list, tuple)) and targets
+                                and all(is_pose(t) for t in targets)):
+            single = is_pose(targets)
+            req.poses = [targets] if single else list(targets)
+        else:
+            t = np.asarray(targets, dtype=float)
+            single = t.ndim == (1 if position_only else 2)
+            req.targets = self._packed(t)[0]
         for key, value in options.items():
-            if not hasattr(req, key) or key in ("joint_names", "targets", "seeds"):
+            if not hasattr(req, key) or key in ("joint_names", "targets", "seeds", "poses"):
                 raise TypeError(f"inverse_kinematics: unknown option {key!r}")
             setattr(req, key, _field_value(key, getattr(req, key), value))
         res = self._call("inverse_kinematics", req)
-        out = IKSolution(np.asarray(res.positions).reshape(-1, len(names)), np.asarray(res.solved, dtype=bool),
-                         np.asarray(res.position_errors), np.asarray(res.orientation_errors),
-                         np.asarray(res.iterations))
-        if single:
-            return IKSolution(out.positions[0], bool(out.solved[0]), float(out.position_errors[0]),
-                              float(out.orientation_errors[0]), int(out.iterations[0]))
-        return out
+        out = IKResult(np.asarray(res.positions).reshape(-1, len(names)), np.asarray(res.solved, dtype=bool),
+                       np.asarray(res.position_errors), np.asarray(res.orientation_errors),
+                       np.asarray(res.iterations), np.asarray(res.attempts))
+        return out.first() if single else out

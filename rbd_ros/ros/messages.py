@@ -1,5 +1,6 @@
-"""Message conversions, one home each: time stamps (seconds <-> ``sec``/``nanosec``) and
-``trajectory_msgs/JointTrajectory`` (arrays <-> message), for the nodes, the bringup and
+"""Message conversions, one home each: time stamps (seconds <-> ``sec``/``nanosec``),
+``geometry_msgs/Pose`` (4x4 <-> message) and ``trajectory_msgs/JointTrajectory`` (arrays <->
+message), for the nodes, the bringup and
 ``DynamicsClient`` users.  The readers (``to_seconds``, ``from_seconds``,
 ``from_joint_trajectory``) are the core's ``rbd_ros.control.references`` (ROS-free, duck-typed,
 also read by ``ControlLoop``), re-exported here; the builders below import the messages."""
@@ -12,13 +13,39 @@ import numpy as np
 
 from rbd_ros.control.references import NS_PER_S, from_joint_trajectory, from_seconds, to_seconds
 
-__all__ = ["NS_PER_S", "from_joint_trajectory", "from_seconds", "set_stamp", "to_joint_trajectory",
-           "to_seconds"]
+__all__ = ["NS_PER_S", "from_joint_trajectory", "from_seconds", "is_pose", "matrix_to_pose",
+           "pose_to_matrix", "set_stamp", "to_joint_trajectory", "to_seconds"]
 
 
 def set_stamp(stamp: Any, t: float) -> None:
     """Set a Time or Duration message (``header.stamp``, ``clock``) to ``t`` seconds."""
     stamp.sec, stamp.nanosec = from_seconds(t)
+
+
+def matrix_to_pose(T: np.ndarray):
+    """A ``geometry_msgs/Pose`` of a 4x4 homogeneous transform (quaternion x y z w, w >= 0)."""
+    from geometry_msgs.msg import Point, Pose, Quaternion
+
+    from rbd_ros.lie.so3 import rotation_to_quaternion
+
+    x, y, z, w = rotation_to_quaternion(T[:3, :3])
+    p = T[:3, 3]
+    return Pose(position=Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                orientation=Quaternion(x=float(x), y=float(y), z=float(z), w=float(w)))
+
+
+def is_pose(value: Any) -> bool:
+    """Whether ``value`` is shaped like a ``geometry_msgs/Pose`` (position and orientation)."""
+    return hasattr(value, "position") and hasattr(value, "orientation")
+
+
+def pose_to_matrix(pose: Any) -> np.ndarray:
+    """The 4x4 homogeneous transform of a ``geometry_msgs/Pose`` (its quaternion normalised;
+    a zero or non-finite one refused, ``rbd_ros.lie.so3.pose_matrix``)."""
+    from rbd_ros.lie.so3 import pose_matrix
+
+    p, o = pose.position, pose.orientation
+    return pose_matrix([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
 
 
 def to_joint_trajectory(joint_names: Sequence[str], times: Sequence[float], positions: Any,

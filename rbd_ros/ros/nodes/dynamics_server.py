@@ -55,6 +55,7 @@ import traceback
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.messages import matrix_to_pose
 from rbd_ros.ros.parameters import schema
 from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.ros.topics import dynamics_service_types
@@ -74,17 +75,6 @@ def f64(x: np.ndarray) -> array.array:
     ``array.array('d', value)``, which copies an ``array.array`` with one memcpy but iterates a
     numpy array element by element (0.12-0.35 us per value: 8-25 ms for 10 000 x 7 efforts)."""
     return array.array("d", np.ascontiguousarray(x, dtype=np.float64).tobytes())
-
-
-def matrix_to_pose(T: np.ndarray):
-    from geometry_msgs.msg import Point, Pose, Quaternion
-
-    from rbd_ros.lie.so3 import rotation_to_quaternion
-
-    x, y, z, w = rotation_to_quaternion(T[:3, :3])
-    p = T[:3, 3]
-    return Pose(position=Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
-                orientation=Quaternion(x=float(x), y=float(y), z=float(z), w=float(w)))
 
 
 def model_joints_msg(model) -> list:
@@ -433,14 +423,18 @@ class DynamicsServer:
             req.include_gravity))
 
     def _inverse_kinematics(self, req, res) -> None:
+        poses = [(p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+                  p.orientation.z, p.orientation.w) for p in req.poses]
         out = self.ik_service.inverse_kinematics(
             req.joint_names, req.targets, req.seeds, req.position_only, req.position_tolerance,
-            req.orientation_tolerance, req.max_iterations, req.max_restarts, req.timeout)
+            req.orientation_tolerance, req.max_iterations, req.max_restarts, req.timeout,
+            poses=poses)
         res.positions = f64(out.positions)
         res.solved = out.solved.tolist()
         res.position_errors = f64(out.position_errors)
         res.orientation_errors = f64(out.orientation_errors)
         res.iterations = array.array("i", np.asarray(out.iterations, dtype=np.int32).tobytes())
+        res.attempts = array.array("i", np.asarray(out.attempts, dtype=np.int32).tobytes())
 
 
 def main(argv: list[str] | None = None) -> int:
