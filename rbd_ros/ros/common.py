@@ -49,6 +49,25 @@ def _log_warnings(node) -> None:  # noqa: ANN001
     warnings.showwarning = show
 
 
+def ros_args_problem(args: list[str], exc: Exception) -> str:
+    """One line for arguments rcl refused (``rclpy.init``): rcl reads a ``-p NAME:=VALUE``
+    value as YAML, so a URDF text with XML comments holding ``': '`` (or a path with one) is
+    not a value; the line names the parameter and the fix."""
+    import yaml
+
+    for i, arg in enumerate(args[:-1]):
+        if arg in ("-p", "--param") and ":=" in args[i + 1]:
+            key, _, text = args[i + 1].partition(":=")
+            try:
+                yaml.safe_load(text)
+            except yaml.YAMLError:
+                return (f"-p {key}:=...: rcl reads the value as YAML and this one is not (an XML "
+                        f"comment or a path with ': ' or ' #' in it?); give a file instead: "
+                        f"-p urdf_path:=FILE (.urdf or .xacro), or {key} in a --params-file")
+    first = " ".join(str(exc).split())[:200]
+    return f"rcl refused the command line's --ros-args ({first})"
+
+
 def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = True,
              executor_factory: Callable | None = None, cleanup: Callable | None = None,
              node_factory: Callable | None = None) -> int:
@@ -64,7 +83,11 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     from rbd_ros.ros.dds import use_large_data_profile
 
     use_large_data_profile()  # before the first participant; see rbd_ros.ros.dds
-    rclpy.init(args=["rbd_ros", *args])
+    try:
+        rclpy.init(args=["rbd_ros", *args])
+    except Exception as exc:  # noqa: BLE001 - rclpy's RCLError: rcl refused the arguments
+        print(f"{name}: error: {ros_args_problem(args, exc)}", file=sys.stderr, flush=True)
+        return 2
     node = None
     try:
         node = (node_factory or rclpy.create_node)(name)

@@ -177,6 +177,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the bridge's timestep in s (default: config/bridge.yaml, 0.001); the "
                         "controller's rate follows")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--params-file", action="append", default=[], metavar="FILE",
+                   help="a ROS 2 parameter file (NODE: ros__parameters: ...; /** for every node) for "
+                        "the nodes the bringup starts (repeatable; later files win)")
+    p.add_argument("-p", dest="param", action="append", default=[], metavar="NODE:NAME:=VALUE",
+                   help="a parameter of a node the bringup starts, as --ros-args -p (NAME:=VALUE: "
+                        "every node that has it); wins over --params-file")
     return p.parse_args(argv)
 
 
@@ -239,6 +245,7 @@ class Bringup:
                               base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
                               controller_parameters=controller, composed=args.composed,
                               rt_priority=args.rt_priority)
+        self.specs = self.user_parameters(self.specs)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
@@ -340,6 +347,14 @@ class Bringup:
                     return []
         return [(name, i, off[:3, 3]) for name, (i, off) in conv.link_offsets.items()]
 
+    def user_parameters(self, specs: list) -> list:
+        """The nodes' parameters with the user's ``--params-file`` files and ``-p`` items
+        merged in (``rbd_ros.ros.bringup.params``: checked against the schemas first)."""
+        from rbd_ros.ros.bringup.params import apply_overrides, load_params_file, parse_overrides
+
+        files = [load_params_file(f) for f in getattr(self.args, "params_file", None) or []]
+        return apply_overrides(specs, [*files, parse_overrides(getattr(self.args, "param", None) or [])])
+
     @staticmethod
     def load_model(params: dict):
         """The model every node loads from these parameters (their one loader,
@@ -361,14 +376,22 @@ class Bringup:
         from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
 
         env = {STOP_WITH_PARENT: str(os.getpid())}  # even a SIGKILL of this process stops them
+        import tempfile
+
+        from rbd_ros.ros.bringup.params import node_arguments
+
+        # every node's parameters in a file (any URDF text or path; rbd_ros.ros.bringup.params)
+        self.params_dir = tempfile.TemporaryDirectory(prefix="rbd_ros-bringup-")
         for spec in self.specs:
-            self.procs.append(NodeProcess([spec.subcommand, *spec.ros_args()], env=env))
+            self.procs.append(NodeProcess(node_arguments(spec, self.params_dir.name), env=env))
         for spec, proc in zip(self.specs, self.procs):
             proc.wait_for(f"{spec.executable}: ready", timeout=180)
 
     def stop_nodes(self) -> None:
         for proc in reversed(self.procs):
             proc.stop()
+        if getattr(self, "params_dir", None) is not None:
+            self.params_dir.cleanup()
 
     # ---- ROS side ---------------------------------------------------------------------------
     def run(self) -> int:

@@ -1,0 +1,178 @@
+"""The user's parameters for the nodes ``rbd-ros bringup`` starts, and the parameter files that
+carry every node's parameters (issue 29).
+
+* ``--params-file FILE``: a ROS 2 parameter file, ``NODE: {ros__parameters: {name: value}}``
+  (``/NODE`` and the wildcard ``/**`` too; nested mappings are dotted names, as rcl reads them);
+* ``-p NODE:NAME:=VALUE`` (``--ros-args`` style; ``-p NAME:=VALUE`` for every node that has
+  the parameter), VALUE read as YAML as rcl reads it.
+
+``-p`` wins over the file, both over what the bringup derives.  Each name is checked against
+the node's schema (``config/schema``) before anything starts: an unknown node or parameter, a
+value of the wrong type or out of range, or a parameter the bringup sets from one of its own
+flags (the robot, the law, the clock, the start) is refused in one line naming the fix.
+
+Every node then gets its parameters as a parameter file (``write_parameter_file``), never as
+``-p`` strings: rcl parses a ``-p`` value as YAML, so a URDF with XML comments or a path with
+``': '`` in it died inside rcl; a file written by a YAML dumper holds any text.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: parameters the bringup sets from its own flags (and keeps consistent across the nodes)
+FROM_FLAGS: dict[str, str] = {
+    "model_yaml": "--robot (or the model file flag)", "robot_description": "--urdf",
+    "urdf_path": "--urdf", "base_link": "--base-link", "tip_link": "--tip-link",
+    "base": "--base-type", "type": "--controller", "controller_type": "--controller",
+    "mode": "--mode", "initial_positions": "--start", "integrator": "--integrator",
+    "timestep": "--timestep", "rate": "--timestep (the controller's rate follows the bridge's step)",
+    "use_sim_time": "nothing: the bringup's nodes run on the bridge's simulated clock",
+    "rt_priority": "--rt-priority", "base_model": "--base-model",
+}
+
+ALL_NODES = "/**"
+
+
+def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``-p NODE:NAME:=VALUE`` / ``-p NAME:=VALUE`` items as ``{node: {name: value}}``
+    (``ALL_NODES`` for the latter); ``ValueError`` naming the item otherwise."""
+    import yaml
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, text = item.partition(":=")
+        if not sep or not key.strip():
+            raise ValueError(f"-p {item}: not NODE:NAME:=VALUE (or NAME:=VALUE for every node)")
+        node, _, name = key.strip().rpartition(":")
+        node = node.strip().lstrip("/") or ALL_NODES
+        if not name:
+            raise ValueError(f"-p {item}: the parameter name is empty")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ValueError(f"-p {item}: the value is not YAML ({' '.join(str(exc).split())}); "
+                             "quote it, or put it in a --params-file") from None
+        out.setdefault(node, {})[name] = value
+    return out
+
+
+def _flatten(values: dict, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as dotted names (``a: {b: 1}`` is ``a.b``), as rcl reads them."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def load_params_file(path: str | Path) -> dict[str, dict[str, Any]]:
+    """A ROS 2 parameter file as ``{node: {name: value}}`` (``ALL_NODES`` for ``/**``);
+    ``ValueError`` with the file and what is wrong."""
+    import yaml
+
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ValueError(f"--params-file {path}: no such file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--params-file {path}: not YAML ({' '.join(str(exc).split())})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"--params-file {path}: expected 'NODE: {{ros__parameters: {{name: value}}}}' "
+                         "mappings at the top")
+    out: dict[str, dict[str, Any]] = {}
+    for node, body in data.items():
+        params = body.get("ros__parameters") if isinstance(body, dict) else None
+        if not isinstance(params, dict):
+            raise ValueError(f"--params-file {path}: node '{node}' has no 'ros__parameters:' mapping")
+        name = str(node).strip()
+        name = ALL_NODES if name in ("/**", "**") else name.lstrip("/")
+        out.setdefault(name, {}).update(_flatten(params))
+    return out
+
+
+def _known(executable: str) -> tuple[set[str], Any]:
+    """The parameter names a node declares (its schema's and the robot's) and its schema
+    (None when it has no schema: its names are then not checked)."""
+    from rbd_ros.ros.parameters import schema
+
+    try:
+        own = schema(executable)
+    except FileNotFoundError:
+        return set(), None
+    return set(own.specs) | set(schema("robot").specs), own
+
+
+def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]]) -> list:
+    """``specs`` (``NodeSpec``) with the user's parameters merged in, in the order given (later
+    wins); composed, the controller's go to the bridge, which runs the law.  ``ValueError``
+    for an unknown node or parameter, a refused value or a parameter set from a flag."""
+    from dataclasses import replace
+
+    from rbd_ros.ros.parameters import schema
+
+    by_name = {s.name: s for s in specs}
+    composed = "controller" not in by_name and any(
+        "controller_type" in s.parameters for s in specs)
+    merged = {s.name: dict(s.parameters) for s in specs}
+    for source in overrides:
+        for node, values in source.items():
+            targets = list(by_name) if node == ALL_NODES else [node]
+            if node == "controller" and composed:
+                targets = ["mujoco_bridge"]
+            for target in targets:
+                if target not in by_name:
+                    raise ValueError(f"parameters for node '{node}': the bringup starts "
+                                     f"{', '.join(by_name)}")
+                executable = "controller" if node == "controller" else by_name[target].executable
+                known, own = _known(executable)
+                for name, value in values.items():
+                    if name in FROM_FLAGS:
+                        raise ValueError(f"parameter {node}:{name}: the bringup sets it from "
+                                         f"{FROM_FLAGS[name]}; use that")
+                    if own is not None and name not in known:
+                        if node == ALL_NODES:
+                            continue  # a wildcard parameter for the nodes that have it
+                        raise ValueError(f"node '{node}' has no parameter '{name}' (its parameters: "
+                                         f"docs/parameters.md, config/schema/{executable}.yaml)")
+                    if own is not None:
+                        spec = (own if name in own.specs else schema("robot")).specs[name]
+                        value = _widened(spec.type, value)
+                        reason = spec.reason(value)
+                        if reason:
+                            raise ValueError(f"parameter {node}:{name}: {reason}")
+                    merged[target][name] = value
+    return [replace(s, parameters=merged[s.name]) for s in specs]
+
+
+def _widened(kind: str, value: Any) -> Any:
+    """An integer (or integers) where the schema wants a double: as floats (rcl would type
+    ``5`` as an integer, and the node refuse it for a double parameter)."""
+    if kind == "double" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind == "double_array" and isinstance(value, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return [float(v) for v in value]
+    return value
+
+
+def write_parameter_file(folder: str | Path, spec: Any) -> Path:
+    """``FOLDER/NAME.yaml``: ``NAME: {ros__parameters: ...}`` of a ``NodeSpec``, written by a
+    YAML dumper (any text: XML comments, quotes, newlines)."""
+    import yaml
+
+    path = Path(folder) / f"{spec.name}.yaml"
+    values = {k: (list(v) if isinstance(v, tuple) else v) for k, v in spec.parameters.items()}
+    path.write_text(yaml.safe_dump({spec.name: {"ros__parameters": values}}, sort_keys=False))
+    return path
+
+
+def node_arguments(spec: Any, folder: str | Path) -> list[str]:
+    """``SUBCOMMAND --ros-args -r __node:=NAME --params-file FOLDER/NAME.yaml`` for a node
+    process (its parameters written by ``write_parameter_file``)."""
+    path = write_parameter_file(folder, spec)
+    return [spec.subcommand, "--ros-args", "-r", f"__node:={spec.name}", "--params-file", str(path)]
