@@ -16,7 +16,8 @@ arm) with the base added:
   relative to the header's (a header stamp of 0: the pose stamps are times from start), or,
   when no pose carries a time, from the arc length at ``path_speed``.  ``cmd_vel`` (a
   ``TwistStamped``-shaped message, frame '' or the base frame, finite): the velocity law takes
-  it as its command; the whole-body law drives its path reference with it (``TwistPath``).
+  it as its command; the whole-body law drives its path reference with it (``TwistPath``),
+  and the velocity law's reported reference pose is the same integral of its commands.
   Received commands are stamped with the control time of the latest state when they are
   read (so ``cmd_vel_timeout`` is in the same clock as the loop: a paused or slowed
   simulation does not age a command; the header stamp is not used).  When the last
@@ -202,7 +203,7 @@ class MobileControlLoop(ControlLoop):
         ref = self.mref
         ref.twist[:] = 0.0
         ref.twist_time = -math.inf
-        if self.have_base and self.mobile_law.name == "whole_body_computed_torque":
+        if self.have_base:  # the reference brakes with the law (velocity law: as reported)
             self._twist_path()
 
     def _current_base(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,8 +253,9 @@ class MobileControlLoop(ControlLoop):
         self.mref.twist[:] = twist
         self.mref.twist_time = self.t
         self._cmd_watch = self.t
-        if self.mobile_law.name == "whole_body_computed_torque":
-            self._twist_path().command(twist, self.t)
+        # whole body: the path it tracks; velocity law (which follows the twist itself): the
+        # reference pose its controller state reports, the commanded twists integrated
+        self._twist_path().command(twist, self.t)
         return True
 
     def base_path(self, msg: Any) -> bool:

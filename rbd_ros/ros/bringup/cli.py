@@ -45,6 +45,7 @@ STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
 TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
 CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
 BASE_PATH = "/controller/base_path"  # a mobile base's tour (rbd_ros.ros.nodes.mobile_controller)
+CMD_VEL = "/controller/cmd_vel"  # diff_drive_velocity: the twist profile (rbd_ros.control.twist_profile)
 TOPICS = {  # recorded
     STATES: "sensor_msgs/msg/JointState",
     COMMANDS: "std_msgs/msg/Float64MultiArray",
@@ -204,9 +205,7 @@ class Bringup:
             raise ValueError(f"'{self.model.name}' has a {self.model.base_type} base: use --controller "
                              + (" or ".join(MOBILE_LAWS) if self.mobile else "with an arm law (not "
                                 f"{args.controller}, which drives a mobile base)"))
-        if self.mobile and args.controller != "whole_body_computed_torque":
-            raise ValueError(f"the bringup tour drives the base along a path: use --controller "
-                             f"whole_body_computed_torque ({args.controller} follows ~/cmd_vel)")
+        self.profile = None  # diff_drive_velocity: the twist profile sent on ~/cmd_vel
         # checked before anything starts: inside the limits and the effort limits (or refused)
         self.eight = None
         bridge: dict = {}
@@ -229,6 +228,14 @@ class Bringup:
             self.tour = planner()
         if self.mobile:
             self.tour, self.eight = self.tour
+            if args.controller == "diff_drive_velocity":  # a twist profile instead of the eight
+                from rbd_ros.control.twist_profile import TwistProfile
+
+                self.eight = None
+                self.profile = TwistProfile(self.tour.segment_time, self.model.base_type == "planar")
+                self.tour.notes[:] = [n for n in self.tour.notes if not n.startswith("base: figure eight")]
+                self.tour.notes.append(f"base: twist profile on ~/cmd_vel, 3 segments of "
+                                       f"{self.tour.segment_time:g} s (rbd_ros.control.twist_profile)")
             base = [0.0] * (2 if self.model.base_type == "diff_drive" else 3)
             bridge["base_model"] = args.base_model
             controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
@@ -266,6 +273,7 @@ class Bringup:
         self.tour_stamp = float("nan")  # s, the tour's header stamp
         self.said: list[str] = []  # the run's own lines (tour, warnings), for the page too
         self.path_poses = -1  # poses of the base path sent (mobile)
+        self.player = None  # diff_drive_velocity: plays the twist profile (twist_player)
 
     def say(self, line: str, show: bool = True) -> None:
         """Print one of the run's lines (``show``) and keep it for the page."""
@@ -392,6 +400,8 @@ class Bringup:
             proc.stop()
         if getattr(self, "params_dir", None) is not None:
             self.params_dir.cleanup()
+        if getattr(self, "player", None) is not None:
+            self.player.stop()
 
     # ---- ROS side ---------------------------------------------------------------------------
     def run(self) -> int:
@@ -444,7 +454,9 @@ class Bringup:
 
             recorded = dict(TOPICS)
             if self.mobile:
-                recorded.update({topics.ODOM: "nav_msgs/msg/Odometry", BASE_PATH: "nav_msgs/msg/Path"})
+                recorded.update({topics.ODOM: "nav_msgs/msg/Odometry", BASE_PATH: "nav_msgs/msg/Path"}
+                                if self.profile is None else
+                                {topics.ODOM: "nav_msgs/msg/Odometry", CMD_VEL: "geometry_msgs/msg/TwistStamped"})
             self.recorder = BagRecorder(record / "bag", recorded)
         return record
 
@@ -489,16 +501,21 @@ class Bringup:
                                  qos, raw=True)
         node.create_subscription(Float64MultiArray, COMMANDS, self.on_command,
                                  qos, raw=True)
-        traj_pub = node.create_publisher(JointTrajectory, TOUR,
-                                         QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        traj_pub = node.create_publisher(JointTrajectory, TOUR, reliable)
         path_pub = None
         if self.mobile:
             from nav_msgs.msg import Odometry
             from nav_msgs.msg import Path as PathMsg
 
             node.create_subscription(Odometry, topics.ODOM, self.on_odom, qos, raw=True)
-            path_pub = node.create_publisher(PathMsg, BASE_PATH,
-                                             QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+            if self.profile is not None:  # the twists, on the simulated clock (twist_player)
+                from geometry_msgs.msg import TwistStamped
+
+                self.start_player()
+                node.create_subscription(TwistStamped, CMD_VEL, self.record_twist, qos, raw=True)
+            else:
+                path_pub = node.create_publisher(PathMsg, BASE_PATH, reliable)
         return node, traj_pub, path_pub
 
     # the subscriptions' callbacks: each only stores (and records), see __init__
@@ -514,6 +531,25 @@ class Bringup:
                 self.recorder.write(STATES, stamp, raw)
             if self.collecting:
                 self.state_raw.append((1e-9 * stamp, raw))
+
+    def start_player(self) -> None:
+        """``diff_drive_velocity``: the process that plays the twist profile on ``~/cmd_vel``
+        on the simulated clock from the tour's stamp (``rbd_ros.ros.bringup.twist_player``)."""
+        import os
+
+        from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
+
+        args = ["--segment-time", repr(self.profile.segment_time), "--topic", CMD_VEL,
+                "--tour-topic", TOUR] + (["--planar"] if self.profile.planar else [])
+        self.player = NodeProcess(args, env={STOP_WITH_PARENT: str(os.getpid())},
+                                  module="rbd_ros.ros.bringup.twist_player")
+        self.player.wait_for("twist_player: ready", timeout=120)
+
+    def record_twist(self, raw: bytes) -> None:
+        """A twist the player sent (stamped with its simulated time), into the bag."""
+        stamp = header_stamp_ns(raw)
+        if self.recording and 1e-9 * stamp <= self.record_until:
+            self.recorder.write(CMD_VEL, stamp, raw)
 
     def on_odom(self, raw: bytes) -> None:
         stamp = header_stamp_ns(raw)
@@ -600,12 +636,18 @@ class Bringup:
         self.recording = self.recorder is not None
         self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
         self.answers_from = len(self.law_process().lines)  # the controller's answers from here
+        if self.player is not None:  # the player too takes the tour (its stamp starts the profile)
+            deadline = time.monotonic() + 30
+            while traj_pub.get_subscription_count() < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
         self.tour_stamp = t_start
         traj_pub.publish(traj)
         if self.recorder:
             self.recorder.write_message(TOUR, int(t_now * 1e9),
                                         traj)
-        if path_pub is not None:  # the base's figure eight from the same stamp
+        if self.profile is not None:  # the player starts the twist profile with the tour's stamp
+            self.profile.t0 = t_start
+        elif path_pub is not None:  # the base's figure eight from the same stamp
             from rbd_ros.ros.bringup.mobile import base_path_message
 
             path = base_path_message(self.eight, t_start)
@@ -732,7 +774,7 @@ class Bringup:
         when the tour's acceptance has not come ``grace`` s later, a warning when it has."""
         proc = self.law_process()
         others = others or (lambda kind: 0)
-        kinds = ["trajectory"] + (["base path"] if self.mobile else [])
+        kinds = ["trajectory"] + (["base path"] if self.eight is not None else [])
         deadline = time.monotonic() + timeout
         refused_at: dict[str, float] = {}
         while time.monotonic() < deadline:
@@ -874,6 +916,13 @@ class Bringup:
 
             base_ref = np.array([c.position[:3] for c in cs])
             base_meas = np.array([c.velocity[:3] for c in cs])
+            if self.profile is not None:  # the velocity law: its reference integrates the twists
+                # it received; how far that is from the documented profile's path (the twists'
+                # delivery to the controller: late or held longer under load)
+                dev = np.hypot(*(base_ref[:, :2] - self.profile.path(t + t_start, base_ref[0])[:, :2]).T)
+                report.profile_path_max = float(dev.max())
+                report.base_path_length = float(np.hypot(*np.diff(base_meas[:, :2], axis=0).T).sum())
+                report.mode += ", twist profile on ~/cmd_vel"
             odom, wheels = self.base_samples(t_start, sim_end)
             for key, value in base_report(base_ref, base_meas, np.array([c.effort[:3] for c in cs]),
                                           odom, wheels, self.model).items():

@@ -37,13 +37,14 @@ def stop_with_parent() -> None:
 
 
 class NodeProcess:
-    """``rbd-ros ARGS`` in its own process group; output lines kept for ``wait_for``.
+    """``rbd-ros ARGS`` (``python -m MODULE ARGS``) in its own process group; output lines kept
+    for ``wait_for``.
 
     ``echo`` (a callable) also receives every output line as it arrives."""
 
     def __init__(self, args: list[str], env: dict[str, str] | None = None,
-                 echo: Callable[[str], None] | None = None) -> None:
-        cmd = [sys.executable, "-m", "rbd_ros.cli", *args]
+                 echo: Callable[[str], None] | None = None, module: str = "rbd_ros.cli") -> None:
+        cmd = [sys.executable, "-m", module, *args]
         self.args = args
         self.echo = echo
         self.proc = subprocess.Popen(

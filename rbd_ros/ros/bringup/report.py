@@ -34,6 +34,11 @@ class Report:
     lateral_velocity_max: float | None = None
     peak_base_effort: list[float] | None = None
     peak_wheel_torque: list[float] | None = None  # N m, left and right (diff drive)
+    #: diff_drive_velocity's twist profile (issue 29): the length of the path the base drove (m)
+    #: and the largest distance of its reference (the twists it received, integrated) from the
+    #: documented profile's path (m: the twists' delivery, late or held longer under load)
+    base_path_length: float | None = None
+    profile_path_max: float | None = None
     #: per joint, % of the control cycles (0-100) whose command was at the effort limit, and
     #: % at the limit with the sign opposite to the previous cycle's (chatter); from the
     #: recorded commands and the limits the run used (``saturation_and_chatter``)
@@ -96,6 +101,9 @@ def summary_lines(report: Report) -> list[str]:
         wheel = ([f"peak wheel torque [{', '.join(f'{x:.2f}' for x in report.peak_wheel_torque)}] N m"]
                  if report.peak_wheel_torque else [])
         lines.append("; ".join([*extra, f"peak base effort [F_x, F_y, M_z] [{peak}]", *wheel]))
+    if report.profile_path_max is not None:
+        lines.append(f"twist profile: the base drove {report.base_path_length:.3f} m; the twists it "
+                     f"received lead within {report.profile_path_max:.3e} m of the profile's path")
     lines.append(f"simulated {report.duration:.3f} s in {report.samples} samples; real-time "
                  f"factor {report.rtf:.3f}; missed cycles {report.missed_cycles}")
     if report.mode:

@@ -1,0 +1,103 @@
+"""``rbd-ros bringup --controller diff_drive_velocity``: the twist profile played on the
+controller's ``~/cmd_vel`` on the simulated clock (issue 29).
+
+A process of its own (``python -m rbd_ros.ros.bringup.twist_player``, node
+``rbd_bringup_twist``), started by the bringup: it takes the profile's start from the tour's
+header stamp (``/controller/joint_trajectory``: base and arm start together), follows
+``/clock`` through a depth-1 best-effort subscription, and publishes the profile's twist
+(``rbd_ros.control.twist_profile``) every ``--period`` s of simulated time, stamped with it;
+zeros from 0.05 s before the profile and after its end, so the base rests without a timeout.
+
+Not from the bringup's own process: its subscriptions keep every state for the report and the
+bag, and on a busy machine their queue (and the GIL they hold) lags the simulation by up to a
+second -- twists sent from there reached the controller that late, and the base's reference
+strayed 0.07-0.13 m from the profile's path (PR2, measured); here the newest clock is the one
+answered.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rbd_ros.ros import topics
+
+LEAD = 0.05  # s: zero twists from this long before the profile (the base rests, no timeout)
+
+
+class TwistPlayer:
+    """The node (see the module docstring) on ``node``."""
+
+    def __init__(self, node: Any, profile: Any, topic: str, tour_topic: str, period: float) -> None:
+        from geometry_msgs.msg import TwistStamped
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.profile, self.period = profile, float(period)
+        self.start = float("inf")  # simulated time from which twists are sent
+        self.sent_at = -float("inf")
+        self._msg_type = TwistStamped
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.publisher = node.create_publisher(TwistStamped, topic, reliable)
+        node.create_subscription(JointTrajectory, tour_topic, self._on_tour,
+                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        latest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        node.create_subscription(Clock, topics.CLOCK, self._on_clock, latest, raw=True)
+
+    def _on_tour(self, msg: Any) -> None:
+        t0 = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.profile.t0 = t0
+        self.start = t0 - LEAD
+        print(f"twist_player: profile from t = {t0:.3f} s", flush=True)
+
+    def _on_clock(self, raw: bytes) -> None:
+        from rbd_ros.ros.bringup.recorder import header_stamp_ns  # a Clock starts with its time
+        from rbd_ros.ros.messages import set_stamp
+
+        t = 1e-9 * header_stamp_ns(raw)
+        if t < self.start or t - self.sent_at < self.period - 1e-9:
+            return
+        out = self._msg_type()
+        set_stamp(out.header.stamp, t)
+        v = self.profile.twist(t)
+        out.twist.linear.x, out.twist.linear.y, out.twist.angular.z = float(v[0]), float(v[1]), float(v[2])
+        self.sent_at = t
+        self.publisher.publish(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rbd_ros.ros.bringup.processes import stop_with_parent
+
+    stop_with_parent()
+    p = argparse.ArgumentParser(prog="twist_player")
+    p.add_argument("--segment-time", type=float, required=True)
+    p.add_argument("--planar", action="store_true")
+    p.add_argument("--topic", required=True)
+    p.add_argument("--tour-topic", required=True)
+    p.add_argument("--period", type=float, default=0.01)
+    args = p.parse_args(argv)
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    from rbd_ros.control.twist_profile import TwistProfile
+    from rbd_ros.ros.dds import use_large_data_profile
+
+    use_large_data_profile()  # as the bringup and its nodes (rbd_ros.ros.dds)
+    rclpy.init()
+    node = rclpy.create_node("rbd_bringup_twist", start_parameter_services=False)
+    TwistPlayer(node, TwistProfile(args.segment_time, args.planar), args.topic, args.tour_topic, args.period)
+    print("twist_player: ready", flush=True)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""``rbd-ros bringup --controller diff_drive_velocity`` (issue 29: listed, then refused
+before): the documented twist profile (``rbd_ros.control.twist_profile``) on the base's
+``~/cmd_vel`` while the arm runs its tour, and the base path in the report.
+
+On PR2 (example-robot-data ``pr2.urdf``) on a planar base (so the profile's sideways
+component is driven too), its right arm from the torso, started hanging (its shoulder cannot
+hold the arm stretched out within 70 % of its effort limit).  Oracles: the profile's end pose
+in closed form (circular arcs, ``test_twist_profile.arc_end``) against the last ``/odom`` pose
+of the bag (the simulated base), and the recorded twists against the documented profile.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_twist_profile import arc_end
+
+from rbd_ros.control.twist_profile import PEAKS
+from robots_data import example_robot_urdf
+from ros_helpers import REPO
+
+pytestmark = pytest.mark.slow  # end to end: ROS processes and a 12.5 s closed loop
+
+PR2 = "pr2_description/urdf/pr2.urdf"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):  # noqa: ANN001, ANN201
+    out = tmp_path_factory.mktemp("bringup_twist") / "demo"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", str(example_robot_urdf(PR2)),
+         "--base-type", "planar", "--base-link", "base_link", "--tip-link", "r_wrist_roll_link",
+         "--controller", "diff_drive_velocity", "--start", "r_shoulder_lift_joint=1.3",
+         "r_elbow_flex_joint=-0.3", "--record", str(out), "--no-video", "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=1200)
+    return proc, out
+
+
+def test_twist_profile_run_reports_the_base_path(run) -> None:  # noqa: ANN001
+    proc, out = run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "base: twist profile on ~/cmd_vel, 3 segments of 4 s" in proc.stdout
+    assert "twist profile: the base drove" in proc.stdout
+    assert "figure eight" not in proc.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert "twist profile on ~/cmd_vel" in report["mode"] and report["missed_cycles"] == 0
+    # the law against its reference (the twists it received, integrated): measured 2.5e-4 m
+    # rms, 4.7e-4 m max, 4e-5 rad heading rms
+    assert 0 < report["base_path_rms"] < 5e-3 and report["base_path_max"] < 1e-2
+    assert report["base_heading_rms"] < 5e-3
+    # that reference against the documented profile's path (the twists' delivery on the
+    # simulated clock): measured 6.3e-3 m (0.07-0.13 m when the bringup's own busy process sent them)
+    assert 0 < report["profile_path_max"] < 0.03
+    assert 2.0 < report["base_path_length"] < 3.5  # about the profile's 2.6 m
+    assert max(report["rms_error"]) < 1e-3  # the arm tracks its tour meanwhile
+
+
+def test_the_base_drove_the_documented_profile(run) -> None:  # noqa: ANN001
+    _, out = run
+    from rbd_ros.ros.bringup.recorder import read_bag
+
+    bag = read_bag(out / "bag")
+    assert {"/odom", "/controller/cmd_vel", "/joint_states"} <= set(bag)
+    twists = bag["/controller/cmd_vel"]
+    assert len(twists) >= 1000  # every 10 ms of simulated time over 12.5 s (some clocks dropped)
+    # the twists sent are the documented profile's (closed form here, not the module's)
+    tour = bag["/controller/joint_trajectory"][0][1]
+    T, t0 = 4.0, tour.header.stamp.sec + 1e-9 * tour.header.stamp.nanosec  # the profile starts with the tour
+    worst = 0.0
+    for stamp, msg in twists:
+        tau = stamp * 1e-9 - t0
+        seg = int(tau // T)
+        bump = math.sin(math.pi * (tau - seg * T) / T) ** 2 if 0 <= tau < 3 * T else 0.0
+        want = PEAKS[min(max(seg, 0), 2)] * bump
+        got = [msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z]
+        worst = max(worst, float(np.abs(np.subtract(got, want)).max()))
+    assert worst < 1e-9
+    # the base ends where the profile's closed form says, from where it started
+    def pose(msg) -> np.ndarray:  # noqa: ANN001
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        return np.array([p.x, p.y, 2 * math.atan2(o.z, o.w)])
+
+    odom = bag["/odom"]
+    start = pose(next(m for s, m in odom if s * 1e-9 >= t0))
+    end = pose(odom[-1][1])
+    p1 = start + [PEAKS[0, 0] * T / 2 * math.cos(start[2]), PEAKS[0, 0] * T / 2 * math.sin(start[2]), 0]
+    expected = arc_end(arc_end(p1, PEAKS[1], T), PEAKS[2], T)
+    travelled = np.hypot(*(expected[:2] - start[:2]))
+    assert travelled > 0.5  # it went somewhere
+    assert np.hypot(*(end[:2] - expected[:2])) < 0.05
+    assert abs(math.remainder(end[2] - expected[2], 2 * math.pi)) < 0.05
