@@ -5,6 +5,9 @@
         names = dyn.joint_names                     # from /rbd/get_model
         tau = dyn.inverse_dynamics(q, qd, qdd)      # (N, n) or (n,) in, same shape out
         sim = dyn.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001)
+        T = dyn.forward_kinematics(q)               # the tool's 4x4 (numpy)
+        res = dyn.inverse_kinematics(T)             # a 4x4, a list of them or geometry_msgs/Pose(s)
+        res.positions, res.solved                   # rbd_ros.IKResult, the service's names
 
 Pass ``node=`` to use a node of yours (its context is used for the calls). Arrays are in the
 order of ``joint_names`` (default: the model's). ``rbd_ros.ros.messages.from_joint_trajectory``
