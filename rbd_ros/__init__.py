@@ -27,7 +27,7 @@ jit_cache.register(os.path.dirname(os.path.abspath(__file__)), exclude=("ros",))
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel  # noqa: E402
 
 __all__ = ["MdhModel", "REVOLUTE", "PRISMATIC", "Robot", "FloatingBaseRobot", "MobileBaseRobot",
-           "RigidBody", "two_link_ik"]
+           "RigidBody", "two_link_ik", "IKResult"]
 __version__ = "0.1.0"
 
 #: old module name -> its home since issue 28
@@ -47,7 +47,8 @@ _MOVED = {
 }
 _LAZY = {"Robot": "rbd_ros.robot.arm", "FloatingBaseRobot": "rbd_ros.robot.floating",
          "MobileBaseRobot": "rbd_ros.robot.mobile", "RigidBody": "rbd_ros.lie.rigid_body",
-         "two_link_ik": "rbd_ros.algorithm.ik"}  # two_link_ik: analytic planar 2-link IK, 003 (1.24)
+         "two_link_ik": "rbd_ros.algorithm.ik",  # analytic planar 2-link IK, 003 (1.24)
+         "IKResult": "rbd_ros.robot.statics"}  # the result of Robot.ik, the service, DynamicsClient
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
