@@ -110,10 +110,9 @@ def _known(executable: str) -> tuple[set[str], Any]:
 def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]]) -> list:
     """``specs`` (``NodeSpec``) with the user's parameters merged in, in the order given (later
     wins); composed, the controller's go to the bridge, which runs the law.  ``ValueError``
-    for an unknown node or parameter, a refused value or a parameter set from a flag."""
+    for an unknown node or parameter, a refused value or a parameter set from a flag (the
+    same value as the bringup's is accepted: ``/**: use_sim_time: true`` of a usual file)."""
     from dataclasses import replace
-
-    from rbd_ros.ros.parameters import schema
 
     by_name = {s.name: s for s in specs}
     composed = "controller" not in by_name and any(
@@ -124,29 +123,50 @@ def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]]) -> 
             targets = list(by_name) if node == ALL_NODES else [node]
             if node == "controller" and composed:
                 targets = ["mujoco_bridge"]
+            used: set[str] = set()
             for target in targets:
                 if target not in by_name:
                     raise ValueError(f"parameters for node '{node}': the bringup starts "
                                      f"{', '.join(by_name)}")
                 executable = "controller" if node == "controller" else by_name[target].executable
-                known, own = _known(executable)
                 for name, value in values.items():
-                    if name in FROM_FLAGS:
-                        raise ValueError(f"parameter {node}:{name}: the bringup sets it from "
-                                         f"{FROM_FLAGS[name]}; use that")
-                    if own is not None and name not in known:
-                        if node == ALL_NODES:
-                            continue  # a wildcard parameter for the nodes that have it
-                        raise ValueError(f"node '{node}' has no parameter '{name}' (its parameters: "
-                                         f"docs/parameters.md, config/schema/{executable}.yaml)")
-                    if own is not None:
-                        spec = (own if name in own.specs else schema("robot")).specs[name]
-                        value = _widened(spec.type, value)
-                        reason = spec.reason(value)
-                        if reason:
-                            raise ValueError(f"parameter {node}:{name}: {reason}")
-                    merged[target][name] = value
+                    value = _checked(node, executable, name, value, merged[target])
+                    if value is not _SKIP:
+                        merged[target][name] = value
+                        used.add(name)
+            unused = [n for n in values if n not in used and n not in FROM_FLAGS]
+            if node == ALL_NODES and unused:
+                raise ValueError(f"parameter /**:{unused[0]}: none of the nodes the bringup starts "
+                                 f"({', '.join(by_name)}) has it")
     return [replace(s, parameters=merged[s.name]) for s in specs]
+
+
+_SKIP = object()  # _checked: not a parameter of this node (a wildcard's) or already the bringup's
+
+
+def _checked(node: str, executable: str, name: str, value: Any, current: dict[str, Any]) -> Any:
+    """``value`` for ``name`` of a node (``current``: its parameters so far), widened to the
+    schema's type; ``_SKIP``; or ``ValueError`` (module docstring)."""
+    from rbd_ros.ros.parameters import schema
+
+    known, own = _known(executable)
+    spec = None if own is None or name not in known else (
+        own if name in own.specs else schema("robot")).specs[name]
+    if spec is not None:
+        value = _widened(spec.type, value)
+    if name in FROM_FLAGS:
+        if current.get(name, _SKIP) == value or (node == ALL_NODES and name not in current):
+            return _SKIP
+        raise ValueError(f"parameter {node}:{name}: the bringup sets it from {FROM_FLAGS[name]}; use that")
+    if own is not None and spec is None:
+        if node == ALL_NODES:
+            return _SKIP  # a wildcard parameter for the nodes that have it
+        raise ValueError(f"node '{node}' has no parameter '{name}' (its parameters: "
+                         f"docs/parameters.md, config/schema/{executable}.yaml)")
+    reason = spec.reason(value) if spec is not None else None
+    if reason:
+        raise ValueError(f"parameter {node}:{name}: {reason}")
+    return value
 
 
 def _widened(kind: str, value: Any) -> Any:

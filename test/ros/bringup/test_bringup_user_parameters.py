@@ -53,6 +53,8 @@ def test_overrides_parse_as_rcl_reads_them(tmp_path) -> None:  # noqa: ANN001
     (["mujoco_bridge:initial_positions:=[0]"], "sets it from --start"),
     (["dynamics_server:max_points:=-3"], "parameter dynamics_server:max_points: max_points must be"),
     (["controller:trigger:=sometimes"], "parameter controller:trigger: "),
+    (["controller:use_sim_time:=false"], "sets it from nothing: the bringup's nodes run on the bridge's"),
+    (["max_pointz:=3"], "parameter /**:max_pointz: none of the nodes the bringup starts"),
 ])
 def test_bad_overrides_are_one_line(items, message) -> None:  # noqa: ANN001
     specs = describe(robot="puma560", controller="computed_torque", mode="lockstep")
@@ -80,6 +82,9 @@ def test_merge_order_and_composed_routing() -> None:
         parse_overrides(["controller:kd:=[3, 3, 3, 3, 3, 3]"])])}
     assert out["controller"]["kp"] == [1.0] * 6 and out["controller"]["kd"] == [3.0] * 6  # -p wins
     assert all(out[n]["gravity"] == [0.0, 0.0, -9.8] for n in out)  # widened to doubles
+    # a usual file's "/**: use_sim_time: true" is what the bringup sets: accepted, nothing changed
+    same = apply_overrides(specs, [{ALL_NODES: {"use_sim_time": True}}])
+    assert [s.parameters for s in same] == [s.parameters for s in specs]
     composed = describe(robot="puma560", controller="pd", mode="lockstep", composed=True)
     routed = apply_overrides(composed, [parse_overrides(["controller:kp:=[5, 5, 5, 5, 5, 5]"])])
     bridge = next(s for s in routed if s.name == "mujoco_bridge")
