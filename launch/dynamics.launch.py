@@ -1,4 +1,5 @@
 """ros2 launch rbd_ros dynamics.launch.py [robot:=...|urdf:=...] [base_link:=...] [tip_link:=...]
+    [params_file:=FILE]
 
 Only the dynamics services, e.g. beside a real arm. The node and its parameters come from
 ``rbd_ros.ros.bringup.description.describe(..., simulate=False, controller='none')``.
@@ -9,6 +10,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from rbd_ros.ros.bringup.description import ARGUMENTS, describe
+from rbd_ros.ros.bringup.params import launch_parameters
 
 ARGS = ("robot", "urdf", "base_link", "tip_link", "use_sim_time")
 
@@ -17,7 +19,7 @@ def _nodes(context, *args, **kwargs):
     values = {key: LaunchConfiguration(key).perform(context) for key in ARGS}
     return [Node(package="rbd_ros", executable=spec.executable, name=spec.name,
                  parameters=[spec.parameters], output="screen")
-            for spec in describe(**values, controller="none", simulate=False)]
+            for spec in launch_parameters(context, describe(**values, controller="none", simulate=False))]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -361,7 +361,13 @@ class Bringup:
         from rbd_ros.ros.bringup.params import apply_overrides, load_params_file, parse_overrides
 
         files = [load_params_file(f) for f in getattr(self.args, "params_file", None) or []]
-        return apply_overrides(specs, [*files, parse_overrides(getattr(self.args, "param", None) or [])])
+        started = {s.name for s in specs} | {"controller"}  # composed: the law's, to the bridge
+        for f, values in zip(self.args.params_file or [], files):
+            for node in sorted(set(values) - started - {"/**"}):
+                print(f"[bringup] --params-file {f}: node '{node}' is not started here: its "
+                      "parameters are not used", flush=True)
+        specs = apply_overrides(specs, files, other_nodes=True)
+        return apply_overrides(specs, [parse_overrides(getattr(self.args, "param", None) or [])])
 
     @staticmethod
     def load_model(params: dict):

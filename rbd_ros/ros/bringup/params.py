@@ -107,11 +107,14 @@ def _known(executable: str) -> tuple[set[str], Any]:
     return set(own.specs) | set(schema("robot").specs), own
 
 
-def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]]) -> list:
+def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]],
+                    other_nodes: bool = False) -> list:
     """``specs`` (``NodeSpec``) with the user's parameters merged in, in the order given (later
     wins); composed, the controller's go to the bridge, which runs the law.  ``ValueError``
     for an unknown node or parameter, a refused value or a parameter set from a flag (the
-    same value as the bringup's is accepted: ``/**: use_sim_time: true`` of a usual file)."""
+    same value as the bringup's is accepted: ``/**: use_sim_time: true`` of a usual file).
+    ``other_nodes``: sections for nodes not started are left out (a parameter file shared with
+    other launches), not refused (``-p``: a misspelt node)."""
     from dataclasses import replace
 
     by_name = {s.name: s for s in specs}
@@ -124,6 +127,8 @@ def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]]) -> 
             if node == "controller" and composed:
                 targets = ["mujoco_bridge"]
             used: set[str] = set()
+            if other_nodes and node != ALL_NODES and targets[0] not in by_name:
+                continue
             for target in targets:
                 if target not in by_name:
                     raise ValueError(f"parameters for node '{node}': the bringup starts "
@@ -189,6 +194,14 @@ def write_parameter_file(folder: str | Path, spec: Any) -> Path:
     values = {k: (list(v) if isinstance(v, tuple) else v) for k, v in spec.parameters.items()}
     path.write_text(yaml.safe_dump({spec.name: {"ros__parameters": values}}, sort_keys=False))
     return path
+
+
+def launch_parameters(context: Any, specs: list) -> list:
+    """The launch files' ``params_file:=FILE`` (not a declared argument, so the description's
+    arguments stay the CLI's; read from the launch configurations): ``specs`` with the file's
+    parameters merged in after the same checks as ``rbd-ros bringup --params-file``."""
+    path = getattr(context, "launch_configurations", context).get("params_file", "")
+    return apply_overrides(specs, [load_params_file(path)], other_nodes=True) if path else specs
 
 
 def node_arguments(spec: Any, folder: str | Path) -> list[str]:

@@ -48,6 +48,7 @@ def test_overrides_parse_as_rcl_reads_them(tmp_path) -> None:  # noqa: ANN001
     (["kp=3"], "-p kp=3: not NODE:NAME:=VALUE"),
     (["controller:kp:=[1, 2"], "-p controller:kp:=[1, 2: the value is not YAML"),
     (["robot:kp:=1"], "parameters for node 'robot': the bringup starts mujoco_bridge, dynamics_server, controller"),
+    (["dynamics_servr:max_points:=3"], "parameters for node 'dynamics_servr': the bringup starts"),
     (["controller:kpp:=1"], "node 'controller' has no parameter 'kpp'"),
     (["controller:tip_link:=x"], "parameter controller:tip_link: the bringup sets it from --tip-link; use that"),
     (["mujoco_bridge:initial_positions:=[0]"], "sets it from --start"),
@@ -142,8 +143,9 @@ def test_bringup_with_params_file_and_p_on_a_path_rcl_could_not_parse(tmp_path) 
     shutil.copy(example_robot_urdf(UR3), urdf)
     params = tmp_path / "params.yaml"
     kp = [400.0, 400.0, 300.0, 100.0, 100.0, 50.0]
-    params.write_text(yaml.safe_dump({"controller": {"ros__parameters": {
-        "kp": kp, "kd": [1.0] * 6}}}))
+    params.write_text(yaml.safe_dump({"controller": {"ros__parameters": {"kp": kp, "kd": [1.0] * 6}},
+                                      "/**": {"ros__parameters": {"use_sim_time": True}},  # as usual files
+                                      "move_group": {"ros__parameters": {"x": 1}}}))  # another launch's
     out = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", str(urdf), "--controller", "pd_gravity",
@@ -152,6 +154,7 @@ def test_bringup_with_params_file_and_p_on_a_path_rcl_could_not_parse(tmp_path) 
          "--record", str(out), "--no-video"],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"[bringup] --params-file {params}: node 'move_group' is not started here" in proc.stdout
     page = (out / "index.html").read_text()
     gains = dict(re.findall(r"<td>(k[pd])</td><td>([^<]*)</td>", page))
     assert gains, page[-2000:]
@@ -169,3 +172,27 @@ def test_bringup_refuses_a_bad_parameter_before_starting() -> None:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "node 'controller' has no parameter 'kpp'" in proc.stderr
     assert "[bringup] t =" not in proc.stdout
+
+
+def test_launch_files_take_a_params_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    """``ros2 launch ... params_file:=FILE``: the same merge and checks as the CLI's (with the
+    stand-in launch modules of test_bringup_description; the real launch is not installable here)."""
+    from test_bringup_description import _load_launch, _run_launch
+
+    f = tmp_path / "p.yaml"
+    f.write_text(yaml.safe_dump({"controller": {"ros__parameters": {"kp": [9.0] * 6}},
+                                 "dynamics_server": {"ros__parameters": {"max_points": 12}}}))
+    module = _load_launch("bringup.launch", monkeypatch)
+    declared, nodes = _run_launch(module, {"params_file": str(f)})
+    assert "params_file" not in declared  # the description's arguments stay the CLI's
+    params = {n.kw["name"]: n.kw["parameters"][0] for n in nodes}
+    assert params["controller"]["kp"] == [9.0] * 6 and params["dynamics_server"]["max_points"] == 12
+    plain = {s.name: s.parameters for s in describe(**declared)}
+    assert {k: v for k, v in params["controller"].items() if k != "kp"} == plain["controller"]
+    services = _load_launch("dynamics.launch", monkeypatch)
+    _, nodes = _run_launch(services, {"robot": "puma560", "params_file": str(f)})
+    assert [n.kw["parameters"][0]["max_points"] for n in nodes] == [12]
+    f.write_text(yaml.safe_dump({"move_group": {"ros__parameters": {"x": 1}},  # another launch's: left out
+                                 "controller": {"ros__parameters": {"kpp": 1}}}))
+    with pytest.raises(ValueError, match="node 'controller' has no parameter 'kpp'"):
+        _run_launch(module, {"params_file": str(f)})
