@@ -6,7 +6,9 @@ carry every node's parameters (issue 29).
 * ``-p NODE:NAME:=VALUE`` (``--ros-args`` style; ``-p NAME:=VALUE`` for every node that has
   the parameter), VALUE read as YAML as rcl reads it.
 
-``-p`` wins over the file, both over what the bringup derives.  Each name is checked against
+``-p`` wins over the file, both over what the bringup derives; the launch files take the file
+as ``params_file:=FILE`` (``launch_parameters``).  A file's sections for nodes not started are
+left out (a file shared with other launches); ``-p`` for one is refused.  Each name is checked against
 the node's schema (``config/schema``) before anything starts: an unknown node or parameter, a
 value of the wrong type or out of range, or a parameter the bringup sets from one of its own
 flags (the robot, the law, the clock, the start) is refused in one line naming the fix.
