@@ -644,7 +644,8 @@ class Bringup:
         self.answers_from = len(self.law_process().lines)  # the controller's answers from here
         if self.player is not None:  # the player too takes the tour (its stamp starts the profile)
             deadline = time.monotonic() + 30
-            while traj_pub.get_subscription_count() < 2 and time.monotonic() < deadline:
+            while ((traj_pub.get_subscription_count() < 2 or node.count_publishers(CMD_VEL) < 1)
+                   and time.monotonic() < deadline):
                 time.sleep(0.01)
         self.tour_stamp = t_start
         traj_pub.publish(traj)
