@@ -221,3 +221,83 @@ def test_model_file_without_urdf_still_publishes(node_process) -> None:
     proc = node_process(["state-publisher", "--ros-args", "-p", f"model_yaml:={config_file('puma560')}"],
                         ready=READY, timeout=180)
     assert "links" in proc.output
+
+
+def test_bad_robot_parameter_is_one_line(node_process) -> None:
+    proc = node_process(["state-publisher", "--ros-args", "-p", "urdf_path:=/nonexistent/robot.urdf"])
+    assert proc.proc.wait(120) == 2
+    assert "state_publisher: error: urdf_path '/nonexistent/robot.urdf': file not found" in proc.output
+    assert "Traceback" not in proc.output
+
+
+def test_nan_joint_state_is_not_placed_and_said(node_process) -> None:
+    """A NaN position: no /tf for that state (never a wrong tree) and a warning naming the
+    joint; the next finite state is placed again."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    path = str(BUNDLED_URDF / "arm7.urdf")
+    conv = load_conversion(path)
+    names = list(conv.model.joint_names)
+    proc = node_process(["state-publisher", "--ros-args", "-p", f"urdf_path:={path}",
+                         "-p", "publish_frequency:=0.0"], ready=READY, timeout=180)
+    with ros_context() as ctx:
+        node = rclpy.create_node("nan_probe", context=ctx)
+        listener = TfListener(node)
+        pub = node.create_publisher(JointState, "/joint_states", 10)
+        spinner = spin_in_background(node)
+        try:
+            good = JointState(name=names, position=[0.1] * len(names))
+            good.header.stamp.sec = 1
+            deadline = time.monotonic() + 30.0
+            while (1, 0) not in listener.moving and time.monotonic() < deadline:
+                pub.publish(good)
+                time.sleep(0.2)
+            assert (1, 0) in listener.moving
+            bad = JointState(name=names, position=[0.1] * (len(names) - 1) + [float("nan")])
+            bad.header.stamp.sec = 2
+            pub.publish(bad)
+            proc.wait_for(f"non-finite position of {names[-1]}", 30)
+            good.header.stamp.sec = 3
+            pub.publish(good)
+            listener.wait(lambda: (3, 0) in listener.moving, what="/tf after the NaN")
+            assert (2, 0) not in listener.moving
+        finally:
+            spinner.shutdown()
+            node.destroy_node()
+
+
+def test_publish_frequency_bounds_the_tf_rate(node_process) -> None:
+    """publish_frequency 2 Hz, /joint_states at 20 Hz for 3 s: about 6 /tf messages, not 60."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    path = str(BUNDLED_URDF / "arm7.urdf")
+    names = list(load_conversion(path).model.joint_names)
+    node_process(["state-publisher", "--ros-args", "-p", f"urdf_path:={path}", "-p", "publish_frequency:=2.0"],
+                 ready=READY, timeout=180)
+    with ros_context() as ctx:
+        node = rclpy.create_node("rate_probe", context=ctx)
+        listener = TfListener(node)
+        pub = node.create_publisher(JointState, "/joint_states", 10)
+        spinner = spin_in_background(node)
+        try:
+            msg = JointState(name=names, position=[0.2] * len(names))
+            deadline = time.monotonic() + 30.0
+            while not listener.moving and time.monotonic() < deadline:  # connected
+                msg.header.stamp.nanosec += 1
+                pub.publish(msg)
+                time.sleep(0.05)
+            with listener.cv:
+                listener.moving.clear()
+            for k in range(60):
+                msg.header.stamp.sec = 1000 + k
+                pub.publish(msg)
+                time.sleep(0.05)
+            time.sleep(0.5)
+            with listener.cv:
+                n = len(listener.moving)
+        finally:
+            spinner.shutdown()
+            node.destroy_node()
+    assert 3 <= n <= 9, n
