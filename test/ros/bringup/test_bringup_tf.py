@@ -64,3 +64,31 @@ def test_recorded_tf_is_the_urdf_at_the_recorded_states(tmp_path):
         matched += 1
     print(f"bag /tf: {matched} messages matched, worst {worst:.2e}")
     assert matched >= 5 and worst < 1e-9, (matched, worst)
+
+
+def test_mobile_bag_has_odom_to_base_link_from_the_odometry(tmp_path):
+    """A mobile base: the bag's /tf holds odom -> base_link (REP-105) equal to the bridge's
+    /odom pose of the same stamp, next to the arm's moving joints."""
+    from rbd_ros.ros.bringup.recorder import read_bag
+
+    out = tmp_path / "demo"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7", "--controller",
+         "whole_body_computed_torque", "--duration", "1.0", "--record", str(out), "--quiet", "--no-video"],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    bag = read_bag(out / "bag")
+    odom = {stamp: msg.pose.pose for stamp, msg in bag["/odom"]}
+    base, arm, worst = 0, 0, 0.0
+    for stamp, msg in bag["/tf"]:
+        for tr in msg.transforms:
+            if tr.header.frame_id == "odom":
+                assert tr.child_frame_id == "base_link"
+                if stamp in odom:
+                    p, o = odom[stamp].position, odom[stamp].orientation
+                    worst = max(worst, float(np.abs(_matrix(tr) - pose_matrix([p.x, p.y, p.z],
+                                                                               [o.x, o.y, o.z, o.w])).max()))
+                    base += 1
+            else:
+                arm += 1
+    assert base >= 5 and arm >= 5 and worst < 1e-12, (base, arm, worst)
