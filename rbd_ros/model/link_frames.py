@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,13 +25,17 @@ import numpy as np
 @dataclass(frozen=True)
 class TreeJoint:
     """One URDF joint as tf sees it: ``parent`` link -> ``child`` link; ``kind`` is the URDF
-    joint type; ``static``: the transform never changes (a fixed joint, or a locked one)."""
+    joint type; ``static``: the transform never changes in the model (a fixed joint, or a
+    locked one); ``origin`` (4x4, parent -> joint frame) and ``axis`` (joint frame) as in the
+    URDF, so a locked joint can be placed at another position (origin @ motion(q))."""
 
     name: str
     parent: str
     child: str
     kind: str
     static: bool
+    origin: np.ndarray | None = field(default=None, compare=False, repr=False)
+    axis: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

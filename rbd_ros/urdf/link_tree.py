@@ -43,6 +43,7 @@ def link_frames(tree: UrdfTree, chain: Chain, frames: np.ndarray) -> LinkFrames:
     names = tuple(tree.subtree(tree.root))
     rows = np.array([body[ln] for ln in names], dtype=np.int64)
     offsets = np.array([inverse(frames[body[ln]]) @ reference[ln] for ln in names])
-    joints = tuple(TreeJoint(jn, j.parent, j.child, j.type, static=body[j.parent] == body[j.child])
+    joints = tuple(TreeJoint(jn, j.parent, j.child, j.type, static=body[j.parent] == body[j.child],
+                             origin=j.origin, axis=j.axis)
                    for jn, j in tree.joints.items())
     return LinkFrames(names, rows, offsets, joints, tree.root)

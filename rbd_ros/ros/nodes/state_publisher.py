@@ -9,12 +9,13 @@ parameters of every node, ``config/schema/robot.yaml``; the table: ``docs/parame
 * ``/robot_description`` (``std_msgs/String``, reliable, transient local, depth 1: a subscriber
   that starts later still gets it, as from robot_state_publisher): the URDF (after xacro). With
   only ``model_yaml`` (an MDH model file, no URDF): the model's own URDF (``model_to_urdf``).
-* ``/tf_static`` (``tf2_msgs/TFMessage``, transient local): once, every joint whose two links
-  ride one body of the model (URDF fixed joints; joints the converter locked, at their
-  positions), parent link -> child link, as ``<origin>`` places them.
+* ``/tf_static`` (``tf2_msgs/TFMessage``, transient local): once, the URDF's fixed joints,
+  parent link -> child link, as ``<origin>`` places them (robot_state_publisher's split).
 * ``/tf``: the other joints (parent -> child = origin @ motion(q)) from each ``/joint_states``
   holding every joint of the model (matched by name; stamped with its stamp), at most
-  ``publish_frequency`` per second (0 = every message).
+  ``publish_frequency`` per second (0 = every message). Joints the model does not move (off
+  the chain, locked, a mobile base's wheels) are placed at their ``/joint_states`` position
+  when it names them (the wheels turn), else where the converter locked them.
 * A mobile base (``base:=diff_drive|planar``): ``odom -> root link`` on ``/tf`` from ``/odom``
   (the bridge's odometry, REP-105): the odometry's ``odom -> base_link`` pose times the root
   link's pose in ``base_link`` (the root is ``base_link`` itself unless e.g. ``base_footprint``
@@ -91,6 +92,10 @@ class StatePublisher:
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         node.create_publisher(String, "/robot_description", latched).publish(String(data=xml))
+        # URDF joints the model does not move (locked, off-chain, wheels): placed at their
+        # /joint_states position when it names them (origin @ motion(q)), else where locked
+        self.free = {j.name: j for j in self.frames.joints if j.static and j.kind != "fixed"}
+        self.free_q: dict[str, float] = {}
         static = self._transforms(self.robot.urdf_link_poses(np.zeros(model.dof)) if model.dof else None, True)
         stamp = node.get_clock().now().to_msg()
         for tr in static:
@@ -109,17 +114,26 @@ class StatePublisher:
             P = self.frames.poses(self.robot.link_poses(np.zeros(model.dof)))
             self.root_in_base = np.linalg.solve(P[base[0]], P[base[1]])  # inv(P_base) @ P_root
             node.create_subscription(Odometry, topics.ODOM, self.on_odom, 10)
-        self.summary = (f"{len(self.frames.links)} links, {len(static)} static and "
+        self.summary = (f"{len(self.frames.links)} links, {len(static)} fixed and "
                         f"{len(self.frames.joints) - len(static)} moving joints"
                         + (f", odom -> {self.frames.root}" if self.root_in_base is not None else ""))
 
-    def _transforms(self, poses, static: bool) -> list:
+    def _transforms(self, poses, fixed: bool) -> list:
+        """``TransformStamped`` parent -> child of the URDF's fixed joints (``/tf_static``, as
+        robot_state_publisher) or of all the others (``/tf``) from all link poses ``poses``."""
         from rbd_ros.ros.messages import transform_stamped
+        from rbd_ros.urdf.transforms import joint_motion
 
         if poses is None:
             return []
-        return [transform_stamped(self.prefix + j.parent, self.prefix + j.child, T)
-                for j, T in self.frames.joint_transforms(poses, static=static)]
+        out = []
+        for j, T in self.frames.joint_transforms(poses):
+            if (j.kind == "fixed") != fixed:
+                continue
+            if j.name in self.free_q:  # a joint the model locks, at its /joint_states position
+                T = j.origin @ joint_motion(j.kind, j.axis, self.free_q[j.name])
+            out.append(transform_stamped(self.prefix + j.parent, self.prefix + j.child, T))
+        return out
 
     def _due(self, last: float) -> float | None:
         now = self.node.get_clock().now().nanoseconds * 1e-9
@@ -130,6 +144,8 @@ class StatePublisher:
             k = self.index.get(name)
             if k is not None:
                 self.q[k] = value
+            elif name in self.free and np.isfinite(value):
+                self.free_q[name] = float(value)
         if not np.isfinite(self.q).all():  # not every joint seen yet, or a NaN: nothing placed
             bad = [n for n, k in self.index.items() if not np.isfinite(self.q[k]) and n in msg.name]
             if bad:
