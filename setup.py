@@ -30,6 +30,7 @@ setup(
             "dynamics_server = rbd_ros.ros.nodes.dynamics_server:main",
             "mujoco_bridge = rbd_ros.ros.nodes.mujoco_bridge:main",
             "controller = rbd_ros.ros.nodes.controller:main",
+            "state_publisher = rbd_ros.ros.nodes.state_publisher:main",
         ],
     },
 )

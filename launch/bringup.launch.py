@@ -2,7 +2,8 @@
     [tip_link:=...] [controller:=computed_torque] [mode:=realtime] [use_sim_time:=true]
     [composed:=false] [rt_priority:=0] [params_file:=FILE]
 
-MuJoCo bridge + dynamics services + a controller. The nodes and their parameters come from
+MuJoCo bridge + state publisher (/robot_description, /tf) + dynamics services + a controller.
+The nodes and their parameters come from
 ``rbd_ros.ros.bringup.description.describe`` -- the same description ``rbd-ros bringup`` starts.
 """
 from launch import LaunchDescription

@@ -15,6 +15,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dynamics-server": ("rbd_ros.ros.nodes.dynamics_server", "node: dynamics services"),
     "mujoco-bridge": ("rbd_ros.ros.nodes.mujoco_bridge", "node: MuJoCo arm speaking ros2_control topics"),
     "controller": ("rbd_ros.ros.nodes.controller", "node: joint/task-space torque controllers"),
+    "state-publisher": ("rbd_ros.ros.nodes.state_publisher",
+                        "node: /robot_description, /tf_static, /tf of every URDF link"),
     "bringup": ("rbd_ros.ros.bringup.cli", "start bridge, services and a controller; report"),
     "view": ("rbd_ros.ros.nodes.viewer", "MuJoCo's interactive viewer: live /joint_states or a recording"),
     "formulations": ("rbd_ros.formulations.cli", "every dynamics formulation vs RNEA: differences, times"),

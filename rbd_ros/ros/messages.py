@@ -1,6 +1,6 @@
 """Message conversions, one home each: time stamps (seconds <-> ``sec``/``nanosec``),
-``geometry_msgs/Pose`` (4x4 <-> message) and ``trajectory_msgs/JointTrajectory`` (arrays <->
-message), for the nodes, the bringup and
+``geometry_msgs/Pose`` (4x4 <-> message), 4x4 -> ``TransformStamped`` and
+``trajectory_msgs/JointTrajectory`` (arrays <-> message), for the nodes, the bringup and
 ``DynamicsClient`` users.  The readers (``to_seconds``, ``from_seconds``,
 ``from_joint_trajectory``) are the core's ``rbd_ros.control.references`` (ROS-free, duck-typed,
 also read by ``ControlLoop``), re-exported here; the builders below import the messages."""
@@ -14,7 +14,8 @@ import numpy as np
 from rbd_ros.control.references import NS_PER_S, from_joint_trajectory, from_seconds, to_seconds
 
 __all__ = ["NS_PER_S", "from_joint_trajectory", "from_seconds", "is_pose", "matrix_to_pose",
-           "pose_to_matrix", "set_stamp", "to_joint_trajectory", "to_seconds"]
+           "pose_to_matrix", "set_stamp", "set_transform", "to_joint_trajectory", "to_seconds",
+           "transform_stamped"]
 
 
 def set_stamp(stamp: Any, t: float) -> None:
@@ -67,3 +68,26 @@ def to_joint_trajectory(joint_names: Sequence[str], times: Sequence[float], posi
         set_stamp(point.time_from_start, t)
         msg.points.append(point)
     return msg
+
+
+def transform_stamped(parent: str, child: str, T: np.ndarray, stamp: Any = None):
+    """A ``geometry_msgs/TransformStamped`` ``parent -> child`` of the 4x4 ``T`` (``stamp`` a
+    ``builtin_interfaces/Time`` or None)."""
+    from geometry_msgs.msg import TransformStamped
+
+    msg = TransformStamped(child_frame_id=child)
+    msg.header.frame_id = parent
+    if stamp is not None:
+        msg.header.stamp = stamp
+    set_transform(msg.transform, T)
+    return msg
+
+
+def set_transform(transform: Any, T: np.ndarray) -> None:
+    """Fill a ``geometry_msgs/Transform`` with the 4x4 ``T`` (quaternion x, y, z, w)."""
+    from rbd_ros.lie.so3 import rotation_to_quaternion
+
+    x, y, z, w = rotation_to_quaternion(T[:3, :3])
+    t, r = transform.translation, transform.rotation
+    t.x, t.y, t.z = (float(v) for v in T[:3, 3])
+    r.x, r.y, r.z, r.w = float(x), float(y), float(z), float(w)

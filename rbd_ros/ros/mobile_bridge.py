@@ -1,4 +1,4 @@
-"""The mobile-base side of the ``mujoco_bridge`` node: its parameters and ``/odom`` (+ ``/tf``).
+"""The mobile-base side of the ``mujoco_bridge`` node: its parameters and ``/odom``.
 
 Parameters (declared only for a robot whose model has a ``planar`` or ``diff_drive`` base;
 ``rbd_ros.sim.mobile_sim.MobileConfig``): ``base_model`` (wheels | ideal), ``odom_source``
@@ -16,9 +16,9 @@ measured wheel angles of the same ``/joint_states`` (z = base height, planar ori
 as ``diff_drive_controller`` computes it; it drifts from the truth when the wheels slip.
 Covariances are zero (unknown).
 
-``/tf`` (tf2_msgs/TFMessage, odom_frame -> base_frame, the same pose): only where
-``tf2_msgs`` is importable (ROS 2 installs).  The PyPI ROS wheels used here have no
-``tf2_msgs``: the bridge then says once in its log that /tf is not published and why.
+``/tf`` is not the bridge's: ``rbd-ros state-publisher`` (started by bringup) publishes
+``odom -> `` the URDF's root link from this ``/odom``, with every link of the URDF (REP-105),
+so one node owns the tree.
 """
 from __future__ import annotations
 
@@ -30,9 +30,6 @@ import numpy as np
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, recordable_qos
 from rbd_ros.ros.messages import set_stamp
-
-TF_ABSENT = ("/tf odom -> base frame not published: tf2_msgs is not importable (it comes with a "
-             "ROS 2 install, not with the PyPI wheels); /odom carries the same pose")
 
 
 def mobile_config(node, model) -> tuple[Any, str, str]:
@@ -67,8 +64,8 @@ def refuse_mobile_parameters(node, model) -> None:
 
 
 class OdomPublisher:
-    """``/odom`` and, where ``tf2_msgs`` exists, ``/tf`` of a ``MobileSimulator`` (module
-    docstring).  ``publish(t, q)`` with the measured joint positions just published."""
+    """``/odom`` of a ``MobileSimulator`` (module docstring).  ``publish(t, q)`` with the
+    measured joint positions just published."""
 
     def __init__(self, node, sim, odom_frame: str = "odom", base_frame: str = "base_link") -> None:
         from nav_msgs.msg import Odometry
@@ -85,17 +82,6 @@ class OdomPublisher:
             self.wheels = WheelOdometry(m.wheel_radius, m.wheel_separation)
             self.left, self.right = (int(i) for i in sim.base_index[:2])
         self.reset()
-        self.tf = self.tf_msg = None
-        try:
-            from geometry_msgs.msg import TransformStamped
-            from tf2_msgs.msg import TFMessage
-        except ImportError:
-            node.get_logger().info(TF_ABSENT)
-        else:
-            self.tf_msg = TFMessage(transforms=[TransformStamped()])
-            self.tf_msg.transforms[0].header.frame_id = odom_frame
-            self.tf_msg.transforms[0].child_frame_id = base_frame
-            self.tf = node.create_publisher(TFMessage, topics.TF, 100)
 
     def reset(self) -> None:
         """Wheel odometry back to the initial base pose (after the simulator's reset)."""
@@ -123,10 +109,3 @@ class OdomPublisher:
         tw.linear.x, tw.linear.y, tw.linear.z = (float(v) for v in lin)
         tw.angular.x, tw.angular.y, tw.angular.z = (float(v) for v in ang)
         self.pub.publish(msg)
-        if self.tf is not None:
-            tr = self.tf_msg.transforms[0]
-            tr.header.stamp = msg.header.stamp
-            tr.transform.translation.x, tr.transform.translation.y, tr.transform.translation.z = \
-                p.x, p.y, p.z
-            tr.transform.rotation = o
-            self.tf.publish(self.tf_msg)

@@ -51,6 +51,10 @@ TOPICS = {  # recorded
     COMMANDS: "std_msgs/msg/Float64MultiArray",
     TOUR: "trajectory_msgs/msg/JointTrajectory",
     CONTROLLER_STATE: "sensor_msgs/msg/JointState",
+    # the state publisher's (rbd_ros.ros.nodes.state_publisher): the latched two once, at the tour
+    topics.TF: "tf2_msgs/msg/TFMessage",
+    "/tf_static": "tf2_msgs/msg/TFMessage",
+    "/robot_description": "std_msgs/msg/String",
 }
 
 
@@ -509,6 +513,7 @@ class Bringup:
                                  qos, raw=True)
         reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
         traj_pub = node.create_publisher(JointTrajectory, TOUR, reliable)
+        self.subscribe_frames(node)
         path_pub = None
         if self.mobile:
             from nav_msgs.msg import Odometry
@@ -523,6 +528,33 @@ class Bringup:
             else:
                 path_pub = node.create_publisher(PathMsg, BASE_PATH, reliable)
         return node, traj_pub, path_pub
+
+    def subscribe_frames(self, node) -> None:  # noqa: ANN001
+        """The state publisher's /tf (recorded while recording) and its latched /tf_static and
+        /robot_description (kept, written to the bag when recording starts: ``record_frames``)."""
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+        from tf2_msgs.msg import TFMessage
+
+        self.latched: dict[str, object] = {}
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        for topic, kind in (("/tf_static", TFMessage), ("/robot_description", String)):
+            node.create_subscription(kind, topic, lambda msg, topic=topic: self.latched.__setitem__(topic, msg),
+                                     latched)
+        node.create_subscription(TFMessage, topics.TF, self.on_tf, 100)
+
+    def record_frames(self, t_now: float) -> None:
+        """The latched /tf_static and /robot_description into the bag, at the tour's start."""
+        for topic, msg in dict(self.latched).items():
+            self.recorder.write_message(topic, int(t_now * 1e9), msg)
+
+    def on_tf(self, msg) -> None:  # noqa: ANN001 - tf2_msgs/TFMessage
+        if self.recording and msg.transforms:
+            stamp = msg.transforms[0].header.stamp
+            t = stamp.sec + 1e-9 * stamp.nanosec
+            if t <= self.record_until:
+                self.recorder.write_message(topics.TF, stamp.sec * 1_000_000_000 + stamp.nanosec, msg)
 
     # the subscriptions' callbacks: each only stores (and records), see __init__
     def on_state(self, raw: bytes) -> None:
@@ -640,6 +672,8 @@ class Bringup:
         traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
         set_stamp(traj.header.stamp, t_start)
         self.recording = self.recorder is not None
+        if self.recorder:
+            self.record_frames(t_now)
         self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
         self.answers_from = len(self.law_process().lines)  # the controller's answers from here
         if self.player is not None:  # the player too takes the tour (its stamp starts the profile)

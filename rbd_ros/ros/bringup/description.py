@@ -159,8 +159,8 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
              simulate: bool = True, bridge: dict[str, Any] | None = None,
              controller_parameters: dict[str, Any] | None = None,
              composed: str | bool = False, rt_priority: str | int = 0) -> list[NodeSpec]:
-    """The nodes of a bringup: ``mujoco_bridge`` (if ``simulate``), ``dynamics_server`` (if
-    ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
+    """The nodes of a bringup: ``mujoco_bridge`` and ``state_publisher`` (if ``simulate``),
+    ``dynamics_server`` (if ``services``) and ``controller`` (unless ``controller == 'none'``).  ``bridge`` and
     ``controller_parameters``: extra parameters of those two nodes (e.g. the bridge's
     ``integrator``, ``timestep`` and ``initial_positions``, the controller's ``rate``).
     ``composed``: the controller runs inside the bridge (its parameter ``controller_type``,
@@ -184,6 +184,9 @@ def describe(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str = "", ti
                               | ({"rt_priority": priority} if priority else {})
                               | ({"controller_type": controller, **(controller_parameters or {})}
                                  if composed else {})))
+    if simulate:  # /robot_description, /tf_static, /tf of every URDF link from /joint_states
+        nodes.append(NodeSpec("state_publisher", "state-publisher", "state_publisher",
+                              {**common, "use_sim_time": sim_time}))
     if services:
         nodes.append(NodeSpec("dynamics_server", "dynamics-server", "dynamics_server",
                               {**common, "use_sim_time": sim_time}))

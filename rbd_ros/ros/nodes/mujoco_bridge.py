@@ -43,8 +43,8 @@ as for the dynamics server (wheels found by ``rbd_ros.urdf.wheels``); ``rbd_ros.
           ``wheel_viscous``, ``wheel_coulomb``, ``floor_friction``, ``base_height``,
           ``odom_frame`` (odom), ``base_frame`` (the model's base_link).
   /odom (nav_msgs/Odometry, out): odom_frame -> base_frame, pose and base-frame twist, with
-          every /joint_states.  /tf (odom -> base frame) only where ``tf2_msgs`` imports (ROS
-          2 installs); otherwise the log says once that it is not published.
+          every /joint_states.  /tf (odom -> the URDF's root link, every link) is
+          ``rbd-ros state-publisher``'s, from this /odom.
 
 Modes
   realtime  one step per ``timestep`` of wall clock (absolute deadlines, catching up when

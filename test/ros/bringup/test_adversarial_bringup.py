@@ -70,13 +70,13 @@ def _running(pid: int) -> bool:
 def _signal_a_running_bringup(sig: int, record: list[str], settle: float = 1.0,
                               gone_within: float = 5.0) -> NodeProcess:
     """Start a bringup of planar2, wait for its tour, send ``sig`` to it alone (as a closing
-    terminal does) and check that none of its three nodes outlives it."""
+    terminal does) and check that none of its four nodes outlives it."""
     proc = NodeProcess(["bringup", "--robot", "planar2", "--controller", "pd_gravity",
                         "--duration", "60", *record])
     try:
         proc.wait_for("[bringup] t =", timeout=300)  # the tour runs (and is being recorded)
         nodes = _children(proc.proc.pid)
-        assert len(nodes) == 3, nodes  # bridge, server, controller
+        assert len(nodes) == 4, nodes  # bridge, state publisher, server, controller
         time.sleep(settle)
         os.kill(proc.proc.pid, sig)
         proc.proc.wait(60)

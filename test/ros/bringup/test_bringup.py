@@ -72,7 +72,8 @@ def test_bag_has_the_topics_and_counts(run):
 
     bag = read_bag(out / "bag")
     assert set(bag) == {"/joint_states", "/effort_controller/commands",
-                        "/controller/joint_trajectory", "/controller/controller_state"}
+                        "/controller/joint_trajectory", "/controller/controller_state",
+                        "/tf", "/tf_static", "/robot_description"}
     assert len(bag["/controller/joint_trajectory"]) == 1
     n_states, n_cmd = len(bag["/joint_states"]), len(bag["/effort_controller/commands"])
     # 1.2 s at 1 kHz; lockstep: one command per state (give or take the ones in flight)

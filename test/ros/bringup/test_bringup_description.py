@@ -24,7 +24,8 @@ def test_bundled_robots_are_there():
 def test_every_robot_and_controller(robot, controller):
     nodes = describe(robot=robot, controller=controller, mode="lockstep")
     names = [n.name for n in nodes]
-    expected = ["mujoco_bridge", "dynamics_server"] + ([] if controller == "none" else ["controller"])
+    expected = ["mujoco_bridge", "state_publisher", "dynamics_server"] + (
+        [] if controller == "none" else ["controller"])
     assert names == expected
     for n in nodes:
         assert n.parameters["urdf_path"] == str(bundled_urdf(robot))
@@ -158,7 +159,7 @@ def test_bringup_launch_file_follows_the_description(monkeypatch, overrides):
     assert [n.kw["name"] for n in nodes] == [s.name for s in expected]
     assert [n.kw["parameters"] for n in nodes] == [[s.parameters] for s in expected]
     assert all(n.kw["package"] == "rbd_ros" for n in nodes)
-    wanted = ["mujoco_bridge", "dynamics_server"]
+    wanted = ["mujoco_bridge", "state_publisher", "dynamics_server"]
     if overrides.get("controller", "computed_torque") != "none":
         wanted.append("controller")
     assert [n.kw["executable"] for n in nodes] == wanted

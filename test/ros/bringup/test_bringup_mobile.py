@@ -73,12 +73,12 @@ def test_mobile_bringup_refusals() -> None:
 
 
 def test_description_of_a_mobile_robot() -> None:
-    """The launch files' description: bridge, dynamics services and the mobile law."""
+    """The launch files' description: bridge, state publisher, dynamics services and the mobile law."""
     from rbd_ros.ros.bringup.description import describe
 
     specs = describe(robot="mobile_arm7", controller="whole_body_computed_torque", mode="lockstep")
-    assert [s.name for s in specs] == ["mujoco_bridge", "dynamics_server", "controller"]
-    assert specs[2].parameters["type"] == "whole_body_computed_torque"
+    assert [s.name for s in specs] == ["mujoco_bridge", "state_publisher", "dynamics_server", "controller"]
+    assert specs[-1].parameters["type"] == "whole_body_computed_torque"
     assert all(s.parameters["model_yaml"].endswith("mobile_arm7.yaml") for s in specs)
 
 

@@ -100,6 +100,7 @@ def test_effective_parameters_and_gains_for_the_page(bringup) -> None:
     b = bringup
     b.procs = [FakeProcess(["mujoco_bridge: ready (2 joints, mode=lockstep, integrator=RK4, "
                             "timestep=0.001 s, command_mode=torque, model 'planar2' from x)"]),
+               FakeProcess([]),  # state_publisher
                FakeProcess([]),
                FakeProcess(["[INFO] [1.0] [controller]: computed_torque on 2 joints from x; trigger "
                             "timer; gains kp=[100.0, 100.0] (model), kd=[20.0, 20.0] (given)"])]
@@ -118,17 +119,17 @@ def test_refusals_are_matched_to_the_tour_it_sent(bringup, capsys) -> None:
     other = "[ERROR] [controller]: trajectory refused: joint names ['x'] do not match"
     b.tour_stamp, b.answers_from = 1.1, 1
     # a refusal before the tour was sent, another publisher's after it, then the tour accepted
-    b.procs = [FakeProcess([]), FakeProcess([]), FakeProcess([other, other, ours])]
+    b.procs = [FakeProcess([]), FakeProcess([]), FakeProcess([]), FakeProcess([other, other, ours])]
     b.wait_for_tour_accepted(timeout=2.0, others=lambda kind: 1)
     out = capsys.readouterr().out
     assert out.count("[bringup] warning: not the tour's") == 1 and "the run goes on" in out
     # later: another publisher's trajectory accepted replaces the tour: said
-    b.procs[2].lines.append("[INFO] [controller]: trajectory accepted: 2 points, quintic, 1.000 s "
+    b.procs[3].lines.append("[INFO] [controller]: trajectory accepted: 2 points, quintic, 1.000 s "
                             "from t = 5.000")
-    b.report_foreign_answers(b.procs[2])
+    b.report_foreign_answers(b.procs[3])
     assert "it replaced the tour" in capsys.readouterr().out
     # nobody else publishes: a refusal is the tour's
-    b.procs[2].lines = ["x", other]
+    b.procs[3].lines = ["x", other]
     with pytest.raises(RuntimeError, match=r"the controller refused the tour: joint names \['x'\]"):
         b.wait_for_tour_accepted(timeout=2.0, others=lambda kind: 0)
     # others publish and the tour's acceptance never comes: an error that says it may be theirs
