@@ -67,9 +67,8 @@ class MoveItLikeClient:
         self.states: list[tuple[float, np.ndarray]] = []  # /joint_states (t, q) in JOINTS order
         self.refs: list[tuple[float, np.ndarray]] = []  # controller_state (t, q_d)
         self.feedback: list = []
-        qos = recordable_qos()
-        self.node.create_subscription(JointState, "/joint_states", self._on_state, qos)
-        self.node.create_subscription(JointState, "/controller/controller_state", self._on_ref, qos)
+        self.qos, self.JointState = recordable_qos(), JointState
+        self.node.create_subscription(JointState, "/joint_states", self._on_state, self.qos)
         self.spinner = spin_in_background(self.node)
 
     @staticmethod
@@ -86,6 +85,11 @@ class MoveItLikeClient:
     def _on_ref(self, msg) -> None:  # noqa: ANN001
         with self.cv:
             self.refs.append(self._row(msg))
+
+    def record_references(self) -> None:
+        """Record ``/controller/controller_state`` from now on (every control cycle: only
+        while needed, a Python subscriber falls behind the fast lockstep stream)."""
+        self.node.create_subscription(self.JointState, "/controller/controller_state", self._on_ref, self.qos)
 
     def now(self) -> float:
         with self.cv:
@@ -106,18 +110,25 @@ class MoveItLikeClient:
         with self.cv:
             return next(q for s, q in self.states if s >= t - 1e-9)
 
-    def wait_into_goal(self, seconds: float, timeout: float = 60.0) -> None:
-        """Until the running goal's feedback is ``seconds`` past its start (feedback cleared
-        before the goal was sent)."""
+    def goal_feedback(self, handle) -> list:  # noqa: ANN001
+        """The feedback messages of the goal of ``handle`` (MoveIt keeps one per goal)."""
+        uuid = bytes(handle.goal_id.uuid)
+        return [fb for gid, fb in list(self.feedback) if gid == uuid]
+
+    def wait_into_goal(self, handle, seconds: float, timeout: float = 60.0) -> None:  # noqa: ANN001
+        """Until the goal's feedback is ``seconds`` past its start."""
         deadline = time.monotonic() + timeout
-        while not self.feedback or _t(self.feedback[-1].desired.time_from_start) < seconds:
+        while True:
+            fbs = self.goal_feedback(handle)
+            if fbs and _t(fbs[-1].desired.time_from_start) >= seconds:
+                return
             assert time.monotonic() < deadline, f"no feedback {seconds} s into the goal"
             time.sleep(0.002)
 
-    def last_feedback(self):  # noqa: ANN201
+    def last_feedback(self, handle):  # noqa: ANN001, ANN201
         """The goal's last feedback (sent before its result; given 0.2 s to arrive)."""
         time.sleep(0.2)
-        return self.feedback[-1]
+        return self.goal_feedback(handle)[-1]
 
     def goal(self, names: list[str], points: list[tuple], stamp: float = 0.0, path=(), goal=(),
              goal_time: float = 0.0):  # noqa: ANN001, ANN201
@@ -145,7 +156,8 @@ class MoveItLikeClient:
     def send(self, goal, timeout: float = 30.0):  # noqa: ANN001, ANN201
         """MoveIt's sendTrajectory: the goal, and its handle once the server answered."""
         assert self.client.wait_for_server(timeout_sec=timeout), f"no action server {ACTION}"
-        future = self.client.send_goal_async(goal, feedback_callback=lambda m: self.feedback.append(m.feedback))
+        future = self.client.send_goal_async(
+            goal, feedback_callback=lambda m: self.feedback.append((bytes(m.goal_id.uuid), m.feedback)))
         handle = self._wait(future, timeout, "the goal response")
         assert handle.accepted, "goal rejected without a result"
         return handle
@@ -182,9 +194,10 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     g = client.goal(full, [(0.4, (Q0 + (target - Q0) / 2)[[3, 1, 2, 0, 5, 4]]),
                            (0.8, target[[3, 1, 2, 0, 5, 4]])],
                     goal=[(j, 0.01) for j in JOINTS], goal_time=1.0)
-    status, code, text = client.result(client.send(g))
+    handle = client.send(g)
+    status, code, text = client.result(handle)
     assert (status, code) == (GoalStatus.STATUS_SUCCEEDED, R.SUCCESSFUL), text
-    fb = client.last_feedback()
+    fb = client.last_feedback(handle)
     t_done = _t(fb.header.stamp)  # when the goal succeeded
     np.testing.assert_allclose(client.state_at(t_done), target, atol=0.01)
     assert list(fb.joint_names) == JOINTS
@@ -194,26 +207,24 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     assert fb.index == 1
 
     # ---- preemption: the second goal replaces the first ----------------------------------------
-    client.feedback.clear()
     first = client.send(client.goal(shuffled, [(4.0, [-0.8, 0.0, 1.1])]))  # long: lockstep runs fast
-    client.wait_into_goal(0.3)
+    client.wait_into_goal(first, 0.3)
     second = client.send(client.goal(shuffled, [(0.6, [-0.6, 0.0, 0.9])], goal=[("joint2", 0.01)]))
     status, code, text = client.result(first)
     assert (status, code) == (GoalStatus.STATUS_ABORTED, R.INVALID_GOAL) and "preempted" in text, text
     status, code, text = client.result(second)
     assert (status, code) == (GoalStatus.STATUS_SUCCEEDED, R.SUCCESSFUL), text
-    t_done = _t(client.last_feedback().header.stamp)
+    t_done = _t(client.last_feedback(second).header.stamp)
     start = client.state_at(t_done)
     assert abs(start[1] - 0.9) < 0.01, start  # the goal tolerance of joint 2
 
     # ---- cancel: canceled, then holding still short of the target -------------------------------
-    client.feedback.clear()
     handle = client.send(client.goal(["joint2"], [(4.0, [1.6])]))
-    client.wait_into_goal(0.5)
+    client.wait_into_goal(handle, 0.5)
     client._wait(handle.cancel_goal_async(), 30, "the cancel response")
     status, code, _ = client.result(handle)
     assert status == GoalStatus.STATUS_CANCELED and code == R.SUCCESSFUL
-    t_cancel = _t(client.last_feedback().header.stamp)  # (at most a monitor period before it)
+    t_cancel = _t(client.last_feedback(handle).header.stamp)  # (at most a monitor period before it)
     client.wait_sim(t_cancel + 2.0)
     with client.cv:
         late = np.array([q for t, q in client.states if t_cancel + 1.5 <= t <= t_cancel + 2.0])
@@ -228,7 +239,9 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     assert text.startswith("joint1: position error") and "path tolerance 0.05" in text, text
 
     # ---- refused goals: their code, a reason, and the arm untouched --------------------------------
-    t_from = _t(client.last_feedback().header.stamp) + 1.5  # settled on the hold
+    # settled on the hold: 2.5 s after the recorder's time at the result (it may lag the arm)
+    t_from = client.now() + 2.5
+    client.record_references()
     here = client.state_at(t_from)
     bad = {
         R.INVALID_JOINTS: client.goal(["joint2", "elbow"], [(1.0, [1.0, 0.0])]),
@@ -264,7 +277,8 @@ def test_follow_joint_trajectory_like_moveit(composed: bool) -> None:
         client = MoveItLikeClient(ctx)
         try:
             if composed:
-                procs.append(NodeProcess([*bridge, *law, "-p", "controller_type:=computed_torque"]))
+                procs.append(NodeProcess([*bridge, *law, "-p", "controller_type:=computed_torque",
+                                          "-p", "publish_every:=5"]))  # /joint_states at 1/5 of the steps
                 procs[0].wait_for("mujoco_bridge: ready", 180)
             else:
                 procs.append(NodeProcess(bridge))
@@ -273,6 +287,8 @@ def test_follow_joint_trajectory_like_moveit(composed: bool) -> None:
                                           "-p", "type:=computed_torque", "-p", "rate:=1000.0"]))
                 procs[1].wait_for("controller: ready", 180)
             _run_scenarios(client)
+            if not composed:  # the action's own executor thread: the node keeps the lean one
+                assert "SingleThreadedExecutor instead" not in procs[1].output
         except BaseException:
             for p in procs:
                 print(p.output[-6000:])
@@ -281,3 +297,4 @@ def test_follow_joint_trajectory_like_moveit(composed: bool) -> None:
             client.close()
             for p in procs:
                 p.stop()
+            print(procs[0].output.splitlines()[-1])  # the bridge's stats: simulated time, rtf
