@@ -205,3 +205,44 @@ def test_a_goal_runs_in_the_control_loop_and_succeeds_on_perfect_tracking() -> N
                        points=[NS(time_from_start=_dur(1.0), positions=list(q0), velocities=[],
                                   accelerations=[])]))
     assert not loop.runs(ex)  # replaced: the action adapter ends the goal
+
+
+def test_a_running_goal_adds_no_allocation_that_stays() -> None:
+    """The cycle's goal checks (``watch``: sample copies and a jitted scan) keep nothing per
+    cycle: over 2000 cycles with a goal running (path tolerances on every joint), the traced
+    memory does not grow (a kept object per cycle would add 2000 x >= 16 B)."""
+    import gc
+    import tracemalloc
+
+    from rbd_ros.control.laws import make_law
+    from rbd_ros.control.loop import ControlLoop
+    from rbd_ros.model import MdhModel
+    from ros_helpers import REPO
+
+    model = MdhModel.from_yaml(str(REPO / "config" / "arm7.yaml"))
+    loop = ControlLoop(model, make_law("computed_torque", model), log=lambda lvl, msg: None)
+    names = list(model.joint_names)
+    q0 = np.clip(np.zeros(7), model.lower, model.upper)
+    loop.joint_state(names, q0, np.zeros(7), 0.0)
+    target = q0 + np.where(q0 < model.upper - 0.01, 0.01, -0.01)
+    ex = loop.follow_goal(_goal(names, [(100.0, target)], path=[(j, 1.0, 10.0) for j in names]),
+                          ft.ToleranceDefaults())
+    q, qd = q0.copy(), np.zeros(7)
+    ts = [1e-3 * k for k in range(1, 2601)]
+    for t in ts[:500]:
+        loop.joint_state(names, q, qd, t)
+        loop.cycle(t)
+    gc.collect()
+    tracemalloc.start(1)
+    try:
+        marks = []
+        for window in (ts[500:600], ts[600:1600], ts[1600:2600]):
+            for t in window:
+                loop.joint_state(names, q, qd, t)
+                loop.cycle(t)
+            marks.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    assert ex.code is None and ex.t == ts[-1]  # the goal ran, watched every cycle
+    # (the first window settles tracemalloc's own bookkeeping; then 1000 cycles each)
+    assert marks[2] - marks[1] < 256, f"{marks[2] - marks[1]} B kept over 1000 cycles"
