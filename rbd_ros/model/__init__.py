@@ -6,6 +6,7 @@
   ``pack_model``; the layout of ``algorithm.layout``)
 * ``physical``: the physical-consistency check of link inertias at load time
 * ``urdf_export``: ``MdhModel`` -> URDF (``MdhModel.to_urdf``)
+* ``link_frames``: every URDF link on the model's bodies (``LinkFrames``: poses, tf joints)
 
 ``from rbd_ros.model import MdhModel`` imports only the description (no numba).
 """

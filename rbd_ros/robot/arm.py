@@ -49,6 +49,7 @@ from rbd_ros.algorithm import forward_dynamics as fdmod
 from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model
+from rbd_ros.model.link_frames import LinkFrames
 from rbd_ros.robot.kernels import Kernels
 from rbd_ros.robot.simulation import Simulation, SimulationError, SimulationResult
 from rbd_ros.robot.statics import IKResult, StaticsAndIK
@@ -105,6 +106,8 @@ class Robot(StaticsAndIK, Simulation):
         fixed = {"rnea": d.tau, "forward_dynamics": d.qdd, "crba": d.M, "gravity": d.g, "jacobian": d.J}
         self.kernels = Kernels(self.root, self._mp, self._ws, self.dof, fixed if self.root.nv0 == 0 else None)
         self._formulations: Any = None  # rbd_ros.formulations.Formulations, built on first use
+        #: every URDF link on the model's bodies (``Robot.from_urdf``; a bare model: base and tip)
+        self.link_frames = LinkFrames.from_model(model)
 
     # ---- construction ------------------------------------------------------------------------
     @classmethod
@@ -117,15 +120,23 @@ class Robot(StaticsAndIK, Simulation):
         ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the wheel options override
         what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed on (e.g. ``gravity``)."""
         from rbd_ros.model import BASE_TYPES
-        from rbd_ros.urdf import load_model
+        from rbd_ros.urdf import load_conversion
 
         if base not in BASE_TYPES:
             raise ValueError(f"base '{base}' unknown; use one of {list(BASE_TYPES)}")
         given = {"left": left_wheel, "right": right_wheel, "radius": wheel_radius,
                  "separation": wheel_separation}
         wheels = {k: v for k, v in given.items() if v is not None}
-        return cls(load_model(path_or_xml, base_link=base_link, tip_link=tip_link, base_type=base,
-                              wheels=wheels or None, **kw))
+        conv = load_conversion(path_or_xml, base_link=base_link, tip_link=tip_link, base_type=base,
+                               wheels=wheels or None, **kw)
+        return cls(conv.model).with_link_frames(conv.link_frames)
+
+    def with_link_frames(self, link_frames: LinkFrames) -> "Robot":
+        """Give the robot its URDF's links (``UrdfConversion.link_frames``, same model); ``self``."""
+        if not isinstance(link_frames, LinkFrames) or int(link_frames.body.max(initial=0)) > self.dof:
+            raise ValueError(f"with_link_frames needs the LinkFrames of this {self.dof}-joint model's URDF")
+        self.link_frames = link_frames
+        return self
 
     @classmethod
     def from_yaml(cls, path_or_text: str, base: str | None = None) -> "Robot":
@@ -433,6 +444,12 @@ class Robot(StaticsAndIK, Simulation):
         out = np.empty((self.dof + 1, 4, 4))
         kinematics.link_poses(self._mp, self._ws, q, out)
         return validate.finite_result("link_poses", out, q=q)
+
+    def urdf_link_poses(self, q: Any, links: Sequence[str] | None = None) -> np.ndarray:
+        """World poses ``(L, 4, 4)`` of URDF links by name (default every link of
+        ``self.link_frames``, in its order; fixed links included): ``F_body(q) @ offset`` from
+        the MDH frames (``rbd_ros.model.link_frames``); an unknown name: ``ValueError`` naming it."""
+        return self.link_frames.poses(self.link_poses(q), list(links) if links is not None else None)
 
     def jacobian(self, q: Any, link: int | str | None = None) -> np.ndarray:
         """Geometric Jacobian ``(6, n)`` [linear; angular], world frame, of the tool origin

@@ -686,6 +686,17 @@ class DynamicsService:
         return tool, self._finite("the link poses", links[None], positions=q)[0]
 
     @_serves
+    def urdf_link_poses(self, joint_names, positions, links) -> np.ndarray:
+        """(L, 4, 4) poses of URDF links by name (any link of the URDF, fixed ones included;
+        ``Robot.urdf_link_poses``) for one state, in the frame of :meth:`forward_kinematics`;
+        an unknown name: ``RequestError`` naming it."""
+        (pq, _), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
+        q = self._positions("positions", positions, pq, nq, 1, labels=self.labels(joint_names, "q"))[0]
+        self.robot.link_frames.indices(list(links))  # unknown names refused before any work
+        P = self.robot.link_frames.poses(np.asarray(_raw(self.robot.link_poses)(q)), list(links))
+        return self._finite("the link poses", P[None], positions=q)[0]
+
+    @_serves
     def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
         """(6, n) [linear; angular], columns in the caller's joint order (floating base: the
         velocity names, 6 + n columns; a ground base: 3 + n columns on its velocity names,

@@ -12,6 +12,7 @@ URDF the converter refuses (non-finite mass ...).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,19 +30,22 @@ ROBOT_PARAMETERS: dict[str, Any] = schema("robot").defaults()
 
 @dataclass(frozen=True)
 class LoadedRobot:
-    """The ``MdhModel``, where it came from (a path or 'robot_description parameter') and a
-    name for look-ups by robot (the file stem; '' for XML text)."""
+    """The ``MdhModel``, where it came from (a path or 'robot_description parameter'), a
+    name for look-ups by robot (the file stem; '' for XML text) and, from a URDF, every link
+    on the model's bodies (``rbd_ros.model.link_frames.LinkFrames``; None for a model file)."""
 
     model: Any
     source: str
     stem: str
+    link_frames: Any = None
+    urdf_xml: str = ""  # the URDF text (after xacro), '' for a model file
 
 
 def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
     """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``; missing = not given);
     ``base`` a ``MdhModel.base_type`` for the dynamics server ('' = the file's; URDF: fixed)."""
     from rbd_ros.model import MdhModel
-    from rbd_ros.urdf import load_model
+    from rbd_ros.urdf import load_conversion
 
     p = {**ROBOT_PARAMETERS, **{k: v for k, v in params.items() if v is not None}}
     base = base or str(p["base"])
@@ -59,11 +63,12 @@ def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
     else:
         source, where, stem = urdf_source(p["robot_description"], p["urdf_path"])
         with urdf_errors(where):
-            model = load_model(source, base_link=p["base_link"] or None, tip_link=p["tip_link"] or None,
-                               base_type=base or "fixed")
-        loaded = LoadedRobot(model, source if stem else "robot_description parameter", stem)
+            conv = load_conversion(source, base_link=p["base_link"] or None, tip_link=p["tip_link"] or None,
+                                   base_type=base or "fixed")
+        loaded = LoadedRobot(conv.model, source if stem else "robot_description parameter", stem,
+                             conv.link_frames, conv.urdf_xml)
     if gravity is not None:
-        loaded = LoadedRobot(loaded.model.replace(gravity=gravity), loaded.source, loaded.stem)
+        loaded = dataclasses.replace(loaded, model=loaded.model.replace(gravity=gravity))
     return loaded
 
 

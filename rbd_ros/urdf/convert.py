@@ -24,10 +24,12 @@ import numpy as np
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MOBILE_BASES, PRISMATIC, REVOLUTE, MdhModel
+from rbd_ros.model.link_frames import LinkFrames
 from rbd_ros.urdf.chain import Chain, select_chain
 from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.geometry import AxisLine, MdhGeometry, mdh_geometry
 from rbd_ros.urdf.inertia import Body, link_body, merge
+from rbd_ros.urdf.link_tree import link_frames as tree_link_frames
 from rbd_ros.urdf.parse import UrdfTree, load_tree
 from rbd_ros.urdf.transforms import inverse, joint_motion
 from rbd_ros.urdf.wheels import find_wheels, wheel_like
@@ -50,6 +52,7 @@ class UrdfConversion:
     warnings: tuple[str, ...]  # the converter's own warnings (fidelity)
     parser_notes: tuple[str, ...]  # urdf_parser_py's remarks (unknown tags/attributes, ...)
     urdf_xml: str  # the URDF text that was converted (after xacro)
+    link_frames: LinkFrames | None = None  # every URDF link on the model's bodies (urdf.link_tree)
 
     def frames(self, q: Sequence[float]) -> np.ndarray:
         """MDH frames 0..n in the base_link frame at joint positions ``q`` ((n+1, 4, 4))."""
@@ -67,6 +70,11 @@ class UrdfConversion:
         """Pose in the base_link frame of every URDF link on the moving chain at ``q``."""
         F = self.frames(q)
         return {name: F[i] @ off for name, (i, off) in self.link_offsets.items()}
+
+    def all_link_poses(self, q: Sequence[float]) -> dict[str, np.ndarray]:
+        """Pose in the base_link frame of every link of the URDF at ``q`` (:attr:`link_frames`)."""
+        lf = self.link_frames
+        return dict(zip(lf.links, lf.poses(self.frames(q)), strict=True))
 
     def tool_pose(self, q: Sequence[float]) -> np.ndarray:
         """Pose of ``tip_link`` in the base_link frame at ``q``."""
@@ -178,7 +186,7 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
         raise UrdfError(f"{tree.source}: {exc}") from None
     conv = UrdfConversion(model=model, cases=geo.cases, link_offsets=offsets, positions=dict(chain.positions),
                           chain_path=chain.path, max_error=0.0, warnings=(), parser_notes=tree.warnings,
-                          urdf_xml=tree.xml)
+                          urdf_xml=tree.xml, link_frames=tree_link_frames(tree, chain, F))
     err = _self_check(tree, chain, conv)
     notes = []
     if err > FIDELITY_WARN:

@@ -285,6 +285,8 @@ class DynamicsServer:
         loaded = robot_from_node(node)  # + base, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
+        if loaded.link_frames is not None:  # a URDF: every link answers FK by name
+            robot.with_link_frames(loaded.link_frames)
         shared = bool(prm["allow_shared_namespace"])
         self._lock = namespace_lock(prefix, shared)
         if not shared:
@@ -407,6 +409,9 @@ class DynamicsServer:
         res.tool_pose = matrix_to_pose(tool)
         res.link_names = ["frame0", *model.link_names]
         res.link_poses = [matrix_to_pose(T) for T in links]
+        if len(req.links):  # URDF links by name (rbd_ros.model.link_frames)
+            res.poses = [matrix_to_pose(T) for T in
+                         self.service.urdf_link_poses(req.joint_names, req.positions, list(req.links))]
 
     def _jacobian(self, req, res) -> None:
         res.jacobian = f64(self.service.jacobian(req.joint_names, req.positions, req.link))
