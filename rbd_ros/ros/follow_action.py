@@ -14,7 +14,8 @@ the cycle checks the tolerances and writes the outcome without waiting).  Here:
 * a valid goal preempts the running one, which is aborted with joint_trajectory_controller's
   INVALID_GOAL "Current goal preempted by new incoming action."; a trajectory on
   ``~/joint_trajectory`` or a target pose replacing the goal's reference aborts it likewise;
-* cancel: the goal ends canceled (error_code 0) and the arm holds the measured position;
+* cancel: the goal ends canceled (error_code 0) and the arm holds the measured position; a
+  managed controller's deactivation aborts the running goal (INVALID_GOAL);
 * feedback (``desired``, ``actual``, ``error = desired - actual`` in the ``joints`` order, the
   index of the point being approached, stamped with the control time) and the goal's end are
   published every 1/``action_monitor_rate`` s; the result follows the last point once the goal
@@ -109,13 +110,16 @@ class FollowJointTrajectoryServer:
 
     def _monitor(self, handle: Any, execution: Any, wake: threading.Event) -> Any:
         """Feedback every period until the goal ends; then its terminal state and result."""
-        from rbd_ros.control.follow_trajectory import CANCELED, INVALID_GOAL, SUCCESSFUL
+        from rbd_ros.control.follow_trajectory import INVALID_GOAL
 
         loop, context = self.ctl.loop, self.node.context
         feedback = self._feedback_message()
         while execution.code is None:
             if not context.ok():
                 execution.finish(INVALID_GOAL, "the controller shut down")
+                break
+            if not self.ctl.active:  # a managed node deactivated (joint_trajectory_controller's words)
+                execution.finish(INVALID_GOAL, "Current goal cancelled during deactivate transition.")
                 break
             with self.lock:  # (a new goal replaces the reference and ends this one under it)
                 if not loop.runs(execution):
@@ -128,6 +132,17 @@ class FollowJointTrajectoryServer:
             if self.active is not None and self.active[1] is execution:
                 self.active = None
         code, message = execution.code, execution.message
+        try:
+            code = self._end(handle, execution, feedback, code, message)
+        except Exception:  # noqa: BLE001 - the process is shutting down (Ctrl-C) meanwhile
+            if context.ok():
+                raise
+        return self.Action.Result(error_code=code, error_string=message)
+
+    def _end(self, handle: Any, execution: Any, feedback: Any, code: int, message: str) -> int:
+        """The goal's terminal state (succeeded, canceled, aborted); its result's error_code."""
+        from rbd_ros.control.follow_trajectory import CANCELED, INVALID_GOAL, SUCCESSFUL
+
         if code == SUCCESSFUL:
             self._publish_feedback(handle, execution, feedback)
             handle.succeed()
@@ -140,7 +155,7 @@ class FollowJointTrajectoryServer:
             code = INVALID_GOAL if code == CANCELED else code  # (rclpy never moved it to CANCELING)
             handle.abort()
             self.log.warning(f"follow_joint_trajectory: aborted ({self._code_name(code)}): {message}")
-        return self.Action.Result(error_code=code, error_string=message)
+        return code
 
     @staticmethod
     def _canceling(handle: Any, timeout: float = 1.0) -> bool:

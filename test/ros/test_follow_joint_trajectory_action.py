@@ -19,7 +19,9 @@ themselves (their target positions and the joint limits of the URDF) and ``/join
 * goals with an unknown joint, a NaN, non-increasing times, a position outside the limits, or an
   old stamp end at once with their error code (INVALID_JOINTS, INVALID_GOAL,
   OLD_HEADER_TIMESTAMP) and a reason; meanwhile the reference (``~/controller_state``) does not
-  move by a single bit and the arm holds still: nothing is partially executed.
+  move by a single bit and the arm holds still: nothing is partially executed;
+* the topic ``~/joint_trajectory`` still works, and a trajectory there ends a running goal
+  (aborted, INVALID_GOAL, naming the topic).
 
 Each run takes a few seconds of simulated time; lockstep makes it independent of the load.
 """
@@ -69,6 +71,9 @@ class MoveItLikeClient:
         self.feedback: list = []
         self.qos, self.JointState = recordable_qos(), JointState
         self.node.create_subscription(JointState, "/joint_states", self._on_state, self.qos)
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.traj_pub = self.node.create_publisher(JointTrajectory, "/controller/joint_trajectory", self.qos)
         self.spinner = spin_in_background(self.node)
 
     @staticmethod
@@ -87,9 +92,23 @@ class MoveItLikeClient:
             self.refs.append(self._row(msg))
 
     def record_references(self) -> None:
-        """Record ``/controller/controller_state`` from now on (every control cycle: only
-        while needed, a Python subscriber falls behind the fast lockstep stream)."""
-        self.node.create_subscription(self.JointState, "/controller/controller_state", self._on_ref, self.qos)
+        """Sample ``/controller/controller_state`` from now on: the latest message whenever
+        this process gets to it (best effort, depth 1; every one of the composed loop's ~5 kHz
+        would leave a Python subscriber ever further behind)."""
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        latest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self.node.create_subscription(self.JointState, "/controller/controller_state", self._on_ref, latest)
+
+    def publish_trajectory(self, names: list[str], q: np.ndarray, seconds: float) -> None:
+        """One point on ``/controller/joint_trajectory`` (the controller's topic), stamp 0."""
+        from rbd_ros.ros.messages import to_joint_trajectory
+
+        deadline = time.monotonic() + 30
+        while self.traj_pub.get_subscription_count() == 0:
+            assert time.monotonic() < deadline, "nobody subscribes /controller/joint_trajectory"
+            time.sleep(0.02)
+        self.traj_pub.publish(to_joint_trajectory(names, [seconds], np.asarray(q)[None]))
 
     def now(self) -> float:
         with self.cv:
@@ -263,6 +282,13 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
         moved = np.array([q for t, q in client.states if t >= t_from])
     assert len(refs) > 10 and np.ptp(refs, axis=0).max() == 0.0, "the reference moved"
     assert np.abs(moved - here).max() < 1e-3, "the arm moved during the refused goals"
+
+    # ---- the topic ~/joint_trajectory stays, and a trajectory there replaces a running goal ---------
+    handle = client.send(client.goal(["joint2"], [(4.0, [here[1] + 0.3])]))
+    client.wait_into_goal(handle, 0.3)
+    client.publish_trajectory(JOINTS, here, 0.5)
+    status, code, text = client.result(handle)
+    assert (status, code) == (GoalStatus.STATUS_ABORTED, R.INVALID_GOAL) and "~/joint_trajectory" in text, text
 
 
 @pytest.mark.parametrize("composed", [True, False], ids=["composed", "separate"])
