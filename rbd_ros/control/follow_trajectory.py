@@ -252,6 +252,18 @@ def plan_goal(goal: Any, model: Any, now: float,
 
 
 @njit(cache=True)
+def sample_and_check(q_d: np.ndarray, q: np.ndarray, qd_d: np.ndarray, qd: np.ndarray,
+                     desired: np.ndarray, actual: np.ndarray, tol_position: np.ndarray,
+                     tol_velocity: np.ndarray) -> int:  # pragma: no cover - jitted
+    """Keep the sample (``desired = [q_d; qd_d]``, ``actual = [q; qd]``) and return
+    ``first_violation`` of it: one call per cycle."""
+    for j in range(q.shape[0]):
+        desired[0, j], desired[1, j] = q_d[j], qd_d[j]
+        actual[0, j], actual[1, j] = q[j], qd[j]
+    return first_violation(q_d, q, qd_d, qd, tol_position, tol_velocity)
+
+
+@njit(cache=True)
 def first_violation(q_d: np.ndarray, q: np.ndarray, qd_d: np.ndarray, qd: np.ndarray,
                     tol_position: np.ndarray, tol_velocity: np.ndarray) -> int:  # pragma: no cover
     """The first joint ``j`` with ``|q_d - q| > tol_position`` or ``|qd_d - qd| >
@@ -297,32 +309,33 @@ class GoalExecution:
 
     def watch(self, t: float, q: np.ndarray, qd: np.ndarray, q_d: np.ndarray, qd_d: np.ndarray) -> None:
         """In the control cycle, after the reference at ``t``: keep the sample, check the
-        tolerances (never waits: a busy lock is tried again next cycle)."""
-        np.copyto(self.desired[0], q_d)
-        np.copyto(self.desired[1], qd_d)
-        np.copyto(self.actual[0], q)
-        np.copyto(self.actual[1], qd)
+        tolerances (one jitted call; the lock only to write an outcome, and never waited for:
+        a busy lock is tried again next cycle)."""
+        tol = self.tol
+        path = t < self.end_time
+        tp, tv = (tol.path_position, tol.path_velocity) if path else (tol.goal_position, tol.goal_velocity)
+        j = sample_and_check(q_d, q, qd_d, qd, self.desired, self.actual, tp, tv)
         self.t = t
-        if self.code is not None or t < self.start_time or not self.lock.acquire(blocking=False):
+        if self.code is not None or t < self.start_time:
+            return
+        if path:
+            if j < 0:
+                return
+        elif j >= 0 and not (tol.goal_time > 0.0 and t - self.end_time > tol.goal_time):
+            return  # outside the goal tolerance, still within the goal time: wait
+        if not self.lock.acquire(blocking=False):
             return
         try:
             if self.code is not None:
-                return
-            tol = self.tol
-            if t < self.end_time:
-                j = first_violation(q_d, q, qd_d, qd, tol.path_position, tol.path_velocity)
-                if j >= 0:
-                    self._fail(PATH_TOLERANCE_VIOLATED, "path", j, t, q, qd, q_d, qd_d,
-                               tol.path_position, tol.path_velocity)
-                return
-            j = first_violation(q_d, q, qd_d, qd, tol.goal_position, tol.goal_velocity)
-            if j < 0:
+                pass
+            elif path:
+                self._fail(PATH_TOLERANCE_VIOLATED, "path", j, t, q, qd, q_d, qd_d, tp, tv)
+            elif j < 0:
                 self.message = (f"Goal successfully reached! {t - self.end_time:.3f} s after the "
                                 "trajectory's end")
                 self.code = SUCCESSFUL
-            elif tol.goal_time > 0.0 and t - self.end_time > tol.goal_time:
-                self._fail(GOAL_TOLERANCE_VIOLATED, "goal", j, t, q, qd, q_d, qd_d,
-                           tol.goal_position, tol.goal_velocity)
+            else:
+                self._fail(GOAL_TOLERANCE_VIOLATED, "goal", j, t, q, qd, q_d, qd_d, tp, tv)
         finally:
             self.lock.release()
 

@@ -150,9 +150,9 @@ class ControlLoop:
         gather2(q, q, idx, q.copy(), q.copy())
         self.saturation.update(q, np.zeros(n, dtype=np.bool_))
         self.saturation.reset()
-        from rbd_ros.control.follow_trajectory import first_violation
+        from rbd_ros.control.follow_trajectory import sample_and_check
 
-        first_violation(q, q, q, q, q, q)  # a goal's tolerance check
+        sample_and_check(q, q, q, q, np.zeros((2, n)), np.zeros((2, n)), q, q)  # a goal's checks
         if self.law.task_space:
             move = CartesianMove(np.eye(4), np.eye(4), 0.0, 1.0)
             move.evaluate(0.5, np.empty((4, 4)), np.empty(6), np.empty(6))
