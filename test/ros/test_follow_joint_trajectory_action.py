@@ -70,11 +70,15 @@ class MoveItLikeClient:
         self.refs: list[tuple[float, np.ndarray]] = []  # controller_state (t, q_d)
         self.feedback: list = []
         self.qos, self.JointState = recordable_qos(), JointState
-        self.node.create_subscription(JointState, "/joint_states", self._on_state, self.qos)
+        # the recorders on a node (and thread) of their own: a backlog of states never delays
+        # the action's feedback and result callbacks
+        self.recorder = rclpy.create_node("moveit_like_recorder", context=ctx)
+        self.recorder.create_subscription(JointState, "/joint_states", self._on_state, self.qos)
         from trajectory_msgs.msg import JointTrajectory
 
         self.traj_pub = self.node.create_publisher(JointTrajectory, "/controller/joint_trajectory", self.qos)
         self.spinner = spin_in_background(self.node)
+        self.recorder_spinner = spin_in_background(self.recorder)
 
     @staticmethod
     def _row(msg) -> tuple[float, np.ndarray]:  # noqa: ANN001
@@ -98,7 +102,7 @@ class MoveItLikeClient:
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
         latest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        self.node.create_subscription(self.JointState, "/controller/controller_state", self._on_ref, latest)
+        self.recorder.create_subscription(self.JointState, "/controller/controller_state", self._on_ref, latest)
 
     def publish_trajectory(self, names: list[str], q: np.ndarray, seconds: float) -> None:
         """One point on ``/controller/joint_trajectory`` (the controller's topic), stamp 0."""
@@ -109,6 +113,19 @@ class MoveItLikeClient:
             assert time.monotonic() < deadline, "nobody subscribes /controller/joint_trajectory"
             time.sleep(0.02)
         self.traj_pub.publish(to_joint_trajectory(names, [seconds], np.asarray(q)[None]))
+
+    def wait_still(self, since: float, window: float = 0.3, tol: float = 1e-4, limit: float = 10.0) -> float:
+        """The first simulated time after ``since`` ending a ``window`` s in which no joint
+        moved more than ``tol`` (the arm settled), within ``limit`` s."""
+        t = since + window
+        while t < since + limit:
+            self.wait_sim(t)
+            with self.cv:
+                q = np.array([q for s, q in self.states if t - window <= s <= t])
+            if len(q) and np.ptp(q, axis=0).max() < tol:
+                return t
+            t += 0.1
+        raise AssertionError(f"the arm did not settle within {limit} s after t = {since}")
 
     def now(self) -> float:
         with self.cv:
@@ -144,9 +161,17 @@ class MoveItLikeClient:
             assert time.monotonic() < deadline, f"no feedback {seconds} s into the goal"
             time.sleep(0.002)
 
-    def last_feedback(self, handle):  # noqa: ANN001, ANN201
-        """The goal's last feedback (sent before its result; given 0.2 s to arrive)."""
-        time.sleep(0.2)
+    def last_feedback(self, handle, at_least: float = 0.0, timeout: float = 10.0):  # noqa: ANN001, ANN201
+        """The goal's last feedback (sent before its result: given 0.1 s to arrive, or until
+        one is ``at_least`` s into the goal: the one a success sends at its end)."""
+        deadline = time.monotonic() + timeout
+        time.sleep(0.1)
+        while at_least > 0.0:
+            fbs = self.goal_feedback(handle)
+            if fbs and _t(fbs[-1].desired.time_from_start) >= at_least:
+                break
+            assert time.monotonic() < deadline, f"no feedback {at_least} s into the goal"
+            time.sleep(0.005)
         return self.goal_feedback(handle)[-1]
 
     def goal(self, names: list[str], points: list[tuple], stamp: float = 0.0, path=(), goal=(),
@@ -196,6 +221,8 @@ class MoveItLikeClient:
 
     def close(self) -> None:
         self.spinner.shutdown(timeout_sec=1.0)
+        self.recorder_spinner.shutdown(timeout_sec=1.0)
+        self.recorder.destroy_node()
         self.client.destroy()
         self.node.destroy_node()
 
@@ -216,7 +243,7 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     handle = client.send(g)
     status, code, text = client.result(handle)
     assert (status, code) == (GoalStatus.STATUS_SUCCEEDED, R.SUCCESSFUL), text
-    fb = client.last_feedback(handle)
+    fb = client.last_feedback(handle, at_least=0.8)
     t_done = _t(fb.header.stamp)  # when the goal succeeded
     np.testing.assert_allclose(client.state_at(t_done), target, atol=0.01)
     assert list(fb.joint_names) == JOINTS
@@ -226,20 +253,20 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     assert fb.index == 1
 
     # ---- preemption: the second goal replaces the first ----------------------------------------
-    first = client.send(client.goal(shuffled, [(4.0, [-0.8, 0.0, 1.1])]))  # long: lockstep runs fast
+    first = client.send(client.goal(shuffled, [(10.0, [-0.8, 0.0, 1.1])]))  # long: lockstep runs fast
     client.wait_into_goal(first, 0.3)
     second = client.send(client.goal(shuffled, [(0.6, [-0.6, 0.0, 0.9])], goal=[("joint2", 0.01)]))
     status, code, text = client.result(first)
     assert (status, code) == (GoalStatus.STATUS_ABORTED, R.INVALID_GOAL) and "preempted" in text, text
     status, code, text = client.result(second)
     assert (status, code) == (GoalStatus.STATUS_SUCCEEDED, R.SUCCESSFUL), text
-    t_done = _t(client.last_feedback(second).header.stamp)
+    t_done = _t(client.last_feedback(second, at_least=0.6).header.stamp)
     start = client.state_at(t_done)
     assert abs(start[1] - 0.9) < 0.01, start  # the goal tolerance of joint 2
 
     # ---- cancel: canceled, then holding still short of the target -------------------------------
-    handle = client.send(client.goal(["joint2"], [(4.0, [1.6])]))
-    client.wait_into_goal(handle, 0.5)
+    handle = client.send(client.goal(["joint2"], [(10.0, [1.6])]))
+    client.wait_into_goal(handle, 2.0)
     client._wait(handle.cancel_goal_async(), 30, "the cancel response")
     status, code, _ = client.result(handle)
     assert status == GoalStatus.STATUS_CANCELED and code == R.SUCCESSFUL
@@ -258,8 +285,7 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     assert text.startswith("joint1: position error") and "path tolerance 0.05" in text, text
 
     # ---- refused goals: their code, a reason, and the arm untouched --------------------------------
-    # settled on the hold: 2.5 s after the recorder's time at the result (it may lag the arm)
-    t_from = client.now() + 2.5
+    t_from = client.wait_still(client.now())  # settled on the hold
     client.record_references()
     here = client.state_at(t_from)
     bad = {
@@ -284,7 +310,7 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     assert np.abs(moved - here).max() < 1e-3, "the arm moved during the refused goals"
 
     # ---- the topic ~/joint_trajectory stays, and a trajectory there replaces a running goal ---------
-    handle = client.send(client.goal(["joint2"], [(4.0, [here[1] + 0.3])]))
+    handle = client.send(client.goal(["joint2"], [(10.0, [here[1] + 0.3])]))
     client.wait_into_goal(handle, 0.3)
     client.publish_trajectory(JOINTS, here, 0.5)
     status, code, text = client.result(handle)
