@@ -12,18 +12,21 @@ themselves (their target positions and the joint limits of the URDF) and ``/join
   every joint, checked against ``/joint_states``) and succeeds; its feedback's error is
   desired - actual;
 * a second goal preempts the first (aborted, INVALID_GOAL "preempted"), and succeeds;
+* then, the arm settled, goals with an unknown joint, a NaN, non-increasing times, a position
+  outside the limits, or an old stamp end at once with their error code (INVALID_JOINTS,
+  INVALID_GOAL, OLD_HEADER_TIMESTAMP) and a reason; meanwhile the reference
+  (``~/controller_state``) does not move by a single bit and the arm holds still: nothing is
+  partially executed;
 * a cancel ends the goal canceled; the arm then holds still short of the goal's target;
-* an unreachable timing for joint 1 (a 1 N m drive, ``effort_limit``, asked for 1 rad in 0.7 s:
-  ~1 N m of inertia torque alone) with a path tolerance of 0.05 rad aborts with
-  PATH_TOLERANCE_VIOLATED naming joint1;
-* goals with an unknown joint, a NaN, non-increasing times, a position outside the limits, or an
-  old stamp end at once with their error code (INVALID_JOINTS, INVALID_GOAL,
-  OLD_HEADER_TIMESTAMP) and a reason; meanwhile the reference (``~/controller_state``) does not
-  move by a single bit and the arm holds still: nothing is partially executed;
+* an unreachable timing for joint 1 (a 1 N m drive, ``effort_limit``, against the URDF's 1 N m of
+  dry friction, asked for 1 rad in 0.7 s: ~1 N m of inertia torque alone) with a path tolerance
+  of 0.05 rad aborts with PATH_TOLERANCE_VIOLATED naming joint1;
 * the topic ``~/joint_trajectory`` still works, and a trajectory there ends a running goal
   (aborted, INVALID_GOAL, naming the topic).
 
-Each run takes a few seconds of simulated time; lockstep makes it independent of the load.
+Lockstep keeps the physics independent of the load; when the client's preempt or cancel arrives
+is not (the composed loop runs 4-8x real time), hence long goals for those.  A run covers 15-30 s
+of simulated time composed (~10 s of wall) and ~12 s separate (~15-25 s of wall).
 """
 from __future__ import annotations
 
