@@ -113,6 +113,7 @@ class ControlLoop:
         self.ref = Reference(n)
         self.reference: Any = None  # joint reference (HoldPosition / JointSpline)
         self.cartesian: Any = None  # CartesianMove for task-space laws
+        self._watch: Any = None  # the reference's ``watch`` (a FollowJointTrajectory goal's checks)
         self.tau_out = np.zeros(n)  # the command, ``joints`` order
         self.ref_out = np.zeros(n)  # reference q_d, ``joints`` order (NaN for a Cartesian target)
         self.q_out = np.zeros(n)  # measured q, ``joints`` order
@@ -149,6 +150,9 @@ class ControlLoop:
         gather2(q, q, idx, q.copy(), q.copy())
         self.saturation.update(q, np.zeros(n, dtype=np.bool_))
         self.saturation.reset()
+        from rbd_ros.control.follow_trajectory import sample_and_check
+
+        sample_and_check(q, q, q, q, np.zeros((2, n)), np.zeros((2, n)), q, q)  # a goal's checks
         if self.law.task_space:
             move = CartesianMove(np.eye(4), np.eye(4), 0.0, 1.0)
             move.evaluate(0.5, np.empty((4, 4)), np.empty(6), np.empty(6))
@@ -245,6 +249,7 @@ class ControlLoop:
             cartesian = CartesianMove(T, T, t, 0.0)
         self._refs.item = None  # (the cycle thread: nothing to race)
         self.reference, self.cartesian = reference, cartesian
+        self._watch = None
         self.log("warn", f"the states' time went back from t = {self.t:.3f} s to {t:.3f} s (their "
                          "clock changed: unstamped states, then stamped ones?): holding the "
                          "reference where it was; send references again")
@@ -368,6 +373,25 @@ class ControlLoop:
                          f"{traj.end_time - t0:.3f} s from t = {t0:.3f}")
         return True
 
+    def follow_goal(self, goal: Any, defaults: Any) -> Any:
+        """A ``FollowJointTrajectory``-shaped goal: its ``GoalExecution``, handed to the next
+        cycle, or ``GoalError`` (code and reason; nothing changes).
+        ``rbd_ros.control.follow_trajectory`` has the semantics."""
+        from rbd_ros.control.follow_trajectory import INVALID_GOAL, GoalError, plan_goal
+
+        if not self.have_state:
+            raise GoalError(INVALID_GOAL, "no /joint_states yet: send the goal once states flow")
+        execution = plan_goal(goal, self.model, self.t, self._current_reference, self._latest()[0],
+                              defaults, self.interpolation, FUTURE_STAMP)
+        self._post(execution, None)
+        return execution
+
+    def runs(self, reference: Any) -> bool:
+        """``reference`` is the joint reference in use (or handed over) and no Cartesian move
+        overrides it: False once another reference replaced it."""
+        joint, cartesian = self._latest()
+        return joint is reference and cartesian is None
+
     def target_pose(self, msg: Any) -> bool:
         """A ``PoseStamped``-shaped Cartesian target (task-space laws); False if refused."""
         from rbd_ros.lie.so3 import pose_matrix
@@ -450,6 +474,8 @@ class ControlLoop:
         else:
             self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)
             ref.joint, ref.task = True, False
+            if self._watch is not None:  # a goal's tolerances (rbd_ros.control.follow_trajectory)
+                self._watch(t, self.q, self.qd, ref.q, ref.qd)
         law = self.law
         tau = law.compute(t, self.q, self.qd, ref)
         if law.fault:
@@ -472,6 +498,7 @@ class ControlLoop:
             item = refs.item
             if item is not None:
                 self.reference, self.cartesian = item
+                self._watch = getattr(self.reference, "watch", None)
                 refs.item = None
             refs.lock.release()
         if self._gains.item is not None:

@@ -13,6 +13,7 @@ TF = "/tf"
 # the controller's own
 CONTROLLER_STATE = "~/controller_state"
 JOINT_TRAJECTORY = "~/joint_trajectory"
+FOLLOW_JOINT_TRAJECTORY = "~/follow_joint_trajectory"  # control_msgs/action/FollowJointTrajectory
 TARGET_POSE = "~/target_pose"
 TASK_STATE = "~/task_state"
 # the bridge's own

@@ -26,27 +26,32 @@ def _share_dirs() -> dict[str, Path]:
     return found
 
 
-def rihs01(package: str, rel_path: str, text: str) -> str:
-    """The RIHS01 hash of ``package/rel_path`` (e.g. "msg/TFMessage.msg") defined by ``text``."""
+def rihs01(package: str, rel_path: str, text: str, siblings: dict[str, str] | None = None) -> str:
+    """The RIHS01 hash of ``package/rel_path`` (e.g. "msg/TFMessage.msg") defined by ``text``;
+    ``siblings``: {rel_path: text} of the package's other definitions it refers to (an action
+    using the package's own messages), hashed in the same run."""
     from rosidl_adapter.action import convert_action_to_idl
     from rosidl_adapter.msg import convert_msg_to_idl
     from rosidl_adapter.srv import convert_srv_to_idl
     from rosidl_generator_type_description import generate_type_hash
 
-    convert = {".msg": convert_msg_to_idl, ".srv": convert_srv_to_idl,
-               ".action": convert_action_to_idl}[Path(rel_path).suffix]
+    converters = {".msg": convert_msg_to_idl, ".srv": convert_srv_to_idl,
+                  ".action": convert_action_to_idl}
     with tempfile.TemporaryDirectory() as tmp:
         pkg_dir = Path(tmp) / "src" / package
-        source = pkg_dir / rel_path
-        source.parent.mkdir(parents=True)
-        source.write_text(text)
         idl_dir = Path(tmp) / "idl"
-        idl = convert(pkg_dir, package, Path(rel_path), idl_dir / Path(rel_path).parent)
+        idl_tuples = []
+        for rel, body in {**(siblings or {}), rel_path: text}.items():
+            source = pkg_dir / rel
+            source.parent.mkdir(parents=True, exist_ok=True)
+            source.write_text(body)
+            idl = converters[Path(rel).suffix](pkg_dir, package, Path(rel), idl_dir / Path(rel).parent)
+            idl_tuples.append(f"{idl_dir}:{idl.relative_to(idl_dir)}")
         out = Path(tmp) / "out"
         args = {
             "package_name": package,
             "output_dir": str(out),
-            "idl_tuples": [f"{idl_dir}:{idl.relative_to(idl_dir)}"],
+            "idl_tuples": idl_tuples,
             "include_paths": [f"{name}:{path}" for name, path in _share_dirs().items()
                               if name != package],
         }

@@ -27,6 +27,10 @@ Topics (``~`` is the node name, ``/controller`` in a bringup):
   Before any trajectory the reference holds the first measured position; a trajectory (or
   target pose) received before the first ``/joint_states`` starts with it.  Task-space laws track
   the Cartesian motion of a joint trajectory (``r_d = fk(q_d)`` ...);
+* serves ``~/follow_joint_trajectory`` (``control_msgs/action/FollowJointTrajectory``) with
+  joint_trajectory_controller's semantics, for MoveIt and every ros2_control client
+  (``rbd_ros.ros.follow_action``; parameters ``action_monitor_rate``, ``path_tolerance``,
+  ``goal_tolerance``, ``stopped_velocity_tolerance``, ``goal_time``);
 * subscribes ``~/target_pose`` (``geometry_msgs/PoseStamped``, frame '' or the model's base
   link): task-space laws make a minimum-jerk Cartesian move of ``pose_duration`` s from the
   current reference pose (0 = a step); joint-space laws solve the pose by IK (``Robot.ik``
@@ -158,6 +162,9 @@ class Controller:
         self.loop = self._make_loop(prm)
         self.joints, self.cmd_index, self.tau_out = self.loop.joints, self.loop.cmd_index, self.loop.tau_out
         self._make_interfaces(prm["diagnostics_period"], composed)
+        from rbd_ros.ros.follow_action import make_server
+
+        self.action = make_server(self, prm)  # ~/follow_joint_trajectory (own node and thread)
         if not composed:
             self._make_cycle_sources(prm["rate"])
             # "ready" once the executor runs the callbacks (the first timer tick), not here,

@@ -87,6 +87,8 @@ def managed_node_class(make_controller: Callable[[Any], Any]) -> type:
                 self.remove_on_set_parameters_callback(ctl._on_set_parameters)
             if hasattr(ctl.loop, "close"):
                 ctl.loop.close()
+            if getattr(ctl, "action", None) is not None:  # ~/follow_joint_trajectory
+                ctl.action.close()
             self._destroy_since(self._before)
 
         def _destroy_since(self, before: tuple[set, set, set]) -> None:

@@ -61,7 +61,8 @@ Composed mode (``controller_type`` set)
   same parameters, gains rule, limits, reference, stale-reference and fault behaviour).  Every
   step the stepping thread calls it on the state it just measured, applies the torque and
   steps: state -> law -> command -> step, with no message in the loop.  References arrive on
-  ``/controller/joint_trajectory`` and ``/controller/target_pose`` on the executor thread,
+  ``/controller/joint_trajectory``, ``/controller/target_pose`` and the action
+  ``/controller/follow_joint_trajectory`` (its own thread: ``rbd_ros.ros.follow_action``),
   which builds them (IK on the controller's worker thread) and hands them to the next step
   without a lock the stepping thread would wait for (``rbd_ros.control.handoff``);
   ``/joint_states``, ``/controller/controller_state``, ``/controller/diagnostics`` and
