@@ -10,6 +10,7 @@
   cluster's nodes need rbd_ros and its requirements installed (``pip install rbd_ros[sweep]``
   on each); nothing else changes.
 
+The tours are planned once in the driver (seconds per robot) and handed to the workers.
 Both yield rows as cells finish (``on_row`` sees each), so a long sweep shows progress and a
 partial table survives an interruption.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from rbd_ros.sweep.cell import run_cell
+from rbd_ros.sweep.cell import plan_all, run_cell, seed_tours
 from rbd_ros.sweep.grid import Cell
 
 
@@ -39,7 +40,9 @@ def local(cells: Iterable[Cell], workers: int = 1) -> Iterator[dict]:
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(cells)) or 1, mp_context=ctx) as pool:
+    tours = plan_all(cells)  # once here, not once per worker (seconds per robot)
+    with ProcessPoolExecutor(max_workers=min(workers, len(cells)) or 1, mp_context=ctx,
+                             initializer=seed_tours, initargs=(tours,)) as pool:
         futures = [pool.submit(run_cell, cell) for cell in cells]
         for future in as_completed(futures):
             yield future.result()
@@ -66,11 +69,12 @@ def ray(cells: Iterable[Cell], address: str, workers: int | None = None,
         if on_start is not None:
             on_start(dict(ray_.cluster_resources()))
         task = ray_.remote(num_cpus=1, max_retries=1)(run_cell)
+        tours = ray_.put(plan_all(cells))  # planned once here; each task adopts them
         limit = workers or max(1, int(ray_.cluster_resources().get("CPU", 1)))
         pending, queue = [], list(cells)
         while queue or pending:
             while queue and len(pending) < limit:
-                pending.append(task.remote(queue.pop(0)))
+                pending.append(task.remote(queue.pop(0), tours))
             done, pending = ray_.wait(pending, num_returns=1)
             for ref in done:
                 yield ray_.get(ref)

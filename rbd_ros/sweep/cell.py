@@ -46,22 +46,42 @@ def load_robot(name: str) -> MdhModel:
                      f"or a .urdf / .xacro / .yaml file")
 
 
-@lru_cache(maxsize=32)
+_TOURS: dict[tuple[str, str], object] = {}  # (robot, tour) -> Tour, this process's
+
+
 def planned_tour(robot: str, tour: str):  # noqa: ANN201
-    """``control.tour.plan_tour`` of the true model, cached per process: planning searches the
-    start (seconds), the same for every law and perturbation of a robot."""
-    from rbd_ros.control.tour import plan_tour
+    """``control.tour.plan_tour`` of the true model, kept per process: planning searches the
+    start (seconds), the same for every law and perturbation of a robot.  The backends plan
+    each (robot, tour) once in the driver and hand them to the workers (``seed_tours``)."""
+    key = (robot, tour)
+    if key not in _TOURS:
+        from rbd_ros.control.tour import plan_tour
 
-    return plan_tour(load_robot(robot), **TOURS[tour])
+        _TOURS[key] = plan_tour(load_robot(robot), **TOURS[tour])
+    return _TOURS[key]
 
 
-def run_cell(cell: Cell) -> dict:
+def seed_tours(tours: dict | None) -> None:
+    """Adopt tours planned elsewhere (``{(robot, tour): Tour}``, e.g. by the driver)."""
+    if tours:
+        _TOURS.update(tours)
+
+
+def plan_all(cells) -> dict:  # noqa: ANN001
+    """``{(robot, tour): Tour}`` for every pair in ``cells``, planned in this process."""
+    return {(c.robot, c.tour): planned_tour(c.robot, c.tour) for c in cells}
+
+
+def run_cell(cell: Cell, tours: dict | None = None) -> dict:
     """Run ``cell`` (module docstring) and return its row: the cell's settings, the largest
     per-joint RMS and max tracking error (rad or m), tool position RMS (m), the fractions of
     cycles saturated and chattering, unstable simulator steps, ``diverged``, simulated and wall
     seconds, and the perturbation's source.  Never raises for a run that goes wrong: the row's
-    ``error`` says what happened (a sweep of thousands of cells must finish)."""
+    ``error`` says what happened (a sweep of thousands of cells must finish).  ``tours``:
+    planned tours to adopt first (``seed_tours``)."""
     from rbd_ros.sweep.perturbation import SOURCE
+
+    seed_tours(tours)
 
     row = {**cell.as_dict(), "perturbation_source": SOURCE, "error": ""}
     t0 = time.perf_counter()
