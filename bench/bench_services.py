@@ -21,10 +21,12 @@ One client process (this one) calls them with a plain rclpy client (``call_async
 through ``DynamicsClient`` (numpy in, numpy out, request built on every call).  Peer and ours
 are measured in alternating blocks (the order flips every block) so that drift on the shared
 machine cancels; the figures are ratios to the peer measured in the same run, and medians.
-The single-state ``DynamicsClient`` row alternates with the Trigger in a run of its own: with
-Fast DDS each response of a service also wakes the service's other, idle clients once with
-nothing to take, and the plain rclpy client's executor pays ~0.3 ms per such wake-up on its
-next call (20-110 ms after a block of 100 calls by the other client).
+Every service is timed with one client: with Fast DDS each response of a service also goes to
+the service's other, idle clients (and wakes their process: +15 % p50 measured with one idle
+``DynamicsClient`` beside the plain client; the plain client's executor also pays ~0.3 ms per
+such wake-up on its next call).  So the plain clients' rows run first, then the plain clients
+of our services are destroyed and the ``DynamicsClient`` rows run, each alternating with its
+peer (the Trigger, or the echo of the same size).
 
 Rows: single-state inverse dynamics latency p50/p99 vs Trigger and vs the echo; calls per
 second (one call in flight, and a burst of calls in flight); a 10 000-point inverse dynamics
