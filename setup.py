@@ -18,6 +18,8 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
     install_requires=["setuptools"],
+    # rbd-ros sweep --ray ADDRESS (issue 32): pip install 'rbd_ros[sweep]' on every node of the cluster
+    extras_require={"sweep": ["ray>=2.60"]},
     zip_safe=True,
     maintainer="rbd_ros maintainers",
     maintainer_email="maintainers@rbd-ros.org",

@@ -21,10 +21,12 @@ One client process (this one) calls them with a plain rclpy client (``call_async
 through ``DynamicsClient`` (numpy in, numpy out, request built on every call).  Peer and ours
 are measured in alternating blocks (the order flips every block) so that drift on the shared
 machine cancels; the figures are ratios to the peer measured in the same run, and medians.
-The single-state ``DynamicsClient`` row alternates with the Trigger in a run of its own: with
-Fast DDS each response of a service also wakes the service's other, idle clients once with
-nothing to take, and the plain rclpy client's executor pays ~0.3 ms per such wake-up on its
-next call (20-110 ms after a block of 100 calls by the other client).
+Every service is timed with one client: with Fast DDS each response of a service also goes to
+the service's other, idle clients (and wakes their process: +15 % p50 measured with one idle
+``DynamicsClient`` beside the plain client; the plain client's executor also pays ~0.3 ms per
+such wake-up on its next call).  So the plain clients' rows run first, then the plain clients
+of our services are destroyed and the ``DynamicsClient`` rows run, each alternating with its
+peer (the Trigger, or the echo of the same size).
 
 Rows: single-state inverse dynamics latency p50/p99 vs Trigger and vs the echo; calls per
 second (one call in flight, and a burst of calls in flight); a 10 000-point inverse dynamics
@@ -364,9 +366,6 @@ def main(argv: list[str] | None = None) -> int:
              "id": caller.client(InverseDynamics, f"/{NS}/inverse_dynamics"),
              "sim_echo": caller.client(ForwardSimulate, f"/{PEER}/forward_simulate"),
              "sim": caller.client(ForwardSimulate, f"/{NS}/forward_simulate")}
-        dyn = DynamicsClient(namespace=NS)
-        dyn.wait()
-        assert list(dyn.joint_names) == names
 
         results: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                      "load_avg_start": os.getloadavg()},
@@ -390,6 +389,63 @@ def main(argv: list[str] | None = None) -> int:
                  "echo_lean": caller.timed(c["echo_lean"], req1),
                  "id": caller.timed(c["id"], req1)}
 
+        fut = c["id"].call_async(req1)
+        caller.ex.spin_until_future_complete(fut, timeout_sec=30)
+        assert np.allclose(fut.result().efforts, tau_ref, rtol=1e-12, atol=1e-9), fut.result()
+        blocks, per = (4, 25) if quick else (20, 100)
+        # one client per service while it is timed: with Fast DDS every response of a service
+        # also reaches its other clients (and wakes their process), measured +0.07 ms per round
+        # trip with one idle DynamicsClient beside the plain client (bench/README.md)
+        single = interleaved(cases, blocks, per, warmup=20 if quick else 100)
+
+        # -- calls in flight ------------------------------------------------------------------
+        burst_n = 50 if quick else 200
+        burst = interleaved({"trigger": caller.burst(c["trigger"], trig, burst_n),
+                             "echo": caller.burst(c["echo"], req1, burst_n),
+                             "id": caller.burst(c["id"], req1, burst_n)},
+                            2 if quick else 8, 1, warmup=1)
+
+        # -- 10 000 states --------------------------------------------------------------------
+        qN, qdN, qddN = states(robot, 10_000, seed=1)
+        reqN = InverseDynamics.Request(joint_names=names, positions=qN.reshape(-1),
+                                       velocities=qdN.reshape(-1), accelerations=qddN.reshape(-1))
+        tauN_ref = np.asarray(robot.inverse_dynamics(qN, qdN, qddN))
+        many_blocks, many_per = (3, 2) if quick else (15, 3)
+        many = interleaved({"echo": caller.timed(c["echo"], reqN), "id": caller.timed(c["id"], reqN)},
+                           many_blocks, many_per, warmup=2)
+
+        # -- forward simulation ---------------------------------------------------------------
+        sim_many, sim_held, (q0, g0, rows) = sim_requests(robot, names)
+        compute: list[float] = []
+
+        def sim_timed_kernel(req) -> callable:  # noqa: ANN001
+            def call() -> float:
+                t0 = time.perf_counter()
+                fut = c["sim"].call_async(req)
+                caller.ex.spin_until_future_complete(fut, timeout_sec=60)
+                dt = time.perf_counter() - t0
+                res = fut.result()
+                assert res is not None and res.success, res
+                assert len(res.positions) == 10_001 * n
+                compute.append(res.compute_time)
+                return dt
+            return call
+
+        sim_blocks, sim_per = (2, 1) if quick else (8, 2)
+        sims = interleaved({"echo": caller.timed(c["sim_echo"], sim_many),
+                            "sim_10000_rows": sim_timed_kernel(sim_many),
+                            "sim_held_row": sim_timed_kernel(sim_held)},
+                           sim_blocks, sim_per, warmup=1)
+
+        # -- DynamicsClient, alone on our services (the plain clients of them destroyed) -------
+        for key in ("id", "sim"):
+            caller.node.destroy_client(c.pop(key))
+        dyn = DynamicsClient(namespace=NS)
+        dyn.wait()
+        assert list(dyn.joint_names) == names
+        tau_srv = dyn.inverse_dynamics(q1[0], qd1[0], qdd1[0])
+        assert np.allclose(tau_srv, tau_ref, rtol=1e-12, atol=1e-9), (tau_srv, tau_ref)
+
         def dyn_call() -> float:
             t0 = time.perf_counter()
             tau = dyn.inverse_dynamics(q1[0], qd1[0], qdd1[0], joint_names=names)
@@ -397,16 +453,34 @@ def main(argv: list[str] | None = None) -> int:
             assert tau.shape == (n,)
             return dt
 
-        tau_srv = dyn.inverse_dynamics(q1[0], qd1[0], qdd1[0])
-        assert np.allclose(tau_srv, tau_ref, rtol=1e-12, atol=1e-9), (tau_srv, tau_ref)
-        blocks, per = (4, 25) if quick else (20, 100)
-        single = interleaved(cases, blocks, per, warmup=20 if quick else 100)
-        # DynamicsClient in a run of its own: with Fast DDS every response of a service also
-        # wakes its other, idle clients once with nothing to take, so the plain client's first
-        # call after a block of DynamicsClient calls paid ~0.3 ms of executor per response of
-        # that block (20-110 ms) - a cost of sharing the service, not of either client
         dyn_run = interleaved({"trigger": cases["trigger"], "id_dynamics_client": dyn_call},
                               blocks, per, warmup=20 if quick else 100)
+
+        def dyn_many() -> float:
+            t0 = time.perf_counter()
+            tau = dyn.inverse_dynamics(qN, qdN, qddN, joint_names=names)
+            dt = time.perf_counter() - t0
+            assert tau.shape == (10_000, n)
+            return dt
+
+        tauN = dyn.inverse_dynamics(qN, qdN, qddN)
+        assert np.allclose(tauN, tauN_ref, rtol=1e-12, atol=1e-9)
+        many_dyn = interleaved({"echo": caller.timed(c["echo"], reqN), "id_dynamics_client": dyn_many},
+                               many_blocks, many_per, warmup=2)
+        check = dyn.forward_simulate(q0, np.zeros(n), rows, torque_period=1e-3, dt=1e-3)
+        assert check.positions.shape == (10_001, n) and np.isfinite(check.positions).all()
+
+        def dyn_sim() -> float:
+            t0 = time.perf_counter()
+            s = dyn.forward_simulate(q0, np.zeros(n), rows, torque_period=1e-3, dt=1e-3,
+                                     joint_names=names)
+            dt = time.perf_counter() - t0
+            assert s.positions.shape == (10_001, n)
+            return dt
+
+        sims_dyn = interleaved({"echo": caller.timed(c["sim_echo"], sim_many),
+                                "sim_dynamics_client": dyn_sim}, sim_blocks, sim_per, warmup=1)
+
         results["single"] = {k: summary(v) for k, v in single["samples"].items()}
         results["single"]["id_dynamics_client"] = summary(dyn_run["samples"]["id_dynamics_client"])
         results["single"]["trigger_in_client_run"] = summary(dyn_run["samples"]["trigger"])
@@ -422,77 +496,21 @@ def main(argv: list[str] | None = None) -> int:
             "id/echo_lean": ratio(single, "id", "echo_lean")}
         results["calls_per_second_sequential"] = {
             k: 1.0 / statistics.fmean(v) for k, v in single["samples"].items()}
-
-        # -- calls in flight ------------------------------------------------------------------
-        burst_n = 50 if quick else 200
-        burst = interleaved({"trigger": caller.burst(c["trigger"], trig, burst_n),
-                             "echo": caller.burst(c["echo"], req1, burst_n),
-                             "id": caller.burst(c["id"], req1, burst_n)},
-                            2 if quick else 8, 1, warmup=1)
         results["calls_per_second_burst"] = {
             "in_flight": burst_n,
             **{k: 1.0 / statistics.median(v) for k, v in burst["samples"].items()},
             "id/trigger_time_ratio": ratio(burst, "id", "trigger")["block_median"]}
-
-        # -- 10 000 states --------------------------------------------------------------------
-        qN, qdN, qddN = states(robot, 10_000, seed=1)
-        reqN = InverseDynamics.Request(joint_names=names, positions=qN.reshape(-1),
-                                       velocities=qdN.reshape(-1), accelerations=qddN.reshape(-1))
-        tauN_ref = np.asarray(robot.inverse_dynamics(qN, qdN, qddN))
-
-        def dyn_many() -> float:
-            t0 = time.perf_counter()
-            tau = dyn.inverse_dynamics(qN, qdN, qddN, joint_names=names)
-            dt = time.perf_counter() - t0
-            assert tau.shape == (10_000, n)
-            return dt
-
-        tauN = dyn.inverse_dynamics(qN, qdN, qddN)
-        assert np.allclose(tauN, tauN_ref, rtol=1e-12, atol=1e-9)
-        many = interleaved({"echo": caller.timed(c["echo"], reqN), "id": caller.timed(c["id"], reqN),
-                            "id_dynamics_client": dyn_many},
-                           3 if quick else 15, 2 if quick else 3, warmup=2)
         results["id_10000"] = {k: summary(v) for k, v in many["samples"].items()}
+        results["id_10000"]["id_dynamics_client"] = summary(many_dyn["samples"]["id_dynamics_client"])
+        results["id_10000"]["echo_in_client_run"] = summary(many_dyn["samples"]["echo"])
         results["id_10000_ratios"] = {"id/echo": ratio(many, "id", "echo"),
-                                      "id_dynamics_client/echo": ratio(many, "id_dynamics_client", "echo")}
-
-        # -- forward simulation ---------------------------------------------------------------
-        sim_many, sim_held, (q0, g0, rows) = sim_requests(robot, names)
-        check = dyn.forward_simulate(q0, np.zeros(n), rows, torque_period=1e-3, dt=1e-3)
-        assert check.positions.shape == (10_001, n) and np.isfinite(check.positions).all()
-
-        def dyn_sim() -> float:
-            t0 = time.perf_counter()
-            s = dyn.forward_simulate(q0, np.zeros(n), rows, torque_period=1e-3, dt=1e-3,
-                                     joint_names=names)
-            dt = time.perf_counter() - t0
-            assert s.positions.shape == (10_001, n)
-            return dt
-
-        compute: list[float] = []
-        def sim_timed_kernel(req) -> callable:  # noqa: ANN001
-            def call() -> float:
-                t0 = time.perf_counter()
-                fut = c["sim"].call_async(req)
-                caller.ex.spin_until_future_complete(fut, timeout_sec=60)
-                dt = time.perf_counter() - t0
-                res = fut.result()
-                assert res is not None and res.success, res
-                assert len(res.positions) == 10_001 * n
-                compute.append(res.compute_time)
-                return dt
-            return call
-
-        sims = interleaved({"echo": caller.timed(c["sim_echo"], sim_many),
-                            "sim_10000_rows": sim_timed_kernel(sim_many),
-                            "sim_held_row": sim_timed_kernel(sim_held),
-                            "sim_dynamics_client": dyn_sim},
-                           2 if quick else 8, 1 if quick else 2, warmup=1)
+                                      "id_dynamics_client/echo": ratio(many_dyn, "id_dynamics_client", "echo")}
         results["sim"] = {k: summary(v) for k, v in sims["samples"].items()}
+        results["sim"]["sim_dynamics_client"] = summary(sims_dyn["samples"]["sim_dynamics_client"])
         results["sim"]["server_compute_time_ms"] = 1e3 * statistics.median(compute)
         results["sim_ratios"] = {"sim_10000_rows/echo": ratio(sims, "sim_10000_rows", "echo"),
                                  "sim_held_row/echo": ratio(sims, "sim_held_row", "echo"),
-                                 "sim_dynamics_client/echo": ratio(sims, "sim_dynamics_client", "echo")}
+                                 "sim_dynamics_client/echo": ratio(sims_dyn, "sim_dynamics_client", "echo")}
     finally:
         if dyn is not None:
             dyn.close()

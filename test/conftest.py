@@ -97,6 +97,7 @@ CI_REQUIRED = {
     "mujoco": "mujoco (pip, requirements.txt)",
     "example_robot_data": "example-robot-data (pip, requirements-test.txt)",
     "roboticstoolbox": "roboticstoolbox-python (pip, requirements-test.txt)",
+    "ray": "ray (pip, requirements-test.txt; rbd-ros sweep --ray)",
     "xvfb": "xvfb (Debian, .ci/run)",
     "chromium": "chromium (Debian, .ci/run)",
     "libosmesa6": "libosmesa6 (Debian, .ci/run)",

@@ -11,14 +11,33 @@ coordinates about the world origin (Featherstone's CRBA):
   Jacobian columns of 002 (3.15)-(3.16) seen at the world origin;
 * ``F_j = I^C_j S_j`` = ``[I_O w + h x v; m v - h x w]`` and ``M_ij = M_ji = S_i . F_j``
   for ``i <= j``.
+
+``crba`` takes that route (``crba_world``) for long chains and, up to ``LOCAL_MAX`` joints,
+the same algorithm in the links' own MDH frames (``crba_local``: no world transforms; issue
+32).  The floating and ground bases use the world-frame composites (``crba_from_transforms``).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
 
-from rbd_ros.algorithm.kinematics import forward_kinematics, motion_subspace
-from rbd_ros.algorithm.layout import COM, MASS, WCC, WCH, WCI, WCM, WGP, WGR, WICC, WS, com_inertia
+from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, motion_subspace
+from rbd_ros.algorithm.layout import (
+    ATYPE,
+    COM,
+    MASS,
+    MCOM,
+    WCC,
+    WCH,
+    WCI,
+    WCM,
+    WGP,
+    WGR,
+    WICC,
+    WP,
+    WS,
+    com_inertia,
+)
 from rbd_ros.algorithm.spatial6 import (
     add3,
     dot6,
@@ -27,6 +46,8 @@ from rbd_ros.algorithm.spatial6 import (
     load6,
     load_sym3,
     mat3_vec,
+    mdh_force_to_parent,
+    mdh_rot,
     parallel_axis,
     rotate_sym3,
     store3,
@@ -85,12 +106,120 @@ def crba_from_transforms(mp: np.ndarray, ws: np.ndarray, n: int, out: np.ndarray
             out[r0 + j, i] = val
 
 
+@njit(cache=True, inline="always")
+def mdh_rot_sym(cs: tuple, I: tuple) -> tuple[float, float, float, float, float, float]:
+    """Upper triangle of ``R I R^T`` for ``R = ^{i-1}R_i = Rx(alpha) Rz(theta)`` (``I``
+    symmetric, upper triangle): about z by theta, then about x by alpha, 20 products instead of
+    ``rotate_sym3``'s 54."""
+    c, s, ca, sa = cs
+    xx, xy, xz, yy, yz, zz = I
+    cc, ss, cs2 = c * c, s * s, c * s
+    # Rz I Rz^T: x' = c x - s y, y' = s x + c y
+    xx1 = cc * xx - 2.0 * cs2 * xy + ss * yy
+    yy1 = ss * xx + 2.0 * cs2 * xy + cc * yy
+    xy1 = cs2 * (xx - yy) + (cc - ss) * xy
+    xz1 = c * xz - s * yz
+    yz1 = s * xz + c * yz
+    # Rx (.) Rx^T: y' = ca y - sa z, z' = sa y + ca z
+    aa, bb, ab = ca * ca, sa * sa, ca * sa
+    return (xx1, ca * xy1 - sa * xz1, sa * xy1 + ca * xz1,
+            aa * yy1 - 2.0 * ab * yz1 + bb * zz, ab * (yy1 - zz) + (aa - bb) * yz1,
+            bb * yy1 + 2.0 * ab * yz1 + aa * zz)
+
+
+#: chains up to this many joints take ``crba_local``, longer ones ``crba_world``: the local
+#: form saves the world transforms (O(n)) but carries each column up the chain as a force
+#: (~22 products per entry against ``S_i . F_j``'s 6), so it loses from ~30 joints
+#: (interleaved, best of 21: local / world 0.40 at 6, 0.56 at 12, 0.52 at 24, 1.08 at 32,
+#: 1.31 at 48 joints)
+LOCAL_MAX = 28
+
+
 @njit(cache=True)
 def crba(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
-    """Mass matrix M(q) (n x n) into ``M``."""
-    n = q.shape[0]
+    """Mass matrix M(q) (n x n) into ``M`` (``crba_local`` or ``crba_world``, ``LOCAL_MAX``)."""
+    if q.shape[0] <= LOCAL_MAX:
+        crba_local(mp, ws, q, M)
+    else:
+        crba_world(mp, ws, q, M)
+
+
+@njit(cache=True)
+def crba_world(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
+    """Mass matrix M(q) (n x n) into ``M`` by composites in world coordinates (module
+    docstring; ``crba_from_transforms``)."""
     forward_kinematics(mp, ws, q)
-    crba_from_transforms(mp, ws, n, M, 0)
+    crba_from_transforms(mp, ws, q.shape[0], M, 0)
+
+
+@njit(cache=True)
+def crba_local(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
+    """Mass matrix M(q) (n x n) into ``M``, in the links' own frames (Featherstone's CRBA on
+    the MDH structure, as ``rnea``): no world transforms.  The composite inertia of links
+    i..n about frame i's origin, frame i axes, ``(m, h, I_O)``, from its child's by
+    ``R = ^{i-1}R_i``, ``p = ^{i-1}p_i``: ``h' = R h + m p``,
+    ``I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p . Rh) E - p (Rh)^T - (Rh) p^T``.  Joint i's
+    motion is ``e_z`` of frame i (angular for revolute, linear for prismatic), so
+    ``F_j = I^C_j S_j`` is read off the composite (revolute ``[I_O e_z; e_z x h]``, prismatic
+    ``[h x e_z; m e_z]``), carried to the parents as a force (``mdh_force_to_parent``), and
+    ``M_ij`` is its z moment (revolute i) or z force (prismatic i) in frame i.  Same
+    composites and ``M`` as ``crba_from_transforms`` to rounding (~1e-15 relative)."""
+    n = q.shape[0]
+    joint_angles(mp, ws, q)  # cos, sin of theta_i and ^{i-1}p_i
+    m = 0.0
+    h0 = h1 = h2 = 0.0
+    I00 = I01 = I02 = I11 = I12 = I22 = 0.0
+    for i in range(n - 1, -1, -1):
+        if i < n - 1:  # the child's composite (frame i + 1) into frame i, about its origin
+            cs = angles(mp, ws, i + 1)
+            p0, p1, p2 = load3(ws, i + 1, WP)
+            r0, r1, r2 = mdh_rot(cs, (h0, h1, h2))  # R h
+            J00, J01, J02, J11, J12, J22 = mdh_rot_sym(cs, (I00, I01, I02, I11, I12, I22))
+            pp = p0 * p0 + p1 * p1 + p2 * p2
+            d = 2.0 * (p0 * r0 + p1 * r1 + p2 * r2)  # 2 p . Rh
+            # I' = R I R^T + m (|p|^2 E - p p^T) + 2 (p . Rh) E - p Rh^T - Rh p^T
+            I00 = J00 + m * (pp - p0 * p0) + d - 2.0 * p0 * r0
+            I11 = J11 + m * (pp - p1 * p1) + d - 2.0 * p1 * r1
+            I22 = J22 + m * (pp - p2 * p2) + d - 2.0 * p2 * r2
+            I01 = J01 - m * p0 * p1 - p0 * r1 - r0 * p1
+            I02 = J02 - m * p0 * p2 - p0 * r2 - r0 * p2
+            I12 = J12 - m * p1 * p2 - p1 * r2 - r1 * p2
+            h0 = r0 + m * p0  # h' = R h + m p
+            h1 = r1 + m * p1
+            h2 = r2 + m * p2
+        # + link i itself: I_O = I_c + m (|c|^2 E - c c^T), h = m c (frame i)
+        mi = mp[i, MASS]
+        c = load3(mp, i, COM)
+        hi = load3(mp, i, MCOM)
+        L00, L01, L02, L11, L12, L22 = parallel_axis(com_inertia(mp, i), hi, c)
+        m += mi
+        h0 += hi[0]
+        h1 += hi[1]
+        h2 += hi[2]
+        I00 += L00
+        I01 += L01
+        I02 += L02
+        I11 += L11
+        I12 += L12
+        I22 += L22
+        ws[i, WCM] = m  # the composite of links i..n, frame i (read below)
+        store3(ws, i, WCH, (h0, h1, h2))
+        store_sym3(ws, i, WCI, (I00, I01, I02, I11, I12, I22))
+    for j in range(n):
+        hj0, hj1, hj2 = load3(ws, j, WCH)
+        if mp[j, ATYPE] == 0.0:  # revolute: F_j = [I_O e_z; e_z x h]
+            f = (-hj1, hj0, 0.0)
+            nm = (ws[j, WCI + 2], ws[j, WCI + 5], ws[j, WCI + 8])
+            M[j, j] = nm[2]
+        else:  # prismatic: F_j = [h x e_z; m e_z]
+            f = (0.0, 0.0, ws[j, WCM])
+            nm = (hj1, -hj0, 0.0)
+            M[j, j] = f[2]
+        for i in range(j - 1, -1, -1):  # F_j carried to frame i: M_ij = S_i . F_j
+            f, nm = mdh_force_to_parent(angles(mp, ws, i + 1), load3(ws, i + 1, WP), f, nm)
+            val = nm[2] if mp[i, ATYPE] == 0.0 else f[2]
+            M[i, j] = val
+            M[j, i] = val
 
 
 @njit(cache=True, parallel=True)

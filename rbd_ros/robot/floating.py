@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.algorithm import base_batch as bb
 from rbd_ros.algorithm import floating_base as fb
 from rbd_ros.algorithm import floating_integrators as fi
 from rbd_ros.algorithm import kinematics
@@ -156,6 +157,26 @@ class FloatingBaseRobot(Robot):
                              f"same N, got shapes {[x.shape for x in arrs]}")
         return np.stack([fn(*(x[k] for x in arrs), **kw) for k in range(arrs[0].shape[0])])
 
+    def _rows(self, q: Any, *rates: tuple[str, Any]) -> list[np.ndarray]:
+        """A batch for the batch kernels (``algorithm.base_batch``), validated: ``q`` (N, nq)
+        finite with a unit quaternion in every row, each named rate (N, nv) finite."""
+        arrs = [np.ascontiguousarray(validate.real_array(name, x), dtype=float)
+                for name, x in (("q", q), *rates)]
+        sizes = (self.nq,) + (self.nv,) * len(rates)
+        names = ("q",) + tuple(name for name, _ in rates)
+        N = arrs[0].shape[0]
+        for name, x, size in zip(names, arrs, sizes):
+            if x.ndim != 2 or x.shape != (N, size):
+                raise ValueError(f"a batch needs q as (N, {self.nq}) rows and {', '.join(names[1:])} "
+                                 f"as (N, {self.nv}) rows with the same N, got {name} {x.shape}")
+            validate.finite_array(name, x)
+        off = np.flatnonzero(np.abs(np.sqrt(np.einsum("ij,ij->i", arrs[0][:, 3:7], arrs[0][:, 3:7])) - 1.0) > 1e-6)
+        if off.size:
+            k = int(off[0])
+            raise ValueError(f"q[{k}, 3:7] must be a unit quaternion (x, y, z, w), its norm is "
+                             f"{float(np.linalg.norm(arrs[0][k, 3:7])):.6g}")
+        return arrs
+
     # ---- dynamics ----------------------------------------------------------------------------
     def inverse_dynamics(self, q: Any, v: Any, a: Any, tool_wrench: Any = None,
                          include_actuators: bool = False, method: str = "rnea") -> np.ndarray:
@@ -169,8 +190,13 @@ class FloatingBaseRobot(Robot):
         self._only(method, "rnea", "inverse_dynamics")
         act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
-            return self._each(self.inverse_dynamics, q, v, a, tool_wrench=tool_wrench,
-                              include_actuators=include_actuators)
+            if tool_wrench is not None or act:
+                return self._each(self.inverse_dynamics, q, v, a, tool_wrench=tool_wrench,
+                                  include_actuators=include_actuators)
+            q, v, a = self._rows(q, ("v", v), ("a", a))  # one kernel call for the batch
+            tau = np.empty_like(v)
+            bb.run(bb.rnea_floating_batch, self._mp, self.data.wss, len(q), q, v, a, tau)
+            return validate.finite_result("inverse_dynamics", tau, q=q, v=v, a=a)
         if tool_wrench is not None:
             w = self._wrench(tool_wrench)
             tau = self.inverse_dynamics(q, v, a, include_actuators=include_actuators)
@@ -192,6 +218,15 @@ class FloatingBaseRobot(Robot):
         self._only(method, "aba", "forward_dynamics")
         act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
+            q, v, tau = self._rows(q, ("v", v), ("tau", tau))
+            a = np.empty_like(v)
+            try:
+                bb.run(bb.aba_floating_batch, self._mp, self.data.wss, len(q), q, v, tau, act, a)
+            except ZeroDivisionError:
+                a[0, 0] = np.nan
+            if np.isfinite(a).all():
+                return a
+            # a singular or non-finite state: state by state, which names it
             return self._each(self.forward_dynamics, q, v, tau, include_actuators=include_actuators)
         q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nv)
         a = np.empty(self.nv)
@@ -211,7 +246,13 @@ class FloatingBaseRobot(Robot):
         self._only(method, "crba", "mass_matrix")
         act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
-            return self._each(self.mass_matrix, q, include_actuators=include_actuators)
+            (q,) = self._rows(q)
+            M = np.empty((len(q), self.nv, self.nv))
+            bb.run(bb.crba_floating_batch, self._mp, self.data.wss, len(q), q, M)
+            validate.finite_result("mass_matrix", M, q=q)
+            if act:
+                M[:, 6:, 6:] += np.diag(self.model.armature)
+            return M
         M = np.empty((self.nv, self.nv))
         if not (_fast(q) and _crba_checked(self._mp, self._ws, q, M) == 0):
             q = self._q(q)
@@ -225,7 +266,7 @@ class FloatingBaseRobot(Robot):
         """``h(q, v)`` = RNEA at ``a = 0``."""
         self._only(method, "rnea", "bias")
         if np.ndim(q) == 2:
-            return self._each(self.bias, q, v)
+            return self.inverse_dynamics(q, v, np.zeros(np.shape(v)))
         return self.inverse_dynamics(q, v, self._zv)
 
     nonlinear_effects = bias
@@ -234,7 +275,8 @@ class FloatingBaseRobot(Robot):
         """``g(q)`` = RNEA at ``v = a = 0`` (depends on the base orientation)."""
         self._only(method, "rnea", "gravity")
         if np.ndim(q) == 2:
-            return self._each(self.gravity, q)
+            zero = np.zeros((len(q), self.nv))
+            return self.inverse_dynamics(q, zero, zero)
         return self.inverse_dynamics(q, self._zv, self._zv)
 
     def kinetic_energy(self, q: Any, v: Any) -> float:

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rbd_ros.algorithm import base_batch as bb
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
@@ -130,6 +131,29 @@ class MobileBaseRobot(Robot):
                              f"{np.spacing(abs(arr[2])):.3g} rad); wrap it to [-pi, pi)")
         return arr
 
+    def _rows(self, q: Any, *rates: tuple[str, Any, int, bool]) -> list[np.ndarray]:
+        """A batch for the batch kernels (``algorithm.base_batch``), validated as ``_q`` and
+        ``_vec`` validate one state: ``q`` (N, nq), each rate ``(name, x, width, rolling)``
+        (N, width), finite; ``rolling``: the diff drive's ``v_y = 0`` in every row."""
+        out = []
+        N = np.shape(q)[0] if np.ndim(q) == 2 else -1
+        for name, x, size, rolling in (("q", q, self.nq, False), *rates):
+            arr = np.ascontiguousarray(validate.real_array(name, x), dtype=float)
+            if arr.shape != (N, size):
+                raise ValueError(f"a batch needs q as (N, {self.nq}) rows and the other arguments as "
+                                 f"(N, {size}) rows with the same N ({self.base_type} base), got "
+                                 f"{name} {arr.shape}")
+            validate.finite_array(name, arr)
+            if rolling and self.wheels is not None:  # diff drive: v_y = 0, tolerance as check_velocity's
+                slides = np.flatnonzero(np.abs(arr[:, 1]) > 1e-9 * np.maximum(1.0, np.abs(arr).max(axis=1)))
+                if slides.size:
+                    self.root.check_velocity(arr[slides[0]], f"{name}[{slides[0]}]")  # raises, naming it
+            out.append(arr)
+        big = np.flatnonzero(np.abs(out[0][:, 2]) > MAX_YAW)
+        if big.size:
+            self._q(out[0][big[0]])  # raises, naming the yaw
+        return out
+
     # ---- dynamics ----------------------------------------------------------------------------
     def _wrench_or_none(self, tool_wrench: Any) -> np.ndarray | None:
         return None if tool_wrench is None else self._wrench(tool_wrench)
@@ -153,6 +177,8 @@ class MobileBaseRobot(Robot):
             except (AttributeError, TypeError):
                 pass
         _pick(method, ID_METHODS, "inverse_dynamics")
+        if np.ndim(q) == 2 and method == RECURSIVE and tool_wrench is None:
+            return self._inverse_dynamics_batch(q, v, a)
         q, v, a = self._q(q), self._vec("v", v, self.nv, True), self._vec("a", a, self.nv, True)
         w = self._wrench_or_none(tool_wrench)
         if method == RECURSIVE:
@@ -169,6 +195,15 @@ class MobileBaseRobot(Robot):
         validate.finite_result(f"inverse_dynamics (method={method!r})",
                                np.concatenate([res.wheels, res.joints, [res.lateral_force]]), q=q, v=v, a=a)
         return res
+
+    def _inverse_dynamics_batch(self, q: Any, v: Any, a: Any) -> Any:
+        """``inverse_dynamics`` of N states (q (N, nq), v, a (N, nv)) in one kernel call:
+        planar (N, nv); diff drive ``DiffDriveEfforts`` of (N, 2), (N, n), (N,) arrays."""
+        q, v, a = self._rows(q, ("v", v, self.nv, True), ("a", a, self.nv, True))
+        out = np.empty_like(v)
+        bb.run(bb.rnea_ground_batch, self._mp, self.data.wss, len(q), q, v, a, self.wheels is not None, out)
+        validate.finite_result("inverse_dynamics", out, q=q, v=v, a=a)
+        return out if self.wheels is None else DiffDriveEfforts(out[:, :2], out[:, 3:], out[:, 2].copy())
 
     def _singular(self, q: Any, include_actuators: bool = False,
                   fallback: Exception | None = None) -> Exception:
@@ -270,6 +305,11 @@ class MobileBaseRobot(Robot):
             except (AttributeError, TypeError):
                 pass
         _pick(method, M_METHODS, "mass_matrix")
+        if np.ndim(q) == 2 and method == RECURSIVE:  # N states, one kernel call
+            (q,) = self._rows(q)
+            M = np.empty((len(q), self.nv, self.nv))
+            bb.run(bb.crba_ground_batch, self._mp, self.data.wss, len(q), q, M)
+            return validate.finite_result("mass_matrix", M, q=q)
         q = self._q(q)
         if method == RECURSIVE:
             M = np.empty((self.nv, self.nv))
@@ -295,6 +335,11 @@ class MobileBaseRobot(Robot):
             except (AttributeError, TypeError):
                 pass
         _pick(method, ID_METHODS, "bias")
+        if np.ndim(q) == 2 and method == RECURSIVE:  # N states, one kernel call (unconstrained rows)
+            q, v = self._rows(q, ("v", v, self.nv, True))
+            h = np.empty_like(v)
+            bb.run(bb.rnea_ground_batch, self._mp, self.data.wss, len(q), q, v, np.zeros_like(v), False, h)
+            return validate.finite_result("bias", h, q=q, v=v)
         q, v = self._q(q), self._vec("v", v, self.nv, True)
         if method == RECURSIVE:
             h = np.empty(self.nv)
@@ -307,6 +352,8 @@ class MobileBaseRobot(Robot):
 
     def gravity(self, q: Any, method: str = RECURSIVE) -> np.ndarray:
         """``g(q)`` in base rates (zero on the base rows under vertical gravity)."""
+        if np.ndim(q) == 2:
+            return self.bias(q, np.zeros((len(q), self.nv)), method)
         return self.bias(q, self._zv, method)
 
     def kinetic_energy(self, q: Any, v: Any) -> float:

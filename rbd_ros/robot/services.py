@@ -41,6 +41,7 @@ names (a joint by its URDF name), in every service alike.
 """
 from __future__ import annotations
 
+import array
 import functools
 import math
 import re
@@ -76,6 +77,17 @@ _MEANING = {"floating": ("x, y, z, qx, qy, qz, qw", "vx, vy, vz, wx, wy, wz"),
 
 
 def _f8(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+_frombuffer, _array = np.frombuffer, array.array
+
+
+def _one_row(x) -> np.ndarray:
+    """``x`` as float64: a message's ``float64[]`` field (``array.array('d')``) viewed, not
+    copied; anything else through ``np.asarray``."""
+    if type(x) is _array and x.typecode == "d":
+        return _frombuffer(x)
     return np.asarray(x, dtype=np.float64)
 
 
@@ -234,6 +246,7 @@ class DynamicsService:
         self.kind = robot.model.base_type
         self._index = {name: i for i, name in enumerate(robot.joint_names)}
         self._identity = tuple(robot.joint_names)
+        self._identity_list, self._dof = list(self._identity), robot.dof
         self.names = names if names is not None else base_names(robot.model)
         # a moving base: its coordinates are named entries beside the joints (module docstring)
         self._bq, self._bv = self.names.positions, self.names.velocities
@@ -554,16 +567,6 @@ class DynamicsService:
             raise RequestError(f"tool_wrench is not available for a {self.kind}-base robot yet; "
                                f"send a zero wrench")
 
-    def _each(self, fn, *xs: np.ndarray) -> np.ndarray:
-        """``fn`` state by state (``MobileBaseRobot`` takes one state per call), the request's
-        clock checked every 256 states."""
-        fn, out = _raw(fn), []
-        for k in range(len(xs[0])):
-            if k and k % 256 == 0:
-                self._check_time(f" at state {k} of {len(xs[0])}")
-            out.append(fn(*(x[k] for x in xs)))
-        return np.array(out)
-
     # ---- services ------------------------------------------------------------------------
     @_serves
     def inverse_dynamics(self, joint_names: Sequence[str], positions, velocities, accelerations,
@@ -572,10 +575,10 @@ class DynamicsService:
         """Efforts (N, n) in the caller's joint order (003 §4.5 via ``Robot``); floating base:
         (N, 6 + n), the base wrench entries named like the base velocities; ground base: the
         base's inputs (``efforts``; ``_mobile_inverse_dynamics``)."""
-        if tool_wrench is None and not include_actuators and not self.moving:
-            tau = self._one_state_id(joint_names, positions, velocities, accelerations)
+        if tool_wrench is None and not include_actuators:
+            tau = self.one_state_inverse_dynamics(joint_names, positions, velocities, accelerations)
             if tau is not None:
-                return tau
+                return tau.reshape(1, -1)
         (pq, pv), (nq, nv) = self.spaces(joint_names, lateral=True), self.widths(joint_names)
         lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
         q = self._positions("positions", positions, pq, nq, labels=lq)
@@ -605,41 +608,51 @@ class DynamicsService:
         lists ``names.lateral_force``), in the caller's order."""
         self._rolling("velocities", v)
         self._rolling("accelerations", a)
-        return self._mobile_efforts(joint_names, self.robot.inverse_dynamics, q, v, a)
+        return self._mobile_efforts(joint_names, self.robot.inverse_dynamics, q, v, a, batch=True)
 
-    def _mobile_efforts(self, joint_names, fn, *xs: np.ndarray, **kw) -> np.ndarray:
-        """``fn`` (a ``MobileBaseRobot`` effort answer) state by state, in the caller's order of
+    def _mobile_efforts(self, joint_names, fn, *xs: np.ndarray, batch: bool = False, **kw) -> np.ndarray:
+        """``fn`` (a ``MobileBaseRobot`` effort answer) on the states, in the caller's order of
         the efforts: planar the velocity names; diff_drive ``[tau_left, tau_right, joints]``
-        from ``DiffDriveEfforts`` (+ the lateral force when ``joint_names`` lists it)."""
+        from ``DiffDriveEfforts`` (+ the lateral force when ``joint_names`` lists it).
+        ``batch``: ``fn`` takes (N, .) rows (``algorithm.base_batch``), called per chunk of
+        ``CHUNK_STATES``; else state by state.  The request's clock is checked between."""
         space, perm = self.efforts(joint_names, lateral=True)
+        N, n = len(xs[0]), self.robot.dof
+        out = np.empty((N, len(space)))
         if not self.names.wheels:
-            return self._to_caller(perm, self._each(functools.partial(fn, **kw), *xs))
-        out = np.empty((len(xs[0]), len(space)))
-        n = self.robot.dof
-        for k in range(len(xs[0])):
-            if k and k % 256 == 0:
-                self._check_time(f" at state {k} of {len(xs[0])}")
-            e = fn(*(x[k] for x in xs), **kw)  # DiffDriveEfforts
-            out[k, :2], out[k, 2:2 + n] = e.wheels, e.joints
+            fn = _raw(fn)  # the diff drive's NonFiniteResultError carries no DiffDriveEfforts
+        step = CHUNK_STATES if batch else 1
+        for k in range(0, N, step):
+            if k and (batch or k % 256 == 0):
+                self._check_time(f" at state {k} of {N}")
+            rows = slice(k, k + step)
+            e = fn(*((x[rows] if batch else x[k]) for x in xs), **kw)
+            if not self.names.wheels:
+                out[rows] = e
+                continue
+            out[rows, :2], out[rows, 2:2 + n] = e.wheels, e.joints  # DiffDriveEfforts
             if len(space) > 2 + n:
-                out[k, 2 + n] = e.lateral_force
+                out[rows, 2 + n] = e.lateral_force
         return self._to_caller(perm, out)
 
-    def _one_state_id(self, joint_names, positions, velocities, accelerations) -> np.ndarray | None:
-        """The common single call (one state, the model's joint order, no wrench) without the
-        general checks: ``Robot``'s checked kernel verifies lengths and finiteness itself
-        (``algorithm/checked.py``).  None when anything differs or is wrong, so the general
-        path runs and its checks produce the message."""
-        if len(positions) != self.robot.dof or tuple(joint_names) != self._identity:
+    def one_state_inverse_dynamics(self, joint_names, positions, velocities,
+                                   accelerations) -> np.ndarray | None:
+        """The common single call (one state, the model's joint order, no wrench, no
+        actuators) without the general checks: ``Robot``'s checked kernel verifies lengths and
+        finiteness of the inputs and of the result itself (``algorithm/checked.py``; a
+        non-finite result falls to its full path, which raises).  (n,) efforts, or None when
+        anything differs or is wrong, so the general path (``inverse_dynamics``) runs and its
+        checks produce the message.  Takes no time, so needs no clock (``_serves``)."""
+        if self.moving or len(positions) != self._dof or (
+                joint_names != self._identity_list and tuple(joint_names) != self._identity):
             return None
-        q, qd, qdd = _f8(positions), _f8(velocities), _f8(accelerations)
-        if q.shape != qd.shape or q.shape != qdd.shape:
+        q, qd, qdd = _one_row(positions), _one_row(velocities), _one_row(accelerations)
+        if q.ndim != 1 or q.shape != qd.shape or q.shape != qdd.shape:
             return None
         try:
-            tau = self.robot.inverse_dynamics(q, qd, qdd).reshape(1, -1)
+            return self.robot.inverse_dynamics(q, qd, qdd)  # finite, or it raised
         except ValueError:
             return None
-        return tau if np.isfinite(tau).all() else None  # the general path names the cause
 
     @_serves
     def mass_matrix(self, joint_names, positions, include_actuators: bool = False) -> np.ndarray:
@@ -649,7 +662,7 @@ class DynamicsService:
         q = self._positions("positions", positions, pq, nq, labels=self.labels(joint_names, "q"))
         if self.mobile:
             self._mobile_options(include_actuators=include_actuators)
-            M = self._each(self.robot.mass_matrix, q)
+            M = self._call(self.robot.mass_matrix, q)  # a batch: one kernel call per chunk
         else:
             M = self._call(self.robot.mass_matrix, q, include_actuators=include_actuators)
         M = M.reshape(len(q), nv, nv)
@@ -663,7 +676,7 @@ class DynamicsService:
         ground base (N, 3 + n) on the velocity names (base entries 0 under vertical gravity)."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, labels=self.labels(joint_names, "q"))
-        g = (self._each if self.mobile else self._call)(self.robot.gravity, q).reshape(len(q), nv)
+        g = self._call(self.robot.gravity, q).reshape(len(q), nv)  # batches: one kernel call per chunk
         return self._finite("gravity torques", self._to_caller(pv, g), self.labels(joint_names, "v"),
                             positions=q)
 

@@ -30,6 +30,7 @@ FLOORS = (
     ("robot",),  # the Python API
     ("control",),
     ("sim",),
+    ("sweep",),  # closed-loop sweeps over robots x laws x perturbations x tours (issue 32)
     ("ros",),  # everything that imports rclpy
 )
 ROOF = ("rbd_ros",)  # and every ``cli`` module: command lines are entry points over any floor

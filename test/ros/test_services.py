@@ -98,7 +98,7 @@ def test_inverse_dynamics_batch_matches_core_and_pinocchio(client, robot):
     pd = pm.createData()
     ref = np.array([pin.rnea(pm, pd, q[k], qd[k], qdd[k]) for k in range(len(q))])
     np.testing.assert_allclose(tau, ref, rtol=1e-9, atol=1e-9)
-    # one state, the model's order: the server's single-call path (services._one_state_id)
+    # one state, the model's order: the server's single-call path (services.one_state_inverse_dynamics)
     for k in range(3):
         np.testing.assert_allclose(client.inverse_dynamics(q[k], qd[k], qdd[k]), ref[k],
                                    rtol=1e-9, atol=1e-9)

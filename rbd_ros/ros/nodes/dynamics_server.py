@@ -70,6 +70,9 @@ def SERVICE_QOS():
     return QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
+_array = array.array
+
+
 def f64(x: np.ndarray) -> array.array:
     """``x`` as the ``array.array('d')`` a ``float64[]`` field stores. The generated setter runs
     ``array.array('d', value)``, which copies an ``array.array`` with one memcpy but iterates a
@@ -284,6 +287,7 @@ class DynamicsServer:
         max_points = int(prm["max_points"])
         # the main node's batches run on the thread the signal interrupts: they ask the context
         self.service = DynamicsService(robot, max_points, names, float(bound), alive=node.context.ok)
+        self._one_state = self.service.one_state_inverse_dynamics
         # the simulation and the IK get their own workspaces, so they run beside the others
         self.sim_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
         self.ik_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
@@ -370,9 +374,13 @@ class DynamicsServer:
         f, t = req.tool_wrench.force, req.tool_wrench.torque
         w = (f.x, f.y, f.z, t.x, t.y, t.z)
         w = w if any(w) else None  # NaN counts as given: the service refuses it
-        tau = self.service.inverse_dynamics(req.joint_names, req.positions, req.velocities,
-                                            req.accelerations, w, req.include_actuators)
-        res.efforts = f64(tau)
+        tau = None
+        if w is None and not req.include_actuators:  # the common single call, checked in its kernel
+            tau = self._one_state(req.joint_names, req.positions, req.velocities, req.accelerations)
+        if tau is None:
+            tau = self.service.inverse_dynamics(req.joint_names, req.positions, req.velocities,
+                                                req.accelerations, w, req.include_actuators)
+        res.efforts = _array("d", tau.tobytes())  # C-contiguous float64 (f64 without its copy)
 
     def _forward_simulate(self, req, res) -> None:
         out = self.sim_service.forward_simulate(

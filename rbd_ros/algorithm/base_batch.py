@@ -1,0 +1,117 @@
+"""Batch kernels of the moving bases: one compiled call per trajectory (issue 32).
+
+The free-flyer (``algorithm.floating_base``) and ground-base (``algorithm.planar_base``)
+kernels for each row of ``(N, nq)`` positions and ``(N, nv)`` rates, ``prange`` over
+``chunks`` contiguous chunks of states with one workspace ``wss[c]`` per chunk, as the fixed
+base's ``rnea.rnea_batch``.  They trust their inputs (the fronts validate the whole batch
+first: finite rows, unit quaternions, the diff drive's ``v_y = 0``) and every result is checked
+by the caller before it leaves.  Each state gives bit for bit the single-state kernel's answer
+(the same function on the same inputs; only the workspace differs).
+
+Before these, ``FloatingBaseRobot`` and the dynamics services looped over the states in
+Python, one checked core call each.
+
+Threads: ``run`` gives a batch of fewer than ``PARALLEL_MIN`` states one thread.  Measured on
+the 2-core machine at load average ~9 (1000 planar states, ~0.22 ms of work): the ``prange``
+launch over two OpenMP threads took 8-24 ms in median (best 0.13 ms), one thread 0.23 ms
+median; a parallel launch waits for a core, and a small batch cannot win that back.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from rbd_ros.algorithm.floating_base import aba_floating, crba_floating, rnea_floating
+from rbd_ros.algorithm.planar_base import aba_diff_drive, aba_ground, crba_planar, rnea_diff_drive, rnea_planar
+
+#: batches of fewer states run on one thread (module docstring)
+PARALLEL_MIN = 4096
+
+
+def run(kernel, mp: np.ndarray, wss: np.ndarray, N: int, *args) -> None:  # noqa: ANN001
+    """``kernel(mp, wss, chunks, *args)`` for a batch of ``N`` states: one chunk on one thread
+    below ``PARALLEL_MIN`` states, else a chunk per thread (at most ``len(wss)``)."""
+    if N >= PARALLEL_MIN:
+        kernel(mp, wss, max(1, min(numba.get_num_threads(), len(wss), N)), *args)
+        return
+    threads = numba.get_num_threads()  # per calling thread in numba
+    numba.set_num_threads(1)
+    try:
+        kernel(mp, wss, 1, *args)
+    finally:
+        numba.set_num_threads(threads)
+
+
+@njit(cache=True, parallel=True)
+def rnea_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
+                        a: np.ndarray, tau: np.ndarray) -> None:
+    """``floating_base.rnea_floating`` for each row: ``tau[k] = M(q_k) a_k + h(q_k, v_k)``."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            rnea_floating(mp, ws, q[k], v[k], a[k], tau[k])
+
+
+@njit(cache=True, parallel=True)
+def crba_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: np.ndarray) -> None:
+    """``floating_base.crba_floating`` for each row: ``M[k] = M(q_k)``, (N, 6 + n, 6 + n)."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            crba_floating(mp, ws, q[k], M[k])
+
+
+@njit(cache=True, parallel=True)
+def aba_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
+                       tau: np.ndarray, actuators: bool, a: np.ndarray) -> None:
+    """``floating_base.aba_floating`` for each row: ``a[k] = M^{-1}(tau_k - h)``."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            aba_floating(mp, ws, q[k], v[k], tau[k], actuators, a[k])
+
+
+@njit(cache=True, parallel=True)
+def rnea_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
+                      a: np.ndarray, diff_drive: bool, out: np.ndarray) -> None:
+    """``planar_base.rnea_planar`` (``[F_x, F_y, M_z, joints]``) or, ``diff_drive``,
+    ``rnea_diff_drive`` (``[tau_L, tau_R, lam, joints]``) for each row; no tool wrench."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            if diff_drive:
+                rnea_diff_drive(mp, ws, q[k], v[k], a[k], a[k], False, out[k])
+            else:
+                rnea_planar(mp, ws, q[k], v[k], a[k], a[k], False, out[k])
+
+
+@njit(cache=True, parallel=True)
+def crba_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: np.ndarray) -> None:
+    """``planar_base.crba_planar`` for each row (base rates; a diff drive's wheel inertia included)."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            crba_planar(mp, ws, q[k], M[k])
+
+
+@njit(cache=True, parallel=True)
+def aba_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
+                     u: np.ndarray, diff_drive: bool, a: np.ndarray, lam: np.ndarray) -> None:
+    """Forward dynamics for each row: planar ``planar_base.aba_ground`` (``u = [F_x, F_y, M_z,
+    joints]``); ``diff_drive`` the constrained ``aba_diff_drive`` (``u = [tau_L, tau_R,
+    joints]``, ``lam[k]`` the lateral ground force)."""
+    N = q.shape[0]
+    for c in prange(chunks):
+        ws = wss[c]
+        for k in range(c * N // chunks, (c + 1) * N // chunks):
+            if diff_drive:
+                lam[k] = aba_diff_drive(mp, ws, q[k], v[k], u[k], a[k])
+            else:
+                aba_ground(mp, ws, q[k], v[k], u[k, 0], u[k, 1], u[k, 2], u[k, 3:], False, a[k])
+                lam[k] = 0.0
