@@ -47,7 +47,8 @@ def test_overrides_parse_as_rcl_reads_them(tmp_path) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("items, message", [
     (["kp=3"], "-p kp=3: not NODE:NAME:=VALUE"),
     (["controller:kp:=[1, 2"], "-p controller:kp:=[1, 2: the value is not YAML"),
-    (["robot:kp:=1"], "parameters for node 'robot': the bringup starts mujoco_bridge, state_publisher, dynamics_server, controller"),
+    (["robot:kp:=1"], "parameters for node 'robot': the bringup starts mujoco_bridge, state_publisher, "
+                      "dynamics_server, controller"),
     (["dynamics_servr:max_points:=3"], "parameters for node 'dynamics_servr': the bringup starts"),
     (["controller:kpp:=1"], "node 'controller' has no parameter 'kpp'"),
     (["controller:tip_link:=x"], "parameter controller:tip_link: the bringup sets it from --tip-link; use that"),
