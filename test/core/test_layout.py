@@ -29,6 +29,7 @@ FLOORS = (
     ("bases",),  # the root joints
     ("robot",),  # the Python API
     ("control",),
+    ("identification",),  # the regressor, base parameters, estimation, excitation (issue 31)
     ("sim",),
     ("ros",),  # everything that imports rclpy
 )
