@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "controller": ("rbd_ros.ros.nodes.controller", "node: joint/task-space torque controllers"),
     "bringup": ("rbd_ros.ros.bringup.cli", "start bridge, services and a controller; report"),
     "view": ("rbd_ros.ros.nodes.viewer", "MuJoCo's interactive viewer: live /joint_states or a recording"),
+    "identify": ("rbd_ros.identification.cli", "dynamic parameters of an arm from a bringup recording"),
     "formulations": ("rbd_ros.formulations.cli", "every dynamics formulation vs RNEA: differences, times"),
 }
 
