@@ -2,14 +2,18 @@
 ``DIR/bag`` (rosbag2: ``/joint_states`` and the torque commands ``/effort_controller/commands``,
 each command stamped with the state it answered); any rosbag2 bag with these topics will do.
 
-The drive applies command ``u_k`` from state ``k`` to state ``k + 1`` (lockstep: exactly one
-step), so the equation of motion is taken at the interval's middle: ``q = (q_k + q_{k+1})/2``,
-``qd`` likewise, ``qdd = (qd_{k+1} - qd_k) / dt`` (the mean acceleration over the step, second
-order in ``dt``), ``tau = u_k``.  With sensor noise all four are low-passed by the same
-centred Savitzky-Golay smoother (Gautier's parallel filtering: the same filter on both sides of
-``tau = Y phi``).  Equations left out: a joint below ``min_velocity`` (Coulomb friction is a
-stick-slip constraint there, not ``FC sign(qd)``) or at its effort limit (the drive saturated:
-the torque applied is not the command).
+The torque ``u_k`` acts from state ``k`` to state ``k + 1``, so the equation of motion is taken
+at the interval's middle: ``q = (q_k + q_{k+1})/2``, ``qd`` likewise, ``qdd = (qd_{k+1} - qd_k)
+/ dt`` (the mean acceleration over the step, second order in ``dt``), ``tau = u_k``. ``u_k`` is
+the drives' measured effort of state ``k + 1`` (the bridge reports the torque it applied over
+the step that led there, saturation included, with its ``effort_noise``) when ``/joint_states``
+carries efforts; else the command stamped with state ``k`` (the bringup stamps a command with
+the last state it had seen when the command arrived, which a loaded machine delays by several
+steps: measured efforts are the better source). With sensor noise all four are low-passed by
+the same centred Savitzky-Golay smoother (Gautier's parallel filtering: the same filter on both
+sides of ``tau = Y phi``). Equations left out: a joint below ``min_velocity`` (Coulomb friction
+is a stick-slip constraint there, not ``FC sign(qd)``) or at its effort limit (the drive
+saturated: the torque applied is not the command).
 """
 from __future__ import annotations
 
@@ -38,11 +42,13 @@ class Samples:
     qdd: np.ndarray
     tau: np.ndarray
     mask: np.ndarray  # bool: equations to use
+    source: str = "measured effort"  # of tau: 'measured effort' or 'command'
 
     def split(self, held_out: float) -> tuple["Samples", "Samples"]:
         """The first ``1 - held_out`` of the time for fitting, the rest for validation."""
         k = int(round(len(self.t) * (1.0 - held_out)))
-        part = lambda s: Samples(*(getattr(self, f)[s] for f in ("t", "q", "qd", "qdd", "tau", "mask")))  # noqa: E731
+        part = lambda s: Samples(*(getattr(self, f)[s] for f in ("t", "q", "qd", "qdd", "tau", "mask")),  # noqa: E731
+                                 self.source)
         return part(slice(0, k)), part(slice(k, None))
 
 
@@ -85,9 +91,12 @@ def _arrays(messages: dict[str, list], model: MdhModel, bag: Path):
     if missing:
         raise RecordingError(f"{bag}: the recording's joints {names} lack the model's {missing}; "
                              f"give the robot that was recorded (--robot/--urdf/--model)")
-    if not commands:
-        raise RecordingError(f"{bag}: no {COMMANDS} messages; the identification needs the torques "
-                             "commanded (rbd-ros bringup --record records them)")
+    eff = [np.asarray(m.effort, dtype=float) for _, m in states]
+    measured = all(len(e) == len(names) for e in eff) and any(np.any(e != 0.0) for e in eff)
+    if not (commands or measured):
+        raise RecordingError(f"{bag}: no {COMMANDS} messages and no efforts in {JOINT_STATES}; the "
+                             "identification needs the torques applied (rbd-ros bringup --record "
+                             "records both)")
     order = np.array([names.index(j) for j in model.joint_names])
     t = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in states])
     q = np.array([np.asarray(m.position, dtype=float) for _, m in states])[:, order]
@@ -95,16 +104,19 @@ def _arrays(messages: dict[str, list], model: MdhModel, bag: Path):
     if qd.shape != (len(states), len(names)):
         raise RecordingError(f"{bag}: {JOINT_STATES} carries no velocities")
     qd = qd[:, order]
+    keep = np.unique(t, return_index=True)[1]  # a paused bridge repeats its state
+    t, q, qd = t[keep], q[keep], qd[keep]
+    if measured:  # the drive's torque over the step that led to each state: interval k is state k+1's
+        u = np.array(eff)[keep][:, order]
+        return t, q, qd, np.vstack([u[1:], np.full((1, len(order)), np.nan)]), "measured effort"
     ct = np.array([s for s, _ in commands]) * 1e-9  # stamped with the state each answered
     cu = [np.asarray(m.data, dtype=float) for _, m in commands]
     if any(len(u) != len(names) for u in cu):
         raise RecordingError(f"{bag}: a command has {len(cu[0])} values for {len(names)} joints")
     u = np.array(cu)[:, order]
-    keep = np.unique(t, return_index=True)[1]  # a paused bridge repeats its state
-    t, q, qd = t[keep], q[keep], qd[keep]
     k = np.searchsorted(ct, t + 1e-9, side="right") - 1  # the last command at or before each state
     has = k >= 0
-    return t[has], q[has], qd[has], u[k[has]]
+    return t[has], q[has], qd[has], u[k[has]], "command"
 
 
 def smooth(x: np.ndarray, window: int) -> np.ndarray:
@@ -133,7 +145,7 @@ def load_recording(path: str | Path, model: MdhModel, window: int = 1, min_veloc
     ``window``: smoothing samples (1 = none); ``min_velocity`` rad/s (m/s); ``saturation``:
     equations with ``|u| >= saturation * effort_limit`` are left out."""
     bag = bag_directory(path)
-    t, q, qd, u = _arrays(read_topics(bag), model, bag)
+    t, q, qd, u, source = _arrays(read_topics(bag), model, bag)
     if len(t) < 3:
         raise RecordingError(f"{bag}: {len(t)} states with commands; too short to identify anything")
     dt = np.diff(t)
@@ -144,8 +156,8 @@ def load_recording(path: str | Path, model: MdhModel, window: int = 1, min_veloc
     qdd = np.diff(qd, axis=0) / dt[:, None]
     tau = u[:-1]
     limit = np.abs(model.effort_limit)
-    saturated = np.isfinite(limit) & (np.abs(tau) >= saturation * limit)
+    saturated = np.isfinite(limit) & (np.abs(tau) >= saturation * limit) & (source == "command")
     if window > 2:
         qm, qdm, qdd, tau = (smooth(x, window) for x in (qm, qdm, qdd, tau))
-    mask = (np.abs(qdm) >= min_velocity) & ~saturated
-    return Samples(tm, qm, qdm, qdd, tau, mask)
+    mask = (np.abs(qdm) >= min_velocity) & ~saturated & np.isfinite(tau)
+    return Samples(tm, qm, qdm, qdd, tau, mask, source)
