@@ -35,7 +35,7 @@ def arm():
     return prior, perturb(prior, 30.0, seed=7), exc
 
 
-def record(tmp_path, arm, name: str, noise=None, freeze=(), with_commands=True):
+def record(tmp_path, arm, name: str, noise=None, freeze=(), **bag):
     prior, truth, exc = arm
     keep = np.zeros(prior.dof, bool)
     keep[list(freeze)] = True
@@ -47,7 +47,7 @@ def record(tmp_path, arm, name: str, noise=None, freeze=(), with_commands=True):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         data = simulate(truth, prior, reference, exc.duration, noise=noise)
-    return write_bag(tmp_path / name, prior.joint_names, *data, with_commands=with_commands)
+    return write_bag(tmp_path / name, prior.joint_names, *data, **bag)
 
 
 def identify_cli(bag, urdf, out, capsys, *extra):
@@ -55,10 +55,13 @@ def identify_cli(bag, urdf, out, capsys, *extra):
     return code, capsys.readouterr()
 
 
-@pytest.mark.parametrize("noise", [None, NOISE], ids=["noise_free", "noisy"])
-def test_identify_recovers_the_simulated_arm(tmp_path, arm, capsys, noise) -> None:
+@pytest.mark.parametrize("noise,efforts", [(None, True), (NOISE, True), (None, False)],
+                         ids=["noise_free", "noisy", "commands_only"])
+def test_identify_recovers_the_simulated_arm(tmp_path, arm, capsys, noise, efforts) -> None:
+    """From the measured efforts (the bridge's applied torque), or the commands alone (an arm
+    without torque sensing: exact stamps here, the test writes them)."""
     prior, truth, _ = arm
-    bag = record(tmp_path, arm, "bag", noise)
+    bag = record(tmp_path, arm, "bag", noise, with_efforts=efforts)
     out, js = tmp_path / "z1_identified.yaml", tmp_path / "id.json"
     code, io = identify_cli(bag, example_robot_urdf(Z1), out, capsys, "--json", str(js),
                             "--plot", str(tmp_path / "torques.png"))
@@ -92,7 +95,8 @@ def test_too_little_excitation_is_refused_by_name(tmp_path, arm, capsys) -> None
 
 
 def test_bad_recordings_are_one_line_each(tmp_path, arm, capsys) -> None:
-    bag = record(tmp_path, arm, "nocmd", with_commands=False)
+    """Without commands (and no measured efforts), with another arm's joints, nothing there."""
+    bag = record(tmp_path, arm, "nocmd", with_commands=False, with_efforts=False)
     code, io = identify_cli(bag, example_robot_urdf(Z1), tmp_path / "x.yaml", capsys)
     assert code == 2 and "no /effort_controller/commands" in io.err and len(io.err.strip().splitlines()) == 1
     ur3 = example_robot_urdf("ur_description/urdf/ur3_robot.urdf")  # another arm's joints

@@ -39,8 +39,10 @@ def simulate(sim_model, control_model, trajectory, duration: float, noise: dict 
     return T, Q, QD, E, U
 
 
-def write_bag(path: Path, names, t, q, qd, effort, commands, with_commands: bool = True) -> Path:
-    """A rosbag2 bag (sqlite3) with the bringup's two topics."""
+def write_bag(path: Path, names, t, q, qd, effort, commands, with_commands: bool = True,
+              with_efforts: bool = True) -> Path:
+    """A rosbag2 bag (sqlite3) with the bringup's two topics (``with_efforts=False``: the
+    states' effort fields empty, as from an arm without torque sensing)."""
     from rosbags.rosbag2 import Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -58,7 +60,8 @@ def write_bag(path: Path, names, t, q, qd, effort, commands, with_commands: bool
             ns = int(round(t[k] * 1e9))
             stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
             msg = JointState(header=Header(stamp=stamp, frame_id=""), name=list(names),
-                             position=q[k].copy(), velocity=qd[k].copy(), effort=effort[k].copy())
+                             position=q[k].copy(), velocity=qd[k].copy(),
+                             effort=effort[k].copy() if with_efforts else np.zeros(0))
             w.write(cs, ns, store.serialize_cdr(msg, msg.__msgtype__))
             if cc is not None:
                 cmd = Array(layout=Layout(dim=[], data_offset=0), data=commands[k].copy())
