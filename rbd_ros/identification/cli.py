@@ -36,8 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--held-out", type=float, default=0.25, metavar="FRACTION",
                    help="the last part of the recording kept for validation (default 0.25)")
     p.add_argument("--window", type=int, default=0, metavar="SAMPLES",
-                   help="Savitzky-Golay smoothing window (odd; default: 1 for a noise-free recording, "
-                        "else 41)")
+                   help="Savitzky-Golay window of the parallel filter on the regressor and the torques "
+                        "(odd; default: 1 for a noise-free recording, else 41)")
     p.add_argument("--min-velocity", type=float, default=0.02, metavar="V",
                    help="leave out equations of a joint slower than this (rad/s; default 0.02)")
     return p
@@ -71,15 +71,15 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--held-out must be in (0, 0.9), got {args.held_out}")
     prior = load_prior(args)
     window = args.window
+    samples = load_recording(args.recording, prior, min_velocity=args.min_velocity)
     if window <= 0:  # noise shows as a jagged velocity: second differences against the signal
-        raw = load_recording(args.recording, prior, window=1, min_velocity=args.min_velocity)
-        rough = np.median(np.abs(np.diff(raw.qd, 2, axis=0)), axis=0)
-        window = 1 if np.all(rough <= 1e-3 * np.maximum(np.abs(raw.qd).max(axis=0), 1e-9)) else 41
-    samples = load_recording(args.recording, prior, window=window | 1, min_velocity=args.min_velocity)
+        rough = np.median(np.abs(np.diff(samples.qd, 2, axis=0)), axis=0)
+        window = 1 if np.all(rough <= 1e-3 * np.maximum(np.abs(samples.qd).max(axis=0), 1e-9)) else 41
+    window |= 1
     fit, held = samples.split(args.held_out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = identify(prior, fit.q, fit.qd, fit.qdd, fit.tau, mask=fit.mask,
+        res = identify(prior, fit.q, fit.qd, fit.qdd, fit.tau, mask=fit.mask, window=window,
                        held_out=(held.q, held.qd, held.qdd, np.where(held.mask, held.tau, np.nan)))
     print(res.table())
     v = res.validation

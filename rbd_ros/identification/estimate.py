@@ -75,6 +75,26 @@ class Identification:
                                                        self.beta_prior)]}
 
 
+def smooth(x: np.ndarray, window: int) -> np.ndarray:
+    """Centred quadratic Savitzky-Golay smoothing along axis 0 (any trailing shape) (``window`` odd samples; the
+    ends keep a shorter window's polynomial); ``window <= 2`` returns ``x``."""
+    if window <= 2:
+        return x
+    half = window // 2
+    j = np.arange(-half, half + 1)
+    A = np.vander(j, 3, increasing=True)
+    c = np.linalg.pinv(A)[0]  # value of the local quadratic at the centre
+    out = x.copy()
+    N = x.shape[0]
+    if N > window:
+        for k, ck in enumerate(c):
+            if k == 0:
+                out[half:N - half] = ck * x[k:N - window + 1 + k]
+            else:
+                out[half:N - half] += ck * x[k:N - window + 1 + k]
+    return out
+
+
 def _rows(tau: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     """Boolean (N, n) of the equations used (finite torque, and ``mask``)."""
     use = np.isfinite(tau)
@@ -97,12 +117,16 @@ def check_excitation(Wb: np.ndarray, base: BaseParameters) -> float:
 
 
 def identify(prior: MdhModel, q, qd, qdd, tau, mask=None, base: BaseParameters | None = None,
-             held_out: tuple | None = None) -> Identification:
+             held_out: tuple | None = None, window: int = 1) -> Identification:
     """Identify ``prior``'s arm from samples ``q, qd, qdd, tau`` (N, n): base parameters by
     weighted least squares, a physical model reproducing them (``consistency``), and, with
     ``held_out = (q, qd, qdd, tau)``, the torque prediction error of the prior and the
     identified models on those samples (``validate``).  ``mask`` (N, n) bool: the equations to
-    use (e.g. leave out near-zero velocities, where Coulomb friction is not ``FC sign(qd)``)."""
+    use (e.g. leave out near-zero velocities, where Coulomb friction is not ``FC sign(qd)``).
+    ``window``: with noisy samples, the regressor's columns and the torques are low-passed by the
+    same Savitzky-Golay smoother of ``window`` samples (Gautier's parallel filtering: ``tau = Y
+    beta`` holds for the filtered pair, and the Coulomb column keeps its sign step where
+    smoothing the velocities first would blur it)."""
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     N, n = q.shape
     if n != prior.dof or tau.shape != q.shape:
@@ -110,6 +134,7 @@ def identify(prior: MdhModel, q, qd, qdd, tau, mask=None, base: BaseParameters |
                          f"'{prior.name}', got q {q.shape}, tau {tau.shape}")
     base = base or base_parameters(prior)
     Y = regressor(prior, q, qd, qdd)[:, :, base.independent]  # (N, n, b): tau = Y beta
+    Y, tau = smooth(Y, window), smooth(tau, window)  # parallel filtering
     use = _rows(tau, mask)
     Wb, t = Y[use], tau[use]
     joint = np.broadcast_to(np.arange(n), (N, n))[use]
@@ -147,18 +172,21 @@ def identify(prior: MdhModel, q, qd, qdd, tau, mask=None, base: BaseParameters |
                       f"{POOR_PERCENT:g} % of their value (poorly excited or near zero): "
                       + ", ".join(poor), IdentificationWarning, stacklevel=2)
     if held_out is not None:
-        out.validation = validate(prior, model, *held_out)
+        out.validation = validate(prior, model, *held_out, window=window)
     return out
 
 
-def validate(prior: MdhModel, identified: MdhModel, q, qd, qdd, tau) -> dict:
+def validate(prior: MdhModel, identified: MdhModel, q, qd, qdd, tau, window: int = 1) -> dict:
     """Torque prediction errors on samples: per joint and overall RMS of ``tau - Y phi`` for
-    both models, and as % of the measured RMS torque."""
+    both models (filtered as ``identify``'s ``window``), and as % of the measured RMS torque."""
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     out: dict = {"samples": int(q.shape[0]),
                  "rms_torque": np.sqrt(np.nanmean(tau**2, axis=0)).tolist()}
     rms_all = float(np.sqrt(np.nanmean(tau**2)))
-    Y = regressor(prior, q, qd, qdd)
+    Y = smooth(regressor(prior, q, qd, qdd), window)
+    tau = smooth(tau, window)
+    out["rms_torque"] = np.sqrt(np.nanmean(tau**2, axis=0)).tolist()
+    rms_all = float(np.sqrt(np.nanmean(tau**2)))
     for key, m in (("prior", prior), ("identified", identified)):
         err = tau - Y @ standard_parameters(m)
         out[f"{key}_rms_error"] = np.sqrt(np.nanmean(err**2, axis=0)).tolist()

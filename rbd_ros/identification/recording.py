@@ -119,31 +119,12 @@ def _arrays(messages: dict[str, list], model: MdhModel, bag: Path):
     return t[has], q[has], qd[has], u[k[has]], "command"
 
 
-def smooth(x: np.ndarray, window: int) -> np.ndarray:
-    """Centred quadratic Savitzky-Golay smoothing along axis 0 (``window`` odd samples; the
-    ends keep a shorter window's polynomial); ``window <= 2`` returns ``x``."""
-    if window <= 2:
-        return x
-    half = window // 2
-    j = np.arange(-half, half + 1)
-    A = np.vander(j, 3, increasing=True)
-    c = np.linalg.pinv(A)[0]  # value of the local quadratic at the centre
-    out = x.copy()
-    N = x.shape[0]
-    if N > window:
-        for k, ck in enumerate(c):
-            if k == 0:
-                out[half:N - half] = ck * x[k:N - window + 1 + k]
-            else:
-                out[half:N - half] += ck * x[k:N - window + 1 + k]
-    return out
-
-
-def load_recording(path: str | Path, model: MdhModel, window: int = 1, min_velocity: float = 0.02,
+def load_recording(path: str | Path, model: MdhModel, min_velocity: float = 0.02,
                    saturation: float = 0.999) -> Samples:
-    """The samples of a run directory or bag for ``model``'s joints (module docstring).
-    ``window``: smoothing samples (1 = none); ``min_velocity`` rad/s (m/s); ``saturation``:
-    equations with ``|u| >= saturation * effort_limit`` are left out."""
+    """The samples of a run directory or bag for ``model``'s joints (module docstring), not
+    smoothed (``estimate.identify``'s ``window`` filters the regressor and the torques).
+    ``min_velocity`` rad/s (m/s); ``saturation``: commanded equations with ``|u| >=
+    saturation * effort_limit`` are left out."""
     bag = bag_directory(path)
     t, q, qd, u, source = _arrays(read_topics(bag), model, bag)
     if len(t) < 3:
@@ -157,7 +138,5 @@ def load_recording(path: str | Path, model: MdhModel, window: int = 1, min_veloc
     tau = u[:-1]
     limit = np.abs(model.effort_limit)
     saturated = np.isfinite(limit) & (np.abs(tau) >= saturation * limit) & (source == "command")
-    if window > 2:
-        qm, qdm, qdd, tau = (smooth(x, window) for x in (qm, qdm, qdd, tau))
     mask = (np.abs(qdm) >= min_velocity) & ~saturated & np.isfinite(tau)
     return Samples(tm, qm, qdm, qdd, tau, mask, source)
