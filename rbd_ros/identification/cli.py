@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="the last part of the recording kept for validation (default 0.25)")
     p.add_argument("--window", type=int, default=0, metavar="SAMPLES",
                    help="Savitzky-Golay window of the parallel filter on the regressor and the torques "
-                        "(odd; default: 1 for a noise-free recording, else 41)")
+                        "(default: 1 for a noise-free recording, else 81)")
     p.add_argument("--min-velocity", type=float, default=0.02, metavar="V",
                    help="leave out equations of a joint slower than this (rad/s; default 0.02)")
     return p
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     samples = load_recording(args.recording, prior, min_velocity=args.min_velocity)
     if window <= 0:  # noise shows as a jagged velocity: second differences against the signal
         rough = np.median(np.abs(np.diff(samples.qd, 2, axis=0)), axis=0)
-        window = 1 if np.all(rough <= 1e-3 * np.maximum(np.abs(samples.qd).max(axis=0), 1e-9)) else 41
+        window = 1 if np.all(rough <= 1e-3 * np.maximum(np.abs(samples.qd).max(axis=0), 1e-9)) else 81
     window |= 1
     fit, held = samples.split(args.held_out)
     with warnings.catch_warnings(record=True) as caught:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                        held_out=(held.q, held.qd, held.qdd, np.where(held.mask, held.tau, np.nan)))
     print(res.table())
     v = res.validation
-    print(f"{res.samples} samples ({window}-sample smoothing), {res.base.count} base parameters, "
+    print(f"{res.samples} samples ({window}-sample parallel filter), {res.base.count} base parameters, "
           f"condition number {res.condition:.3g}; physical model: {res.consistency} "
           f"(base parameters within {res.gap:.2g} relative)")
     print(f"held-out torque error ({v['samples']} samples): prior {v['prior_error_percent']:.2f} % "

@@ -75,24 +75,29 @@ class Identification:
                                                        self.beta_prior)]}
 
 
-def smooth(x: np.ndarray, window: int) -> np.ndarray:
-    """Centred quadratic Savitzky-Golay smoothing along axis 0 (any trailing shape) (``window`` odd samples; the
-    ends keep a shorter window's polynomial); ``window <= 2`` returns ``x``."""
-    if window <= 2:
+def lowpass(x: np.ndarray, window: int) -> np.ndarray:
+    """``x`` (N, ...) filtered along axis 0 by three moving averages of ``window // 3`` samples in
+    cascade (a quadratic B-spline kernel, ``3 (window // 3) - 2`` samples wide: side lobes below
+    -38 dB, so the blue noise of differentiated velocities is removed, unlike a Savitzky-Golay
+    smoother's); only the rows the kernel covers fully are returned (``N - width + 1``), the
+    rows of ``valid``.  ``window < 3``: ``x`` itself."""
+    L = window // 3
+    if L < 2:
         return x
-    half = window // 2
-    j = np.arange(-half, half + 1)
-    A = np.vander(j, 3, increasing=True)
-    c = np.linalg.pinv(A)[0]  # value of the local quadratic at the centre
-    out = x.copy()
-    N = x.shape[0]
-    if N > window:
-        for k, ck in enumerate(c):
-            if k == 0:
-                out[half:N - half] = ck * x[k:N - window + 1 + k]
-            else:
-                out[half:N - half] += ck * x[k:N - window + 1 + k]
+    out = np.asarray(x, dtype=float)
+    for _ in range(3):
+        c = np.cumsum(out, axis=0)
+        c = np.concatenate([np.zeros((1, *out.shape[1:])), c])
+        out = (c[L:] - c[:-L]) / L  # moving average of L samples
     return out
+
+
+def valid(mask: np.ndarray, window: int) -> np.ndarray:
+    """The rows of ``lowpass(x, window)`` whose whole kernel lies on rows where ``mask``."""
+    L = window // 3
+    if L < 2:
+        return mask
+    return lowpass(mask.astype(float), window) > 1.0 - 1e-9
 
 
 def _rows(tau: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
@@ -124,9 +129,10 @@ def identify(prior: MdhModel, q, qd, qdd, tau, mask=None, base: BaseParameters |
     identified models on those samples (``validate``).  ``mask`` (N, n) bool: the equations to
     use (e.g. leave out near-zero velocities, where Coulomb friction is not ``FC sign(qd)``).
     ``window``: with noisy samples, the regressor's columns and the torques are low-passed by the
-    same Savitzky-Golay smoother of ``window`` samples (Gautier's parallel filtering: ``tau = Y
-    beta`` holds for the filtered pair, and the Coulomb column keeps its sign step where
-    smoothing the velocities first would blur it)."""
+    same low-pass filter (``lowpass``): Gautier's parallel filtering.  ``tau_k = Y_k beta`` for
+    every sample, so ``F tau = (F Y) beta`` for any linear filter ``F``, exactly; smoothing the
+    states first would not be (it blurs the Coulomb column's sign step, for one).  An equation is
+    used only when every sample under the kernel is in ``mask``."""
     q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau))
     N, n = q.shape
     if n != prior.dof or tau.shape != q.shape:
@@ -134,8 +140,9 @@ def identify(prior: MdhModel, q, qd, qdd, tau, mask=None, base: BaseParameters |
                          f"'{prior.name}', got q {q.shape}, tau {tau.shape}")
     base = base or base_parameters(prior)
     Y = regressor(prior, q, qd, qdd)[:, :, base.independent]  # (N, n, b): tau = Y beta
-    Y, tau = smooth(Y, window), smooth(tau, window)  # parallel filtering
-    use = _rows(tau, mask)
+    use = valid(_rows(tau, mask), window)
+    Y, tau = lowpass(Y, window), lowpass(np.nan_to_num(tau), window)  # parallel filtering
+    N = len(tau)
     Wb, t = Y[use], tau[use]
     joint = np.broadcast_to(np.arange(n), (N, n))[use]
     if Wb.shape[0] <= base.count:
@@ -183,8 +190,9 @@ def validate(prior: MdhModel, identified: MdhModel, q, qd, qdd, tau, window: int
     out: dict = {"samples": int(q.shape[0]),
                  "rms_torque": np.sqrt(np.nanmean(tau**2, axis=0)).tolist()}
     rms_all = float(np.sqrt(np.nanmean(tau**2)))
-    Y = smooth(regressor(prior, q, qd, qdd), window)
-    tau = smooth(tau, window)
+    use = valid(np.isfinite(tau), window)
+    Y = lowpass(regressor(prior, q, qd, qdd), window)
+    tau = np.where(use, lowpass(np.nan_to_num(tau), window), np.nan)
     out["rms_torque"] = np.sqrt(np.nanmean(tau**2, axis=0)).tolist()
     rms_all = float(np.sqrt(np.nanmean(tau**2)))
     for key, m in (("prior", prior), ("identified", identified)):

@@ -9,11 +9,11 @@ the drives' measured effort of state ``k + 1`` (the bridge reports the torque it
 the step that led there, saturation included, with its ``effort_noise``) when ``/joint_states``
 carries efforts; else the command stamped with state ``k`` (the bringup stamps a command with
 the last state it had seen when the command arrived, which a loaded machine delays by several
-steps: measured efforts are the better source). With sensor noise all four are low-passed by
-the same centred Savitzky-Golay smoother (Gautier's parallel filtering: the same filter on both
-sides of ``tau = Y phi``). Equations left out: a joint below ``min_velocity`` (Coulomb friction
-is a stick-slip constraint there, not ``FC sign(qd)``) or at its effort limit (the drive
-saturated: the torque applied is not the command).
+steps: measured efforts are the better source). With sensor noise, ``estimate.identify`` low-
+passes the regressor and the torques by the same filter (Gautier's parallel filtering).
+Equations left out: a joint below ``min_velocity`` (Coulomb friction is a stick-slip constraint
+there, not ``FC sign(qd)``) or at its effort limit (the drive saturated: the torque applied is
+not the command).
 """
 from __future__ import annotations
 
