@@ -176,6 +176,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the bridge's timestep in s (default: config/bridge.yaml, 0.001); the "
                         "controller's rate follows")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    from rbd_ros.ros.bringup import excitation, mismatch
+
+    excitation.add_arguments(p)
+    mismatch.add_arguments(p)
     return p.parse_args(argv)
 
 
@@ -186,12 +190,16 @@ class Bringup:
         from rbd_ros.control.mobile_laws import MOBILE_LAWS
         from rbd_ros.control.tour import plan_mobile_tour, plan_tour
         from rbd_ros.model import MOBILE_BASES
+        from rbd_ros.ros.bringup import mismatch
         from rbd_ros.ros.bringup.description import robot_parameters
 
         self.args = args
         check_timestep(args.timestep)
-        self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
-                                                      args.base_link, args.tip_link, args.base))
+        robot = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
+                                                 args.base_link, args.tip_link, args.base))
+        mismatch.check(args)  # issue 31: the controller's model and the simulated arm
+        self.model = mismatch.control_model(args, robot)
+        self.sim_model, self.mismatch = mismatch.simulated_model(args, robot, self.model)
         self.mobile = self.model.base_type in MOBILE_BASES
         if self.mobile != (args.controller in MOBILE_LAWS):
             raise ValueError(f"'{self.model.name}' has a {self.model.base_type} base: use --controller "
@@ -226,6 +234,9 @@ class Bringup:
             bridge["base_model"] = args.base_model
             controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
         else:
+            from rbd_ros.ros.bringup import excitation
+
+            self.tour = excitation.plan(args, self.model, self.tour, points)  # --tour excitation
             base = []
         bridge["initial_positions"] = base + [float(x) for x in self.tour.start]
         if args.integrator:
@@ -233,11 +244,13 @@ class Bringup:
         if args.timestep is not None:
             bridge["timestep"] = float(args.timestep)
             controller["rate"] = 1.0 / float(args.timestep)
+        bridge.update(mismatch.node_parameters(args, self.sim_model, args.record)[0])
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
                               controller_parameters=controller, composed=args.composed,
                               rt_priority=args.rt_priority)
+        mismatch.apply(self.specs, args)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
@@ -258,6 +271,8 @@ class Bringup:
         self.tour_stamp = float("nan")  # s, the tour's header stamp
         self.said: list[str] = []  # the run's own lines (tour, warnings), for the page too
         self.path_poses = -1  # poses of the base path sent (mobile)
+        for line in self.mismatch:
+            self.say(f"[bringup] {line}")
 
     def say(self, line: str, show: bool = True) -> None:
         """Print one of the run's lines (``show``) and keep it for the page."""
@@ -429,10 +444,13 @@ class Bringup:
         model = self.model
         self.joint_names = list(model.joint_names)
         amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
-        self.say(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
-                 f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
-                 + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
-                    else "no floor"), show=not self.args.quiet)
+        if hasattr(self.tour, "summary"):  # --tour excitation
+            self.say(f"[bringup] tour: {self.tour.summary()}", show=not self.args.quiet)
+        else:
+            self.say(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
+                     f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
+                     + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
+                        else "no floor"), show=not self.args.quiet)
         for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
             self.say(f"[bringup] tour: {note}")
 
@@ -569,9 +587,10 @@ class Bringup:
         # no point at time 0: the controller starts the tour from its own reference
         # (holding the bridge's initial pose, the tour's start), so the reference never jumps
         t_start = t_pause + 0.1
+        from rbd_ros.ros.bringup.excitation import rates
+
         waypoints, times = self.tour.waypoints, self.tour.times
-        rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
-        traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
+        traj = to_joint_trajectory(self.joint_names, times, waypoints, *rates(self.tour, waypoints))
         set_stamp(traj.header.stamp, t_start)
         self.recording = self.recorder is not None
         self.collecting = self.mobile  # /odom and /joint_states kept for the base's report
@@ -844,6 +863,7 @@ class Bringup:
                              effort_limit=np.abs(self.model.effort_limit),
                              prismatic=np.asarray(self.model.joint_type) == PRISMATIC)
         report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
+        report.mismatch = self.mismatch or None
         base_xy = None
         if self.mobile:
             from rbd_ros.ros.bringup.mobile import base_report
