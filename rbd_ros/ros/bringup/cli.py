@@ -5,7 +5,8 @@ trajectory, and a report.
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
                     [--record DIR [--no-video]] [--json FILE] [--start JOINT=VALUE|POSE ...]
                     [--floor Z|none] [--integrator auto|Euler|RK4|implicit|implicitfast]
-                    [--timestep S]
+                    [--timestep S] [--tour demo|excitation] [--model FILE.yaml]
+                    [--sim-model FILE] [--perturb PERCENT [--seed N]] [--noise]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
 start the same ones), sends a smooth quintic tour to the controller -- planned for the arm
@@ -19,7 +20,9 @@ limit and chattering there, the achieved real-time factor and missed cycles. Wit
 the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
 ``--no-video``) and the page ``DIR/index.html``.  ``--composed`` runs the control law inside
 the MuJoCo bridge's loop (as ros2_control's controller_manager does) instead of a controller
-process; the report says which ran.
+process; the report says which ran.  Issue 31: ``--tour excitation`` (``excitation.py``) and a
+simulated arm other than the controller's model, ``--model``, ``--sim-model``, ``--perturb``,
+``--noise`` (``mismatch.py``).
 """
 from __future__ import annotations
 
