@@ -270,6 +270,17 @@ class DynamicsClient:
         g = self._rows(res.efforts, self._states(q))
         return g[0] if single else g
 
+    def regressor(self, q, qd, qdd, base_parameters: bool = False, joint_names: list[str] | None = None):
+        """``/rbd/regressor`` (issue 31): ``(Y, parameter_names, parameters)`` with ``Y`` (N, n, p)
+        ((n, p) for one state) and ``efforts = Y @ parameters``."""
+        names = self._names(joint_names)
+        (pq, single), N = self._packed(q), self._states(q)
+        res = self._call("regressor", self._srv.Regressor.Request(
+            joint_names=names, positions=pq, velocities=self._packed(qd)[0],
+            accelerations=self._packed(qdd)[0], base_parameters=bool(base_parameters)))
+        Y = np.asarray(res.regressor, dtype=float).reshape(N, len(names), len(res.parameter_names))
+        return (Y[0] if single else Y), list(res.parameter_names), np.asarray(res.parameters, dtype=float)
+
     def forward_kinematics(self, q, joint_names: list[str] | None = None):
         """The response: ``tool_pose``, ``link_names``, ``link_poses`` (geometry_msgs/Pose)."""
         names = self._names(joint_names)
