@@ -273,6 +273,9 @@ class DynamicsClient:
     def regressor(self, q, qd, qdd, base_parameters: bool = False, joint_names: list[str] | None = None):
         """``/rbd/regressor`` (issue 31): ``(Y, parameter_names, parameters)`` with ``Y`` (N, n, p)
         ((n, p) for one state) and ``efforts = Y @ parameters``."""
+        if "regressor" not in self._clients:
+            raise DynamicsError("regressor: this rbd_ros_interfaces has no Regressor; rebuild the "
+                                "interfaces (scripts/setup.sh)")
         names = self._names(joint_names)
         (pq, single), N = self._packed(q), self._states(q)
         res = self._call("regressor", self._srv.Regressor.Request(

@@ -232,6 +232,8 @@ class Bringup:
         else:
             self.tour = planner()
         if self.mobile:
+            if getattr(args, "tour", "demo") == "excitation":
+                raise ValueError("--tour excitation identifies fixed-base arms; a mobile base runs the demo tour")
             self.tour, self.eight = self.tour
             base = [0.0] * (2 if self.model.base_type == "diff_drive" else 3)
             bridge["base_model"] = args.base_model
