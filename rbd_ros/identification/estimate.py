@@ -6,7 +6,10 @@ squares dynamic identification of robot", Control Eng. Practice 9; Khalil-Dombre
 ordinary least squares first, then each joint's equations divided by that joint's residual
 standard deviation ``sigma_j = ||rho_j|| / sqrt(N_j - b)``, and the weighted problem solved.
 With unit-variance weighted residuals scaled by ``s^2 = ||rho_w||^2 / (r - b)``, the estimate's
-covariance is ``s^2 (W_w^T W_w)^-1`` and the standard deviations its diagonal's roots.
+covariance is ``s^2 (W_w^T W_w)^-1`` and the standard deviations its diagonal's roots.  These
+assume independent rows: after the parallel low-pass (``window``) neighbouring rows are
+correlated, so the standard deviations are then optimistic (by up to about the square root of
+the kernel's width).
 """
 from __future__ import annotations
 
