@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                         "node: /robot_description, /tf_static, /tf of every URDF link"),
     "bringup": ("rbd_ros.ros.bringup.cli", "start bridge, services and a controller; report"),
     "view": ("rbd_ros.ros.nodes.viewer", "MuJoCo's interactive viewer: live /joint_states or a recording"),
+    "identify": ("rbd_ros.identification.cli", "dynamic parameters of an arm from a bringup recording"),
     "formulations": ("rbd_ros.formulations.cli", "every dynamics formulation vs RNEA: differences, times"),
     "sweep": ("rbd_ros.sweep.cli", "closed loop over robots x laws x perturbations x tours (local or Ray)"),
 }

@@ -301,6 +301,20 @@ class DynamicsClient:
         g = self._rows(res.efforts, self._states(q))
         return g[0] if single else g
 
+    def regressor(self, q, qd, qdd, base_parameters: bool = False, joint_names: list[str] | None = None):
+        """``/rbd/regressor`` (issue 31): ``(Y, parameter_names, parameters)`` with ``Y`` (N, n, p)
+        ((n, p) for one state) and ``efforts = Y @ parameters``."""
+        if "regressor" not in self._clients:
+            raise DynamicsError("regressor: this rbd_ros_interfaces has no Regressor; rebuild the "
+                                "interfaces (scripts/setup.sh)")
+        names = self._names(joint_names)
+        (pq, single), N = self._packed(q), self._states(q)
+        res = self._call("regressor", self._srv.Regressor.Request(
+            joint_names=names, positions=pq, velocities=self._packed(qd)[0],
+            accelerations=self._packed(qdd)[0], base_parameters=bool(base_parameters)))
+        Y = np.asarray(res.regressor, dtype=float).reshape(N, len(names), len(res.parameter_names))
+        return (Y[0] if single else Y), list(res.parameter_names), np.asarray(res.parameters, dtype=float)
+
     def forward_kinematics(self, q, joint_names: list[str] | None = None) -> np.ndarray:
         """The tool's 4x4 pose in the world (base_link; ``frame_id`` of the response) for one
         state (n,), or (N, 4, 4) for a batch (N, n) (one request per state).  For one

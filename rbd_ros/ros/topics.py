@@ -26,7 +26,7 @@ DYNAMICS_SERVICES = {"inverse_dynamics": "InverseDynamics", "forward_simulate": 
                      "mass_matrix": "MassMatrix", "gravity": "Gravity",
                      "forward_kinematics": "ForwardKinematics", "jacobian": "Jacobian",
                      "get_model": "GetModel", "inverse_kinematics": "InverseKinematics",
-                     "static_torques": "StaticTorques"}
+                     "static_torques": "StaticTorques", "regressor": "Regressor"}
 
 
 def node_topic(node: str, name: str) -> str:
@@ -35,7 +35,18 @@ def node_topic(node: str, name: str) -> str:
 
 
 def dynamics_service_types() -> dict[str, type]:
-    """``DYNAMICS_SERVICES`` with the generated service classes."""
+    """``DYNAMICS_SERVICES`` with the generated service classes.  A type the installed
+    ``rbd_ros_interfaces`` lacks (built before the service was added) is left out with a
+    warning naming it and the fix, so the other services still run."""
+    import warnings
+
     from rbd_ros_interfaces import srv
 
-    return {name: getattr(srv, kind) for name, kind in DYNAMICS_SERVICES.items()}
+    out = {}
+    for name, kind in DYNAMICS_SERVICES.items():
+        if not hasattr(srv, kind):
+            warnings.warn(f"rbd_ros_interfaces has no {kind}: the '{name}' service is left out; rebuild "
+                          f"the interfaces (scripts/setup.sh)", RuntimeWarning, stacklevel=2)
+            continue
+        out[name] = getattr(srv, kind)
+    return out

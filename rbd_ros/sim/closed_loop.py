@@ -71,10 +71,12 @@ def tool_errors(model: MdhModel, reference: np.ndarray, measured: np.ndarray
 
 def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None,
              tour: Any = None, duration: float | None = None, segment_time: float = 2.0,
-             bridge: dict[str, Any] | None = None, **law_kw: Any) -> LoopResult:
+             bridge: dict[str, Any] | None = None, sim_model: MdhModel | None = None,
+             **law_kw: Any) -> LoopResult:
     """Drive ``model`` along ``tour`` (default ``plan_tour(model, segment_time=...)``) with the
     law ``law_name`` for ``duration`` s (default: the tour plus 0.5 s), lockstep at the
-    bridge's timestep.  ``bridge``: ``BridgeConfig`` settings; ``law_kw`` go to the law."""
+    bridge's timestep.  ``bridge``: ``BridgeConfig`` settings; ``law_kw`` go to the law.
+    ``sim_model``: the arm simulated, when it is not the law's ``model`` (issue 31)."""
     from rbd_ros.control.laws import Reference, make_law
     from rbd_ros.control.tour import plan_tour
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
@@ -84,7 +86,7 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
     cfg = BridgeConfig(**{"mode": "lockstep", "command_timeout": 0.0, **(bridge or {}),
                           "initial_positions": tuple(tour.start)})
     log_lines: list[str] = []
-    sim = Simulator(model, cfg, log=lambda level, msg: log_lines.append(f"{level}: {msg}"))
+    sim = Simulator(sim_model or model, cfg, log=lambda level, msg: log_lines.append(f"{level}: {msg}"))
     dt = cfg.timestep
     law = make_law(law_name, model, gains, q0=sim.q, rate=1.0 / dt, **law_kw)
     spline = tour.spline(0.0)

@@ -29,6 +29,7 @@ FLOORS = (
     ("bases",),  # the root joints
     ("robot",),  # the Python API
     ("control",),
+    ("identification",),  # the regressor, base parameters, estimation, excitation (issue 31)
     ("sim",),
     ("sweep",),  # closed-loop sweeps over robots x laws x perturbations x tours (issue 32)
     ("ros",),  # everything that imports rclpy

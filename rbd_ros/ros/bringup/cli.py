@@ -5,7 +5,8 @@ trajectory, and a report.
                     --controller TYPE [--duration S] [--mode lockstep|realtime] [--composed]
                     [--record DIR [--no-video]] [--json FILE] [--start JOINT=VALUE|POSE ...]
                     [--floor Z|none] [--integrator auto|Euler|RK4|implicit|implicitfast]
-                    [--timestep S]
+                    [--timestep S] [--tour demo|excitation] [--model FILE.yaml]
+                    [--sim-model FILE] [--perturb PERCENT [--seed N]] [--noise]
 
 Starts the nodes of ``rbd_ros.ros.bringup.description.describe`` as processes (the launch files
 start the same ones), sends a smooth quintic tour to the controller -- planned for the arm
@@ -19,7 +20,9 @@ limit and chattering there, the achieved real-time factor and missed cycles. Wit
 the video ``DIR/video.mp4`` / ``DIR/preview.gif`` rendered after the run (not with
 ``--no-video``) and the page ``DIR/index.html``.  ``--composed`` runs the control law inside
 the MuJoCo bridge's loop (as ros2_control's controller_manager does) instead of a controller
-process; the report says which ran.
+process; the report says which ran.  Issue 31: ``--tour excitation`` (``excitation.py``) and a
+simulated arm other than the controller's model, ``--model``, ``--sim-model``, ``--perturb``,
+``--noise`` (``mismatch.py``).
 """
 from __future__ import annotations
 
@@ -188,6 +191,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("-p", dest="param", action="append", default=[], metavar="NODE:NAME:=VALUE",
                    help="a parameter of a node the bringup starts, as --ros-args -p (NAME:=VALUE: "
                         "every node that has it); wins over --params-file")
+    from rbd_ros.ros.bringup import excitation, mismatch
+
+    excitation.add_arguments(p)
+    mismatch.add_arguments(p)
     return p.parse_args(argv)
 
 
@@ -198,12 +205,16 @@ class Bringup:
         from rbd_ros.control.mobile_laws import MOBILE_LAWS
         from rbd_ros.control.tour import plan_mobile_tour, plan_tour
         from rbd_ros.model import MOBILE_BASES
+        from rbd_ros.ros.bringup import mismatch
         from rbd_ros.ros.bringup.description import robot_parameters
 
         self.args = args
         check_timestep(args.timestep)
-        self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
-                                                      args.base_link, args.tip_link, args.base))
+        robot = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
+                                                 args.base_link, args.tip_link, args.base))
+        mismatch.check(args)  # issue 31: the controller's model and the simulated arm
+        self.model = mismatch.control_model(args, robot)
+        self.sim_model, self.mismatch = mismatch.simulated_model(args, robot, self.model)
         self.mobile = self.model.base_type in MOBILE_BASES
         if self.mobile != (args.controller in MOBILE_LAWS):
             raise ValueError(f"'{self.model.name}' has a {self.model.base_type} base: use --controller "
@@ -231,6 +242,8 @@ class Bringup:
         else:
             self.tour = planner()
         if self.mobile:
+            if getattr(args, "tour", "demo") == "excitation":
+                raise ValueError("--tour excitation identifies fixed-base arms; a mobile base runs the demo tour")
             self.tour, self.eight = self.tour
             if args.controller == "diff_drive_velocity":  # a twist profile instead of the eight
                 from rbd_ros.control.twist_profile import TwistProfile
@@ -244,6 +257,9 @@ class Bringup:
             bridge["base_model"] = args.base_model
             controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
         else:
+            from rbd_ros.ros.bringup import excitation
+
+            self.tour = excitation.plan(args, self.model, self.tour, points)  # --tour excitation
             base = []
         bridge["initial_positions"] = base + [float(x) for x in self.tour.start]
         if args.integrator:
@@ -251,12 +267,14 @@ class Bringup:
         if args.timestep is not None:
             bridge["timestep"] = float(args.timestep)
             controller["rate"] = 1.0 / float(args.timestep)
+        bridge.update(mismatch.node_parameters(args, self.sim_model, args.record)[0])
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
                               controller_parameters=controller, composed=args.composed,
                               rt_priority=args.rt_priority)
         self.specs = self.user_parameters(self.specs)
+        mismatch.apply(self.specs, args)
         self.procs = []
         self.lock = threading.Lock()
         # received messages kept serialized with their stamps (s): a callback only stores, so
@@ -278,6 +296,8 @@ class Bringup:
         self.said: list[str] = []  # the run's own lines (tour, warnings), for the page too
         self.path_poses = -1  # poses of the base path sent (mobile)
         self.player = None  # diff_drive_velocity: plays the twist profile (twist_player)
+        for line in self.mismatch:
+            self.say(f"[bringup] {line}")
 
     def say(self, line: str, show: bool = True) -> None:
         """Print one of the run's lines (``show``) and keep it for the page."""
@@ -475,10 +495,13 @@ class Bringup:
         model = self.model
         self.joint_names = list(model.joint_names)
         amp = ", ".join(f"{a:.3g}" for a in self.tour.amplitude)
-        self.say(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
-                 f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
-                 + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
-                    else "no floor"), show=not self.args.quiet)
+        if hasattr(self.tour, "summary"):  # --tour excitation
+            self.say(f"[bringup] tour: {self.tour.summary()}", show=not self.args.quiet)
+        else:
+            self.say(f"[bringup] tour: 3 segments of {self.tour.segment_time:g} s from "
+                     f"{np.round(self.tour.start, 3).tolist()}, amplitude [{amp}], "
+                     + (f"above the floor z = {self.tour.floor:g} m" if self.tour.floor is not None
+                        else "no floor"), show=not self.args.quiet)
         for note in self.tour.notes:  # what was moved or shrunk to fit: said even when quiet
             self.say(f"[bringup] tour: {note}")
 
@@ -667,9 +690,10 @@ class Bringup:
         # no point at time 0: the controller starts the tour from its own reference
         # (holding the bridge's initial pose, the tour's start), so the reference never jumps
         t_start = t_pause + 0.1
+        from rbd_ros.ros.bringup.excitation import rates
+
         waypoints, times = self.tour.waypoints, self.tour.times
-        rest = np.zeros_like(waypoints)  # zero velocity and acceleration: quintic segments
-        traj = to_joint_trajectory(self.joint_names, times, waypoints, rest, rest)
+        traj = to_joint_trajectory(self.joint_names, times, waypoints, *rates(self.tour, waypoints))
         set_stamp(traj.header.stamp, t_start)
         self.recording = self.recorder is not None
         if self.recorder:
@@ -951,6 +975,7 @@ class Bringup:
                              effort_limit=np.abs(self.model.effort_limit),
                              prismatic=np.asarray(self.model.joint_type) == PRISMATIC)
         report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
+        report.mismatch = self.mismatch or None
         base_xy = None
         if self.mobile:
             from rbd_ros.ros.bringup.mobile import base_report

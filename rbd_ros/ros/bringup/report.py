@@ -52,6 +52,8 @@ class Report:
     #: jitter_p99_us, overruns, missed_steps, realtime hygiene ...); printed by ``table`` for
     #: realtime runs only (``realtime``)
     timing: dict = field(default_factory=dict)
+    #: issue 31: how the simulated arm differed from the controller's model (one line each)
+    mismatch: list[str] | None = None
 
     @property
     def realtime(self) -> bool:

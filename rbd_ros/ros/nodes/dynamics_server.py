@@ -25,7 +25,7 @@ Parameters
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
 forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model,
-inverse_kinematics, static_torques. A request the
+inverse_kinematics, static_torques, regressor (``regressor_service``). A request the
 model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
 dies on a request.
 
@@ -392,6 +392,11 @@ class DynamicsServer:
         res.velocities = f64(out.velocities)
         res.accelerations = f64(out.accelerations)
         res.compute_time = float(out.compute_time)
+
+    def _regressor(self, req, res) -> None:
+        from rbd_ros.ros.nodes.regressor_service import answer
+
+        answer(self.service, req, res)  # issue 31
 
     def _mass_matrix(self, req, res) -> None:
         M = self.service.mass_matrix(req.joint_names, req.positions, req.include_actuators)

@@ -1,0 +1,69 @@
+"""Recordings for the identification tests without ROS: the simulated arm (any ``MdhModel``)
+stepped in MuJoCo by ``rbd_ros.sim.Simulator`` in lockstep (the bridge's own simulator), driven
+by computed torque with the controller's model along a trajectory, written as a rosbag2 bag
+in the bringup's format (``/joint_states`` each step, ``/effort_controller/commands`` stamped
+with the state it answered) with ``rosbags``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def simulate(sim_model, control_model, trajectory, duration: float, noise: dict | None = None,
+             dt: float = 0.001, kp: float = 400.0, kd: float = 40.0):
+    """``(t, q, qd, effort, commands)`` of the measured states (with the bridge's sensor noise
+    ``noise``) and the torque commands; ``trajectory(t) -> (q, qd, qdd)``."""
+    from rbd_ros.robot import Robot
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+
+    q0 = trajectory(0.0)[0]
+    cfg = BridgeConfig(timestep=dt, mode="lockstep", initial_positions=tuple(q0), command_timeout=0.0,
+                       **(noise or {}))
+    sim = Simulator(sim_model, cfg)
+    robot = Robot(control_model)
+    steps = int(round(duration / dt))
+    n = sim_model.dof
+    T = np.zeros(steps)
+    Q, QD, E, U = (np.zeros((steps, n)) for _ in range(4))
+    for k in range(steps):
+        t = sim.time
+        q, qd, eff = (np.array(x, dtype=float) for x in sim.measure())
+        qr, qdr, qddr = trajectory(t)
+        a = qddr + kp * (qr - q) + kd * (qdr - qd)
+        u = robot.inverse_dynamics(q, qd, a, include_actuators=True)  # computed torque (003 §6.6)
+        u += 5.0 * (qr - q) + 0.5 * (qdr - qd)  # N m/rad: light joints past unmodelled stiction
+        T[k], Q[k], QD[k], E[k], U[k] = t, q, qd, eff, u
+        sim.command(u)
+        sim.step()
+    return T, Q, QD, E, U
+
+
+def write_bag(path: Path, names, t, q, qd, effort, commands, with_commands: bool = True,
+              with_efforts: bool = True) -> Path:
+    """A rosbag2 bag (sqlite3) with the bringup's two topics (``with_efforts=False``: the
+    states' effort fields empty, as from an arm without torque sensing)."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    JointState = store.types["sensor_msgs/msg/JointState"]
+    Header = store.types["std_msgs/msg/Header"]
+    Time = store.types["builtin_interfaces/msg/Time"]
+    Array = store.types["std_msgs/msg/Float64MultiArray"]
+    Layout = store.types["std_msgs/msg/MultiArrayLayout"]
+    with Writer(path, version=9) as w:
+        cs = w.add_connection("/joint_states", JointState.__msgtype__, typestore=store)
+        cc = w.add_connection("/effort_controller/commands", Array.__msgtype__, typestore=store) \
+            if with_commands else None
+        for k in range(len(t)):
+            ns = int(round(t[k] * 1e9))
+            stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            msg = JointState(header=Header(stamp=stamp, frame_id=""), name=list(names),
+                             position=q[k].copy(), velocity=qd[k].copy(),
+                             effort=effort[k].copy() if with_efforts else np.zeros(0))
+            w.write(cs, ns, store.serialize_cdr(msg, msg.__msgtype__))
+            if cc is not None:
+                cmd = Array(layout=Layout(dim=[], data_offset=0), data=commands[k].copy())
+                w.write(cc, ns, store.serialize_cdr(cmd, cmd.__msgtype__))
+    return path
