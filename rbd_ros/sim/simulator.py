@@ -308,6 +308,9 @@ class Simulator:
         self._bad_state_warnings = np.array([int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
                                              int(W.mjWARN_BADQVEL)], dtype=np.intp)
         self.mj_data = mujoco.MjData(self.mj_model)
+        if (self.scene is not None or self.ft is not None) and self.mj_model.nsensor == 0:
+            raise ValueError("scenes and the F/T sensor are for fixed-base arms: this model "
+                             "builder (a mobile base) adds neither; leave scene and ft_sensor off")
         if self.ft is not None:
             self.ft.attach(self.mj_model)
             self._pre_q, self._pre_qd, self._qdd = np.zeros(n), np.zeros(n), np.zeros(n)

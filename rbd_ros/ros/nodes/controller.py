@@ -158,6 +158,9 @@ class Controller:
         self.loop = self._make_loop(prm)
         self.joints, self.cmd_index, self.tau_out = self.loop.joints, self.loop.cmd_index, self.loop.tau_out
         self._make_interfaces(prm["diagnostics_period"], composed)
+        from rbd_ros.ros.contact_topics import attach_controller  # ~/target_wrench (force laws)
+
+        self.wrench_inputs = attach_controller(self, composed)
         if not composed:
             self._make_cycle_sources(prm["rate"])
             # "ready" once the executor runs the callbacks (the first timer tick), not here,
