@@ -292,8 +292,10 @@ class Admittance(_ForceLaw):
                     xv[r] = math.copysign(lim, xv[r])
                     xa[r] = 0.0
                 x[r] += xv[r] * dt
-            # inner resolved acceleration on x_c = x_d + x: e_c = e + x
-            self.acc[r] = (self.ref_a[r] + xa[r] + g["kd"][r] * (self.ref_v[r] + xv[r] - self.velocity[r])
+            # inner resolved acceleration on x_c = x_d + x: e_c = e + x (x_c'' is not fed
+            # forward: it holds the measured wrench, and Lambda x_c'' would be a force feedback
+            # of gain Lambda / M_a one cycle late, unstable at the Nyquist rate for M_a < Lambda)
+            self.acc[r] = (self.ref_a[r] + g["kd"][r] * (self.ref_v[r] + xv[r] - self.velocity[r])
                            + g["kp"][r] * (self.error[r] + x[r]))
             self.force[r] = 0.0
 

@@ -10,8 +10,8 @@ reading (``rbd_ros.sim.ft_sensor``), fed every cycle as the controller node gets
 How each law presses:
 
 * ``hybrid_force_position`` and ``admittance``: the normal axis is force-controlled from the
-  start of the approach (target wrench ``-force n``): the probe comes down at the law's
-  velocity bound and the contact stops it; to retreat, the hybrid law's normal axis goes
+  start of the approach (target wrench ``-force n``; the pose reference stays above): the
+  probe comes down at the law's velocity bound and the contact stops it; to retreat, the hybrid law's normal axis goes
   back to position control (the reference taken where the probe is) and the admittance
   law's target wrench to zero, then the reference moves up;
 * ``impedance``: the reference goes ``force / K_n`` below the surface (``K_n`` the stiffness
@@ -180,6 +180,7 @@ class _Plan:
         self.t1, self.t2, self.t3, self.t4 = times
         self.t_app, self.t_slide, self.t_ret = t_app, t_slide, t_ret
         self.retreat_from: np.ndarray | None = None
+        self.descend = depth > 0.0  # impedance: the reference comes down (module docstring)
 
     def phase(self, t: float) -> int:
         return int(t >= self.t1) + int(t >= self.t2) + int(t >= self.t3) + int(t >= self.t4)
@@ -201,6 +202,8 @@ class _Plan:
                 sig, sd, sdd = _minjerk(min((t - self.t2) / t_in, 1.0), t_in)
                 drop, base = self.depth, self.site.approach
             np.copyto(T, self.above)
+            if not self.descend:  # the force laws come down at their velocity bound
+                return
             T[:3, 3] -= (base + sig * drop) * s.normal
             if t < self.t2:  # into the surface: a quasi-static set point (no D q_d': its
                 ref.v[:3] = -sd * drop * s.normal  # damping would press D v_d on top)
@@ -210,6 +213,8 @@ class _Plan:
             sig, sd, sdd = _minjerk((t - self.t3) / self.t_slide, self.t_slide)
             np.copyto(T, self.start_T)
             T[:3, 3] += sig * s.length * s.slide - self.depth * s.normal
+            if not self.descend:  # the reference the force laws pressed from stays above
+                T[:3, 3] += s.approach * s.normal
             ref.v[:3] = sd * s.length * s.slide
             ref.a[:3] = sdd * s.length * s.slide
             return

@@ -17,7 +17,7 @@ def ur3():
     return load_model(str(example_robot_urdf("ur_description/urdf/ur3_robot.urdf")))
 
 
-@pytest.mark.parametrize("law", ["hybrid_force_position", "impedance"])
+@pytest.mark.parametrize("law", ["hybrid_force_position", "impedance", "admittance"])
 def test_press_and_slide_hold_the_force(ur3, law) -> None:  # noqa: ANN001
     from rbd_ros.sim.contact_task import run_press
 

@@ -64,6 +64,17 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _positive_newtons(text: str) -> float:
+    """An argparse type: a finite force above zero, N."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of newtons") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive force in N, got {text}")
+    return value
+
+
 def check_record_dir(path: Path) -> None:
     """Fail before any node starts when ``--record DIR`` cannot be written: ``DIR`` is a
     file, or cannot be created, or refuses a file (``OSError`` with the reason)."""
@@ -176,6 +187,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the bridge's timestep in s (default: config/bridge.yaml, 0.001); the "
                         "controller's rate follows")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--scene", default="", metavar="FILE",
+                   help="objects the arm touches (a scene YAML or a bundled name: table, wall; "
+                        "rbd_ros.sim.scene), given to the bridge")
+    p.add_argument("--task", default="tour", choices=["tour", "press"],
+                   help="tour (default) or press: approach the scene's surface, press --force N, "
+                        "slide 0.1 m, retreat (rbd_ros.ros.bringup.press)")
+    p.add_argument("--force", type=_positive_newtons, default=10.0, metavar="N",
+                   help="with --task press: the force to press with, N (default 10)")
     return p.parse_args(argv)
 
 
@@ -233,6 +252,8 @@ class Bringup:
         if args.timestep is not None:
             bridge["timestep"] = float(args.timestep)
             controller["rate"] = 1.0 / float(args.timestep)
+        if getattr(args, "scene", ""):
+            bridge["scene"] = args.scene
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
@@ -1007,6 +1028,10 @@ def main(argv: list[str] | None = None) -> int:
             check_record_dir(Path(args.record))
         if args.json:
             check_json_file(Path(args.json))
+        if getattr(args, "task", "tour") == "press":
+            from rbd_ros.ros.bringup.press import run_press_task
+
+            return run_press_task(args)
         return Bringup(args).run()
     except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...
         print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)
