@@ -26,19 +26,19 @@ from pathlib import Path
 from typing import Any
 
 
-def run_press_task(args: Any) -> int:
-    """The task for parsed bringup ``args`` (module docstring); 0 when it ran."""
-    from rbd_ros.ros.bringup.cli import Bringup, check_timestep
-    from rbd_ros.ros.bringup.description import robot_parameters
-    from rbd_ros.sim.contact_task import PRESS_LAWS, run_press
-    from rbd_ros.util.resources import DEFAULT_ROBOT
+def check_press_law(law: str) -> None:
+    from rbd_ros.sim.contact_task import PRESS_LAWS
 
-    if args.controller not in PRESS_LAWS:
+    if law not in PRESS_LAWS:
         raise ValueError(f"--task press needs a force law: --controller {' | '.join(PRESS_LAWS)} "
-                         f"(not {args.controller})")
-    check_timestep(args.timestep)
-    model = Bringup.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
-                                                args.base_link, args.tip_link, args.base))
+                         f"(not {law})")
+
+
+def run_press_task(args: Any, model: Any) -> int:
+    """The task for parsed bringup ``args`` on ``model`` (module docstring; the caller has
+    checked the law, the timestep and loaded the model as the nodes would); 0 when it ran."""
+    from rbd_ros.sim.contact_task import run_press
+
     bridge: dict[str, Any] = {}
     if args.integrator:
         bridge["integrator"] = args.integrator
