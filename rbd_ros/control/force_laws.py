@@ -68,6 +68,7 @@ from rbd_ros.control.laws import (
     LAW_CLASSES,
     OK,
     ResolvedAcceleration,
+    _all_finite,
     _dls_solve,
     _finish,
     _TaskLaw,
@@ -118,6 +119,63 @@ def _task_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, 
             s += J[r, j] * force[r]
         tau[j] += s
     return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _impedance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray,
+                     K: np.ndarray, D: np.ndarray, md: np.ndarray, acc: np.ndarray,
+                     force: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``a* = r_d''``, ``F = K e + D (r_d' - v) + m_d`` (Hogan's impedance)."""
+    for r in range(6):
+        acc[r] = ra[r]
+        force[r] = K[r] * e[r] + D[r] * (rv[r] - v[r]) + md[r]
+
+
+@njit(cache=True)
+def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, kp: np.ndarray,
+                  kd: np.ndarray, S: np.ndarray, fp: np.ndarray, fi: np.ndarray, fd: np.ndarray,
+                  vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float, integral: np.ndarray,
+                  acc: np.ndarray, force: np.ndarray) -> None:  # pragma: no cover - jitted
+    """Raibert-Craig: position along ``S = 1``, force along ``S = 0`` (``HybridForcePosition``)."""
+    for r in range(6):
+        if S[r] > 0.5:  # position: r_d'' + K_v e' + K_p e
+            acc[r] = ra[r] + kd[r] * (rv[r] - v[r]) + kp[r] * e[r]
+            force[r] = 0.0
+            continue
+        acc[r] = 0.0
+        err = md[r] - m[r]
+        over = v[r] * md[r] > 0.0 and abs(v[r]) > vlim[r]  # past the bound, the way it pushes
+        if not over:  # no wind-up in free space
+            integral[r] += err * dt
+        force[r] = md[r] + fp[r] * err + fi[r] * integral[r] - fd[r] * v[r]
+        if over:  # 10x damping past the bound
+            force[r] -= 10.0 * fd[r] * (v[r] - math.copysign(vlim[r], v[r]))
+
+
+@njit(cache=True)
+def _admittance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray,
+                      mass: np.ndarray, D: np.ndarray, K: np.ndarray, kp: np.ndarray,
+                      kd: np.ndarray, vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float,
+                      x: np.ndarray, xv: np.ndarray, xa: np.ndarray, acc: np.ndarray,
+                      force: np.ndarray) -> None:  # pragma: no cover - jitted
+    """The outer ``M_a x'' + D_a x' + K_a x = m_d - m`` (semi-implicit Euler) and the inner
+    resolved acceleration on ``x_c = x_d + x`` (``Admittance``)."""
+    for r in range(6):
+        if mass[r] <= 0.0:  # an axis the arm cannot move
+            xa[r] = 0.0
+            xv[r] = 0.0
+            x[r] = 0.0
+        else:
+            xa[r] = (md[r] - m[r] - D[r] * xv[r] - K[r] * x[r]) / mass[r]
+            xv[r] += xa[r] * dt
+            if K[r] == 0.0 and abs(xv[r]) > vlim[r]:  # the bound of a force axis
+                xv[r] = math.copysign(vlim[r], xv[r])
+                xa[r] = 0.0
+            x[r] += xv[r] * dt
+        # x_c'' is not fed forward: it holds the measured wrench, and Lambda x_c'' would be a
+        # force feedback of gain Lambda / M_a one cycle late (unstable at Nyquist, M_a < Lambda)
+        acc[r] = ra[r] + kd[r] * (rv[r] + xv[r] - v[r]) + kp[r] * (e[r] + x[r])
+        force[r] = 0.0
 
 
 class _ForceLaw(_TaskLaw):
@@ -197,7 +255,7 @@ class _ForceLaw(_TaskLaw):
 
     # ---- the cycle ----------------------------------------------------------------------------
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Any) -> int:
-        if not self._task_inputs(q, qd, ref) or not (np.isfinite(self.wrench_measured).all()):
+        if not self._task_inputs(q, qd, ref) or not _all_finite(self.wrench_measured):
             return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
         np.copyto(self._q_last, q)
         np.dot(self.J, qd, out=self.velocity)
@@ -219,11 +277,8 @@ class Impedance(_ForceLaw):
 
     def _task_terms(self, dt: float) -> None:
         g = self.gains
-        np.copyto(self.acc, self.ref_a)
-        np.subtract(self.ref_v, self.velocity, out=self.force)  # e'
-        self.force *= g["damping"]
-        self.force += g["stiffness"] * self.error  # (6 temporaries: tiny, cached by numpy)
-        self.force += self.wrench_target
+        _impedance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["stiffness"],
+                         g["damping"], self.wrench_target, self.acc, self.force)
 
 
 class HybridForcePosition(_ForceLaw):
@@ -241,22 +296,10 @@ class HybridForcePosition(_ForceLaw):
 
     def _task_terms(self, dt: float) -> None:
         g = self.gains
-        S, v = g["selection"], self.velocity
-        acc, force = self.acc, self.force
-        for r in range(6):
-            if S[r] > 0.5:  # position: r_d'' + K_v e' + K_p e
-                acc[r] = self.ref_a[r] + g["kd"][r] * (self.ref_v[r] - v[r]) + g["kp"][r] * self.error[r]
-                force[r] = 0.0
-                continue
-            acc[r] = 0.0
-            err = self.wrench_target[r] - self.wrench_measured[r]
-            toward = v[r] * self.wrench_target[r] > 0.0  # moving the way it pushes
-            if not (toward and abs(v[r]) > g["velocity_limit"][r]):  # no wind-up in free space
-                self.integral[r] += err * dt
-            force[r] = (self.wrench_target[r] + g["force_p"][r] * err
-                        + g["force_i"][r] * self.integral[r] - g["force_damping"][r] * v[r])
-            if toward and abs(v[r]) > g["velocity_limit"][r]:  # past the bound: 10x damping
-                force[r] -= 10.0 * g["force_damping"][r] * (v[r] - math.copysign(g["velocity_limit"][r], v[r]))
+        _hybrid_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["kp"], g["kd"],
+                      g["selection"], g["force_p"], g["force_i"], g["force_damping"],
+                      g["velocity_limit"], self.wrench_target, self.wrench_measured, dt,
+                      self.integral, self.acc, self.force)
 
 
 class Admittance(_ForceLaw):
@@ -278,26 +321,10 @@ class Admittance(_ForceLaw):
 
     def _task_terms(self, dt: float) -> None:
         g = self.gains
-        x, xv, xa = self.offset, self.offset_v, self.offset_a
-        for r in range(6):
-            m = g["mass"][r]
-            if m <= 0.0:  # an axis the arm cannot move
-                xa[r] = xv[r] = x[r] = 0.0
-            else:  # M_a x'' + D_a x' + K_a x = m_d - m (semi-implicit Euler)
-                xa[r] = (self.wrench_target[r] - self.wrench_measured[r] - g["damping"][r] * xv[r]
-                         - g["stiffness"][r] * x[r]) / m
-                xv[r] += xa[r] * dt
-                lim = g["velocity_limit"][r]
-                if g["stiffness"][r] == 0.0 and abs(xv[r]) > lim:  # the bound of a force axis
-                    xv[r] = math.copysign(lim, xv[r])
-                    xa[r] = 0.0
-                x[r] += xv[r] * dt
-            # inner resolved acceleration on x_c = x_d + x: e_c = e + x (x_c'' is not fed
-            # forward: it holds the measured wrench, and Lambda x_c'' would be a force feedback
-            # of gain Lambda / M_a one cycle late, unstable at the Nyquist rate for M_a < Lambda)
-            self.acc[r] = (self.ref_a[r] + g["kd"][r] * (self.ref_v[r] + xv[r] - self.velocity[r])
-                           + g["kp"][r] * (self.error[r] + x[r]))
-            self.force[r] = 0.0
+        _admittance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["mass"],
+                          g["damping"], g["stiffness"], g["kp"], g["kd"], g["velocity_limit"],
+                          self.wrench_target, self.wrench_measured, dt, self.offset,
+                          self.offset_v, self.offset_a, self.acc, self.force)
 
 
 def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 10.0,
