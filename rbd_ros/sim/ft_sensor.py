@@ -56,6 +56,7 @@ class FTSensor:
         self.payload = np.zeros(6)
         self.stamp = 0.0
         self._x = np.zeros(6)
+        self._d = np.zeros(6)
         self._first = True
         self._adr = -1
 
@@ -96,9 +97,14 @@ class FTSensor:
         self.wrench_model.payload(q, qd, qdd, self.payload)
         a = 1.0 if self._first else self.alpha
         self._first = False
-        self.raw += a * (x - self.raw)
+        d = self._d  # y += a (x - y), in place
+        np.subtract(x, self.raw, out=d)
+        d *= a
+        self.raw += d
         x -= self.payload
-        self.wrench += a * (x - self.wrench)
+        np.subtract(x, self.wrench, out=d)
+        d *= a
+        self.wrench += d
         self.stamp = stamp
 
     def estimate(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, effort: np.ndarray,

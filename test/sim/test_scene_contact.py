@@ -89,8 +89,9 @@ def test_table_is_placed_under_the_probe_and_the_arm_clears_it(ur3) -> None:  # 
     assert heights.min() >= 0.03 - 1e-9
 
 
-def _hold(sim, q_hold, steps, push=None):  # noqa: ANN001, ANN202
-    """Computed torque holding ``q_hold`` (stiff: 10 Hz) for ``steps``."""
+def _hold(sim, q_hold, steps, push=None, record=None):  # noqa: ANN001, ANN202
+    """Computed torque holding ``q_hold`` (stiff: 10 Hz) for ``steps``; ``record``: a list
+    that gets the compensated force of each step."""
     from rbd_ros.control.laws import Reference, make_law
 
     law = make_law("computed_torque", sim.model, q0=sim.q)
@@ -101,6 +102,8 @@ def _hold(sim, q_hold, steps, push=None):  # noqa: ANN001, ANN202
         q, qd, _ = sim.measure()
         sim.command(law.compute(sim.time, q, qd, ref))
         sim.step()
+        if record is not None:
+            record.append(sim.ft.wrench[:3].copy())
 
 
 def test_sensor_sees_a_known_push_and_nothing_in_free_space(ur3) -> None:  # noqa: ANN001
@@ -169,3 +172,21 @@ def test_pressing_the_table_sensor_and_estimate_match_mujoco(ur3) -> None:  # no
     est = np.zeros(6)
     sim.ft.estimate(sim._good_q, sim._pre_qd, sim._qdd, sim._ctrl, est)
     assert np.linalg.norm(R @ est[:3] - sensor) < 0.05 * np.linalg.norm(sensor)
+
+
+def test_sensor_noise_and_low_pass_have_the_set_spread(ur3) -> None:  # noqa: ANN001
+    """White noise of 1 N through y += a (x - y): the AR(1) spread is sqrt(a / (2 - a)) of it
+    (closed form), a = dt / (dt + 1 / (2 pi f_c)); without the filter it is 1 N."""
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+
+    q0 = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
+    for cutoff in (0.0, 10.0):
+        sim = Simulator(ur3, BridgeConfig(mode="lockstep", command_timeout=0.0, ft_sensor=True,
+                                          integrator="implicitfast", ft_force_noise=1.0,
+                                          ft_cutoff=cutoff, initial_positions=tuple(q0)), log=_quiet)
+        xs: list = []
+        _hold(sim, q0, 3300, record=xs)
+        xs = xs[300:]
+        a = 1.0 if cutoff == 0 else 0.001 / (0.001 + 1.0 / (2 * np.pi * cutoff))
+        spread = np.std(np.array(xs), axis=0)
+        assert np.allclose(spread, np.sqrt(a / (2.0 - a)), rtol=0.15), (cutoff, spread)
