@@ -90,10 +90,12 @@ def probe_contact(sim, tip: int, out: np.ndarray) -> bool:
 def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: float = 10.0,
               scene: Any = "table", length: float = 0.1, approach: float = 0.08,
               settle: float = 0.3, approach_time: float = 1.5, press_time: float = 0.7,
-              slide_time: float = 2.0, retreat_time: float = 0.8,
+              slide_time: float = 3.0, retreat_time: float = 0.8,
               depth: float = 0.04, gains: dict[str, Any] | None = None,
               bridge: dict[str, Any] | None = None, **law_kw: Any) -> PressResult:
-    """Run the press task (module docstring) and measure it.  ``depth``: for ``impedance``
+    """Run the press task (module docstring) and measure it.  The slide takes ``slide_time``
+    (3 s: a quintic, 0.06 m/s at its peak for 0.1 m; MuJoCo's convex contacts lift a sliding
+    probe at about friction x speed, and at 2 s the kinova lost 1-2 cycles of contact).  ``depth``: for ``impedance``
     without a given ``stiffness``, the stiffness along the normal is ``force / depth`` (the
     reference ``depth`` m into the surface), its damping scaled to stay critical."""
     import rbd_ros.control  # noqa: F401 - registers the force laws
