@@ -190,3 +190,26 @@ def test_sensor_noise_and_low_pass_have_the_set_spread(ur3) -> None:  # noqa: AN
         a = 1.0 if cutoff == 0 else 0.001 / (0.001 + 1.0 / (2 * np.pi * cutoff))
         spread = np.std(np.array(xs), axis=0)
         assert np.allclose(spread, np.sqrt(a / (2.0 - a)), rtol=0.15), (cutoff, spread)
+
+
+@pytest.mark.parametrize("scene", ["table", "wall"])
+def test_placed_surface_is_where_the_probe_touches(ur3, scene) -> None:  # noqa: ANN001
+    """MuJoCo's own distance between the probe and the placed object: ~0 at the site's
+    touching pose, the approach height (8 cm) at the pose above."""
+    import mujoco
+
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+    from rbd_ros.urdf import load_model
+    from rbd_ros.util.resources import bundled_urdf
+
+    model = ur3 if scene == "table" else load_model(str(bundled_urdf("puma560")))
+    sim = Simulator(model, BridgeConfig(mode="lockstep", scene=scene), log=_quiet)
+    m, d = sim.mj_model, sim.mj_data
+    tip = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "tip")
+    obj = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, f"scene_{scene}")
+    fromto = np.zeros(6)
+    for q, gap in ((sim.site.q_touch, 0.0), (sim.site.q_above, sim.site.approach)):
+        d.qpos[sim.qpos_adr] = q
+        mujoco.mj_forward(m, d)
+        dist = mujoco.mj_geomDistance(m, d, tip, obj, 1.0, fromto)
+        assert abs(dist - gap) < 1e-4, (scene, dist, gap)
