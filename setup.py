@@ -15,6 +15,7 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.xml")),
         ("share/" + package_name + "/config/schema", glob("config/schema/*.yaml")),
+        ("share/" + package_name + "/config/scenes", glob("config/scenes/*.yaml")),
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
     install_requires=["setuptools"],

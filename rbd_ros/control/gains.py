@@ -20,6 +20,16 @@ resolved_acceleration  kp, kd    task acceleration gains of (6.49), 1/s^2, 1/s (
                        k_null    null-space damping, 1/s (n; redundant arms only)
                        kp_null   null-space posture stiffness toward a joint reference,
                                  1/s^2 (n; redundant arms, joint references only)
+impedance              stiffness task spring K, [N/m x3, N m/rad x3] (6)
+                       damping   task damper D, [N s/m x3, N m s/rad x3] (6)
+hybrid_force_position  kp, kd    position gains (resolved acceleration), 1/s^2, 1/s (6)
+                       selection 1 = position, 0 = force, per world axis (6)
+                       force_p   proportional force feedback, 1; force_i integral, 1/s (6)
+                       force_damping  damping along force axes, N s/m (6)
+                       velocity_limit speed bound along force axes, m/s, rad/s (6)
+admittance             mass, damping, stiffness  the outer loop M_a, D_a, K_a (6)
+                       kp, kd, velocity_limit  inner resolved acceleration, the bound (6)
+impedance, hybrid_force_position, admittance: k_null  null-space damping, 1/s (n)
 every law              effort_limit  optional extra torque bound, N m (n; the smaller of
                                  this and the model's effort limit applies)
 =====================  ========  =====================================================
@@ -117,6 +127,13 @@ LAW_GAINS: dict[str, dict[str, str]] = {
     "computed_torque": {"kp": JOINT, "kd": JOINT},
     "task_pd": {"kp": TASK, "kd": JOINT},
     "resolved_acceleration": {"kp": TASK, "kd": TASK, "k_null": JOINT, "kp_null": JOINT},
+    # the laws of rbd_ros.control.force_laws (issue 30; gains from the model there)
+    "impedance": {"stiffness": TASK, "damping": TASK, "k_null": JOINT},
+    "hybrid_force_position": {"kp": TASK, "kd": TASK, "selection": TASK, "force_p": TASK,
+                              "force_i": TASK, "force_damping": TASK, "velocity_limit": TASK,
+                              "k_null": JOINT},
+    "admittance": {"mass": TASK, "damping": TASK, "stiffness": TASK, "kp": TASK, "kd": TASK,
+                   "velocity_limit": TASK, "k_null": JOINT},
 }
 LAWS = tuple(LAW_GAINS)
 #: limits accepted by every law (validated like gains, but must be strictly positive)
@@ -260,6 +277,8 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     from rbd_ros.robot import Robot
 
     _check_law(law)
+    if law in ("impedance", "hybrid_force_position", "admittance"):
+        raise ValueError(f"{law}'s gains come from rbd_ros.control.force_laws.force_model_gains")
     for name, v in (("bandwidth", bandwidth), ("damping_ratio", damping_ratio), ("rate", rate)):
         if not (isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)
                 and np.isfinite(v) and v > 0):

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,6 +67,12 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_MIN_MASS = 1e-6  # kg
 FRICTION_IMPEDANCE = 0.9999  # solimp of the dry-friction constraint (MuJoCo default 0.9-0.95)
 DEFAULT_MIN_INERTIA = 1e-9  # kg m^2
+ROBOT_RADIUS = 0.02  # m, the link capsules that touch a scene (``add_robot_collision``)
+TIP_RADIUS = 0.025  # m, the tool sphere (the probe the contact tasks press with; larger than
+#                     ROBOT_RADIUS, so a capsule ending at the tool stays inside it)
+SCENE_BITS = (1, 2)  # contype, conaffinity of a scene object
+ROBOT_BITS = (2, 1)  # of the robot's geoms that touch it
+ROBOT_FRICTION = (1e-5, 1e-5, 1e-5)  # below any object's: MuJoCo takes the larger
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,8 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                        min_mass: float = DEFAULT_MIN_MASS,
                        min_inertia: float = DEFAULT_MIN_INERTIA,
                        capsule_radius: float = 0.03,
-                       visuals: bool = True, shapes: Sequence = ()
-                       ) -> tuple["mujoco.MjModel", list[str]]:
+                       visuals: bool = True, shapes: Sequence = (), scene: Any = None,
+                       sensor: Any = None) -> tuple["mujoco.MjModel", list[str]]:
     """The MuJoCo model of ``model`` (see the module docstring) and the fix-up warnings.
 
     ``actuators``: a torque (``motor``) actuator per joint, and the actuator model of 003
@@ -150,12 +156,20 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     as joint damping) and ``coulomb`` (joint frictionloss), each switchable.  Joint ranges are
     set where both limits are finite; joints are named as in the model, bodies after
     ``model.link_names``, actuators after the joints.  ``visuals``: the looks of the module
-    docstring (no effect on the dynamics), with the URDF's ``shapes`` where given."""
+    docstring (no effect on the dynamics), with the URDF's ``shapes`` where given.
+    ``scene``: a placed ``rbd_ros.sim.scene.Scene`` (objects the arm touches, contacts on;
+    ``None``: nothing added, the model built before scenes existed); ``sensor``: an
+    ``rbd_ros.sim.ft_sensor.FTSensor`` (its site and MuJoCo sensors; they read, never push)."""
     spec = new_spec(model, timestep, integrator, contacts)
     looks = _Looks(spec, model, shapes) if visuals else None
     warnings = add_arm(spec, spec.worldbody, model, timestep, contacts, actuators,
                        armature=armature, viscous=viscous, coulomb=coulomb, min_mass=min_mass,
-                       min_inertia=min_inertia, capsule_radius=capsule_radius, looks=looks)
+                       min_inertia=min_inertia, capsule_radius=capsule_radius, looks=looks,
+                       touch=scene is not None)
+    if scene is not None:
+        scene.add_to(spec)
+    if sensor is not None:
+        sensor.add_to(spec)
     if actuators:
         add_motors(spec, model.joint_names)
     return compile_spec(spec, model.name), warnings
@@ -191,10 +205,11 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
             actuators: bool = True, *, armature: bool = True, viscous: bool = True,
             coulomb: bool = True, min_mass: float = DEFAULT_MIN_MASS,
             min_inertia: float = DEFAULT_MIN_INERTIA, capsule_radius: float = 0.03,
-            looks: "_Looks | None" = None) -> list[str]:
+            looks: "_Looks | None" = None, touch: bool = False) -> list[str]:
     """The arm's bodies and joints (module docstring) under ``parent`` (the world body, or a
     mobile base's body: ``model.base`` is then the mount in ``base_link``); the fix-up
-    warnings.  ``actuators``: the joints' armature, damping and frictionloss (003 §6.1)."""
+    warnings.  ``actuators``: the joints' armature, damping and frictionloss (003 §6.1).
+    ``touch``: the collision geoms a scene's objects touch (:func:`add_robot_collision`)."""
     import mujoco
 
     from rbd_ros.algorithm.mdh import mdh_transform
@@ -250,6 +265,8 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
                 joint.solimp_friction = [FRICTION_IMPEDANCE, FRICTION_IMPEDANCE, 0.001, 0.5, 2.0]
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
+        if touch:
+            add_robot_collision(body, model, i)
         if looks is not None:
             looks.link(body, i)
         parent = body
@@ -270,8 +287,9 @@ def add_motors(spec, names) -> None:
         act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
 
-def _add_capsule(body, model: MdhModel, i: int, radius: float) -> None:
-    """A massless collision capsule from this frame's origin to the next frame's origin."""
+def _add_capsule(body, model: MdhModel, i: int, radius: float, **geom: Any) -> None:
+    """A massless collision capsule from this frame's origin to the next frame's origin
+    (``geom``: more of its attributes, e.g. the contact bits)."""
     import mujoco
 
     if i + 1 < model.dof:
@@ -282,10 +300,27 @@ def _add_capsule(body, model: MdhModel, i: int, radius: float) -> None:
     else:
         end = model.tool[:3, 3]
     if np.linalg.norm(end) < 1e-6:
-        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0], mass=0.0, group=3)
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0], mass=0.0, group=3,
+                      **geom)
         return
     body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[radius, 0, 0], mass=0.0,
-                  fromto=[0.0, 0.0, 0.0, *end.tolist()], group=3)
+                  fromto=[0.0, 0.0, 0.0, *end.tolist()], group=3, **geom)
+
+
+def add_robot_collision(body, model: MdhModel, i: int, radius: float = ROBOT_RADIUS,
+                        tip_radius: float = TIP_RADIUS) -> None:
+    """Body ``i``'s collision geoms for a scene (``rbd_ros.sim.scene``): the capsule from its
+    frame origin to the next one, on the last body the tool sphere instead (named ``tip``);
+    they touch scene objects only (``ROBOT_BITS``) with MuJoCo's smallest friction (the
+    object's then decides: MuJoCo takes the larger of the two)."""
+    import mujoco
+
+    common = dict(contype=ROBOT_BITS[0], conaffinity=ROBOT_BITS[1], friction=list(ROBOT_FRICTION))
+    if i + 1 < model.dof:
+        _add_capsule(body, model, i, radius, **common)
+        return
+    body.add_geom(name="tip", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[tip_radius, 0.0, 0.0],
+                  pos=model.tool[:3, 3].tolist(), mass=0.0, group=3, condim=3, **common)
 
 
 @dataclass(frozen=True)

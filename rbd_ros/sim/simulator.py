@@ -22,7 +22,8 @@ Safety:
 * MuJoCo's warnings go to ``log`` instead of ``MUJOCO_LOG.TXT`` in the working directory.
 * initial positions outside the joint limits are clamped onto them, with a warning.
 
-Integrator (``integrator``): ``auto`` (the default) picks RK4 unless a joint's damping makes
+Integrator (``integrator``): ``auto`` (the default) picks implicitfast with a scene (contacts;
+RK4 re-solves them at each stage), else RK4 unless a joint's damping makes
 RK4 unstable, then ``implicitfast``, which treats damping implicitly.  The criterion: RK4
 integrates the joint damping ``b`` explicitly; on a joint of inertia ``m`` it is the decay
 ``qd' = -(b/m) qd``, whose RK4 step is stable while ``b dt / m < 2.785`` (the real-axis limit
@@ -69,6 +70,13 @@ class BridgeConfig:
     timestep: float = 0.001
     integrator: str = AUTO
     contacts: bool = False
+    scene: str = ""
+    # force/torque sensor (rbd_ros.sim.ft_sensor)
+    ft_sensor: bool = False
+    ft_link: str = ""
+    ft_force_noise: float = 0.0
+    ft_torque_noise: float = 0.0
+    ft_cutoff: float = 0.0
     # node
     mode: str = "realtime"
     publish_every: int = 1
@@ -145,6 +153,11 @@ class BridgeConfig:
         if any(float(c) != int(c) or int(c) < 0 for c in cpus):
             raise ValueError(f"cpu_affinity must be CPU numbers >= 0, got {list(cpus)}")
         put(self, "cpu_affinity", tuple(int(c) for c in cpus))
+        put(self, "scene", str(self.scene or ""))
+        put(self, "ft_link", str(self.ft_link or ""))
+        for name in ("ft_force_noise", "ft_torque_noise", "ft_cutoff"):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -172,6 +185,39 @@ class BridgeConfig:
         data = {k: getattr(self, k) for k in self.keys()}
         data.update(changes)
         return BridgeConfig.from_dict(data)
+
+
+def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> tuple[Any, Any, MdhModel]:
+    """(placed scene, contact site, model with the probe as its tool) for ``Simulator``: the
+    ``scene`` given (placed, or placed here), else ``cfg.scene`` (a file or bundled name);
+    ``pose: auto`` objects go where ``contact_site`` puts the probe (``rbd_ros.sim.scene``).
+    Without a scene: ``(None, None, model)``."""
+    if scene is None and not cfg.scene:
+        return None, None, model
+    from rbd_ros.sim.contact_site import PROBE_LENGTH, contact_site
+    from rbd_ros.sim.scene import load_scene, place_scene
+
+    scene = load_scene(cfg.scene) if scene is None else scene
+    site = None
+    if scene.placed:
+        tool = model.tool.copy()
+        tool[:3, 3] += PROBE_LENGTH * np.array([0.0, 0.0, 1.0])
+    else:
+        anchor = next(o.anchor for o in scene.objects if o.pose is None)
+        site = contact_site(model, anchor)
+        scene = place_scene(scene, site.middle, site.normal)
+        tool = site.tool
+    return scene, site, model.replace(tool=tool)
+
+
+def _ft_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> Any:
+    """The F/T sensor of ``cfg`` (on with ``ft_sensor`` or a scene), else None."""
+    if not (cfg.ft_sensor or scene is not None):
+        return None
+    from rbd_ros.sim.ft_sensor import FTSensor
+
+    return FTSensor(model, cfg.ft_link, cfg.ft_force_noise, cfg.ft_torque_noise, cfg.ft_cutoff,
+                    cfg.timestep, cfg.noise_seed)
 
 
 @dataclass
@@ -224,13 +270,19 @@ class Simulator:
     """One simulated arm: MuJoCo physics + motor model + sensors (see the module docstring)."""
 
     def __init__(self, model: MdhModel, config: BridgeConfig | None = None,
-                 log: LogFn | None = None) -> None:
+                 log: LogFn | None = None, scene: Any = None) -> None:
         import mujoco
 
         self._mj = mujoco
-        self.model = model
         self.config = cfg = config or BridgeConfig()
         self.log = log or _default_log
+        #: the objects the arm touches (``rbd_ros.sim.scene``; ``scene`` a placed ``Scene``, else
+        #: ``config.scene``), the contact site that placed them, and the F/T sensor: all None
+        #: without a scene or ``ft_sensor`` (the model is then the one built before them)
+        self.scene, self.site, model = _scene_of(model, cfg, scene)
+        self.model = model
+        self.ft = _ft_of(model, cfg, self.scene)
+        self._push: Any = None  # (body id, point in the body, wrench, world axes?, end time)
         n = model.dof
         self.joint_names = cfg.joints or model.joint_names
         missing = sorted(set(model.joint_names) - set(self.joint_names))
@@ -256,6 +308,12 @@ class Simulator:
         self._bad_state_warnings = np.array([int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
                                              int(W.mjWARN_BADQVEL)], dtype=np.intp)
         self.mj_data = mujoco.MjData(self.mj_model)
+        if (self.scene is not None or self.ft is not None) and self.mj_model.nsensor == 0:
+            raise ValueError("scenes and the F/T sensor are for fixed-base arms: this model "
+                             "builder (a mobile base) adds neither; leave scene and ft_sensor off")
+        if self.ft is not None:
+            self.ft.attach(self.mj_model)
+            self._pre_q, self._pre_qd, self._qdd = np.zeros(n), np.zeros(n), np.zeros(n)
         # MuJoCo's warning counters, a view into mj_data (``mj_data.warning`` makes a new
         # wrapper object on every access)
         self._warning_numbers = self.mj_data.warning.number
@@ -303,7 +361,7 @@ class Simulator:
             model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
             cfg.contacts, actuators=True,
             armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
-            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia)
+            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia, scene=self.scene, sensor=self.ft)
 
     def damping_ratio_dt(self, poses: int = 0) -> np.ndarray:
         """``b dt / m_min`` per joint (model order), the explicit-damping stability number of
@@ -344,7 +402,12 @@ class Simulator:
                    f"{self.base_damping[self.dof_adr][worst]:.3g} on an inertia of {m_min:.3g}: "
                    f"b dt / m = {z[worst]:.3g}")
         if chosen.lower() == AUTO:
-            if len(z) and z[worst] > AUTO_DAMPING_MARGIN:
+            if self.scene is not None:
+                chosen = "implicitfast"
+                self.log("info", "integrator auto -> implicitfast (a scene: contacts; RK4 "
+                                 "re-solves them at each stage and its F/T readings belong to "
+                                 "none of them)")
+            elif len(z) and z[worst] > AUTO_DAMPING_MARGIN:
                 chosen = "implicitfast"
                 self.log("info", f"integrator auto -> implicitfast ({why} > "
                                  f"{AUTO_DAMPING_MARGIN:g}: explicit RK4 would be near or past "
@@ -420,6 +483,9 @@ class Simulator:
         self._braking = False
         self.mj_model.dof_damping[:] = self.base_damping
         self.sensors.reset()
+        self._push = None
+        if self.ft is not None:
+            self.ft.reset()
 
     # ---- commands ---------------------------------------------------------------------------
     def command(self, values: Sequence[float], now: float | None = None) -> bool:
@@ -508,10 +574,54 @@ class Simulator:
         gather(d.qpos, self.qpos_adr, self._good_q)
         numbers, bad = self._warning_numbers, self._bad_state_warnings
         bad_before = _count(numbers, bad)
+        if self._push is not None:
+            self._apply_push(t_before)
+        if self.ft is not None:
+            gather(d.qvel, self.dof_adr, self._pre_qd)
         self._advance()
         self.stats.steps += 1
         if _count(numbers, bad) != bad_before or not _state_ok(d.qpos, d.qvel):
             self._undo_unstable_step(t_before, ctrl)
+        elif self.ft is not None:  # the reading of the state the step started from
+            gather(d.qacc, self.dof_adr, self._qdd)
+            self.ft.update(d.sensordata, self._good_q, self._pre_qd, self._qdd, t_before)
+
+    # ---- external pushes (~/apply_wrench) ---------------------------------------------------
+    def push(self, link: str, wrench: Sequence[float], duration: float,
+             frame: str = "world") -> None:
+        """Apply ``wrench = [f; n]`` (N, N m) at the origin of ``link`` (one of the model's
+        links; '' or ``tool``: the tool frame on the last body) for ``duration`` s of sim time,
+        components in ``frame`` ``world`` (the base frame) or ``link`` (that frame's axes);
+        a new push replaces the previous one.  ``ValueError`` for a bad argument."""
+        from rbd_ros.control.wrench import SensorFrame
+
+        w = np.asarray(wrench, dtype=float).reshape(-1)
+        if w.shape != (6,) or not np.isfinite(w).all():
+            raise ValueError(f"wrench must be 6 finite numbers [fx fy fz tx ty tz], got {list(w)}")
+        if not (math.isfinite(duration) and duration > 0):
+            raise ValueError(f"duration must be > 0 s, got {duration}")
+        if frame not in ("world", "link"):
+            raise ValueError(f"frame must be 'world' or 'link', got '{frame}'")
+        where = SensorFrame.of(self.model, link)  # the link's frame (tool on the last)
+        body = self._mj.mj_name2id(self.mj_model, self._mj.mjtObj.mjOBJ_BODY,
+                                   self.model.link_names[where.link])
+        self._push = (body, where.site.copy(), w, frame == "world", self.time + duration)
+
+    def _apply_push(self, now: float) -> None:
+        """``xfrc_applied`` of the push (at the body's CoM: moment ``n + (p - c) x f``), or
+        zero once it has ended."""
+        body, site, w, world, end = self._push
+        d = self.mj_data
+        if now >= end - 1e-12:
+            d.xfrc_applied[body] = 0.0
+            self._push = None
+            return
+        R = d.xmat[body].reshape(3, 3)
+        Rs = R @ site[:3, :3]
+        f, n = (w[:3], w[3:]) if world else (Rs @ w[:3], Rs @ w[3:])
+        p = d.xpos[body] + R @ site[:3, 3]
+        d.xfrc_applied[body, :3] = f
+        d.xfrc_applied[body, 3:] = n + np.cross(p - d.xipos[body], f)
 
     def _advance(self) -> None:
         """The physics of one step (``mj_step``; the ideal mobile base integrates the core)."""

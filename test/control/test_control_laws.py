@@ -136,7 +136,8 @@ def test_task_reference_from_a_joint_reference_is_the_kinematic_image(arm7: Robo
 @pytest.mark.parametrize("name", LAWS)
 def test_torques_are_saturated_at_the_effort_limits(name: str) -> None:
     robot = Robot(three_link())
-    law = make_law(name, robot, {"kp": 1e6, "kd": 1e3, "effort_limit": [100.0, 20.0, 100.0]})
+    stiff = {"stiffness": 1e6, "damping": 1e3} if name == "impedance" else {"kp": 1e6, "kd": 1e3}
+    law = make_law(name, robot, {**stiff, "effort_limit": [100.0, 20.0, 100.0]})
     q = np.array([0.1, 0.2, 0.3])
     ref = Reference(3).set_joint(q + 1.0)
     tau = law.compute(0.0, q, np.zeros(3), ref)

@@ -73,6 +73,17 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _positive_newtons(text: str) -> float:
+    """An argparse type: a finite force above zero, N."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of newtons") from None
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive force in N, got {text}")
+    return value
+
+
 def check_record_dir(path: Path) -> None:
     """Fail before any node starts when ``--record DIR`` cannot be written: ``DIR`` is a
     file, or cannot be created, or refuses a file (``OSError`` with the reason)."""
@@ -191,6 +202,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("-p", dest="param", action="append", default=[], metavar="NODE:NAME:=VALUE",
                    help="a parameter of a node the bringup starts, as --ros-args -p (NAME:=VALUE: "
                         "every node that has it); wins over --params-file")
+    p.add_argument("--scene", default="", metavar="FILE",
+                   help="objects the arm touches (a scene YAML or a bundled name: table, wall; "
+                        "rbd_ros.sim.scene), given to the bridge")
+    p.add_argument("--task", default="tour", choices=["tour", "press"],
+                   help="tour (default) or press: approach the scene's surface, press --force N, "
+                        "slide 0.1 m, retreat (rbd_ros.ros.bringup.press)")
+    p.add_argument("--force", type=_positive_newtons, default=10.0, metavar="N",
+                   help="with --task press: the force to press with, N (default 10)")
     from rbd_ros.ros.bringup import excitation, mismatch
 
     excitation.add_arguments(p)
@@ -268,6 +287,8 @@ class Bringup:
             bridge["timestep"] = float(args.timestep)
             controller["rate"] = 1.0 / float(args.timestep)
         bridge.update(mismatch.node_parameters(args, self.sim_model, args.record)[0])
+        if getattr(args, "scene", ""):
+            bridge["scene"] = args.scene
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
                               base_link=args.base_link, tip_link=args.tip_link,
                               base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
@@ -1146,6 +1167,14 @@ def main(argv: list[str] | None = None) -> int:
             check_record_dir(Path(args.record))
         if args.json:
             check_json_file(Path(args.json))
+        if getattr(args, "task", "tour") == "press":
+            from rbd_ros.ros.bringup.description import robot_parameters
+            from rbd_ros.ros.bringup.press import check_press_law, run_press_task
+
+            check_press_law(args.controller)
+            check_timestep(args.timestep)
+            return run_press_task(args, Bringup.load_model(robot_parameters(
+                args.robot or DEFAULT_ROBOT, args.urdf, args.base_link, args.tip_link, args.base)))
         return Bringup(args).run()
     except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...
         print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)

@@ -165,6 +165,10 @@ class Controller:
         from rbd_ros.ros.follow_action import make_server
 
         self.action = make_server(self, prm)  # ~/follow_joint_trajectory (own node and thread)
+
+        from rbd_ros.ros.contact_topics import attach_controller  # ~/target_wrench (force laws)
+
+        self.wrench_inputs = attach_controller(self, composed)
         if not composed:
             self._make_cycle_sources(prm["rate"])
             # "ready" once the executor runs the callbacks (the first timer tick), not here,

@@ -257,6 +257,10 @@ class MujocoBridge:
                 node.get_logger().warning(f"commands through the executor (slower): {exc}")
                 self.sub = node.create_subscription(Float64MultiArray, topics.COMMANDS,
                                                     self.on_command, qos)
+        from rbd_ros.ros.contact_topics import BridgeContact  # F/T topics, ~/apply_wrench
+
+        self.contact = BridgeContact(node, sim, self.lock, schema(NAME).declare(
+            node, ["apply_wrench_duration"])["apply_wrench_duration"], pub_qos)
         self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
         self.srv_pause = node.create_service(SetBool, topics.PAUSE, self.on_pause)
         self._start = (time.monotonic(), sim.time, 0)
@@ -309,6 +313,7 @@ class MujocoBridge:
             self.odom.publish(self.sim.time, q)
         clock.clock.sec, clock.clock.nanosec = msg.header.stamp.sec, msg.header.stamp.nanosec
         self.pub_clock.publish(clock)
+        self.contact.publish()
 
     def _idle_publish(self) -> None:
         """Lockstep: the state at 10 Hz until the first command (and while paused)."""
@@ -448,6 +453,7 @@ class MujocoBridge:
             with self.lock:
                 if ctrl is not None:  # composed: the law on the state just measured
                     q, qd, _ = measured
+                    self.contact.feed(getattr(ctrl, "law", None))
                     sim.command(ctrl.step(sim.time, names, q, qd), stamp)
                     self.got_command = True
                 elif self.inbox is not None:

@@ -1,0 +1,357 @@
+"""Laws that touch the world: impedance, hybrid force/position and admittance (ROS-free).
+
+They are ``ControlLaw``s of ``rbd_ros.control.laws`` (registered in its ``LAW_CLASSES`` when
+``rbd_ros.control`` is imported), task-space laws on the pose reference of ``Reference``
+(``ref.T, ref.v, ref.a``, or a joint reference mapped through the kinematics), plus two
+wrenches, both ``[f; n]`` in world axes at the tool origin, **what the tool exerts on the
+environment** (the ``m`` of 003 (2.1)-(2.2); ``rbd_ros.control.wrench``): ``wrench_target``
+(``set_target_wrench``) and ``wrench_measured`` (``set_measured_wrench``, e.g. from the
+payload-compensated F/T sensor, whose frame is the tool's).  Pressing 10 N down on a table is
+``f_z = -10``.
+
+All three share one kernel (:func:`_task_kernel`), the operational-space form of 003
+(6.48)-(6.49) in RNEA form: a task acceleration ``a*`` and a task force ``F`` give
+
+    qdd* = J^#(a* - J' q') + (I - J^# J) z,     tau = RNEA(q, q', qdd*) + J^T F
+
+(``J^#`` the damped least-squares inverse, ``z = -k_null q'`` the null-space damping of a
+redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
+``Lambda (r'' - a*) = F - m`` (``Lambda = (J M^-1 J^T)^-1``, the operational-space inertia).
+
+* ``impedance`` (Hogan 1985): ``a* = r_d''``, ``F = K e + D (r_d' - J q')``: the tool behaves
+  as the spring ``K`` (``stiffness``, N/m and N m/rad per axis) and damper ``D`` (``damping``)
+  about the reference, with its own inertia ``Lambda``; at rest ``m = K e``: pushed with a
+  force ``f`` it gives way ``f / K`` (what ``~/apply_wrench`` measures), pressed into a
+  surface with the reference ``d`` beyond it, it presses ``K d``.  ``wrench_target`` is fed
+  forward (``F += m_d``).
+* ``hybrid_force_position`` (Raibert & Craig 1981): a selection ``S`` (``selection``, 1 =
+  position, 0 = force, per world axis): ``a* = S (r_d'' + K_v e' + K_p e)``,
+  ``F = (I - S) [m_d + k_f (m_d - m) + k_i int (m_d - m) dt - D_f J q']``: position control
+  along the selected axes, force control (feed-forward, proportional and integral force
+  feedback, damping ``D_f`` = ``force_damping``) along the others.
+* ``admittance`` (ros2_controllers' ``admittance_controller``): an outer loop integrates
+  ``M_a x_c'' + D_a x_c' + K_a (x_c - x_d) = m_d - m`` per axis (``mass``, ``damping``,
+  ``stiffness``: a reference that gives way to the measured wrench) and the inner loop
+  tracks ``x_c`` with resolved acceleration (``a* = x_c'' + K_v (x_c' - J q') + K_p e_c``,
+  ``F = 0``).  ``stiffness`` 0 along an axis: it tracks the force there.
+
+**No run-away without contact.**  Along force-controlled axes (hybrid: ``S = 0``; admittance:
+``stiffness = 0``) the tool's speed is bounded by ``velocity_limit``: past it the integral
+stops (hybrid) and a damping ``D_f`` (hybrid) or the reference's own speed clamp (admittance)
+holds it, so a lost contact turns into a slow approach (``|v| <= velocity_limit``), not a
+wind-up.  **Effort.**  ``set_target_wrench`` refuses (``ValueError``, the joints named) a
+wrench that needs more than the effort limits at the current pose with gravity held:
+``|g(q) + J^T m_d| <= tau_max``.
+
+Gains from the model (``force_model_gains``): stiffness ``K_r = Lambda_r omega^2`` and
+damping ``D_r = 2 zeta Lambda_r omega`` (``Lambda_r`` as for ``task_pd``: the task
+stiffness ``gains.model_gains("task_pd")`` derives, discrete caps included); position gains
+``omega^2``, ``2 zeta omega`` as ``resolved_acceleration``; ``force_damping`` = ``D_r``,
+``force_p`` 0.5, ``force_i`` = ``omega / 2``; admittance ``mass`` = ``Lambda_r``,
+``damping`` = ``D_r``, ``stiffness`` = ``K_r`` except 0 along force axes.  Axes the arm
+cannot move get zero gains.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from rbd_ros.algorithm.kinematics import jacobian_dot_times_qd
+from rbd_ros.algorithm.rnea import rnea_full
+from rbd_ros.control.gains import model_gains
+from rbd_ros.control.laws import (
+    BAD_INPUT,
+    LAW_CLASSES,
+    OK,
+    ResolvedAcceleration,
+    _all_finite,
+    _dls_solve,
+    _finish,
+    _TaskLaw,
+)
+
+VELOCITY_LIMIT = 0.05  # m/s (rad/s) along force-controlled axes, the default bound
+FORCE_P = 0.5  # the hybrid law's proportional force feedback, default
+PRESS_AXES = (1.0, 1.0, 0.0, 1.0, 1.0, 1.0)  # default selection: force along z (a table)
+
+@njit(cache=True)
+def _task_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray,
+                 acc: np.ndarray, force: np.ndarray, knull: np.ndarray, lam2: float,
+                 actuators: bool, no_wrench: np.ndarray, A: np.ndarray, y: np.ndarray,
+                 jdqd: np.ndarray, z: np.ndarray, qdd_star: np.ndarray, lim: np.ndarray,
+                 tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover - jitted
+    """``qdd* = J^#(a* - J' q') + (I - J^# J) z``, ``tau = RNEA(q, q', qdd*) + J^T F``
+    (module docstring; 003 (6.48)-(6.49), (2.2))."""
+    n = q.shape[0]
+    jacobian_dot_times_qd(mp, ws, q, qd, jdqd)
+    for r in range(6):
+        y[r] = acc[r] - jdqd[r]  # a* - J' q'
+    if not _dls_solve(J, lam2, A, y):
+        return _finish(tau, lim, sat, 2)
+    for j in range(n):
+        s = 0.0
+        for r in range(6):
+            s += J[r, j] * y[r]
+        qdd_star[j] = s
+    if n > 6:  # (I - J^# J) z, z = -k_null q'
+        for j in range(n):
+            z[j] = -knull[j] * qd[j]
+        for r in range(6):
+            s = 0.0
+            for j in range(n):
+                s += J[r, j] * z[j]
+            y[r] = s
+        if not _dls_solve(J, lam2, A, y):
+            return _finish(tau, lim, sat, 2)
+        for j in range(n):
+            s = 0.0
+            for r in range(6):
+                s += J[r, j] * y[r]
+            qdd_star[j] += z[j] - s
+    rnea_full(mp, ws, q, qd, qdd_star, no_wrench, False, actuators, tau)
+    for j in range(n):  # + J^T F (003 (2.2))
+        s = 0.0
+        for r in range(6):
+            s += J[r, j] * force[r]
+        tau[j] += s
+    return _finish(tau, lim, sat, OK)
+
+
+@njit(cache=True)
+def _impedance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray,
+                     K: np.ndarray, D: np.ndarray, md: np.ndarray, acc: np.ndarray,
+                     force: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``a* = r_d''``, ``F = K e + D (r_d' - v) + m_d`` (Hogan's impedance)."""
+    for r in range(6):
+        acc[r] = ra[r]
+        force[r] = K[r] * e[r] + D[r] * (rv[r] - v[r]) + md[r]
+
+
+@njit(cache=True)
+def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, kp: np.ndarray,
+                  kd: np.ndarray, S: np.ndarray, fp: np.ndarray, fi: np.ndarray, fd: np.ndarray,
+                  vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float, integral: np.ndarray,
+                  acc: np.ndarray, force: np.ndarray) -> None:  # pragma: no cover - jitted
+    """Raibert-Craig: position along ``S = 1``, force along ``S = 0`` (``HybridForcePosition``)."""
+    for r in range(6):
+        if S[r] > 0.5:  # position: r_d'' + K_v e' + K_p e
+            acc[r] = ra[r] + kd[r] * (rv[r] - v[r]) + kp[r] * e[r]
+            force[r] = 0.0
+            continue
+        acc[r] = 0.0
+        err = md[r] - m[r]
+        over = v[r] * md[r] > 0.0 and abs(v[r]) > vlim[r]  # past the bound, the way it pushes
+        if not over:  # no wind-up in free space
+            integral[r] += err * dt
+        force[r] = md[r] + fp[r] * err + fi[r] * integral[r] - fd[r] * v[r]
+        if over:  # 10x damping past the bound
+            force[r] -= 10.0 * fd[r] * (v[r] - math.copysign(vlim[r], v[r]))
+
+
+@njit(cache=True)
+def _admittance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray,
+                      mass: np.ndarray, D: np.ndarray, K: np.ndarray, kp: np.ndarray,
+                      kd: np.ndarray, vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float,
+                      x: np.ndarray, xv: np.ndarray, xa: np.ndarray, acc: np.ndarray,
+                      force: np.ndarray) -> None:  # pragma: no cover - jitted
+    """The outer ``M_a x'' + D_a x' + K_a x = m_d - m`` (semi-implicit Euler) and the inner
+    resolved acceleration on ``x_c = x_d + x`` (``Admittance``)."""
+    for r in range(6):
+        if mass[r] <= 0.0:  # an axis the arm cannot move
+            xa[r] = 0.0
+            xv[r] = 0.0
+            x[r] = 0.0
+        else:
+            xa[r] = (md[r] - m[r] - D[r] * xv[r] - K[r] * x[r]) / mass[r]
+            xv[r] += xa[r] * dt
+            if K[r] == 0.0 and abs(xv[r]) > vlim[r]:  # the bound of a force axis
+                xv[r] = math.copysign(vlim[r], xv[r])
+                xa[r] = 0.0
+            x[r] += xv[r] * dt
+        # x_c'' is not fed forward: it holds the measured wrench, and Lambda x_c'' would be a
+        # force feedback of gain Lambda / M_a one cycle late (unstable at Nyquist, M_a < Lambda)
+        acc[r] = ra[r] + kd[r] * (rv[r] + xv[r] - v[r]) + kp[r] * (e[r] + x[r])
+        force[r] = 0.0
+
+
+class _ForceLaw(_TaskLaw):
+    """The common part (module docstring): wrench inputs, task velocity, the kernel."""
+
+    dls_damping = ResolvedAcceleration.dls_damping
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        n = self.dof
+        self.wrench_target = np.zeros(6)
+        self.wrench_measured = np.zeros(6)
+        self.velocity = np.zeros(6)  # J q' (world, tool origin)
+        self.acc = np.zeros(6)
+        self.force = np.zeros(6)
+        self.qdd_star = np.zeros(n)
+        self._none = np.zeros(6)
+        self._A = np.zeros((6, 6))
+        self._y = np.zeros(6)
+        self._z = np.zeros(n)
+        self._g = np.zeros(n)
+        self._q_last = np.full(n, np.nan)
+        self._t_prev = math.nan
+        self._w = np.zeros(6)
+
+    # ---- gains from the model -----------------------------------------------------------------
+    def _model_gains(self, q0: np.ndarray | None) -> dict[str, np.ndarray]:
+        todo = [k for k, src in self.gain_source.items() if src == "model"]
+        if not todo:
+            return {}
+        derived, self.gain_notes = force_model_gains(self.name, self.model, q0, *self._design,
+                                                     poses=self._poses)
+        return {k: derived[k] for k in todo}
+
+    # ---- wrench inputs ------------------------------------------------------------------------
+    def set_target_wrench(self, wrench: Any, q: Any = None) -> None:
+        """The wrench to exert on the environment (world axes, tool origin); ``ValueError``
+        if not 6 finite numbers, or if the effort limits cannot produce it at ``q`` (default:
+        the last measured state) with gravity held, naming the joints."""
+        w = np.asarray(wrench, dtype=float).reshape(-1)
+        if w.shape != (6,) or not np.isfinite(w).all():
+            raise ValueError(f"target wrench must be 6 finite numbers [fx fy fz tx ty tz], "
+                             f"got {list(w)}")
+        q = self._q_last if q is None else np.asarray(q, dtype=float)
+        if np.isfinite(q).all():
+            from rbd_ros.robot import Robot
+
+            robot = Robot(self.model)
+            need = robot.gravity(q) + robot.jacobian(q).T @ w
+            over = np.flatnonzero(np.abs(need) > self.limit)
+            if over.size:
+                names = ", ".join(f"'{self.joint_names[i]}' {need[i]:.4g} N m (limit "
+                                  f"{self.limit[i]:.4g})" for i in over)
+                raise ValueError(f"target wrench {np.round(w, 4).tolist()} needs more than the "
+                                 f"effort limits at the current pose: {names}")
+        np.copyto(self.wrench_target, w)
+
+    def set_measured_wrench(self, wrench: np.ndarray, sensor_frame: bool = True) -> None:
+        """The measured wrench on the environment (module docstring): in the tool (sensor)
+        frame by default, rotated into world axes with the tool orientation of the last cycle
+        (nothing allocated)."""
+        if not sensor_frame:
+            np.copyto(self.wrench_measured, wrench)
+            return
+        R = self.T[:3, :3]
+        np.dot(R, wrench[:3], out=self._w[:3])
+        np.dot(R, wrench[3:], out=self._w[3:])
+        np.copyto(self.wrench_measured, self._w)
+
+    def reset(self) -> None:
+        self._t_prev = math.nan
+
+    def _step_dt(self, t: float) -> float:
+        dt = t - self._t_prev
+        self._t_prev = t
+        return dt if 0.0 < dt <= 0.1 else 0.0
+
+    # ---- the cycle ----------------------------------------------------------------------------
+    def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Any) -> int:
+        if not self._task_inputs(q, qd, ref) or not _all_finite(self.wrench_measured):
+            return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+        np.copyto(self._q_last, q)
+        np.dot(self.J, qd, out=self.velocity)
+        self._task_terms(self._step_dt(t))
+        return _task_kernel(self.mp, self.ws, q, qd, self.J, self.acc, self.force,
+                            self.gains["k_null"], self.dls_damping**2, self.model_actuators,
+                            self._none, self._A, self._y, self.jdqd, self._z, self.qdd_star,
+                            self.limit, self.tau, self.saturated)
+
+    def _task_terms(self, dt: float) -> None:
+        """Fill ``acc`` (a*) and ``force`` (F) from ``error``, ``velocity`` and the reference."""
+        raise NotImplementedError
+
+
+class Impedance(_ForceLaw):
+    """Task-space impedance (module docstring): ``a* = r_d''``, ``F = K e + D e' + m_d``."""
+
+    name = "impedance"
+
+    def _task_terms(self, dt: float) -> None:
+        g = self.gains
+        _impedance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["stiffness"],
+                         g["damping"], self.wrench_target, self.acc, self.force)
+
+
+class HybridForcePosition(_ForceLaw):
+    """Raibert-Craig hybrid force/position control (module docstring)."""
+
+    name = "hybrid_force_position"
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        self.integral = np.zeros(6)  # int (m_d - m) dt, N s
+
+    def reset(self) -> None:
+        super().reset()
+        self.integral[:] = 0.0
+
+    def _task_terms(self, dt: float) -> None:
+        g = self.gains
+        _hybrid_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["kp"], g["kd"],
+                      g["selection"], g["force_p"], g["force_i"], g["force_damping"],
+                      g["velocity_limit"], self.wrench_target, self.wrench_measured, dt,
+                      self.integral, self.acc, self.force)
+
+
+class Admittance(_ForceLaw):
+    """Admittance (module docstring): the reference gives way to the measured wrench, resolved
+    acceleration tracks it."""
+
+    name = "admittance"
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(robot, gains, **kw)
+        self.offset = np.zeros(6)  # x_c - x_d (position; rotation vector, small)
+        self.offset_v = np.zeros(6)
+        self.offset_a = np.zeros(6)
+
+    def reset(self) -> None:
+        super().reset()
+        self.offset[:] = 0.0
+        self.offset_v[:] = 0.0
+
+    def _task_terms(self, dt: float) -> None:
+        g = self.gains
+        _admittance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["mass"],
+                          g["damping"], g["stiffness"], g["kp"], g["kd"], g["velocity_limit"],
+                          self.wrench_target, self.wrench_measured, dt, self.offset,
+                          self.offset_v, self.offset_a, self.acc, self.force)
+
+
+def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 10.0,
+                      damping_ratio: float = 1.0, rate: float = 1000.0,
+                      poses: Any = None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The model's gains of a force law (module docstring) and the notes of the caps."""
+    task, notes = model_gains("task_pd", model, q0, bandwidth, damping_ratio, rate, poses)
+    ra, _ = model_gains("resolved_acceleration", model, q0, bandwidth, damping_ratio, rate, poses)
+    zeta = float(damping_ratio)
+    omega = min(2.0 * np.pi * float(bandwidth), 2.0 * zeta * float(rate))
+    K = task["kp"]  # Lambda_r omega^2, capped
+    lam = K / omega**2
+    D = 2.0 * zeta * np.sqrt(K * lam)  # critical for the spring K on the inertia Lambda
+    free = (K == 0.0)
+    k_null = ra["k_null"]
+    if law == "impedance":
+        return {"stiffness": K, "damping": D, "k_null": k_null}, notes
+    sel = np.where(free, 1.0, np.array(PRESS_AXES))
+    vlim = np.full(6, VELOCITY_LIMIT)
+    if law == "hybrid_force_position":
+        return {"kp": ra["kp"], "kd": ra["kd"], "selection": sel,
+                "force_p": np.where(free, 0.0, FORCE_P), "force_i": np.where(free, 0.0, omega / 2.0),
+                "force_damping": D, "velocity_limit": vlim, "k_null": k_null}, notes
+    return {"mass": lam, "damping": D, "stiffness": np.where(sel > 0.5, K, 0.0), "kp": ra["kp"],
+            "kd": ra["kd"], "velocity_limit": vlim, "k_null": k_null}, notes
+
+
+FORCE_LAW_CLASSES = {"impedance": Impedance, "hybrid_force_position": HybridForcePosition,
+                     "admittance": Admittance}
+LAW_CLASSES.update(FORCE_LAW_CLASSES)

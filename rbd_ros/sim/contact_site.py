@@ -1,0 +1,145 @@
+"""Where an arm touches a surface: the placement of a scene's ``pose: auto`` objects (ROS-free).
+
+The arm touches with a probe: a stylus ``PROBE_LENGTH`` long along its last joint axis from
+the tool origin, ending in the tip sphere (``mujoco_model.TIP_RADIUS``).  The MDH frame
+origins of many wrists sit level with the flange (a UR arm's last three), so without it the
+wrist's own collision capsules would scrape the surface.  The probe is the contact tasks'
+tool: ``model.replace(tool=site.tool)``.
+
+:func:`contact_site` finds, for an ``MdhModel``, a surface point the probe reaches with the
+last joint axis along the surface normal (the probe pointing into it), from ``approach``
+above it, and along the surface for ``slide`` metres
+(a straight path sampled every 1 cm, each pose reached by IK from the previous one inside
+the limits, with every frame origin at least ``clearance`` off the surface).  Candidates:
+the tool at 0.3 to 0.7 of the arm's reach from the base, level with the base or below it
+(a table top: normal ``up``, the slide across the radial direction) or in front of it (a wall:
+normal toward the base).  Deterministic: the same arm gets the same site.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbd_ros.model import MdhModel
+from rbd_ros.sim.mujoco_model import TIP_RADIUS, workspace
+
+PROBE_LENGTH = 0.06  # m, from the tool origin along the last joint axis to the tip's centre
+
+
+@dataclass(frozen=True)
+class ContactSite:
+    """The surface point ``point`` (world; the slide starts there), outward ``normal``, unit
+    ``slide`` direction and length, the probe as the tool transform ``tool`` (frame n -> probe
+    tip centre; for ``MdhModel.replace(tool=...)``), its ``rotation`` (world) while touching,
+    and the joint positions with the tool ``approach`` m above the start (``q_above``) and touching
+    it (``q_touch``: the tip sphere's centre ``TIP_RADIUS`` off the surface)."""
+
+    point: np.ndarray
+    normal: np.ndarray
+    slide: np.ndarray
+    length: float
+    tool: np.ndarray
+    rotation: np.ndarray
+    q_above: np.ndarray
+    q_touch: np.ndarray
+    approach: float
+
+    @property
+    def middle(self) -> np.ndarray:
+        """The middle of the slide, on the surface (where ``place_scene`` centres a face)."""
+        return self.point + 0.5 * self.length * self.slide
+
+    def tool_pose(self, s: float, height: float = 0.0) -> np.ndarray:
+        """The tool pose ``s`` m along the slide, the tip sphere touching the surface plus
+        ``height`` m off it."""
+        T = np.eye(4)
+        T[:3, :3] = self.rotation
+        T[:3, 3] = self.point + s * self.slide + (TIP_RADIUS + height) * self.normal
+        return T
+
+
+def contact_site(model: MdhModel, surface: str = "top", length: float = 0.1,
+                 approach: float = 0.08, clearance: float = 0.03) -> ContactSite:
+    """The :class:`ContactSite` of the module docstring; ``surface`` ``top`` (a table) or
+    ``front`` (a wall).  ``ValueError`` when no candidate works (an arm too short or too
+    constrained), naming what was tried."""
+    from rbd_ros.robot import Robot
+
+    if surface not in ("top", "front"):
+        raise ValueError(f"surface must be 'top' or 'front', got '{surface}'")
+    ws = workspace(model)
+    up = ws.up
+    radial0 = _horizontal(model.base[:3, 0], up)
+    tried = 0
+    for frac in (0.5, 0.4, 0.6, 0.3, 0.7):
+        for height in ((-0.25, -0.1, -0.4, 0.0) if surface == "top" else (0.0, 0.2, -0.2)):
+            for az in (0.0, 0.5 * np.pi, -0.5 * np.pi, np.pi):
+                radial = _rotate(radial0, up, az)
+                side = np.cross(up, radial)
+                centre = ws.centre + frac * ws.reach * radial + height * ws.reach * up
+                normal, slide = (up, side) if surface == "top" else (-radial, side)
+                start = centre - 0.5 * length * slide
+                for sign in (1.0, -1.0):
+                    tried += 1
+                    tool = model.tool.copy()
+                    tool[:3, 3] += sign * PROBE_LENGTH * np.array([0.0, 0.0, 1.0])
+                    robot = Robot(model.replace(tool=tool))
+                    site = _try(robot, start, normal, slide, length, approach, clearance,
+                                sign, radial)
+                    if site is not None:
+                        return site
+    raise ValueError(f"no contact site on a '{surface}' surface for '{model.name}': {tried} "
+                     f"candidates tried (tool at 0.3-0.7 of the reach {ws.reach:.3g} m, the last "
+                     f"joint axis along the normal, a {length:g} m slide): place the scene "
+                     "objects by hand (pose: {xyz: ..., rpy: ...})")
+
+
+def _horizontal(v: np.ndarray, up: np.ndarray) -> np.ndarray:
+    h = v - (v @ up) * up
+    if np.linalg.norm(h) < 1e-9:
+        h = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
+    return h / np.linalg.norm(h)
+
+
+def _rotate(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues: ``v`` turned by ``angle`` about unit ``axis``."""
+    return (v * np.cos(angle) + np.cross(axis, v) * np.sin(angle)
+            + axis * (axis @ v) * (1.0 - np.cos(angle)))
+
+
+def _try(robot, start: np.ndarray, normal: np.ndarray, slide: np.ndarray, length: float,
+         approach: float, clearance: float, sign: float, radial: np.ndarray) -> ContactSite | None:
+    """One candidate: frame n's z along ``-sign normal`` (the probe, ``sign`` z_n, into the
+    surface), x along ``radial`` projected."""
+    model = robot.model
+    z = -sign * normal
+    x = radial - (radial @ z) * z
+    if np.linalg.norm(x) < 1e-6:
+        x = slide - (slide @ z) * z
+    x /= np.linalg.norm(x)
+    Rn = np.column_stack([x, np.cross(z, x), z])
+    R = Rn @ model.tool[:3, :3]  # the tool's orientation
+    T = np.eye(4)
+    T[:3, :3] = R
+    q = None
+    steps = [(0.0, approach)] + [(s, 0.0) for s in np.linspace(0.0, length, int(round(length / 0.01)) + 1)]
+    out = []
+    for s, h in steps:
+        T[:3, 3] = start + s * slide + (TIP_RADIUS + h) * normal
+        res = robot.ik(T, q0=q, timeout=0.2, max_restarts=20 if q is None else 0,
+                       max_iterations=200)
+        if not res.success:
+            return None
+        if q is not None and np.abs(res.q - q).max() > 0.3:  # a jump: not a smooth slide
+            return None
+        origins = robot.link_poses(res.q)[:, :3, 3]
+        near_tip = np.linalg.norm(origins - T[:3, 3], axis=1) <= TIP_RADIUS  # inside the probe
+        heights = (origins[~near_tip] - start) @ normal
+        if heights.size and heights.min() < clearance:
+            return None
+        q = res.q
+        out.append(q.copy())
+    return ContactSite(start.copy(), normal.copy(), slide.copy(), float(length),
+                       model.tool.copy(), R.copy(),
+                       out[0], out[1], float(approach))

@@ -1,0 +1,289 @@
+"""The press task of ``bringup --task press`` without ROS: approach, press, slide, retreat.
+
+``run_press(model, "hybrid_force_position", force=10)`` runs the arm in lockstep in a scene
+(default the bundled table, placed by ``contact_site``): the law holds the probe
+``approach`` m above the slide's start, brings it down onto the surface, presses ``force`` N
+along the inward normal, slides ``length`` m along the surface holding the force, and
+retreats.  The law's measured wrench is the simulated F/T sensor's payload-compensated
+reading (``rbd_ros.sim.ft_sensor``), fed every cycle as the controller node gets it.
+
+How each law presses:
+
+* ``hybrid_force_position`` and ``admittance``: the normal axis is force-controlled from the
+  start of the approach (target wrench ``-force n``; the pose reference stays above): the
+  probe comes down at the law's velocity bound and the contact stops it; to retreat, the hybrid law's normal axis goes
+  back to position control (the reference taken where the probe is) and the admittance
+  law's target wrench to zero, then the reference moves up;
+* ``impedance``: the reference goes ``force / K_n`` below the surface (``K_n`` the stiffness
+  along the normal), so the spring presses ``force`` there.
+
+Measured, per cycle, against MuJoCo's own contact forces (``mj_contactForce`` on the probe's
+contacts with the scene, the oracle): the normal force, the contact flag; and the probe's
+position.  ``PressResult``: force error RMS and max over the slide (its middle 80 %, the
+first and last 10 % being the reference's speed-up and slow-down), the impact peak (the
+largest normal force before the slide, over ``force``), the cycles without contact during
+the slide, the position error along the surface's free axes (the reference's slide position
+minus the probe's, in the surface plane), the F/T sensor's and the joint-torque estimate's
+normal force over the slide beside MuJoCo's, and the time series.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.model import MdhModel
+
+PRESS_LAWS = ("hybrid_force_position", "impedance", "admittance")
+
+
+@dataclass
+class PressResult:
+    law: str
+    robot: str
+    force: float  # N, the set force
+    force_rms: float  # N, |f_n - force| over the slide (RMS), MuJoCo's contact force
+    force_max: float  # N, its max
+    impact_peak: float  # the largest normal force before the slide / force
+    contact_lost: int  # cycles of the slide without a probe contact
+    position_rms: float  # m, the error along the surface's free axes over the slide
+    position_max: float
+    sensor_rms: float  # N, the F/T sensor's normal force minus MuJoCo's over the slide (RMS)
+    estimate_rms: float  # N, the joint-torque estimate's minus MuJoCo's (RMS), same window
+    unstable_steps: int
+    phases: dict[str, float]  # start time of each phase, s
+    series: dict[str, np.ndarray] = field(default_factory=dict)  # t, f_n, f_sensor, ...
+    notes: list[str] = field(default_factory=list)
+
+    def report(self) -> dict[str, Any]:
+        """The numbers for the bringup report (JSON-able)."""
+        return {"law": self.law, "robot": self.robot, "force_N": self.force,
+                "force_error_rms_N": self.force_rms, "force_error_max_N": self.force_max,
+                "impact_peak_ratio": self.impact_peak, "contact_lost_cycles": self.contact_lost,
+                "position_error_rms_m": self.position_rms, "position_error_max_m": self.position_max,
+                "sensor_vs_mujoco_rms_N": self.sensor_rms, "estimate_vs_mujoco_rms_N": self.estimate_rms,
+                "unstable_steps": self.unstable_steps, "phases_s": self.phases}
+
+
+def probe_contact(sim, tip: int, out: np.ndarray) -> bool:
+    """MuJoCo's contact force on the probe (geom ``tip``) from the scene, world axes, summed
+    into ``out`` (the force the probe exerts on the scene: minus that); True if touching."""
+    import mujoco
+
+    m, d = sim.mj_model, sim.mj_data
+    out.fill(0.0)
+    touching = False
+    f = np.zeros(6)
+    for i in range(d.ncon):
+        c = d.contact[i]
+        if tip not in (c.geom1, c.geom2) or c.exclude != 0 or c.efc_address < 0:
+            continue
+        mujoco.mj_contactForce(m, d, i, f)  # in the contact frame, on geom2 from geom1
+        fw = c.frame.reshape(3, 3).T @ f[:3]
+        sign = 1.0 if c.geom1 == tip else -1.0  # on the scene from the probe
+        out += sign * fw
+        touching = touching or f[0] > 0.0
+    return touching
+
+
+def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: float = 10.0,
+              scene: Any = "table", length: float = 0.1, approach: float = 0.08,
+              settle: float = 0.3, approach_time: float = 1.5, press_time: float = 0.7,
+              slide_time: float = 3.0, retreat_time: float = 0.8,
+              depth: float = 0.04, gains: dict[str, Any] | None = None,
+              bridge: dict[str, Any] | None = None, **law_kw: Any) -> PressResult:
+    """Run the press task (module docstring) and measure it.  The slide takes ``slide_time``
+    (3 s: a quintic, 0.06 m/s at its peak for 0.1 m; MuJoCo's convex contacts lift a sliding
+    probe at about friction x speed, and at 2 s the kinova lost 1-2 cycles of contact).  ``depth``: for ``impedance``
+    without a given ``stiffness``, the stiffness along the normal is ``force / depth`` (the
+    reference ``depth`` m into the surface), its damping scaled to stay critical."""
+    import rbd_ros.control  # noqa: F401 - registers the force laws
+    from rbd_ros.control.laws import Reference, make_law
+    from rbd_ros.sim.scene import load_scene
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+
+    if law_name not in PRESS_LAWS:
+        raise ValueError(f"the press task needs a force law: one of {', '.join(PRESS_LAWS)}; "
+                         f"got '{law_name}'")
+    if not (np.isfinite(force) and force > 0):
+        raise ValueError(f"force must be > 0 N, got {force}")
+    log_lines: list[str] = []
+    cfg = BridgeConfig(**{"mode": "lockstep", "command_timeout": 0.0, **(bridge or {})})
+    sim = Simulator(model, cfg, scene=load_scene(scene), log=lambda lv, s: log_lines.append(f"{lv}: {s}"))
+    site = sim.site
+    if site is None:
+        raise ValueError("the press task places the scene itself: give a scene whose objects "
+                         "have pose 'auto'")
+    sim.q0 = site.q_above.copy()  # start above the slide, at rest
+    sim.reset(keep_time=False)
+    tool_model = sim.model  # the probe is its tool
+    dt = cfg.timestep
+    law = make_law(law_name, tool_model, gains, q0=sim.q, rate=1.0 / dt, **law_kw)
+    n_vec = site.normal
+    above, start_T = site.tool_pose(0.0, approach), site.tool_pose(0.0)
+    press_depth = 0.0
+    if law_name == "impedance":
+        if "stiffness" not in (gains or {}):  # the spring along the normal: depth m for force N
+            _normal_spring(law, n_vec, force / depth)
+        K_n = float(n_vec**2 @ law.gains["stiffness"][:3])  # n^T K n (world axes, diagonal K)
+        press_depth = force / K_n
+    t1 = settle
+    t2 = t1 + approach_time
+    t3 = t2 + press_time
+    t4 = t3 + slide_time
+    t5 = t4 + retreat_time + 0.3
+    plan = _Plan(site, above, start_T, press_depth, (t1, t2, t3, t4), approach_time,
+                 slide_time, retreat_time)
+    steps = int(round(t5 / dt))
+    ref = Reference(tool_model.dof)
+    ref.joint, ref.task = False, True
+    import mujoco
+
+    tip = mujoco.mj_name2id(sim.mj_model, mujoco.mjtObj.mjOBJ_GEOM, "tip")
+    cols = ("t", "f_n", "f_sensor", "f_estimate", "touch", "e_free", "tau_max")
+    rec = {c: np.zeros(steps) for c in cols}
+    fc, est, fw = np.zeros(3), np.zeros(6), np.zeros(6)
+    target = -force * np.concatenate([n_vec, np.zeros(3)])
+    phase = 0
+    for k in range(steps):
+        t = sim.time
+        q, qd, _ = sim.measure()
+        new_phase = plan.phase(t)
+        if new_phase != phase:
+            phase = new_phase
+            _enter(phase, law, law_name, target, plan, sim, tool_model, q)
+        plan.reference(t, ref)
+        law.set_measured_wrench(sim.ft.wrench)
+        tau = law.compute(t, q, qd, ref)
+        sim.command(tau)
+        sim.step()
+        touch = probe_contact(sim, tip, fc)
+        sim.ft.estimate(sim._good_q, sim._pre_qd, sim._qdd, sim._ctrl, est)  # the step's torque
+        R = sim.mj_data.site_xmat[mujoco.mj_name2id(sim.mj_model, mujoco.mjtObj.mjOBJ_SITE, "ft_sensor")].reshape(3, 3)
+        fw[:3] = R @ sim.ft.wrench[:3]
+        p = sim.mj_data.site_xpos[mujoco.mj_name2id(sim.mj_model, mujoco.mjtObj.mjOBJ_SITE, "ft_sensor")]
+        e = ref.T[:3, 3] - p
+        rec["t"][k] = t
+        rec["f_n"][k] = -(n_vec @ fc)  # pressing into the surface: positive
+        rec["f_sensor"][k] = -(n_vec @ fw[:3])
+        rec["f_estimate"][k] = -(n_vec @ (R @ est[:3]))
+        rec["touch"][k] = touch
+        rec["e_free"][k] = np.linalg.norm(e - (e @ n_vec) * n_vec)
+        rec["tau_max"][k] = float(np.max(np.abs(tau) / law.limit))
+    return _result(law_name, tool_model.name, force, rec, plan, sim, log_lines + list(law.gain_notes))
+
+
+class _Plan:
+    """The task's reference: hold above, come down, press, slide, retreat (module docstring)."""
+
+    def __init__(self, site, above, start_T, depth, times, t_app, t_slide, t_ret) -> None:
+        self.site, self.above, self.start_T, self.depth = site, above, start_T, depth
+        self.t1, self.t2, self.t3, self.t4 = times
+        self.t_app, self.t_slide, self.t_ret = t_app, t_slide, t_ret
+        self.retreat_from: np.ndarray | None = None
+        self.descend = depth > 0.0  # impedance: the reference comes down (module docstring)
+
+    def phase(self, t: float) -> int:
+        return int(t >= self.t1) + int(t >= self.t2) + int(t >= self.t3) + int(t >= self.t4)
+
+    def reference(self, t: float, ref) -> None:
+        s = self.site
+        T = ref.T
+        ref.v.fill(0.0)
+        ref.a.fill(0.0)
+        if t < self.t1:
+            np.copyto(T, self.above)
+            return
+        if t < self.t3:  # come down to the surface, then (impedance) depth into it
+            if t < self.t2:
+                sig, sd, sdd = _minjerk((t - self.t1) / self.t_app, self.t_app)
+                drop, base = self.site.approach, 0.0
+            else:
+                t_in = 0.6 * (self.t3 - self.t2)
+                sig, sd, sdd = _minjerk(min((t - self.t2) / t_in, 1.0), t_in)
+                drop, base = self.depth, self.site.approach
+            np.copyto(T, self.above)
+            if not self.descend:  # the force laws come down at their velocity bound
+                return
+            T[:3, 3] -= (base + sig * drop) * s.normal
+            if t < self.t2:  # into the surface: a quasi-static set point (no D q_d': its
+                ref.v[:3] = -sd * drop * s.normal  # damping would press D v_d on top)
+                ref.a[:3] = -sdd * drop * s.normal
+            return
+        if t < self.t4:
+            sig, sd, sdd = _minjerk((t - self.t3) / self.t_slide, self.t_slide)
+            np.copyto(T, self.start_T)
+            T[:3, 3] += sig * s.length * s.slide - self.depth * s.normal
+            if not self.descend:  # the reference the force laws pressed from stays above
+                T[:3, 3] += s.approach * s.normal
+            ref.v[:3] = sd * s.length * s.slide
+            ref.a[:3] = sdd * s.length * s.slide
+            return
+        sig, sd, sdd = _minjerk(min((t - self.t4) / self.t_ret, 1.0), self.t_ret)
+        np.copyto(T, self.retreat_from)
+        T[:3, 3] += sig * s.approach * s.normal
+        ref.v[:3] = sd * s.approach * s.normal
+        ref.a[:3] = sdd * s.approach * s.normal
+
+
+def _normal_spring(law, normal: np.ndarray, k: float) -> None:
+    """Set the impedance law's translational stiffness along the (axis-aligned) ``normal`` to
+    ``k``; the damping stays the model's (``2 zeta Lambda omega``: overdamped in free space
+    for the softer spring, about critical against the surface's own stiffness in contact)."""
+    K = law.gains["stiffness"].copy()
+    axis = int(np.argmax(np.abs(normal)))
+    if abs(abs(normal[axis]) - 1.0) > 1e-9:
+        raise ValueError(f"the impedance press needs a surface normal along a world axis, got "
+                         f"{np.round(normal, 4).tolist()}")
+    K[axis] = k
+    law.set_gains(stiffness=K)
+
+
+def _minjerk(x: float, T: float) -> tuple[float, float, float]:
+    """The rest-to-rest quintic ``sigma(x)`` (x in [0, 1]) and its time derivatives."""
+    x = min(max(x, 0.0), 1.0)
+    s = x**3 * (10 - 15 * x + 6 * x * x)
+    sd = 30 * x * x * (1 - x) ** 2 / T
+    sdd = 60 * x * (1 - x) * (1 - 2 * x) / T**2
+    return s, sd, sdd
+
+
+def _enter(phase: int, law, law_name: str, target: np.ndarray, plan: _Plan, sim, tool_model,
+           q: np.ndarray) -> None:
+    """Switch the law's targets at a phase's start (module docstring)."""
+    if phase == 1 and law_name != "impedance":
+        law.set_target_wrench(target, q)
+    if phase == 4:
+        from rbd_ros.robot import Robot
+
+        T = Robot(tool_model).fk(q)
+        plan.retreat_from = plan.start_T.copy()
+        plan.retreat_from[:3, 3] = T[:3, 3]
+        law.set_target_wrench(np.zeros(6), q)
+        if law_name == "hybrid_force_position":
+            law.set_gains(selection=np.ones(6))
+        elif law_name == "admittance":
+            law.offset[:] = 0.0
+            law.offset_v[:] = 0.0
+
+
+def _result(law_name: str, robot: str, force: float, rec: dict, plan: _Plan, sim,
+            notes: list[str]) -> PressResult:
+    t = rec["t"]
+    span = plan.t4 - plan.t3
+    slide = (t >= plan.t3 + 0.1 * span) & (t < plan.t4 - 0.1 * span)
+    before = t < plan.t3
+    err = rec["f_n"][slide] - force
+    return PressResult(
+        law=law_name, robot=robot, force=force,
+        force_rms=float(np.sqrt(np.mean(err**2))), force_max=float(np.abs(err).max()),
+        impact_peak=float(rec["f_n"][before].max() / force),
+        contact_lost=int(np.sum(rec["touch"][(t >= plan.t3) & (t < plan.t4)] == 0)),
+        position_rms=float(np.sqrt(np.mean(rec["e_free"][slide] ** 2))),
+        position_max=float(rec["e_free"][slide].max()),
+        sensor_rms=float(np.sqrt(np.mean((rec["f_sensor"][slide] - rec["f_n"][slide]) ** 2))),
+        estimate_rms=float(np.sqrt(np.mean((rec["f_estimate"][slide] - rec["f_n"][slide]) ** 2))),
+        unstable_steps=sim.stats.unstable_steps,
+        phases={"approach": plan.t1, "press": plan.t2, "slide": plan.t3, "retreat": plan.t4},
+        series=rec, notes=notes)

@@ -1,0 +1,232 @@
+"""Objects the simulated arm can touch: a scene file, its placement, and its MuJoCo geoms (ROS-free).
+
+A scene file (YAML; bundled: ``config/scenes/table.yaml``, ``config/scenes/wall.yaml``)::
+
+    name: table
+    objects:
+      - name: table
+        type: box            # box | cylinder | sphere | plane
+        size: [0.5, 0.6, 0.04]   # full sizes, m: box x y z; cylinder [diameter, height];
+                             # sphere [diameter]; plane [x, y] (0: infinite)
+        pose: auto           # or {xyz: [x, y, z], rpy: [r, p, y]} in the world (the base frame)
+        friction: [0.5, 0.005, 0.0001]  # MuJoCo's sliding, torsional, rolling (default)
+        anchor: top          # the face 'auto' puts at the contact point: top | front
+
+``pose: auto`` (the bundled files) leaves the placement to :func:`place_scene`, which puts the
+object's ``anchor`` face where the arm reaches it with the tool pointing into it and room to
+slide (``rbd_ros.sim.contact_task``): a table top below the tool, a wall in front of it.
+
+Contacts (:func:`add_scene`): every scene geom collides with the robot's collision geoms
+and nothing else (MuJoCo's ``contype``/``conaffinity`` bits: scene ``01``/``10``, robot
+``10``/``01``; so neither the robot's links with each other nor the static objects with each
+other).  The robot's collision geoms (``mujoco_model.add_robot_collision``) are the link capsules it builds
+for ``contacts`` (radius ``ROBOT_RADIUS``), the last one replaced by a tool sphere
+(``TIP_RADIUS``) at the tool origin, the probe the contact tasks press with.  A contact's
+friction is the larger of the two geoms' (MuJoCo's rule): the robot's geoms carry
+MuJoCo's smallest, so the object's friction decides.  Without a scene nothing is added and
+contacts stay off: the model, and so the dynamics, are the ones built before (bit-identical;
+``test_scene_contact``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rbd_ros.sim.mujoco_model import SCENE_BITS, _quat, _rotation_onto
+
+KINDS = ("box", "cylinder", "sphere", "plane")
+ANCHORS = ("top", "front")
+DEFAULT_FRICTION = (0.5, 0.005, 0.0001)
+DEFAULT_SOLREF = (0.05, 1.0)  # MuJoCo's contact time constant (s) and damping ratio
+DEFAULT_SOLIMP = (0.5, 0.6, 0.001, 0.5, 2.0)  # and impedance: a pad ~1 mm deep at 10 N
+_SIZES = {"box": 3, "cylinder": 2, "sphere": 1, "plane": 2}
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    """One object (module docstring); ``pose`` a 4x4 in the world or ``None`` (auto)."""
+
+    name: str
+    kind: str
+    size: tuple[float, ...]
+    pose: np.ndarray | None = None
+    friction: tuple[float, float, float] = DEFAULT_FRICTION
+    anchor: str = "top"
+    solref: tuple[float, float] = DEFAULT_SOLREF
+    solimp: tuple[float, float, float] = DEFAULT_SOLIMP
+    rgba: tuple[float, float, float, float] = (0.55, 0.42, 0.30, 1.0)
+
+    def anchor_offset(self) -> np.ndarray:
+        """The anchor face's centre in the object's frame (top: +z; front: -x)."""
+        half = _half_sizes(self)
+        if self.anchor == "top":
+            return np.array([0.0, 0.0, half[2]])
+        return np.array([-half[0], 0.0, 0.0])
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    objects: tuple[SceneObject, ...] = field(default_factory=tuple)
+    source: str = ""
+
+    @property
+    def placed(self) -> bool:
+        return all(o.pose is not None for o in self.objects)
+
+    def add_to(self, spec) -> None:
+        """:func:`add_scene` (what ``mujoco_model.build_mujoco_model`` calls)."""
+        add_scene(spec, self)
+
+
+def _half_sizes(obj: SceneObject) -> np.ndarray:
+    """Box-like half extents (x, y, z) of ``obj`` (a plane: 0 thick; infinite: 1e3)."""
+    s = obj.size
+    if obj.kind == "box":
+        return 0.5 * np.array(s, dtype=float)
+    if obj.kind == "cylinder":
+        return np.array([0.5 * s[0], 0.5 * s[0], 0.5 * s[1]])
+    if obj.kind == "sphere":
+        return np.full(3, 0.5 * s[0])
+    return np.array([0.5 * s[0] or 1e3, 0.5 * s[1] or 1e3, 0.0])
+
+
+def scenes_dir() -> Path:
+    from rbd_ros.util.resources import share_dir
+
+    return share_dir() / "config" / "scenes"
+
+
+def resolve_scene(name_or_path: str | Path) -> Path:
+    """A scene file: a path, or the name of a bundled one (``table``, ``wall``)."""
+    p = Path(str(name_or_path))
+    if p.is_file():
+        return p
+    bundled = scenes_dir() / f"{p.stem if p.suffix else p.name}.yaml"
+    if bundled.is_file() and not p.parent.parts:
+        return bundled
+    known = sorted(f.stem for f in scenes_dir().glob("*.yaml"))
+    raise FileNotFoundError(f"scene '{name_or_path}' not found: give a YAML file or one of the "
+                            f"bundled scenes {known}")
+
+
+def load_scene(source: str | Path | dict) -> Scene:
+    """A :class:`Scene` from a file (or bundled name) or a mapping; ``ValueError`` naming the
+    object and field that is wrong."""
+    import yaml
+
+    where = "scene"
+    if isinstance(source, dict):
+        data = source
+    else:
+        path = resolve_scene(source)
+        where = str(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{where}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("objects"), list) or not data["objects"]:
+        raise ValueError(f"{where}: expected a mapping with a non-empty list 'objects'")
+    objects = [_object(o, k, where) for k, o in enumerate(data["objects"])]
+    names = [o.name for o in objects]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: object names must be unique, got {names}")
+    return Scene(str(data.get("name") or Path(where).stem), tuple(objects), where)
+
+
+def _object(raw: Any, k: int, where: str) -> SceneObject:
+    from rbd_ros.urdf.transforms import origin_transform
+
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: object {k} must be a mapping, got {raw!r}")
+    name = str(raw.get("name") or f"object{k}")
+    label = f"{where}: object '{name}'"
+    unknown = sorted(set(raw) - {"name", "type", "size", "pose", "friction", "anchor", "rgba",
+                                 "solref", "solimp"})
+    if unknown:
+        raise ValueError(f"{label}: unknown field(s) {unknown}")
+    kind = str(raw.get("type", ""))
+    if kind not in KINDS:
+        raise ValueError(f"{label}: type must be one of {', '.join(KINDS)}, got '{kind}'")
+    size = _numbers(raw.get("size"), _SIZES[kind], f"{label}: size")
+    if kind == "plane" and (size < 0).any() or kind != "plane" and not (size > 0).all():
+        raise ValueError(f"{label}: size must be positive (m), got {size.tolist()}")
+    friction = _numbers(raw.get("friction", DEFAULT_FRICTION), 3, f"{label}: friction")
+    if (friction < 0).any():
+        raise ValueError(f"{label}: friction must be >= 0, got {friction.tolist()}")
+    anchor = str(raw.get("anchor", "top"))
+    if anchor not in ANCHORS:
+        raise ValueError(f"{label}: anchor must be one of {', '.join(ANCHORS)}, got '{anchor}'")
+    pose = raw.get("pose", "auto")
+    T = None
+    if pose != "auto":
+        if not isinstance(pose, dict) or set(pose) - {"xyz", "rpy"}:
+            raise ValueError(f"{label}: pose must be 'auto' or {{xyz: [x, y, z], rpy: [r, p, y]}}, "
+                             f"got {pose!r}")
+        T = origin_transform(_numbers(pose.get("xyz", [0, 0, 0]), 3, f"{label}: pose xyz"),
+                             _numbers(pose.get("rpy", [0, 0, 0]), 3, f"{label}: pose rpy"))
+    rgba = tuple(_numbers(raw.get("rgba", SceneObject.rgba), 4, f"{label}: rgba"))
+    solref = tuple(_numbers(raw.get("solref", DEFAULT_SOLREF), 2, f"{label}: solref"))
+    solimp = tuple(_numbers(raw.get("solimp", DEFAULT_SOLIMP), 5, f"{label}: solimp"))
+    if not (solref[0] > 0 and solref[1] > 0 and 0 < solimp[0] <= solimp[1] < 1):
+        raise ValueError(f"{label}: solref must be [time constant > 0, damping ratio > 0] and "
+                         f"solimp [d0, d1, width, ...] with 0 < d0 <= d1 < 1 (MuJoCo's contact "
+                         f"softness), got {list(solref)}, {list(solimp)}")
+    return SceneObject(name, kind, tuple(float(s) for s in size), T,
+                       tuple(float(f) for f in friction), anchor, tuple(float(x) for x in solref),
+                       tuple(float(x) for x in solimp), rgba)
+
+
+def _numbers(value: Any, count: int, what: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be {count} numbers, got {value!r}") from None
+    if arr.size != count or not np.isfinite(arr).all():
+        raise ValueError(f"{what} must be {count} finite numbers, got {value!r}")
+    return arr
+
+
+def place_scene(scene: Scene, contact: np.ndarray, normal: np.ndarray) -> Scene:
+    """``scene`` with every ``pose: auto`` object placed so that its anchor face's centre is
+    at ``contact`` (world) with its outward normal ``normal`` (unit; the face the tool
+    touches).  Objects with a pose keep it."""
+    objs = []
+    for o in scene.objects:
+        if o.pose is not None:
+            objs.append(o)
+            continue
+        local = np.array([0.0, 0.0, 1.0]) if o.anchor == "top" else np.array([-1.0, 0.0, 0.0])
+        R = _rotation_onto(local, np.asarray(normal, float) / np.linalg.norm(normal))
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = np.asarray(contact, float) - R @ o.anchor_offset()
+        objs.append(replace(o, pose=T))
+    return replace(scene, objects=tuple(objs))
+
+
+def add_scene(spec, scene: Scene) -> None:
+    """The objects of a placed ``scene`` as static world geoms that touch the robot only
+    (module docstring), and contacts switched on."""
+    import mujoco
+
+    if not scene.placed:
+        auto = [o.name for o in scene.objects if o.pose is None]
+        raise ValueError(f"scene '{scene.name}': objects {auto} have pose 'auto': place them "
+                         "first (place_scene)")
+    spec.option.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC  # friction and normal force uncoupled
+    kinds = {"box": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+             "sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "plane": mujoco.mjtGeom.mjGEOM_PLANE}
+    for o in scene.objects:
+        half = _half_sizes(o)
+        size = {"box": half, "cylinder": [half[0], half[2], 0.0], "sphere": [half[0], 0.0, 0.0],
+                "plane": [0.5 * o.size[0], 0.5 * o.size[1], 0.1]}[o.kind]
+        spec.worldbody.add_geom(name=f"scene_{o.name}", type=kinds[o.kind],
+                                size=[float(s) for s in size], pos=o.pose[:3, 3].tolist(),
+                                quat=_quat(o.pose[:3, :3]).tolist(), friction=list(o.friction),
+                                contype=SCENE_BITS[0], conaffinity=SCENE_BITS[1], rgba=list(o.rgba),
+                                mass=0.0, condim=3, solref=list(o.solref), solimp=list(o.solimp))
