@@ -84,8 +84,9 @@ def _rolling(v: np.ndarray, name: str) -> None:
 @dataclass(frozen=True)
 class RootJoint:
     """One base kind (module docstring).  ``nq0``/``nv0``/``nu0``: the root's blocks of ``q``,
-    ``v`` and of the inputs; ``front``: ``"module:Class"`` of the ``Robot`` front serving it (a
-    name: the robot floor sits above this one and registers nothing here)."""
+    ``v`` and of the inputs; ``front``: ``"module:Class"`` of the ``rbd_ros.robot.front.RootFront``
+    whose methods ``Robot`` binds for this root, ``""`` for ``Robot``'s own (the fixed base's;
+    a name: the robot floor sits above this one and registers nothing here)."""
 
     kind: str
     nq0: int
@@ -114,8 +115,10 @@ class RootJoint:
         """``q`` with the base at the world origin and all joints at zero."""
         return np.concatenate([np.array(self.neutral0, dtype=float), np.zeros(dof)])
 
-    def front_class(self) -> type:
-        """The ``Robot`` class serving this root (imported on first use)."""
+    def front_class(self) -> type | None:
+        """The ``RootFront`` of this root (imported on first use), ``None`` for a fixed base."""
+        if not self.front:
+            return None
         module, name = self.front.split(":")
         return getattr(importlib.import_module(module), name)
 
@@ -133,21 +136,21 @@ ROOT_JOINTS: dict[str, RootJoint] = {
          "crba": KernelCall("crba", "crba"),
          "gravity": KernelCall("rnea", "gravity"),
          "jacobian": KernelCall("kinematics", "jacobian", ("tool",))},
-        "rbd_ros.robot.arm:Robot"),
+        ""),
     "floating": RootJoint(
         "floating", 7, 6, 6, _integrate_floating, _no_constraint,
         {"rnea": KernelCall("floating_base", "rnea_floating"),
          "forward_dynamics": KernelCall("floating_base", "aba_floating", (False,)),
          "crba": KernelCall("floating_base", "crba_floating")},
-        "rbd_ros.robot.floating:FloatingBaseRobot", neutral0=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+        "rbd_ros.robot.floating:FloatingFront", neutral0=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
     "planar": RootJoint(
         "planar", 3, 3, 3, _integrate_planar, _no_constraint, _GROUND,
-        "rbd_ros.robot.mobile:MobileBaseRobot", neutral0=(0.0, 0.0, 0.0)),
+        "rbd_ros.robot.mobile:GroundFront", neutral0=(0.0, 0.0, 0.0)),
     "diff_drive": RootJoint(
         "diff_drive", 3, 3, 2, _integrate_planar, _rolling,
         {**_GROUND, "rnea": KernelCall("planar_base", "rnea_diff_drive", ("wrench0", False)),
          "forward_dynamics": KernelCall("planar_base", "aba_diff_drive")},
-        "rbd_ros.robot.mobile:MobileBaseRobot", constraint="v_y = 0 at the base point (001 (64))",
+        "rbd_ros.robot.mobile:GroundFront", constraint="v_y = 0 at the base point (001 (64))",
         neutral0=(0.0, 0.0, 0.0)),
 }
 assert tuple(ROOT_JOINTS) == BASE_TYPES  # one entry per base type of the model

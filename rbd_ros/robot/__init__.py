@@ -3,8 +3,11 @@
 * ``arm``: ``Robot``, validated single-state and batch calls (dynamics, kinematics)
 * ``statics``: ``static_torques``, ``joint_wrenches``, ``ik`` (mixed into ``Robot``)
 * ``simulation``: ``simulate``, ``SimulationResult``, ``SimulationError`` (mixed into ``Robot``)
-* ``floating``, ``mobile``: the fronts of a floating (SE(3)) and of a ground (planar,
-  diff-drive) root joint
+* ``front``: ``RootFront``, the methods a moving root joint (``rbd_ros.bases``) binds onto
+  ``Robot``, one class for every base; ``floating``, ``mobile``: the fronts of a floating
+  (SE(3)) and of a ground (planar, diff-drive) root joint (and the deprecated class names
+  ``FloatingBaseRobot``, ``MobileBaseRobot``)
+* ``fast_path``: the one fast-path type check of the single-state calls
 * ``services``: the dynamics server's ROS-free request logic (bounded, validated requests
   over a ``Robot``)
 """

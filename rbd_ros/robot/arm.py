@@ -50,18 +50,16 @@ from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model
 from rbd_ros.model.link_frames import LinkFrames
+from rbd_ros.robot.fast_path import fast_path
 from rbd_ros.robot.kernels import Kernels
 from rbd_ros.robot.simulation import Simulation, SimulationError, SimulationResult
 from rbd_ros.robot.statics import IKResult, StaticsAndIK
 from rbd_ros.util import validate
 
 _empty = np.empty
-_f8 = np.dtype(np.float64)
 # Fast path of the single-state calls: the compiled checked entry points called directly
-# (no dispatcher typing; ``algorithm.checked``).  Every state argument must be a 1-D float64
-# ndarray before the call (checked below: ``ndim`` / ``dtype``; a non-array raises
-# AttributeError or, from numba's unboxing, TypeError), the kernel checks length, stride,
-# alignment and finiteness; anything else takes the full validation path.
+# (no dispatcher typing; ``algorithm.checked``), behind the one type check of
+# ``robot.fast_path`` (1-D float64 ndarrays); anything else takes the full validation path.
 _rnea_checked = checked.entry(checked.rnea_checked)
 _fd_checked = checked.entry(checked.forward_dynamics_checked)
 _crba_checked = checked.entry(checked.crba_checked)
@@ -76,19 +74,17 @@ class SingularMassMatrixError(ValueError):
 
 
 class Robot(StaticsAndIK, Simulation):
-    """Rigid-body dynamics of one serial arm (see the module docstring).  ``Robot(model)`` is
-    the front its root joint names (``rbd_ros.bases``): a ``base_type="floating"`` model gives a
-    ``rbd_ros.robot.floating.FloatingBaseRobot``, ``"planar"`` and ``"diff_drive"`` a
-    ``rbd_ros.robot.mobile.MobileBaseRobot``."""
+    """Rigid-body dynamics of one serial arm on its root joint (see the module docstring).
 
-    def __new__(cls, model: MdhModel) -> "Robot":
-        if cls is Robot:  # the front its root joint names (rbd_ros.bases registry)
-            cls = root_joint(getattr(model, "base_type", "fixed")).front_class()
-        return super().__new__(cls)
+    One class for every base: the model's root joint (``robot.root``, ``rbd_ros.bases``,
+    keyed by ``model.base_type``) gives the sizes ``nq``, ``nv``, ``nu`` and the base
+    coordinate names, and, for a moving base, the front whose methods ``__init__`` binds onto
+    this robot (``rbd_ros.robot.front``: ``floating.FloatingFront``, ``mobile.GroundFront``);
+    the methods below are the fixed base's (``q = qd`` layout = the joints)."""
 
-    #: base coordinates ahead of the joints in ``q`` and ``qd`` (none: the base is fixed;
-    #: ``FloatingBaseRobot`` and later mobile bases name theirs)
-    base_position_names, base_velocity_names = BASE_COORDINATES["fixed"]  # model.BASE_COORDINATES
+    #: base coordinates ahead of the joints in ``q`` and ``qd`` (none for a fixed base; set
+    #: per robot from its root joint: ``model.BASE_COORDINATES``)
+    base_position_names, base_velocity_names = BASE_COORDINATES["fixed"]
 
     def __init__(self, model: MdhModel) -> None:
         if not isinstance(model, MdhModel):
@@ -101,13 +97,23 @@ class Robot(StaticsAndIK, Simulation):
         self._mp = self.data.mp  # views of one array, mw: see data.model_workspace
         self._ws = self.data.ws
         self._mw = self.data.mw
-        self.root = root_joint(model.base_type)  # the base as a root joint (rbd_ros.bases)
+        self.root = root = root_joint(model.base_type)  # the base as a root joint (rbd_ros.bases)
+        self.base_type = root.kind
+        self.nq, self.nv, self.nu = root.sizes(self.dof)  # q, v and input sizes (fixed: n, n, n)
+        self.base_position_names, self.base_velocity_names = root.position_names, root.velocity_names
         d = self.data
         fixed = {"rnea": d.tau, "forward_dynamics": d.qdd, "crba": d.M, "gravity": d.g, "jacobian": d.J}
-        self.kernels = Kernels(self.root, self._mp, self._ws, self.dof, fixed if self.root.nv0 == 0 else None)
+        self.kernels = Kernels(root, self._mp, self._ws, self.dof, fixed if root.nv0 == 0 else None)
         self._formulations: Any = None  # rbd_ros.formulations.Formulations, built on first use
         #: every URDF link on the model's bodies (``Robot.from_urdf``; a bare model: base and tip)
         self.link_frames = LinkFrames.from_model(model)
+        self._ik_buf: Any = None  # statics.StaticsAndIK's buffers, made on first use
+        # Every attribute above is set for every base, in this order, so all robots share one
+        # key table (CPython's split instance dicts: an attribute read costs ~6 ns more on a
+        # robot whose dict left it); a moving base's front adds its own after them.
+        front = root.front_class()  # a moving base's methods (rbd_ros.robot.front), bound onto self
+        if front is not None:
+            front.attach(self)
 
     # ---- construction ------------------------------------------------------------------------
     @classmethod
@@ -172,7 +178,10 @@ class Robot(StaticsAndIK, Simulation):
             a=a, alpha=alpha, d=d, theta=theta, mass=mass, com=com, inertia=inertia, **kw))
 
     def __repr__(self) -> str:
-        return f"Robot({self.model.name!r}, dof={self.dof}, joints={list(self.joint_names)})"
+        if not self.root.nv0:
+            return f"Robot({self.model.name!r}, dof={self.dof}, joints={list(self.joint_names)})"
+        return (f"Robot({self.model.name!r}, base={self.base_type!r}, nq={self.nq}, nv={self.nv}, "
+                f"joints={list(self.joint_names)})")
 
     def _chunks(self, N: int) -> int:
         """How many parallel chunks a batch of N states is cut into."""
@@ -206,6 +215,8 @@ class Robot(StaticsAndIK, Simulation):
         return validate.finite_array("tool_wrench", arr)
 
     # ---- dynamics ----------------------------------------------------------------------------
+    @fast_path(("q", "qd", "qdd"), "_rnea_checked(self._mw, q, qd, qdd, out)",
+               when="(method is _RNEA or method == _RNEA) and tool_wrench is None and include_actuators is False")
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, tool_wrench: Any = None,
                          include_actuators: bool = False, method: str = "rnea") -> np.ndarray:
         """``tau = M qdd + h [+ actuators] - J_tool^T w`` (003 §4.5, RNEA); ``method`` picks
@@ -213,15 +224,6 @@ class Robot(StaticsAndIK, Simulation):
         if method is not _RNEA and method != _RNEA:
             return self._formulation("inverse_dynamics", method, q, qd, qdd, tool_wrench=tool_wrench,
                                      include_actuators=include_actuators)
-        if tool_wrench is None and include_actuators is False:
-            try:
-                if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _f8
-                        and qd.dtype is _f8 and qdd.dtype is _f8):
-                    tau = _empty(self.dof)
-                    if _rnea_checked(self._mw, q, qd, qdd, tau) == 0:
-                        return tau
-            except (AttributeError, TypeError):
-                pass
         batch, (q, qd, qdd) = self._batch(q=q, qd=qd, qdd=qdd)
         act = validate.flag("include_actuators", include_actuators)
         use_w = tool_wrench is not None
@@ -235,20 +237,12 @@ class Robot(StaticsAndIK, Simulation):
             rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, act, tau)
         return validate.finite_result("inverse_dynamics", tau, q=q, qd=qd, qdd=qdd, tool_wrench=w)
 
+    @fast_path(("q", "qd", "tau"), "_fd_checked(self._mw, q, qd, tau, out)", when="include_actuators is False")
     def forward_dynamics(self, q: Any, qd: Any, tau: Any,
                          include_actuators: bool = False) -> np.ndarray:
         """``qdd = M^{-1}(tau - h)`` (003 (5.2); ``algorithm.forward_dynamics``).  Raises
         ``SingularMassMatrixError`` naming the joints when M(q) is singular."""
         try:
-            if include_actuators is False:
-                try:
-                    if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _f8
-                            and qd.dtype is _f8 and tau.dtype is _f8):
-                        qdd = _empty(self.dof)
-                        if _fd_checked(self._mw, q, qd, tau, qdd) == 0:
-                            return qdd
-                except (AttributeError, TypeError):
-                    pass
             batch, (q, qd, tau) = self._batch(q=q, qd=qd, tau=tau)
             act = validate.flag("include_actuators", include_actuators)
             qdd = np.empty_like(q)
@@ -288,19 +282,13 @@ class Robot(StaticsAndIK, Simulation):
             return fallback
         return SingularMassMatrixError("singular mass matrix: the forward dynamics divided by zero")
 
+    @fast_path(("q",), "_crba_checked(self._mw, q, out)", alloc="out = _empty(self._nn)",
+               when="(method is _CRBA or method == _CRBA) and include_actuators is False")
     def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
         """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA, or ``method``: ``rbd_ros.formulations``);
         ``+ diag(G^2 Jm)`` with actuators."""
         if method is not _CRBA and method != _CRBA:
             return self._formulation("mass_matrix", method, q, include_actuators=include_actuators)
-        if include_actuators is False:
-            try:
-                if q.ndim == 1 and q.dtype is _f8:
-                    M = _empty(self._nn)
-                    if _crba_checked(self._mw, q, M) == 0:
-                        return M
-            except (AttributeError, TypeError):
-                pass
         q = self._states("q", q)
         act = validate.flag("include_actuators", include_actuators)
         if q.ndim == 2:
@@ -313,15 +301,9 @@ class Robot(StaticsAndIK, Simulation):
             M += np.diag(self.model.armature)
         return validate.finite_result("mass_matrix", M, q=q)
 
+    @fast_path(("q",), "_gravity_checked(self._mw, q, out)")
     def gravity(self, q: Any) -> np.ndarray:
         """Generalized gravity g(q) (RNEA at rest)."""
-        try:
-            if q.ndim == 1 and q.dtype is _f8:
-                g = _empty(self.dof)
-                if _gravity_checked(self._mw, q, g) == 0:
-                    return g
-        except (AttributeError, TypeError):
-            pass
         q = self._states("q", q)
         g = np.empty_like(q)
         if q.ndim == 2:
@@ -330,15 +312,9 @@ class Robot(StaticsAndIK, Simulation):
             rnea.gravity(self._mp, self._ws, q, g)
         return validate.finite_result("gravity", g, q=q)
 
+    @fast_path(("q", "qd"), "_bias_checked(self._mw, q, qd, out)")
     def bias(self, q: Any, qd: Any) -> np.ndarray:
         """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` (RNEA at qdd = 0)."""
-        try:
-            if q.ndim == 1 and qd.ndim == 1 and q.dtype is _f8 and qd.dtype is _f8:
-                h = _empty(self.dof)
-                if _bias_checked(self._mw, q, qd, h) == 0:
-                    return h
-        except (AttributeError, TypeError):
-            pass
         batch, (q, qd) = self._batch(q=q, qd=qd)
         h = np.empty_like(q)
         if batch:

@@ -1,5 +1,7 @@
-"""``FloatingBaseRobot``: an arm on a free-floating base (space robots, drones with arms,
-humanoid bases, underwater vehicles), what ``Robot`` gives for ``base_type="floating"``.
+"""The floating root joint's front: ``Robot`` on a free-floating base (space robots, drones
+with arms, humanoid bases, underwater vehicles), ``base_type="floating"``.  ``FloatingFront``
+holds the methods ``Robot`` binds for this root (``robot.front``); ``FloatingBaseRobot`` is the
+old class name (deprecated: ``Robot(model)``; ``isinstance`` still answers).
 
 The base is a root joint ahead of the MDH chain, described once in the model
 (``MdhModel.base_type`` and the base body's inertia) and laid out as Pinocchio's free-flyer
@@ -27,11 +29,12 @@ the recursive one, ``coriolis_matrix``, ``potential_energy``, ``jacobian_dot_tim
 How other bases plug in: a base is a root joint (``rbd_ros.bases``, the registry keyed by
 ``MdhModel.base_type``): its blocks of ``q`` and ``v`` (``nq0`` 7, ``nv0`` 6 here; planar and
 diff drive 3 and 3), coordinate names, ``integrate`` on its group (SE(3), SE(2)), constraint
-(diff drive: ``v_y = 0``), the kernels it plugs into and the front serving it.  The kernels
+(diff drive: ``v_y = 0``), the kernels it plugs into and the front whose methods ``Robot``
+binds for it (``robot.front``).  The kernels
 project the root's rows of RNEA/CRBA/ABA on its motion subspace ``S_0`` (6 x nv0, base frame:
 E here; planar ``[e_x, e_y, e_wz]``; differential drive ``[e_x, e_wz]``; see the
 ``algorithm.floating_base`` and ``algorithm.planar_base`` docstrings).  ``"planar"`` and
-``"diff_drive"`` are served by ``rbd_ros.robot.mobile.MobileBaseRobot``.
+``"diff_drive"`` by ``rbd_ros.robot.mobile.GroundFront``.
 """
 from __future__ import annotations
 
@@ -47,27 +50,17 @@ from rbd_ros.algorithm.checked import entry
 from rbd_ros.algorithm.rnea import add_actuator_torques
 from rbd_ros.lie import so3
 from rbd_ros.lie.integrators import INTEGRATORS, integrator_code  # the one table ("rkmk4" first)
-from rbd_ros.model import BASE_COORDINATES
 from rbd_ros.model.data import empty_workspace
 from rbd_ros.robot.arm import Robot
+from rbd_ros.robot.fast_path import fast_path
+from rbd_ros.robot.front import RootFront, deprecated_front
 from rbd_ros.robot.simulation import SimulationError, SimulationResult
 from rbd_ros.util import validate
 
-_f8 = np.dtype(np.float64)
+_empty = np.empty
 _rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
 _aba_checked = entry(fb.aba_floating_checked)
 _crba_checked = entry(fb.crba_floating_checked)
-
-
-def _fast(*xs: Any) -> bool:
-    """All 1-D float64 ndarrays: the checked kernels validate the rest (``algorithm.checked``)."""
-    try:
-        for x in xs:
-            if x.ndim != 1 or x.dtype is not _f8:
-                return False
-    except AttributeError:
-        return False
-    return True
 
 
 def carried_jacobian(arm: Robot, qj: np.ndarray, R: np.ndarray, frame: int) -> np.ndarray:
@@ -109,21 +102,15 @@ def whole_body_statics(robot: Robot, q: Any, wrench: Any, frame: str, include_gr
     return f, q, w
 
 
-class FloatingBaseRobot(Robot):
-    """An arm on a free-floating SE(3) base (module docstring)."""
+class FloatingFront(RootFront):
+    """The methods of a ``Robot`` on a free-floating SE(3) base (module docstring); ``self``
+    is the ``Robot`` (``nq = 7 + n``, ``nv = 6 + n``: ``rbd_ros.bases``)."""
 
-    def __init__(self, model: Any) -> None:
-        validate.floating_base_body(model.base_link, model.base_mass, model.base_inertia)
-        super().__init__(model)
-        self.nq, self.nv, _ = self.root.sizes(self.dof)  # 7 + n, 6 + n (rbd_ros.bases)
-        self._zv = np.zeros(self.nv)
-
-    #: names of the base coordinates in ``q`` and in ``v`` (also ``a`` and ``tau``), the order
-    #: of the layout above (``model.BASE_COORDINATES``)
-    base_position_names, base_velocity_names = BASE_COORDINATES["floating"]
-
-    def __repr__(self) -> str:
-        return f"FloatingBaseRobot({self.model.name!r}, nq={self.nq}, nv={self.nv}, joints={list(self.joint_names)})"
+    @classmethod
+    def setup(cls, robot: Robot) -> None:
+        m = robot.model
+        validate.floating_base_body(m.base_link, m.base_mass, m.base_inertia)
+        robot._zv = np.zeros(robot.nv)
 
     # ---- validation --------------------------------------------------------------------------
     def _vec(self, name: str, x: Any, size: int) -> np.ndarray:
@@ -178,15 +165,13 @@ class FloatingBaseRobot(Robot):
         return arrs
 
     # ---- dynamics ----------------------------------------------------------------------------
+    @fast_path(("q", "v", "a"), "_rnea_checked(self._mp, self._ws, q, v, a, out)", "out = _empty(self.nv)",
+               when='tool_wrench is None and include_actuators is False and method == "rnea"')
     def inverse_dynamics(self, q: Any, v: Any, a: Any, tool_wrench: Any = None,
                          include_actuators: bool = False, method: str = "rnea") -> np.ndarray:
         """``tau = [f_b; n_b; tau_joints] = M a + h - J^T w`` (floating-base RNEA; ``w`` the
         ``tool_wrench`` [force; moment] the environment applies at the tool origin, world axes,
         ``J`` the tool's ``jacobian``).  A batch: ``q (N, nq)``, ``v, a (N, nv)`` -> ``(N, nv)``."""
-        if tool_wrench is None and include_actuators is False and method == "rnea" and _fast(q, v, a):
-            tau = np.empty(self.nv)
-            if _rnea_checked(self._mp, self._ws, q, v, a, tau) == 0:
-                return tau
         self._only(method, "rnea", "inverse_dynamics")
         act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
@@ -208,13 +193,11 @@ class FloatingBaseRobot(Robot):
             add_actuator_torques(self._mp, v[6:], a[6:], tau[6:])
         return validate.finite_result("inverse_dynamics", tau, q=q, v=v, a=a)
 
+    @fast_path(("q", "v", "tau"), "_aba_checked(self._mp, self._ws, q, v, tau, out)", "out = _empty(self.nv)",
+               when='include_actuators is False and method == "aba"')
     def forward_dynamics(self, q: Any, v: Any, tau: Any, include_actuators: bool = False,
                          method: str = "aba") -> np.ndarray:
         """``a = M^{-1}(tau - h)`` (floating-base ABA); ``tau[:6]`` a wrench on the base."""
-        if include_actuators is False and method == "aba" and _fast(q, v, tau):
-            a = np.empty(self.nv)
-            if _aba_checked(self._mp, self._ws, q, v, tau, a) == 0:
-                return a
         self._only(method, "aba", "forward_dynamics")
         act = validate.flag("include_actuators", include_actuators)
         if np.ndim(q) == 2:
@@ -241,6 +224,8 @@ class FloatingBaseRobot(Robot):
                 raise self._singular(q, act, fallback=exc) from None
         return a
 
+    @fast_path(("q",), "_crba_checked(self._mp, self._ws, q, out)", "out = _empty((self.nv, self.nv))",
+               when='include_actuators is False and method == "crba"')
     def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
         """``M(q)``, ``(nv, nv)`` (floating-base CRBA); independent of the base pose."""
         self._only(method, "crba", "mass_matrix")
@@ -253,11 +238,10 @@ class FloatingBaseRobot(Robot):
             if act:
                 M[:, 6:, 6:] += np.diag(self.model.armature)
             return M
+        q = self._q(q)
         M = np.empty((self.nv, self.nv))
-        if not (_fast(q) and _crba_checked(self._mp, self._ws, q, M) == 0):
-            q = self._q(q)
-            fb.crba_floating(self._mp, self._ws, q, M)
-            validate.finite_result("mass_matrix", M, q=q)
+        fb.crba_floating(self._mp, self._ws, q, M)
+        validate.finite_result("mass_matrix", M, q=q)
         if act:
             M[6:, 6:] += np.diag(self.model.armature)
         return M
@@ -325,8 +309,8 @@ class FloatingBaseRobot(Robot):
         """World poses of frames 0 .. n, ``(n + 1, 4, 4)``: ``T_base T_i`` (frame 0 is
         ``base_link -> frame 0`` carried by the base)."""
         q = self._q(q)
-        return validate.finite_result("link_poses", self.base_pose(q) @ super().link_poses(np.ascontiguousarray(q[7:])),
-                                      q=q)
+        T = self.base_pose(q) @ Robot.link_poses(self, np.ascontiguousarray(q[7:]))  # the fixed-base arm's
+        return validate.finite_result("link_poses", T, q=q)
 
     def jacobian(self, q: Any, link: int | str | None = None) -> np.ndarray:
         """Geometric Jacobian ``(6, nv)`` [linear; angular] in world axes of the tool origin (or
@@ -407,5 +391,9 @@ class FloatingBaseRobot(Robot):
         return SimulationResult(Q, V, A, np.arange(N + 1) * dt, tau_arr)
 
 
+FloatingBaseRobot = deprecated_front(
+    "FloatingBaseRobot", ("floating",), "Deprecated: ``Robot(model)`` with ``base_type='floating'`` "
+    "(a ``Robot`` with ``FloatingFront``'s methods; ``isinstance`` still answers).", __name__)
+
 # INTEGRATORS: lie.integrators (services use it)
-__all__ = ["INTEGRATORS", "FloatingBaseRobot", "carried_jacobian", "whole_body_statics"]
+__all__ = ["INTEGRATORS", "FloatingBaseRobot", "FloatingFront", "carried_jacobian", "whole_body_statics"]

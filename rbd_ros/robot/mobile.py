@@ -1,6 +1,8 @@
-"""``MobileBaseRobot``: an arm on a ground base, what ``Robot`` gives for ``base_type``
-``"planar"`` (holonomic: omnidirectional / mecanum) or ``"diff_drive"`` (two drive wheels,
-no side slip at the base point, 001 (64)).
+"""The ground root joints' front: ``Robot`` on a ground base, ``base_type`` ``"planar"``
+(holonomic: omnidirectional / mecanum) or ``"diff_drive"`` (two drive wheels, no side slip at
+the base point, 001 (64)).  ``GroundFront`` holds the methods ``Robot`` binds for these roots
+(``robot.front``); ``MobileBaseRobot`` is the old class name (deprecated: ``Robot(model)``;
+``isinstance`` still answers).
 
 Layout (issue 17; the base point B is ``base_link``'s origin, the arm mounted at ``model.base``):
 
@@ -28,7 +30,7 @@ The formulations, through ``rbd_ros.formulations`` in world rates mapped to base
 generalized speeds), ``udwadia_kalaba`` (001 (62)), ``kkt``.  They allocate per call and are
 for cross-checks.
 
-Kinematics and statics in the world frame, as ``FloatingBaseRobot``'s: ``fk``, ``link_poses``,
+Kinematics and statics in the world frame, as the floating base's: ``fk``, ``link_poses``,
 ``jacobian`` (6 x nv on ``v``; ``robot.floating.carried_jacobian`` on ``S_0``), ``potential_energy``,
 ``coriolis_matrix`` (Kane / Gauss in base rates), ``static_torques`` (``J^T m + g``; diff drive as
 ``DiffDriveEfforts``); ``ik`` is refused with what to do instead.
@@ -51,7 +53,9 @@ from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.model.data import empty_workspace
 from rbd_ros.robot.arm import Robot, SingularMassMatrixError
+from rbd_ros.robot.fast_path import fast_path
 from rbd_ros.robot.floating import carried_jacobian, whole_body_statics
+from rbd_ros.robot.front import RootFront, deprecated_front
 from rbd_ros.robot.simulation import SimulationError, SimulationResult, _callback_finite, _is_jitted
 from rbd_ros.util import validate
 
@@ -59,7 +63,6 @@ RECURSIVE = "recursive"
 ID_METHODS = (RECURSIVE, "silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternion", "gauss")
 M_METHODS = (RECURSIVE, "kane", "lagrange", "gauss")
 FD_DIFF_METHODS = (RECURSIVE, *dd.METHODS)
-_f8 = np.dtype(np.float64)
 _empty = np.empty
 _tuple_new = tuple.__new__  # a NamedTuple without its Python-level __new__ (~0.1 us)
 _rnea_checked = entry(pk.rnea_planar_checked)  # compiled entry points (algorithm.checked)
@@ -87,27 +90,20 @@ def _pick(method: str, valid: tuple[str, ...], what: str) -> str:
     return method
 
 
-class MobileBaseRobot(Robot):
-    """An arm on a planar or differential-drive base (module docstring)."""
+class GroundFront(RootFront):
+    """The methods of a ``Robot`` on a planar or differential-drive base (module docstring);
+    ``self`` is the ``Robot`` (``nq = nv = 3 + n``, ``nu`` 3 or 2 ``+ n``: ``rbd_ros.bases``)."""
 
-    def __init__(self, model: Any) -> None:
-        super().__init__(model)
-        self.base_type = model.base_type
-        self.nq, self.nv, self.nu = self.root.sizes(self.dof)  # 3 + n, 3 + n, 3 or 2 + n (rbd_ros.bases)
-        self._F = pb.formulations(model)
-        self.wheels = None
-        if self.base_type == "diff_drive":
-            self.wheels = dd.Wheels(model.wheel_radius, model.wheel_separation, model.wheel_spin_inertia)
-        #: names of the base coordinates in ``q`` and in ``v`` (the root joint's)
-        self.base_position_names, self.base_velocity_names = self.root.position_names, self.root.velocity_names
-        self._zv = np.zeros(self.nv)  # read-only zero velocity / acceleration
-        self._lam = np.empty(1)  # forward_dynamics' unread lateral force
-        self._rnea_fast = _rnea_checked if self.wheels is None else _rnea_dd_checked
-        self._aba_fast = _aba_checked if self.wheels is None else _aba_dd_checked
-
-    def __repr__(self) -> str:
-        return (f"MobileBaseRobot({self.model.name!r}, base={self.base_type!r}, nq={self.nq}, nv={self.nv}, "
-                f"joints={list(self.joint_names)})")
+    @classmethod
+    def setup(cls, robot: Robot) -> None:
+        model = robot.model
+        robot._F = pb.formulations(model)
+        robot.wheels = None
+        if model.base_type == "diff_drive":
+            robot.wheels = dd.Wheels(model.wheel_radius, model.wheel_separation, model.wheel_spin_inertia)
+        robot._zv = np.zeros(robot.nv)  # read-only zero velocity / acceleration
+        robot._lam = np.empty(1)  # forward_dynamics' unread lateral force
+        robot._rnea_fast = _rnea_checked if robot.wheels is None else _rnea_dd_checked
 
     # ---- validation --------------------------------------------------------------------------
     def _vec(self, name: str, x: Any, size: int, rolling: bool = False) -> np.ndarray:
@@ -158,6 +154,9 @@ class MobileBaseRobot(Robot):
     def _wrench_or_none(self, tool_wrench: Any) -> np.ndarray | None:
         return None if tool_wrench is None else self._wrench(tool_wrench)
 
+    @fast_path(("q", "v", "a"), "self._rnea_fast(self._mw, q, v, a, out)", "out = _empty(self.nv)",
+               "out if self.wheels is None else _tuple_new(DiffDriveEfforts, (out[:2], out[3:], out.item(2)))",
+               when="method is RECURSIVE and tool_wrench is None")
     def inverse_dynamics(self, q: Any, v: Any, a: Any, method: str = RECURSIVE,
                          tool_wrench: Any = None) -> Any:
         """Planar: ``[F_x, F_y, M_z, joint torques] = M a + h - J^T w`` (base frame, moment
@@ -165,17 +164,6 @@ class MobileBaseRobot(Robot):
         ``tool_wrench = w = [f; m]`` as ``Robot``'s: applied by the environment on the tool,
         world axes, moment about the tool origin (``J``: the tool's whole-body Jacobian in
         base rates)."""
-        if method is RECURSIVE and tool_wrench is None:
-            try:
-                if (q.ndim == 1 and v.ndim == 1 and a.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
-                        and a.dtype is _f8):
-                    out = _empty(self.nv)
-                    if self._rnea_fast(self._mw, q, v, a, out) == 0:
-                        if self.wheels is None:
-                            return out
-                        return _tuple_new(DiffDriveEfforts, (out[:2], out[3:], out.item(2)))
-            except (AttributeError, TypeError):
-                pass
         _pick(method, ID_METHODS, "inverse_dynamics")
         if np.ndim(q) == 2 and method == RECURSIVE and tool_wrench is None:
             return self._inverse_dynamics_batch(q, v, a)
@@ -221,24 +209,15 @@ class MobileBaseRobot(Robot):
             f"singular mass matrix: {moving or 'some coordinates'} move no mass or inertia, so their "
             "accelerations are undetermined; give the links (or the base) they carry a mass and inertia")
 
+    @fast_path(("q", "v", "tau"), "(_aba_checked(self._mw, q, v, tau, out) if self.wheels is None "
+               "else _aba_dd_checked(self._mw, q, v, tau, out, self._lam))", "out = _empty(self.nv)",
+               when="method is RECURSIVE")
     def forward_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> np.ndarray:
         """Planar: ``a = M^{-1}(tau - h)`` (``method``: recursive (ABA), kane, lagrange,
         gauss).  Diff drive: the constrained ``a`` (``a[1] = 0``) for ``tau = [tau_left,
         tau_right, joints]`` (``method``: recursive (ABA on the 2-DoF root), kane,
         udwadia_kalaba, kkt); ``constrained_dynamics`` also gives ``lam``."""
         try:
-            if method is RECURSIVE:
-                try:
-                    if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
-                            and tau.dtype is _f8):
-                        acc = _empty(self.nv)
-                        if self.wheels is None:
-                            if _aba_checked(self._mw, q, v, tau, acc) == 0:
-                                return acc
-                        elif _aba_dd_checked(self._mw, q, v, tau, acc, self._lam) == 0:
-                            return acc
-                except (AttributeError, TypeError):
-                    pass
             if self.wheels is None:
                 _pick(method, M_METHODS, "forward_dynamics")
                 q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nu)
@@ -266,20 +245,14 @@ class MobileBaseRobot(Robot):
                 raise self._singular(q, fallback=exc) from None
         return acc
 
+    @fast_path(("q", "v", "tau"), "_aba_dd_checked(self._mw, q, v, tau, acc, lam)",
+               "acc, lam = _empty(self.nv), _empty(1)", "acc, lam.item(0)",
+               when="self.wheels is not None and method is RECURSIVE")
     def constrained_dynamics(self, q: Any, v: Any, tau: Any, method: str = RECURSIVE) -> tuple[np.ndarray, float]:
         """Diff drive: ``(a, lam)``, the constrained acceleration and the lateral ground force."""
         if self.wheels is None:
             raise ValueError("constrained_dynamics is for a diff_drive base; a planar base has no constraint")
         try:
-            if method is RECURSIVE:
-                try:
-                    if (q.ndim == 1 and v.ndim == 1 and tau.ndim == 1 and q.dtype is _f8 and v.dtype is _f8
-                            and tau.dtype is _f8):
-                        acc, lam = _empty(self.nv), _empty(1)
-                        if _aba_dd_checked(self._mw, q, v, tau, acc, lam) == 0:
-                            return acc, lam.item(0)
-                except (AttributeError, TypeError):
-                    pass
             _pick(method, FD_DIFF_METHODS, "diff_drive forward_dynamics")
             q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
             if method == RECURSIVE:
@@ -294,16 +267,11 @@ class MobileBaseRobot(Robot):
         except np.linalg.LinAlgError as exc:
             raise self._singular(q, fallback=SingularMassMatrixError(f"singular mass matrix: {exc}")) from exc
 
+    @fast_path(("q",), "_crba_checked(self._mw, q, out)", "out = _empty((self.nv, self.nv))",
+               when="method is RECURSIVE")
     def mass_matrix(self, q: Any, method: str = RECURSIVE) -> np.ndarray:
         """``M`` in base rates, ``(nv, nv)`` (``T^T M T``); diff drive: plus the wheels' spin
         inertia on ``v_x`` and ``omega`` (``diff_drive.Wheels.added_inertia``)."""
-        if method is RECURSIVE:
-            M = _empty((self.nv, self.nv))
-            try:
-                if q.ndim == 1 and q.dtype is _f8 and _crba_checked(self._mw, q, M) == 0:
-                    return M
-            except (AttributeError, TypeError):
-                pass
         _pick(method, M_METHODS, "mass_matrix")
         if np.ndim(q) == 2 and method == RECURSIVE:  # N states, one kernel call
             (q,) = self._rows(q)
@@ -322,18 +290,12 @@ class MobileBaseRobot(Robot):
             M[2, 2] += Iw
         return validate.finite_result(f"mass_matrix (method={method!r})", M, q=q)
 
+    @fast_path(("q", "v"), "_rnea_checked(self._mw, q, v, self._zv, out)", "out = _empty(self.nv)",
+               when="method is RECURSIVE")
     def bias(self, q: Any, v: Any, method: str = RECURSIVE) -> np.ndarray:
         """``h`` in base rates (gravity included): the generalized force at ``a = 0``
         (unconstrained, ``[F_x, F_y, M_z, joints]`` for both bases; for a diff drive ``v[1]``
         must be 0)."""
-        if method is RECURSIVE:
-            try:
-                if q.ndim == 1 and v.ndim == 1 and q.dtype is _f8 and v.dtype is _f8:
-                    h = _empty(self.nv)
-                    if _rnea_checked(self._mw, q, v, self._zv, h) == 0:
-                        return h
-            except (AttributeError, TypeError):
-                pass
         _pick(method, ID_METHODS, "bias")
         if np.ndim(q) == 2 and method == RECURSIVE:  # N states, one kernel call (unconstrained rows)
             q, v = self._rows(q, ("v", v, self.nv, True))
@@ -595,4 +557,9 @@ class MobileBaseRobot(Robot):
         return Q, V, A
 
 
-__all__ = ["DiffDriveEfforts", "MobileBaseRobot"]
+MobileBaseRobot = deprecated_front(
+    "MobileBaseRobot", ("planar", "diff_drive"), "Deprecated: ``Robot(model)`` with ``base_type`` "
+    "``'planar'`` or ``'diff_drive'`` (a ``Robot`` with ``GroundFront``'s methods; ``isinstance`` still "
+    "answers).", __name__)
+
+__all__ = ["DiffDriveEfforts", "GroundFront", "MobileBaseRobot"]

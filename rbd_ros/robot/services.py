@@ -7,14 +7,14 @@ Anything wrong raises ``RequestError`` with a message that says exactly what; th
 that into ``success=false``. The ROS node (``rbd_ros.ros.nodes.dynamics_server``) only converts
 messages, so this logic is tested directly and reused by any other front end.
 
-A moving base (``FloatingBaseRobot``) is packed like the joints: its coordinates are named
-entries of ``joint_names`` (``robot.base_position_names``: base_x .. base_qw, used by positions;
+A moving base (a ``Robot`` on the floating root joint) is packed like the joints: its
+coordinates are named entries of ``joint_names`` (``robot.base_position_names``: base_x .. base_qw, used by positions;
 ``robot.base_velocity_names``: base_vx .. base_wz, used by velocities, accelerations, efforts
 and mass-matrix rows), in any order with the joints.  Each array takes the names of its space in
 the caller's order, so positions have 7 + n values per state and the others 6 + n.
 
-A ground base (``MobileBaseRobot``, issue 17) is packed the same way: positions name
-``base_x, base_y, base_yaw`` (world), velocities and accelerations ``base_vx, base_vy, base_wz``
+A ground base (a ``Robot`` on a planar or diff_drive root joint, issue 17) is packed the same
+way: positions name ``base_x, base_y, base_yaw`` (world), velocities and accelerations ``base_vx, base_vy, base_wz``
 (base frame, as ``cmd_vel``), and so do the rows of the mass matrix and of ``gravity`` (g(q) on
 those coordinates).  Efforts (InverseDynamics answers, ForwardSimulate torques) are the base's
 inputs: planar, the velocity names (F_x, F_y, M_z on the base, base frame, about the base
@@ -251,7 +251,7 @@ class DynamicsService:
         # a moving base: its coordinates are named entries beside the joints (module docstring)
         self._bq, self._bv = self.names.positions, self.names.velocities
         self.floating = self.kind == "floating"
-        self.mobile = self.kind in MOBILE_BASES  # MobileBaseRobot: one state per core call
+        self.mobile = self.kind in MOBILE_BASES  # a ground base: one state per core call
         self.moving = bool(self._bq)
         self.integrators: tuple[str, ...] = ()  # a moving robot's, its default first
         if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
@@ -259,7 +259,7 @@ class DynamicsService:
 
             self.integrators = tuple(FLOATING)
         elif self.mobile:
-            self.integrators = ("rk4",)  # MobileBaseRobot.simulate (diff_drive: independent speeds)
+            self.integrators = ("rk4",)  # the ground front's simulate (diff_drive: independent speeds)
         if self.moving:
             clash = sorted(set(self._identity) & set(self._bq + self._bv + self.names.wheels))
             if clash:
@@ -559,7 +559,7 @@ class DynamicsService:
 
 
     def _mobile_options(self, tool_wrench=None, include_actuators: bool = False) -> None:
-        """What ``MobileBaseRobot`` does not model yet, refused by name."""
+        """What a ground base (``robot.mobile.GroundFront``) does not model yet, refused by name."""
         if include_actuators:
             raise RequestError(f"include_actuators is not available for a {self.kind}-base robot "
                                f"yet; send false")
@@ -611,7 +611,7 @@ class DynamicsService:
         return self._mobile_efforts(joint_names, self.robot.inverse_dynamics, q, v, a, batch=True)
 
     def _mobile_efforts(self, joint_names, fn, *xs: np.ndarray, batch: bool = False, **kw) -> np.ndarray:
-        """``fn`` (a ``MobileBaseRobot`` effort answer) on the states, in the caller's order of
+        """``fn`` (a ground base's effort answer) on the states, in the caller's order of
         the efforts: planar the velocity names; diff_drive ``[tau_left, tau_right, joints]``
         from ``DiffDriveEfforts`` (+ the lateral force when ``joint_names`` lists it).
         ``batch``: ``fn`` takes (N, .) rows (``algorithm.base_batch``), called per chunk of
@@ -705,7 +705,7 @@ class DynamicsService:
     def jacobian(self, joint_names, positions, link: str = "") -> np.ndarray:
         """(6, n) [linear; angular], columns in the caller's joint order (floating base: the
         velocity names, 6 + n columns; a ground base: 3 + n columns on its velocity names,
-        ``MobileBaseRobot.jacobian``)."""
+        ``GroundFront.jacobian``)."""
         (pq, pv), (nq, _) = self.spaces(joint_names), self.widths(joint_names)
         q = self._positions("positions", positions, pq, nq, 1, labels=self.labels(joint_names, "q"))[0]
         # an unknown link: the core's ValueError names the valid ones (_serves)
@@ -719,7 +719,7 @@ class DynamicsService:
                          include_actuators: bool = False) -> SimulationResult:
         """Integrate under zero-order-hold torques (003 (5.3)-(5.4) for RK4; a floating base
         on SE(3) by RKMK4 or Lie-Euler, ``algorithm.floating_integrators``; a ground base by
-        ``MobileBaseRobot.simulate``'s RK4, a diff_drive one in its independent speeds, so
+        ``GroundFront.simulate``'s RK4, a diff_drive one in its independent speeds, so
         ``base_vy`` stays 0; its torques are the wheel torques and the joint torques).
 
         Step k (time k dt) uses torque row floor(k dt / torque_period), the last row held

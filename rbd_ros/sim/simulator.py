@@ -49,11 +49,12 @@ from numba import njit
 from rbd_ros.algorithm.gather import gather, gather2, scatter_finite
 from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
-from rbd_ros.sim.motor import COMMAND_MODES, MotorModel, SensorModel
+from rbd_ros.sim.motor import MotorModel, SensorModel
 from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum
 from rbd_ros.sim.realtime import check_priority
+from rbd_ros.util.schema import check, config_keys, settings
 
-MODES = ("realtime", "lockstep", "max")
+MODES = tuple(config_keys("mujoco_bridge", "bridge")["mode"]["one_of"])  # realtime, lockstep, max
 AUTO = "auto"  # integrator: RK4 unless damping makes it unstable, then implicitfast
 RK4_DAMPING_LIMIT = 2.785  # RK4 is stable for z = -b dt / m in (-2.785, 0]
 AUTO_DAMPING_MARGIN = 1.0  # 'auto' keeps b dt / m below this
@@ -61,56 +62,14 @@ HUGE_STATE = 1e10  # |qpos| or |qvel| beyond this counts as unstable (MuJoCo's m
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
 
 
-@dataclass(frozen=True)
+@settings("mujoco_bridge", "bridge")
 class BridgeConfig:
-    """Every bridge setting; described in ``config/schema/mujoco_bridge.yaml`` (whose defaults
-    and ranges ``test_parameter_schema`` pins to these)."""
-
-    # physics
-    timestep: float = 0.001
-    integrator: str = AUTO
-    contacts: bool = False
-    scene: str = ""
-    # force/torque sensor (rbd_ros.sim.ft_sensor)
-    ft_sensor: bool = False
-    ft_link: str = ""
-    ft_force_noise: float = 0.0
-    ft_torque_noise: float = 0.0
-    ft_cutoff: float = 0.0
-    # node
-    mode: str = "realtime"
-    publish_every: int = 1
-    joints: tuple[str, ...] = ()
-    initial_positions: tuple[float, ...] = ()
-    initial_velocities: tuple[float, ...] = ()
-    diagnostics_period: float = 1.0
-    stats_period: float = 10.0
-    rt_priority: int = 0
-    sched_slice_us: float = 0.0
-    cpu_affinity: tuple[int, ...] = ()
-    lock_memory: bool = False
-    gc_freeze: bool = True
-    publish_thread: bool = True
-    # safety
-    command_timeout: float = 0.05
-    brake_damping: float = 10.0
-    # actuator model (003 §6.1)
-    command_mode: str = "torque"
-    saturation: bool = True
-    armature: bool = True
-    viscous_friction: bool = True
-    coulomb_friction: bool = True
-    voltage_limit: Any = math.inf
-    latency_steps: int = 0
-    # sensors
-    encoder_resolution: Any = 0.0
-    position_noise: Any = 0.0
-    velocity_noise: Any = 0.0
-    effort_noise: Any = 0.0
-    noise_seed: int = 0
-    # inertia fix-ups (mujoco_model.fix_inertia)
-    min_mass: float = 1e-6
-    min_inertia: float = 1e-9
+    """Every bridge setting: the keys of ``config/schema/mujoco_bridge.yaml`` tagged
+    ``config: bridge``, each written once there (type, default, range or choices, meaning) and
+    read from it as data (``rbd_ros.util.schema.settings``: the fields, in the schema's order,
+    with its defaults).  ``__post_init__`` refuses what the schema's ``range`` and ``one_of``
+    refuse (``schema.check``) and what it cannot say: the integrator by the core's table
+    (case-insensitive), ``sched_slice_us``, ``rt_priority``, ``cpu_affinity``."""
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -119,28 +78,10 @@ class BridgeConfig:
             value = () if value is None else tuple(value)
             put(self, name, tuple(str(v) for v in value) if name == "joints"
                 else tuple(float(v) for v in value))
-        if not (self.timestep > 0 and math.isfinite(self.timestep)):
-            raise ValueError(f"timestep must be > 0 s, got {self.timestep}")
         if str(self.integrator).strip().lower() not in (AUTO, *INTEGRATORS):  # the core's table
             raise ValueError(f"integrator must be one of {AUTO}, {', '.join(INTEGRATORS)}; "
                              f"got '{self.integrator}'")
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got '{self.mode}'")
-        if self.command_mode not in COMMAND_MODES:
-            raise ValueError(f"command_mode must be one of {', '.join(COMMAND_MODES)}, "
-                             f"got '{self.command_mode}'")
-        if int(self.publish_every) < 1:
-            raise ValueError(f"publish_every must be >= 1, got {self.publish_every}")
-        if int(self.latency_steps) < 0:
-            raise ValueError(f"latency_steps must be >= 0, got {self.latency_steps}")
-        if not self.command_timeout >= 0:
-            raise ValueError(f"command_timeout must be >= 0 s (0 disables), got "
-                             f"{self.command_timeout}")
-        if not (self.brake_damping >= 0 and math.isfinite(self.brake_damping)):
-            raise ValueError(f"brake_damping must be >= 0, got {self.brake_damping}")
-        for name in ("diagnostics_period", "stats_period"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0 s, got {getattr(self, name)}")
+        check(self, skip=("integrator", "rt_priority"))  # ranges and choices of the schema
         put(self, "publish_every", int(self.publish_every))
         put(self, "latency_steps", int(self.latency_steps))
         put(self, "noise_seed", int(self.noise_seed))
@@ -149,7 +90,8 @@ class BridgeConfig:
             raise ValueError(f"sched_slice_us must be 0 (leave it) or 100 to 100000 us (the "
                              f"kernel's range), got {self.sched_slice_us}")
         put(self, "sched_slice_us", float(self.sched_slice_us))
-        cpus = () if self.cpu_affinity is None else tuple(self.cpu_affinity)
+        cpus = self.cpu_affinity
+        cpus = () if cpus is None else (cpus,) if isinstance(cpus, (int, float)) else tuple(cpus)
         if any(float(c) != int(c) or int(c) < 0 for c in cpus):
             raise ValueError(f"cpu_affinity must be CPU numbers >= 0, got {list(cpus)}")
         put(self, "cpu_affinity", tuple(int(c) for c in cpus))

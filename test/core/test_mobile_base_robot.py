@@ -63,7 +63,8 @@ def diff():  # noqa: ANN201
 # ---- planar (holonomic) base -----------------------------------------------------------------
 def test_planar_layout_and_base_body(omni) -> None:  # noqa: ANN001
     r, pm, _ = omni
-    assert type(r).__name__ == "MobileBaseRobot" and r.model.base_type == "planar"
+    # one Robot class for every base: the root joint (rbd_ros.bases) picks the methods
+    assert type(r) is Robot and r.root.kind == r.base_type == r.model.base_type == "planar"
     assert (r.nq, r.nv, r.nu) == (10, 10, 10)
     # base body = base_link + 4 wheels of 1.5 kg, as Pinocchio's fused root body
     assert r.model.base_mass == pytest.approx(pm.inertias[1].mass, rel=1e-12) == 56.0
