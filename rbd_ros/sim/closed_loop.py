@@ -173,13 +173,13 @@ def mobile_composed_loop(model: MdhModel, law_name: str = "whole_body_computed_t
     start (arm and base)."""
     from rbd_ros.control.mobile_laws import make_mobile_law
     from rbd_ros.control.mobile_loop import MobileControlLoop
-    from rbd_ros.robot.mobile import MobileBaseRobot
+    from rbd_ros.robot import Robot
     from rbd_ros.sim.mobile_sim import MobileSimulator
     from rbd_ros.sim.simulator import BridgeConfig
 
     quiet = lambda level, msg: None  # noqa: E731
     sim = MobileSimulator(model, BridgeConfig(mode="realtime"), log=quiet)
-    robot = MobileBaseRobot(model)
+    robot = Robot(model)
     law = make_mobile_law(law_name, robot, rate=1.0 / sim.config.timestep, **law_kw)
     names = list(sim.joint_names)
     loop = MobileControlLoop(robot, law, names, log=quiet)

@@ -19,7 +19,7 @@ frictionloss on the wheel hinges).
 
 * ``wheels`` (default): MuJoCo steps the model; a diff-drive base is a free body on two rolling
   wheels and casters (it can slip); a planar base sits on planar joints.
-* ``ideal``: the **core** integrates: every step is ``MobileBaseRobot.simulate(q, v, u, dt, 1)``
+* ``ideal``: the **core** integrates: every step is ``Robot.simulate(q, v, u, dt, 1)`` (a ground base)
   (RK4; diff drive in Kane's generalized speeds, so ``v_y`` stays exactly 0: the rolling
   constraint holds through the core's constraint force ``lam``), with ``u`` the torques after
   the motor model's saturation and latency; MuJoCo is only set to the state (viewer, sensors).
@@ -170,9 +170,9 @@ class MobileSimulator(Simulator):
         self.k = len(self.base_names)  # base entries ahead of the arm's (model order)
         self.core = None
         if self.ideal:
-            from rbd_ros.robot.mobile import MobileBaseRobot
+            from rbd_ros.robot import Robot
 
-            self.core = MobileBaseRobot(model)
+            self.core = Robot(model)
         super().__init__(actuated_model(model, mobile), config, log)
         # joints-order positions of the base entries (for measure and odometry)
         self.base_index = np.array([list(self.joint_names).index(n) for n in self.base_names])

@@ -66,7 +66,7 @@ class MobileController:
                  base_state: Any = None) -> None:
         from rbd_ros.control import mobile_laws as ml
         from rbd_ros.control.mobile_loop import MobileControlLoop
-        from rbd_ros.robot.mobile import MobileBaseRobot
+        from rbd_ros.robot import Robot
 
         self.node = node
         self.log = node.get_logger()
@@ -75,7 +75,7 @@ class MobileController:
         prm = node_parameters(node, "mobile", composed)
         loaded = robot_for(node, "mobile", law_type)
         model = loaded.model
-        robot = MobileBaseRobot(model)
+        robot = Robot(model)
         kw = {k: prm[k] for k in ("bandwidth", "base_bandwidth", "damping_ratio", "rate", "model_actuators",
                                   "lookahead", "base_force_limit", "cmd_vel_timeout", "max_velocity",
                                   "max_acceleration")}
