@@ -307,8 +307,8 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
         travel = np.vstack([q[:, :2]] + ([] if q_ref is None else [q_ref[:, :2]]))
     q = coordinates(model, q)
     q_ref = None if q_ref is None else coordinates(model, q_ref)
-    renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel,
-                             scene=placed_scene(model, rec.scene))
+    scene, model = placed_scene(model, rec.scene)
+    renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel, scene=scene)
     try:
         if q_ref is not None:
             renderer.set_path(q_ref[::2])
@@ -333,13 +333,15 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
     return len(times)
 
 
-def placed_scene(model: MdhModel, scene: str) -> Any:
-    """A recording's scene placed as the bridge placed it (``simulator._scene_of``), or None."""
+def placed_scene(model: MdhModel, scene: str) -> tuple[Any, MdhModel]:
+    """A recording's scene placed as the bridge placed it (``simulator._scene_of``) and the
+    model with the probe as its tool (drawn touching the scene), or ``(None, model)``."""
     if not scene:
-        return None
+        return None, model
     from rbd_ros.sim.simulator import BridgeConfig, _scene_of
 
-    return _scene_of(model, BridgeConfig(scene=scene), None)[0]
+    placed, _, probe = _scene_of(model, BridgeConfig(scene=scene), None)
+    return placed, probe
 
 
 @dataclass
