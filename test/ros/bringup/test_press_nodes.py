@@ -1,8 +1,8 @@
 """``rbd-ros bringup --task press`` through the nodes (issue 30): the bridge with the table and
-its F/T sensor, the controller getting the phases' target poses, wrenches and gains.  On the
-joint-limited UR10 (named by no other test).  Oracles: the same task run in one process
-without ROS (``rbd_ros.sim.contact_task.run_press``, measured on MuJoCo's own contact forces),
-and the bag's /ft_sensor/wrench re-read here."""
+its F/T sensor, the controller (or the law composed into the bridge) getting the phases'
+target poses, wrenches and gains.  On the joint-limited UR10 (named by no other test).
+Oracles: the same task run in one process without ROS (``rbd_ros.sim.contact_task
+.run_press``, measured on MuJoCo's own contact forces), and the bag's /ft_sensor/wrench."""
 from __future__ import annotations
 
 import json
@@ -17,8 +17,9 @@ pytestmark = pytest.mark.slow
 UR10_LIMITED = "ur_description/urdf/ur10_joint_limited_robot.urdf"
 
 
-@pytest.mark.parametrize("law", ["hybrid_force_position", "impedance"])
-def test_press_through_the_nodes(law, tmp_path, capsys) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("law, composed", [("hybrid_force_position", False), ("impedance", False),
+                                           ("hybrid_force_position", True)])
+def test_press_through_the_nodes(law, composed, tmp_path, capsys) -> None:  # noqa: ANN001
     from rbd_ros.ros.bringup.cli import main
     from rbd_ros.ros.bringup.recorder import read_bag
     from rbd_ros.sim.contact_task import run_press
@@ -27,7 +28,8 @@ def test_press_through_the_nodes(law, tmp_path, capsys) -> None:  # noqa: ANN001
     urdf = str(example_robot_urdf(UR10_LIMITED))
     out = tmp_path / "run"
     rc = main(["--urdf", urdf, "--scene", "table", "--task", "press", "--force", "10",
-               "--controller", law, "--record", str(out), "--no-video", "--json", str(tmp_path / "r.json")])
+               "--controller", law, "--record", str(out), "--no-video", "--json", str(tmp_path / "r.json")]
+              + (["--composed"] if composed else []))
     text = capsys.readouterr().out
     assert rc == 0, text
     rep = json.loads((out / "report.json").read_text())
@@ -35,7 +37,7 @@ def test_press_through_the_nodes(law, tmp_path, capsys) -> None:  # noqa: ANN001
     # the issue's acceptance: < 5 % RMS over the slide, impact < 2x, no contact lost
     assert rep["force_error_rms_N"] < 0.5 and rep["impact_peak_ratio"] < 2.0
     assert rep["contact_lost_cycles"] == 0 and rep["slide_cycles"] >= 2900
-    assert rep["missed_cycles"] == 0
+    assert rep["missed_cycles"] == 0 and rep["mode"].startswith("composed" if composed else "separate")
     # the same task in one process, on MuJoCo's contact force: the nodes' run agrees
     ref = run_press(load_conversion(urdf).model, law, 10.0).report()
     assert abs(rep["force_error_rms_N"] - ref["force_error_rms_N"]) < 0.05
