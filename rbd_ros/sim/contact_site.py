@@ -131,14 +131,14 @@ def _try(robot, start: np.ndarray, normal: np.ndarray, slide: np.ndarray, length
                        max_iterations=200)
         if not res.success:
             return None
-        if q is not None and np.abs(res.q - q).max() > 0.3:  # a jump: not a smooth slide
+        if q is not None and np.abs(res.positions - q).max() > 0.3:  # a jump: not a smooth slide
             return None
-        origins = robot.link_poses(res.q)[:, :3, 3]
+        origins = robot.link_poses(res.positions)[:, :3, 3]
         near_tip = np.linalg.norm(origins - T[:3, 3], axis=1) <= TIP_RADIUS  # inside the probe
         heights = (origins[~near_tip] - start) @ normal
         if heights.size and heights.min() < clearance:
             return None
-        q = res.q
+        q = res.positions
         out.append(q.copy())
     return ContactSite(start.copy(), normal.copy(), slide.copy(), float(length),
                        model.tool.copy(), R.copy(),

@@ -34,7 +34,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +69,7 @@ class Recording:
     base_link: str = ""
     tip_link: str = ""
     caption: str = ""
+    scene: str = ""  # a scene file or bundled name (``rbd_ros.sim.scene``) drawn as the bridge placed it
 
     def __post_init__(self) -> None:
         self.t = np.asarray(self.t, dtype=float).reshape(-1)
@@ -87,7 +88,7 @@ class Recording:
     def save(self, path: str | Path) -> None:
         extra = {} if self.q_ref is None else {"q_ref": self.q_ref}
         np.savez_compressed(path, t=self.t, q=self.q, urdf=self.urdf, base_link=self.base_link,
-                            tip_link=self.tip_link, caption=self.caption, **extra)
+                            tip_link=self.tip_link, caption=self.caption, scene=self.scene, **extra)
 
     @classmethod
     def load(cls, path: str | Path) -> "Recording":
@@ -100,7 +101,7 @@ class Recording:
             if missing:
                 raise ValueError(f"{path} has no {' or '.join(missing)} (not a recording of "
                                  "rbd-ros bringup --record)")
-            text = {k: str(f[k]) for k in ("urdf", "base_link", "tip_link", "caption")
+            text = {k: str(f[k]) for k in ("urdf", "base_link", "tip_link", "caption", "scene")
                     if k in f.files}
             return cls(f["t"], f["q"], f["q_ref"] if "q_ref" in f.files else None, **text)
 
@@ -151,7 +152,7 @@ def camera_pose(model: MdhModel, fovy_deg: float = 45.0, aspect: float = WIDTH /
     return {"lookat": lookat, "distance": distance, "azimuth": 135.0, "elevation": elevation}
 
 
-def scene_model(model: MdhModel, shapes: tuple = ()) -> tuple["mujoco.MjModel", np.ndarray]:
+def scene_model(model: MdhModel, shapes: tuple = (), scene: Any = None) -> tuple["mujoco.MjModel", np.ndarray]:
     """The MuJoCo model a recording is drawn on (``mujoco_model``'s; a mobile base:
     ``mobile_model``'s ideal base, whose wheels are kinematic hinges) and the ``qpos`` address
     of each of :func:`coordinates`' columns."""
@@ -167,7 +168,7 @@ def scene_model(model: MdhModel, shapes: tuple = ()) -> tuple["mujoco.MjModel", 
     else:
         from rbd_ros.sim.mujoco_model import build_mujoco_model
 
-        m, _ = build_mujoco_model(model, actuators=False, shapes=shapes)
+        m, _ = build_mujoco_model(model, actuators=False, shapes=shapes, scene=scene)
         names = list(model.joint_names)
     return m, np.array([int(m.joint(name).qposadr[0]) for name in names])
 
@@ -194,11 +195,11 @@ class FrameRenderer:
 
     def __init__(self, model: MdhModel, width: int = WIDTH, height: int = HEIGHT,
                  path: np.ndarray | None = None, shapes: tuple = (), gl: bool = True,
-                 travel: np.ndarray | None = None) -> None:
+                 travel: np.ndarray | None = None, scene: Any = None) -> None:
         import mujoco
 
         self.mujoco = mujoco
-        self.m, self.adr = scene_model(model, shapes)
+        self.m, self.adr = scene_model(model, shapes, scene)
         self.m.vis.global_.offwidth = max(width, self.m.vis.global_.offwidth)
         self.m.vis.global_.offheight = max(height, self.m.vis.global_.offheight)
         # software OpenGL: multisampling and shadows cost 2-6x per frame (llvmpipe: ~0.07 s
@@ -306,7 +307,8 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
         travel = np.vstack([q[:, :2]] + ([] if q_ref is None else [q_ref[:, :2]]))
     q = coordinates(model, q)
     q_ref = None if q_ref is None else coordinates(model, q_ref)
-    renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel)
+    scene, model = placed_scene(model, rec.scene)
+    renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel, scene=scene)
     try:
         if q_ref is not None:
             renderer.set_path(q_ref[::2])
@@ -329,6 +331,17 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
     finally:
         renderer.close()
     return len(times)
+
+
+def placed_scene(model: MdhModel, scene: str) -> tuple[Any, MdhModel]:
+    """A recording's scene placed as the bridge placed it (``simulator._scene_of``) and the
+    model with the probe as its tool (drawn touching the scene), or ``(None, model)``."""
+    if not scene:
+        return None, model
+    from rbd_ros.sim.simulator import BridgeConfig, _scene_of
+
+    placed, _, probe = _scene_of(model, BridgeConfig(scene=scene), None)
+    return placed, probe
 
 
 @dataclass

@@ -1168,13 +1168,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             check_json_file(Path(args.json))
         if getattr(args, "task", "tour") == "press":
-            from rbd_ros.ros.bringup.description import robot_parameters
-            from rbd_ros.ros.bringup.press import check_press_law, run_press_task
+            from rbd_ros.ros.bringup.press import check_press_law
+            from rbd_ros.ros.bringup.press_nodes import PressTask
 
             check_press_law(args.controller)
             check_timestep(args.timestep)
-            return run_press_task(args, Bringup.load_model(robot_parameters(
-                args.robot or DEFAULT_ROBOT, args.urdf, args.base_link, args.tip_link, args.base)))
+            press = type("PressRun", (PressTask, Bringup), {"recorded_topics": TOPICS})
+            return press(args).run()
         return Bringup(args).run()
     except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...
         print(f"\nrbd-ros bringup: error: {exc}", file=sys.stderr, flush=True)

@@ -142,3 +142,37 @@ def _show(value: Any) -> str:
 
 def _data_uri(path: Path, mime: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def write_press_page(directory: str | Path, lines: list[str], parameters: dict[str, Any],
+                     title: str, video_note: str, run_lines: list[str] | None = None) -> Path:
+    """``DIR/index.html`` of a press task (``bringup --task press``): its report lines, the
+    video, ``DIR/plot.png`` (the normal force and the error along the surface), the
+    parameters."""
+    directory = Path(directory)
+    esc = html.escape
+    heading = esc(title)
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{heading}</title>"
+             f"<style>{STYLE}</style></head><body>", f"<h1>{heading}</h1>",
+             "<h2>Contact</h2><p id='summary'>" + "<br>".join(esc(x.strip()) for x in lines) + "</p>"]
+    if run_lines:
+        parts.append("<h2>Run</h2><p id='run'>" + "<br>".join(esc(x) for x in run_lines) + "</p>")
+    parts.append("<h2>The run</h2>")
+    video = directory / "video.mp4"
+    if video.is_file():
+        src = _data_uri(video, "video/mp4") if video.stat().st_size <= EMBED_LIMIT else "video.mp4"
+        parts.append(f"<video id='video' controls loop muted autoplay playsinline src='{src}'></video>")
+    else:
+        parts.append(f"<p class='note' id='video'>{esc(video_note or 'no video')}</p>")
+    plot = directory / "plot.png"
+    if plot.is_file():
+        parts.append(f"<h2>Plot</h2><img id='plot' alt='press plot' src='{_data_uri(plot, 'image/png')}'>")
+    parts.append("<h2>Parameters</h2>")
+    for section, values in parameters.items():
+        cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"
+                        for k, v in values.items())
+        parts.append(f"<h3>{esc(section)}</h3><table class='parameters'>{cells}</table>")
+    parts.append("</body></html>")
+    path = directory / "index.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path

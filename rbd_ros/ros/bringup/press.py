@@ -1,29 +1,31 @@
-"""``rbd-ros bringup --task press``: the contact task of issue 30, and its report.
+"""``rbd-ros bringup --task press``: the contact task of issue 30, its report, plot and page.
 
     rbd-ros bringup (--robot NAME | --urdf PATH) --task press [--scene FILE] [--force N]
-                    --controller impedance|hybrid_force_position|admittance
-                    [--record DIR] [--json FILE] [--integrator ...] [--timestep S]
+                    --controller impedance|hybrid_force_position|admittance [--composed]
+                    [--record DIR [--no-video]] [--json FILE] [--integrator ...] [--timestep S]
 
 Places the scene (default the bundled table) where the arm reaches it from above with room to
 slide (``rbd_ros.sim.contact_site``; a scene file that fixes its poses is refused: the task
 needs the site), approaches, presses ``--force`` N, slides 0.1 m along the surface holding
-it, and retreats: ``rbd_ros.sim.contact_task.run_press``, the simulator and the law the bridge
-and the controller node run, here in one process in lockstep (no nodes start: the numbers are
-the same as a lockstep bringup's, without DDS).  For ``impedance`` the reference goes
-``--force / K_n`` into the surface, ``K_n = force / 0.04 m`` along the normal.
+it, and retreats, through the nodes (the bridge with the scene, the controller or the law
+composed into the bridge; ``press_nodes.PressRun``: the references, the phases).  For
+``impedance`` the reference goes ``--force / K_n`` into the surface, ``K_n = force / 0.04 m``
+along the normal.  ``rbd_ros.sim.contact_task.run_press`` runs the same task in one process
+without ROS, measured against MuJoCo's own contact forces.
 
-The report (terminal; ``--json FILE``; ``--record DIR``: ``report.json`` and ``plot.png`` of
-the normal force, MuJoCo's beside the F/T sensor's and the joint-torque estimate's, and the
-position error along the free axes): force error RMS and max over the slide, the impact peak
-(largest force before the slide over the set force), the cycles without contact during the
-slide, the position error along the surface, the sensor's and the estimate's difference from
-MuJoCo's contact force.  Not yet: the video, the rosbag and the page of a tour run.
+The report (terminal; ``--json FILE``; ``--record DIR``: ``report.json``, ``plot.png`` of the
+normal force and the position error along the free axes, the bag ``bag/`` with
+``/ft_sensor/wrench``, ``/ft_sensor/wrench_raw``, the references and the tour run's topics,
+``video.mp4`` with the table drawn, ``index.html``): force error RMS and max over the slide,
+the impact peak (largest force before the slide over the set force), the cycles without
+contact during the slide, the position error along the surface.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 
 def check_press_law(law: str) -> None:
@@ -34,46 +36,24 @@ def check_press_law(law: str) -> None:
                          f"(not {law})")
 
 
-def run_press_task(args: Any, model: Any) -> int:
-    """The task for parsed bringup ``args`` on ``model`` (module docstring; the caller has
-    checked the law, the timestep and loaded the model as the nodes would); 0 when it ran."""
-    from rbd_ros.sim.contact_task import run_press
-
-    bridge: dict[str, Any] = {}
-    if args.integrator:
-        bridge["integrator"] = args.integrator
-    if args.timestep is not None:
-        bridge["timestep"] = float(args.timestep)
-    print(f"bringup: press task, {model.name} ({model.dof} joints), {args.controller}, "
-          f"{args.force:g} N on '{args.scene or 'table'}' (lockstep, in process)", flush=True)
-    r = run_press(model, args.controller, float(args.force), scene=args.scene or "table",
-                  bridge=bridge)
-    report = r.report()
-    for line in report_lines(report):
-        print(line, flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2))
-    if args.record:
-        out = Path(args.record)
-        (out / "report.json").write_text(json.dumps(report, indent=2))
-        plot(r, out / "plot.png")
-        print(f"bringup: wrote {out / 'report.json'} and {out / 'plot.png'}", flush=True)
-    return 0
-
-
 def report_lines(rep: dict[str, Any]) -> list[str]:
     f = rep["force_N"]
-    return [
+    lines = [
         f"  force error over the slide: RMS {rep['force_error_rms_N']:.3f} N "
         f"({100 * rep['force_error_rms_N'] / f:.1f} %), max {rep['force_error_max_N']:.3f} N",
         f"  impact peak: {rep['impact_peak_ratio']:.2f} x the set force",
         f"  contact lost during the slide: {rep['contact_lost_cycles']} cycles",
         f"  position error along the surface: RMS {1e3 * rep['position_error_rms_m']:.2f} mm, "
         f"max {1e3 * rep['position_error_max_m']:.2f} mm",
-        f"  F/T sensor vs MuJoCo's contact force: {rep['sensor_vs_mujoco_rms_N']:.3g} N RMS; "
-        f"joint-torque estimate: {rep['estimate_vs_mujoco_rms_N']:.3g} N RMS",
-        f"  unstable steps: {rep['unstable_steps']}",
     ]
+    if "sensor_vs_mujoco_rms_N" in rep:  # in process: MuJoCo's contact force is at hand
+        lines.append(f"  F/T sensor vs MuJoCo's contact force: {rep['sensor_vs_mujoco_rms_N']:.3g} N "
+                     f"RMS; joint-torque estimate: {rep['estimate_vs_mujoco_rms_N']:.3g} N RMS")
+    if "unstable_steps" in rep:
+        lines.append(f"  unstable steps: {rep['unstable_steps']}")
+    if "missed_cycles" in rep:
+        lines.append(f"  {rep['mode']}: missed cycles {rep['missed_cycles']}; forces from {rep['source']}")
+    return lines
 
 
 def plot(r: Any, path: Path) -> None:
@@ -85,9 +65,12 @@ def plot(r: Any, path: Path) -> None:
 
     s = r.series
     fig, (a, b) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    a.plot(s["t"], s["f_n"], label="MuJoCo contact force", lw=1.2)
-    a.plot(s["t"], s["f_sensor"], "--", label="F/T sensor (compensated)", lw=0.9)
-    a.plot(s["t"], s["f_estimate"], ":", label="from joint torques", lw=0.9)
+    if "f_sensor" in s:  # in process: MuJoCo's own contact force beside the readings
+        a.plot(s["t"], s["f_n"], label="MuJoCo contact force", lw=1.2)
+        a.plot(s["t"], s["f_sensor"], "--", label="F/T sensor (compensated)", lw=0.9)
+        a.plot(s["t"], s["f_estimate"], ":", label="from joint torques", lw=0.9)
+    else:
+        a.plot(s["t"], s["f_n"], label="/ft_sensor/wrench (compensated)", lw=1.0)
     a.axhline(r.force, color="k", lw=0.6)
     a.set_ylabel("normal force, N")
     a.legend(loc="upper left", fontsize=8)
@@ -104,3 +87,38 @@ def plot(r: Any, path: Path) -> None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
+
+
+def press_video_and_page(record: Path, run: Any, t0: float, t1: float, report: dict[str, Any],
+                         lines: list[str], title: str) -> list[str]:
+    """The run's video (the arm at its measured states, the scene drawn) and ``index.html``:
+    the press lines, the video, the plot, the parameters; returns the lines to print."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
+    from rbd_ros.ros.bringup.page import write_press_page
+    from rbd_ros.sim.render import Recording, render_recording
+
+    with run.lock:
+        cs = [c for c in run.controller_state if t0 <= c[0] <= t1]
+    t = np.array([c[0] for c in cs]) - t0
+    q = np.array([deserialize_message(raw, JointState).velocity for _, raw in cs])
+    out: list[str] = []
+    for stale in ("video.mp4", "preview.gif"):
+        (record / stale).unlink(missing_ok=True)
+    robot = run.specs[0].parameters
+    run.model.to_yaml(str(record / "model.yaml"))
+    Recording(t, q, None, urdf=str(robot.get("urdf_path", "")), base_link=str(robot.get("base_link", "")),
+              tip_link=str(robot.get("tip_link", "")), scene=run.args.scene or "table"
+              ).save(record / "recording.npz")
+    if run.args.no_video:
+        note = "no video (--no-video)"
+    else:
+        result = render_recording(record, caption=title)
+        note = result.message if result.ok else f"rbd-ros bringup: {result.message}"
+        out.append(note)
+    params = {"bringup": {k: v for k, v in vars(run.args).items() if v not in (None, "", [])},
+              **{s.name: s.parameters for s in run.specs}}
+    page = write_press_page(record, lines, params, title, note, run.said)
+    out.append(f"page {page}")
+    return out

@@ -357,7 +357,14 @@ class MujocoBridge:
 
     def on_pause(self, request, response):
         with self.lock:  # no step after the answer: the diagnostics below hold the last one
+            resume = self.paused and not request.data
             self.paused = bool(request.data)
+            if resume and self.mode == "lockstep" and self.controller is None and self.got_command:
+                # the controller answered the state at the pause (repeated while paused) and
+                # waits for the next: step on that answer, else the loop would restart only
+                # on the controller's watchdog, a zero-torque step (a 3 N blip pressing 10 N)
+                self.sim.step(None)
+                self.publish_state()
         self.publish_diagnostics()  # at once: sim_time and wall_time of the pause
         response.success = True
         response.message = "paused" if self.paused else "running"

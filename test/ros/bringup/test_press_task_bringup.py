@@ -1,32 +1,10 @@
-"""``rbd-ros bringup --task press`` (issue 30): the report's numbers on the UR3 (named by no
-other test) and the refusals before anything runs."""
+"""``rbd-ros bringup --task press`` (issue 30): the refusals before anything runs (the run
+itself: test_press_nodes.py)."""
 from __future__ import annotations
-
-import json
 
 import pytest
 
-from robots_data import example_robot_urdf
-
 pytestmark = pytest.mark.slow
-
-
-def test_press_task_reports_the_force_numbers(tmp_path, capsys) -> None:  # noqa: ANN001
-    from rbd_ros.ros.bringup.cli import main
-
-    urdf = str(example_robot_urdf("ur_description/urdf/ur3_robot.urdf"))
-    out = tmp_path / "run"
-    rc = main(["--urdf", urdf, "--task", "press", "--force", "10", "--controller", "impedance",
-               "--record", str(out), "--json", str(tmp_path / "r.json")])
-    assert rc == 0
-    rep = json.loads((out / "report.json").read_text())
-    assert rep == json.loads((tmp_path / "r.json").read_text())
-    assert rep["law"] == "impedance" and rep["force_N"] == 10.0
-    assert rep["force_error_rms_N"] < 0.5 and rep["impact_peak_ratio"] < 2.0
-    assert rep["contact_lost_cycles"] == 0
-    assert (out / "plot.png").stat().st_size > 10_000
-    text = capsys.readouterr().out
-    assert "force error over the slide: RMS" in text and "contact lost during the slide: 0 cycles" in text
 
 
 @pytest.mark.parametrize("argv, why", [

@@ -1,0 +1,62 @@
+"""``rbd-ros bringup --task press`` through the nodes (issue 30): the bridge with the table and
+its F/T sensor, the controller (or the law composed into the bridge) getting the phases'
+target poses, wrenches and gains.  On the joint-limited UR10 (named by no other test).
+Oracles: the same task run in one process without ROS (``rbd_ros.sim.contact_task
+.run_press``, measured on MuJoCo's own contact forces), and the bag's /ft_sensor/wrench."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from robots_data import example_robot_urdf
+
+pytestmark = pytest.mark.slow
+
+UR10_LIMITED = "ur_description/urdf/ur10_joint_limited_robot.urdf"
+
+
+@pytest.mark.parametrize("law, composed", [("hybrid_force_position", False), ("impedance", False),
+                                           ("hybrid_force_position", True)])
+def test_press_through_the_nodes(law, composed, tmp_path, capsys) -> None:  # noqa: ANN001
+    from rbd_ros.ros.bringup.cli import main
+    from rbd_ros.ros.bringup.recorder import read_bag
+    from rbd_ros.sim.contact_task import run_press
+    from rbd_ros.urdf import load_conversion
+
+    urdf = str(example_robot_urdf(UR10_LIMITED))
+    out = tmp_path / "run"
+    rc = main(["--urdf", urdf, "--scene", "table", "--task", "press", "--force", "10",
+               "--controller", law, "--record", str(out), "--no-video", "--json", str(tmp_path / "r.json")]
+              + (["--composed"] if composed else []))
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    rep = json.loads((out / "report.json").read_text())
+    assert rep == json.loads((tmp_path / "r.json").read_text())
+    # the issue's acceptance: < 5 % RMS over the slide, impact < 2x, no contact lost
+    assert rep["force_error_rms_N"] < 0.5 and rep["impact_peak_ratio"] < 2.0
+    assert rep["contact_lost_cycles"] == 0 and rep["slide_cycles"] >= 2900
+    assert rep["missed_cycles"] == 0 and rep["mode"].startswith("composed" if composed else "separate")
+    # the same task in one process, on MuJoCo's contact force: the nodes' run agrees
+    ref = run_press(load_conversion(urdf).model, law, 10.0).report()
+    assert abs(rep["force_error_rms_N"] - ref["force_error_rms_N"]) < 0.05
+    assert abs(rep["impact_peak_ratio"] - ref["impact_peak_ratio"]) < 0.1
+    # the bag: the F/T readings of the slide (world z is the table's normal) and the references
+    bag = read_bag(out / "bag")
+    ft = bag["/ft_sensor/wrench"]
+    stamps = np.array([s for s, _ in ft]) * 1e-9
+    assert np.all(np.diff(stamps) >= 0) and all(m.header.frame_id == "ft_sensor" for _, m in ft[:5])
+    t3 = stamps[0] + rep["phases_s"]["slide"]
+    mid = (stamps > t3 + 0.3) & (stamps < t3 + 2.7)
+    norm = np.array([np.linalg.norm([m.wrench.force.x, m.wrench.force.y, m.wrench.force.z])
+                     for _, m in ft])[mid]  # |f| >= the normal force; friction adds <= 2 %
+    assert mid.sum() > 2000 and abs(np.median(norm) - 10.0) < 0.5
+    assert len(bag["/controller/target_pose"]) >= 3
+    if law == "hybrid_force_position":
+        fz = [m.wrench.force.z for _, m in bag["/controller/target_wrench"]]
+        assert fz[0] == pytest.approx(-10.0) and fz[-1] == 0.0
+    page = (out / "index.html").read_text()
+    assert "force error over the slide" in page and "no video (--no-video)" in page
+    assert (out / "plot.png").stat().st_size > 10_000
+    assert "contact lost during the slide: 0 cycles" in text
