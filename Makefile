@@ -8,7 +8,7 @@ PY := .venv/bin/python
 TEST_WORKERS ?= 2
 DEMO_ARGS ?= --robot puma560 --controller computed_torque --record out/demo
 
-.PHONY: setup setup-test demo test bench clean
+.PHONY: setup setup-test demo test docs bench clean
 
 setup:
 	@scripts/setup.sh
@@ -22,6 +22,11 @@ demo: setup
 test: setup-test
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# the documentation site (docs/: Sphinx + MyST, furo, API reference from the docstrings) in
+# build/docs/, warnings as errors (as CI builds it: test/project/test_docs.py)
+docs: setup-test
+	$(PY) -m sphinx -W --keep-going -b html docs build/docs
 
 # every figure of README's performance table, in one run: results in bench/results/run-*.json
 # (committed, with the commit measured and whether the tree had uncommitted changes), the table

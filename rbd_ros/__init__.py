@@ -26,8 +26,10 @@ jit_cache.register(os.path.dirname(os.path.abspath(__file__)), exclude=("ros",))
 
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel  # noqa: E402
 
+#: the public names (``from rbd_ros import *``, ``dir(rbd_ros)``); all but the model's are lazy
 __all__ = ["MdhModel", "REVOLUTE", "PRISMATIC", "Robot", "FloatingBaseRobot", "MobileBaseRobot",
-           "RigidBody", "two_link_ik", "IKResult"]
+           "RigidBody", "two_link_ik", "IKResult", "SimulationResult", "SimulationError",
+           "SingularMassMatrixError", "NonFiniteResultError", "load_model"]
 __version__ = "0.1.0"
 
 #: old module name -> its home since issue 28
@@ -48,7 +50,10 @@ _MOVED = {
 _LAZY = {"Robot": "rbd_ros.robot.arm", "FloatingBaseRobot": "rbd_ros.robot.floating",
          "MobileBaseRobot": "rbd_ros.robot.mobile", "RigidBody": "rbd_ros.lie.rigid_body",
          "two_link_ik": "rbd_ros.algorithm.ik",  # analytic planar 2-link IK, 003 (1.24)
-         "IKResult": "rbd_ros.robot.statics"}  # the result of Robot.ik, the service, DynamicsClient
+         "IKResult": "rbd_ros.robot.statics",  # the result of Robot.ik, the service, DynamicsClient
+         "SimulationResult": "rbd_ros.robot.simulation", "SimulationError": "rbd_ros.util.validate",
+         "SingularMassMatrixError": "rbd_ros.robot.arm", "NonFiniteResultError": "rbd_ros.util.validate",
+         "load_model": "rbd_ros.urdf"}  # URDF/xacro -> MdhModel (the converter)
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

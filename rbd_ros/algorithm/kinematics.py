@@ -213,7 +213,7 @@ def com_velocity(ws: np.ndarray, k: int) -> tuple[float, float, float]:
 @njit(cache=True)
 def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                                gravity: bool) -> None:
-    """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_angles``:
+    """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_angles``::
 
         w_i   = R^T w_{i-1} + z qd_i                                   (R joints, (4.29))
         wd_i  = R^T wd_{i-1} + (R^T w_{i-1}) x z qd_i + z qdd_i        (R joints, misprint 003 (4.31))

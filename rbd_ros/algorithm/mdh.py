@@ -1,6 +1,6 @@
 """The modified-DH link transform, the one formula every frame in rbd_ros comes from.
 
-003 §1.6 (Craig's convention; misprint 003 (4.40), docs/references.md):
+003 §1.6 (Craig's convention; misprint 003 (4.40), docs/references.md)::
 
     ^{i-1}T_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)
 

@@ -4,35 +4,35 @@ ROS-free.  A gain is given as a scalar (same for every axis) or a list with one 
 axis; ``validate_gains`` turns it into a float array of the right length or raises
 ``ValueError`` with a reason (the node returns that reason from ``set_parameters``).
 
-Units (torques in N m at the joints, 003 §6.2-6.9; forces in N):
+Units (torques in N m at the joints, 003 §6.2-6.9; forces in N)::
 
-=====================  ========  =====================================================
-law                    gain      meaning
-=====================  ========  =====================================================
-pd, pid, pd_gravity    kp        joint stiffness ``K_p``, N m/rad (n)
-                       kd        joint damping ``K_v``, N m s/rad (n)
-pid                    ki        integral gain ``K_i``, N m/(rad s) (n)
-                       i_clamp   anti-windup bound on ``|K_i int e dt|``, N m (n)
-computed_torque        kp, kd    acceleration gains of (6.42), 1/s^2 and 1/s (n)
-task_pd                kp        task stiffness of (6.47), [N/m x3, N m/rad x3] (6)
-                       kd        joint damping ``K_v`` of (6.47), N m s/rad (n)
-resolved_acceleration  kp, kd    task acceleration gains of (6.49), 1/s^2, 1/s (6)
-                       k_null    null-space damping, 1/s (n; redundant arms only)
-                       kp_null   null-space posture stiffness toward a joint reference,
-                                 1/s^2 (n; redundant arms, joint references only)
-impedance              stiffness task spring K, [N/m x3, N m/rad x3] (6)
-                       damping   task damper D, [N s/m x3, N m s/rad x3] (6)
-hybrid_force_position  kp, kd    position gains (resolved acceleration), 1/s^2, 1/s (6)
-                       selection 1 = position, 0 = force, per world axis (6)
-                       force_p   proportional force feedback, 1; force_i integral, 1/s (6)
-                       force_damping  damping along force axes, N s/m (6)
-                       velocity_limit speed bound along force axes, m/s, rad/s (6)
-admittance             mass, damping, stiffness  the outer loop M_a, D_a, K_a (6)
-                       kp, kd, velocity_limit  inner resolved acceleration, the bound (6)
-impedance, hybrid_force_position, admittance: k_null  null-space damping, 1/s (n)
-every law              effort_limit  optional extra torque bound, N m (n; the smaller of
-                                 this and the model's effort limit applies)
-=====================  ========  =====================================================
+    =====================  ========  =====================================================
+    law                    gain      meaning
+    =====================  ========  =====================================================
+    pd, pid, pd_gravity    kp        joint stiffness ``K_p``, N m/rad (n)
+                           kd        joint damping ``K_v``, N m s/rad (n)
+    pid                    ki        integral gain ``K_i``, N m/(rad s) (n)
+                           i_clamp   anti-windup bound on ``|K_i int e dt|``, N m (n)
+    computed_torque        kp, kd    acceleration gains of (6.42), 1/s^2 and 1/s (n)
+    task_pd                kp        task stiffness of (6.47), [N/m x3, N m/rad x3] (6)
+                           kd        joint damping ``K_v`` of (6.47), N m s/rad (n)
+    resolved_acceleration  kp, kd    task acceleration gains of (6.49), 1/s^2, 1/s (6)
+                           k_null    null-space damping, 1/s (n; redundant arms only)
+                           kp_null   null-space posture stiffness toward a joint reference,
+                                     1/s^2 (n; redundant arms, joint references only)
+    impedance              stiffness task spring K, [N/m x3, N m/rad x3] (6)
+                           damping   task damper D, [N s/m x3, N m s/rad x3] (6)
+    hybrid_force_position  kp, kd    position gains (resolved acceleration), 1/s^2, 1/s (6)
+                           selection 1 = position, 0 = force, per world axis (6)
+                           force_p   proportional force feedback, 1; force_i integral, 1/s (6)
+                           force_damping  damping along force axes, N s/m (6)
+                           velocity_limit speed bound along force axes, m/s, rad/s (6)
+    admittance             mass, damping, stiffness  the outer loop M_a, D_a, K_a (6)
+                           kp, kd, velocity_limit  inner resolved acceleration, the bound (6)
+    impedance, hybrid_force_position, admittance: k_null  null-space damping, 1/s (n)
+    every law              effort_limit  optional extra torque bound, N m (n; the smaller of
+                                     this and the model's effort limit applies)
+    =====================  ========  =====================================================
 
 Gains from the model (``model_gains``): a gain the user does not give (neither in the gains
 YAML nor as a parameter) is derived from the robot for a closed-loop ``bandwidth`` (Hz) and

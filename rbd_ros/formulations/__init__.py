@@ -1,22 +1,22 @@
 """Every formulation of the source documents, implemented once, side by side: independent
-cross-checks of the fast path (``rbd_ros.algorithm``: RNEA, CRBA, ABA) and a teaching tool.
+cross-checks of the fast path (``rbd_ros.algorithm``: RNEA, CRBA, ABA) and a teaching tool::
 
-==================  =========================================================  ============
-module              formulation                                                 cost
-==================  =========================================================  ============
-``lagrange``        Uicker/Kahn 4x4 Lagrange, 003 (3.28)-(3.30), direct         O(n^4)
-                    and recursive 4x4 (Hollerbach, 002 §1.4)                    O(n)
-``silver``          angular-velocity Lagrangian = Newton-Euler, 002 (3.11)-(3.16)  O(n)
-``kane``            Kane via Lagrange, 000 (35)-(38): M, h, C                   O(n^3)
-``dq``              dual-quaternion algebra, 001 §2                              -
-``dual_quaternion`` dual-quaternion Newton-Euler, 001 (19)-(30)                 O(n)
-``gauss``           Gauss's principle (dqGP), 001 (45)-(52)                     O(n^3)
-``planar_base``     arm on a planar (holonomic) base: whole-body chain,         -
-                    world/base-frame rates, dqNE with the base, 001 §3.2.2      O(n)
-``udwadia_kalaba``  Udwadia-Kalaba, 001 (62)-(63), and the KKT solve            O(n^3)
-``diff_drive``      differential-drive base, 001 (64): Kane in generalized      O(n^3)
-                    speeds (000 (46)), UK, KKT, wheel torques, simulation
-==================  =========================================================  ============
+    ==================  =========================================================  ============
+    module              formulation                                                 cost
+    ==================  =========================================================  ============
+    ``lagrange``        Uicker/Kahn 4x4 Lagrange, 003 (3.28)-(3.30), direct         O(n^4)
+                        and recursive 4x4 (Hollerbach, 002 §1.4)                    O(n)
+    ``silver``          angular-velocity Lagrangian = Newton-Euler, 002 (3.11)-(3.16)  O(n)
+    ``kane``            Kane via Lagrange, 000 (35)-(38): M, h, C                   O(n^3)
+    ``dq``              dual-quaternion algebra, 001 §2                              -
+    ``dual_quaternion`` dual-quaternion Newton-Euler, 001 (19)-(30)                 O(n)
+    ``gauss``           Gauss's principle (dqGP), 001 (45)-(52)                     O(n^3)
+    ``planar_base``     arm on a planar (holonomic) base: whole-body chain,         -
+                        world/base-frame rates, dqNE with the base, 001 §3.2.2      O(n)
+    ``udwadia_kalaba``  Udwadia-Kalaba, 001 (62)-(63), and the KKT solve            O(n^3)
+    ``diff_drive``      differential-drive base, 001 (64): Kane in generalized      O(n^3)
+                        speeds (000 (46)), UK, KKT, wheel torques, simulation
+    ==================  =========================================================  ============
 
 All read a ``chain.Chain`` (joint screws and constant transforms, not an MDH table).
 ``Formulations(model)`` calls them by name; ``Robot.inverse_dynamics(..., method=...)``,

@@ -130,7 +130,7 @@ def pack(chain: Chain) -> np.ndarray:
 # ---- 4x4 helpers shared by the matrix formulations (Lagrange, Kane) --------------------------
 @njit(cache=True)
 def mm4(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
-    """``out = A B`` for 4x4 homogeneous matrices (the last row of A is (0, 0, 0, *))."""
+    """``out = A B`` for 4x4 homogeneous matrices (the last row of A is ``(0, 0, 0, *)``)."""
     for r in range(4):
         a0 = A[r, 0]
         a1 = A[r, 1]

@@ -7,7 +7,7 @@ Constant ``K_i = x_{j_i}^{c_i}`` (CoM of body i -> next joint frame; ``K_{-1} = 
 joint-dependent ``y_i = x_{c_i}^{j_{i-1}}(q_i) = exp(S_i q_i) (1 + eps com_i / 2)``; then
 ``x_{c_i}^{c_{i-1}} = K_{i-1} y_i``.
 
-Forward, i = 1..n (``xi_0 = xi-dot_0 = 0``):
+Forward, i = 1..n (``xi_0 = xi-dot_0 = 0``)::
 
     xi_i = Ad(x_{c_{i-1}}^{c_i}) xi_{i-1} + Ad(x_{j_{i-1}}^{c_i}) S_i qd_i                    (19)
     xi-dot_i = Ad(x_{c_{i-1}}^{c_i}) xi-dot_{i-1} + Ad(x_{j_{i-1}}^{c_i}) S_i qdd_i

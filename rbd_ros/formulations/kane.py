@@ -1,7 +1,7 @@
 """Kane's equations through Lagrange's, 000 (12)-(38): mass matrix, bias and a Coriolis
 matrix with ``M-dot - 2C`` skew-symmetric, from body Jacobians.
 
-Per body i (000 (21), (25); ordering angular first):
+Per body i (000 (21), (25); ordering angular first)::
 
     J_i = [J_w,i ; J_v,i]   (J_w: body-frame angular velocity, J_v: inertial CoM velocity;
                              footnote 7: a mixed-frame stack, not a twist)
@@ -18,7 +18,7 @@ maps body to base components, misprint 000 (28)).  Inverse dynamics ``tau = M qd
 J_n^T w_n^ex`` for the tool wrench (``Robot``'s convention, module ``robot``).
 
 Jacobian columns for a joint screw ``[z_j; u_j]`` (world, axis through ``o_j``, body j's
-angular velocity ``w_j``, origin velocity ``v_j``), j <= i:
+angular velocity ``w_j``, origin velocity ``v_j``), j <= i::
 
     J_w col = R_i^T z_j,               J-dot_w col = R_i^T ((w_j - w_i) x z_j)
     J_v col = z_j x (c_i - o_j) + u_j,  J-dot_v col = (w_j x z_j) x (c_i - o_j)

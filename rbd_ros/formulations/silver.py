@@ -17,7 +17,7 @@ the tip (the "additional link" of 002 §3.2 carries the tool load) gives
     tau_j = z_j . n_j + u_j . f_j.
 
 Forward (``w_0 = w-dot_0 = 0``, origin acceleration ``a_0 = -g``: gravity as base
-acceleration, misprint 002 (1.2)):
+acceleration, misprint 002 (1.2))::
 
     w_j = w_{j-1} + z_j qd_j,   w-dot_j = w-dot_{j-1} + w_{j-1} x z_j qd_j + z_j qdd_j
     a_j = a_{j-1} + w-dot_{j-1} x r + w_{j-1} x (w_{j-1} x r) + 2 w_{j-1} x u_j qd_j + u_j qdd_j

@@ -18,7 +18,7 @@ import numpy as np
 from rbd_ros.identification.regressor import NP, parameter_names, regressor
 from rbd_ros.model import MdhModel
 
-#: |R_jj| / max |R_ii| below this (unit-norm columns): a dependent column
+#: ``|R_jj| / max |R_ii|`` below this (unit-norm columns): a dependent column
 RANK_TOL = 1e-8
 #: a column this small against the largest is zero (any unit choice moves norms by far less)
 ZERO_COLUMN = 1e-9

@@ -1,5 +1,7 @@
 """``rbd-ros identify``: the dynamic parameters of an arm from a recording of it.
 
+Usage::
+
     rbd-ros identify RUN_DIR|BAG (--robot NAME | --urdf PATH [--base-link L] [--tip-link L]
                      | --model FILE.yaml) -o arm_identified.yaml [--plot PNG] [--json FILE]
                      [--held-out FRACTION] [--window SAMPLES] [--min-velocity V]

@@ -23,7 +23,7 @@ from rbd_ros.identification.consistency import consistent_parameters, violations
 from rbd_ros.identification.regressor import model_with_parameters, regressor, standard_parameters
 from rbd_ros.model import MdhModel
 
-#: a base parameter this badly conditioned in the recording (|R_jj| / max, unit columns) is
+#: a base parameter this badly conditioned in the recording (``|R_jj| / max``, unit columns) is
 #: not identifiable from it
 EXCITATION_TOL = 1e-6
 #: relative standard deviation (%) above which a base parameter is reported as poorly identified
@@ -57,7 +57,7 @@ class Identification:
 
     @property
     def relative_std(self) -> np.ndarray:
-        """Standard deviations in % of |beta| (inf where beta is 0)."""
+        """Standard deviations in % of ``|beta|`` (inf where beta is 0)."""
         with np.errstate(divide="ignore"):
             return 100.0 * self.beta_std / np.abs(self.beta)
 

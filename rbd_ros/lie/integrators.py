@@ -15,7 +15,7 @@ of these schemes and of their names; ``lie.rigid_body`` (one body, ``f`` = 004 (
   ``T_k exp(phi_s^)``, ``T+ = T_k exp(phi(h)^)``.
 
 The caller owns the dynamics (no function is passed, so every kernel stays cacheable and is
-inlined); one step from ``(T, x, v)`` reads
+inlined); one step from ``(T, x, v)`` reads::
 
     a, V, K, phi, E, t1, t2 = step_scratch(nv)      # once per horizon
     ...

@@ -182,7 +182,7 @@ def dexp(w: Sequence[float]) -> np.ndarray:
 
 
 def dexp_inv(w: Sequence[float]) -> np.ndarray:
-    """Inverse of :func:`dexp`: ``E - 1/2 w^ + (1 - (t/2) cot(t/2)) / t^2 w^2`` (|w| < 2 pi)."""
+    """Inverse of :func:`dexp`: ``E - 1/2 w^ + (1 - (t/2) cot(t/2)) / t^2 w^2`` (``|w| < 2 pi``)."""
     return three_term(hat(w), float(np.linalg.norm(np.asarray(w, dtype=float))), True)
 
 

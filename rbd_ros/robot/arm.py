@@ -177,6 +177,13 @@ class Robot(StaticsAndIK, Simulation):
             joint_type=list(joint_type) if joint_type is not None else [0] * n,
             a=a, alpha=alpha, d=d, theta=theta, mass=mass, com=com, inertia=inertia, **kw))
 
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        """Every URDF link the robot knows (``robot.link_frames.links``: the URDF's links for
+        ``from_urdf``, fixed ones included; ``base_link`` and ``tip_link`` for a bare model),
+        the names ``urdf_link_poses`` takes (``model.link_names``: the n moving bodies' links)."""
+        return self.link_frames.links
+
     def __repr__(self) -> str:
         if not self.root.nv0:
             return f"Robot({self.model.name!r}, dof={self.dof}, joints={list(self.joint_names)})"

@@ -8,6 +8,7 @@ drives would report them.  Every part of the motor model is switchable in ``Brid
 (all keys, their defaults and meaning: ``config/schema/mujoco_bridge.yaml``).
 
 Safety:
+
 * a command older than ``command_timeout`` (seconds of the caller's clock; the node passes
   the wall clock in realtime and max modes, nothing in lockstep) -> zero torque and an extra
   joint damping ``brake_damping`` (N m s/rad, or N s/m), until a fresh command arrives.  The

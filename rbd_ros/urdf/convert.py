@@ -1,6 +1,6 @@
 """URDF/xacro -> :class:`~rbd_ros.model.MdhModel` (Craig's modified DH, 003 §1.6).
 
-Pipeline: :mod:`.parse` (file / string / xacro -> checked tree), :mod:`.chain` (base/tip,
+Pipeline: :mod:`.parse` (file / string / xacro -> checked tree), :mod:`~rbd_ros.urdf.chain` (base/tip,
 fold fixed joints, lock off-chain joints), :mod:`.geometry` (axis lines -> MDH frames and
 parameters), :mod:`.inertia` (merge links, re-express in MDH frames).
 

@@ -1,7 +1,7 @@
 """Rigid-body inertia bookkeeping: re-express, move and merge ``<inertial>`` elements.
 
 A body is ``(mass m, centre of mass c, inertia I about c)``.  Rotating a frame by ``R``
-maps ``I -> R I R^T``; merging bodies uses the parallel-axis theorem
+maps ``I -> R I R^T``; merging bodies uses the parallel-axis theorem::
 
     I = sum_k [ I_k + m_k (|r_k|^2 E - r_k r_k^T) ],   r_k = c_k - c,   c = sum m_k c_k / m
 

@@ -1,4 +1,4 @@
-"""README's real-arm command works with a URDF that has XML comments (issue 29).
+"""The real-arm guide's command (docs/guides/real-arm.md) works with a URDF that has XML comments (issue 29).
 
 ``ros2 run rbd_ros controller --ros-args -p robot_description:="$(cat ur5.urdf)"`` died inside
 rcl with a traceback: rcl reads a ``-p`` value as YAML, and a URDF whose comments hold ``': '``
@@ -6,7 +6,7 @@ is not YAML.  The README now gives the file (``-p urdf_path:=...``); a descripti
 text goes through a parameter file; the old form is refused in one line naming the fix.
 
 On UR3 (example-robot-data ``ur3_robot.urdf``: 12 XML comments, that break ``-p``; no other
-test names it).  The command is the README's own, read from README.md.  Oracle for the loaded
+test names it).  The command is the guide's own, read from it.  Oracle for the loaded
 model: the joints of the URDF's chain read here from its XML, and their count in the ready line.
 """
 from __future__ import annotations
@@ -26,10 +26,11 @@ UR3 = "ur_description/urdf/ur3_robot.urdf"
 
 
 def readme_real_arm_command() -> list[str]:
-    """The ``ros2 run rbd_ros controller`` command of README's "A real arm" section, as
-    arguments after ``controller``."""
-    text = (REPO / "README.md").read_text()
-    section = text.split("### A real arm through ros2_control", 1)[1]
+    """The ``ros2 run rbd_ros controller`` command of the real-arm guide
+    (docs/guides/real-arm.md, README's "A real arm" section before issue 33), as arguments
+    after ``controller``."""
+    text = (REPO / "docs/guides/real-arm.md").read_text()
+    section = text.split("# A real arm through ros2_control", 1)[1]
     block = section.split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
     line = next(x for x in block.splitlines() if x.strip().startswith("ros2 run rbd_ros controller"))
     return shlex.split(line)[4:]
