@@ -38,7 +38,7 @@ NAME = "state_publisher"
 def load(node) -> tuple[Any, Any, str]:
     """``(model, LinkFrames, URDF text)`` from the robot parameters: the URDF when one is given
     (``robot_description`` > ``urdf_path``, over ``model_yaml``: its link tree is the user's;
-    the model file's base type unless ``base`` is given), else the model file's own URDF, else
+    the model file's base type and chain ends unless given), else the model file's own URDF, else
     the bundled default robot."""
     from rbd_ros.model.urdf_export import model_to_urdf
     from rbd_ros.ros.robot_params import ROBOT_PARAMETERS, declare_robot_parameters, robot_model
@@ -46,8 +46,11 @@ def load(node) -> tuple[Any, Any, str]:
     declare_robot_parameters(node)
     p = {name: node.get_parameter(name).value for name in ROBOT_PARAMETERS}
     if p["robot_description"] or p["urdf_path"] or not p["model_yaml"]:
-        if p["model_yaml"] and not p["base"]:  # a bundled robot: its model file says the base
-            p["base"] = robot_model(p).model.base_type
+        if p["model_yaml"]:  # a bundled robot: its model file says the base and the chain ends
+            model = robot_model(p).model
+            p["base"] = p["base"] or model.base_type
+            p["base_link"] = p["base_link"] or model.base_link
+            p["tip_link"] = p["tip_link"] or model.tip_link
         loaded = robot_model({**p, "model_yaml": ""})
     else:
         model = robot_model(p).model
