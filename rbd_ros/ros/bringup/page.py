@@ -125,6 +125,13 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
         cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"
                         for k, v in gains.items())
         parts.append(f"<h2>Gains</h2><table class='parameters' id='gains'>{cells}</table>")
+    return _finish(directory, parts, parameters)
+
+
+def _finish(directory: Path, parts: list[str], parameters: dict[str, Any]) -> Path:
+    """The parameter tables (a section each) closing ``parts``, written to ``DIR/index.html``
+    (the tour's page and the press task's)."""
+    esc = html.escape
     parts.append("<h2>Parameters</h2>")
     for section, values in parameters.items():
         cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"
@@ -167,12 +174,4 @@ def write_press_page(directory: str | Path, lines: list[str], parameters: dict[s
     plot = directory / "plot.png"
     if plot.is_file():
         parts.append(f"<h2>Plot</h2><img id='plot' alt='press plot' src='{_data_uri(plot, 'image/png')}'>")
-    parts.append("<h2>Parameters</h2>")
-    for section, values in parameters.items():
-        cells = "".join(f"<tr><td>{esc(str(k))}</td><td>{esc(_show(v))}</td></tr>"
-                        for k, v in values.items())
-        parts.append(f"<h3>{esc(section)}</h3><table class='parameters'>{cells}</table>")
-    parts.append("</body></html>")
-    path = directory / "index.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return _finish(directory, parts, parameters)
