@@ -202,13 +202,10 @@ class _ForceLaw(_TaskLaw):
         self._w = np.zeros(6)
 
     # ---- gains from the model -----------------------------------------------------------------
-    def _model_gains(self, q0: np.ndarray | None) -> dict[str, np.ndarray]:
-        todo = [k for k, src in self.gain_source.items() if src == "model"]
-        if not todo:
-            return {}
-        derived, self.gain_notes = force_model_gains(self.name, self.model, q0, *self._design,
-                                                     poses=self._poses)
-        return {k: derived[k] for k in todo}
+    @staticmethod
+    def gain_design(*args: Any, **kw: Any) -> tuple[dict[str, np.ndarray], list[str]]:
+        """``ControlLaw._model_gains`` derives a force law's gains with ``force_model_gains``."""
+        return force_model_gains(*args, **kw)
 
     # ---- wrench inputs ------------------------------------------------------------------------
     def set_target_wrench(self, wrench: Any, q: Any = None) -> None:

@@ -411,6 +411,8 @@ class ControlLaw:
     task laws: ``[p_d - p; orientation error]``), ``saturated``, ``fault``, ``status``.
     """
 
+    gain_design = staticmethod(model_gains)  # (law, model, q0, *design, poses) -> (gains, notes)
+
     name = ""
     task_space = False
 
@@ -459,12 +461,13 @@ class ControlLaw:
         self.set_gains(raw)
 
     def _model_gains(self, q0: np.ndarray | None) -> dict[str, np.ndarray]:
-        """The gains nobody gave, from the model at ``q0`` (``gains.model_gains``)."""
+        """The gains nobody gave, from the model at ``q0`` (``gain_design``: ``gains.model_gains``,
+        the force laws' ``force_model_gains``)."""
         todo = [k for k, src in self.gain_source.items() if src == "model"]
         if not todo:
             return {}
-        derived, self.gain_notes = model_gains(self.name, self.model, q0, *self._design,
-                                               poses=self._poses)
+        derived, self.gain_notes = self.gain_design(self.name, self.model, q0, *self._design,
+                                                    poses=self._poses)
         return {k: derived[k] for k in todo}
 
     def derive_gains(self, q0: np.ndarray) -> dict[str, np.ndarray]:
