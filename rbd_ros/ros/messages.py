@@ -6,6 +6,7 @@
 also read by ``ControlLoop``), re-exported here; the builders below import the messages."""
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,9 +14,20 @@ import numpy as np
 
 from rbd_ros.control.references import NS_PER_S, from_joint_trajectory, from_seconds, to_seconds
 
-__all__ = ["NS_PER_S", "from_joint_trajectory", "from_seconds", "is_pose", "matrix_to_pose",
+__all__ = ["NS_PER_S", "from_joint_trajectory", "from_seconds", "header_stamp_ns", "is_pose", "matrix_to_pose",
            "pose_to_matrix", "set_stamp", "set_transform", "to_joint_trajectory", "to_seconds",
            "transform_stamped"]
+
+
+def header_stamp_ns(raw: bytes) -> int:
+    """``header.stamp`` in ns of a serialized message that starts with a ``std_msgs/Header``
+    (``sensor_msgs/JointState``...), read from the CDR bytes without deserialising: the 4-byte
+    encapsulation (``00 01``: little endian, ``00 00``: big), then ``int32 sec``, ``uint32
+    nanosec``."""
+    if len(raw) < 12 or raw[0] != 0 or raw[1] not in (0, 1):
+        raise ValueError("not a CDR-encapsulated message")
+    sec, nanosec = struct.unpack_from("<iI" if raw[1] == 1 else ">iI", raw, 4)
+    return sec * 1_000_000_000 + nanosec
 
 
 def set_stamp(stamp: Any, t: float) -> None:

@@ -39,8 +39,8 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
-from rbd_ros.ros.bringup.recorder import header_stamp_ns
 from rbd_ros.ros.bringup.report import real_time_factor
+from rbd_ros.ros.messages import header_stamp_ns
 from rbd_ros.util.flags import add_chain_flags, add_deprecated
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
@@ -583,6 +583,7 @@ class Bringup:
         from tf2_msgs.msg import TFMessage
 
         self.latched: dict[str, object] = {}
+        self.tf_seen = False  # a /tf came (wait_until_connected)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         for topic, kind in (("/tf_static", TFMessage), ("/robot_description", String)):
@@ -596,6 +597,7 @@ class Bringup:
             self.recorder.write_message(topic, int(t_now * 1e9), msg)
 
     def on_tf(self, msg) -> None:  # noqa: ANN001 - tf2_msgs/TFMessage
+        self.tf_seen = True
         if self.recording and msg.transforms:
             stamp = msg.transforms[0].header.stamp
             t = stamp.sec + 1e-9 * stamp.nanosec
@@ -690,6 +692,11 @@ class Bringup:
         # this process lagged, and the report's window [t_start, sim_end] is exact
         while time.monotonic() < deadline and not self.controller_state:
             time.sleep(0.01)  # the controller receives states and acts on them
+        if any(spec.name == "state_publisher" for spec in self.specs):
+            # the state publisher's /tf and latched frames reached this process, so the bag holds
+            # them from the tour's start (a loaded machine's discovery once outlasted a 0.8 s run)
+            while time.monotonic() < deadline and not (self.tf_seen and len(self.latched) == 2):
+                time.sleep(0.01)
 
     def pause_for_tour(self, node) -> tuple[dict, float, float]:  # noqa: ANN001
         """Pause the bridge and wait for its state at the pause and the commands sent up to

@@ -149,7 +149,7 @@ class PressTask:
         return node, traj_pub, None
 
     def on_ft(self, raw: bytes) -> None:
-        from rbd_ros.ros.bringup.recorder import header_stamp_ns
+        from rbd_ros.ros.messages import header_stamp_ns
 
         stamp = header_stamp_ns(raw)
         with self.lock:
@@ -158,7 +158,7 @@ class PressTask:
             self.recorder.write(FT_WRENCH, stamp, raw)
 
     def on_ft_raw(self, raw: bytes) -> None:
-        from rbd_ros.ros.bringup.recorder import header_stamp_ns
+        from rbd_ros.ros.messages import header_stamp_ns
 
         if self.recording:
             self.recorder.write(FT_RAW, header_stamp_ns(raw), raw)

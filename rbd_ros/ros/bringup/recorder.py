@@ -3,7 +3,6 @@ the standard rosbag2 tools: ``ros2 bag info``, ``ros2 bag play``)."""
 from __future__ import annotations
 
 import queue
-import struct
 import threading
 from pathlib import Path
 
@@ -98,17 +97,6 @@ class BagRecorder:
             self._open = False
             self._queue.put(None)
         self._thread.join()
-
-
-def header_stamp_ns(raw: bytes) -> int:
-    """``header.stamp`` in ns of a serialized message that starts with a ``std_msgs/Header``
-    (``sensor_msgs/JointState``...), read from the CDR bytes without deserialising: the 4-byte
-    encapsulation (``00 01``: little endian, ``00 00``: big), then ``int32 sec``, ``uint32
-    nanosec``."""
-    if len(raw) < 12 or raw[0] != 0 or raw[1] not in (0, 1):
-        raise ValueError("not a CDR-encapsulated message")
-    sec, nanosec = struct.unpack_from("<iI" if raw[1] == 1 else ">iI", raw, 4)
-    return sec * 1_000_000_000 + nanosec
 
 
 def _typestore():

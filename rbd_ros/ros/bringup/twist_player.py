@@ -52,8 +52,10 @@ class TwistPlayer:
         print(f"twist_player: profile from t = {t0:.3f} s", flush=True)
 
     def _on_clock(self, raw: bytes) -> None:
-        from rbd_ros.ros.bringup.recorder import header_stamp_ns  # a Clock starts with its time
-        from rbd_ros.ros.messages import set_stamp
+        from rbd_ros.ros.messages import (
+            header_stamp_ns,  # a Clock starts with its time
+            set_stamp,
+        )
 
         t = 1e-9 * header_stamp_ns(raw)
         if t < self.start or t - self.sent_at < self.period - 1e-9:

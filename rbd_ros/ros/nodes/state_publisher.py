@@ -11,15 +11,20 @@ parameters of every node, ``config/schema/robot.yaml``; the table: ``docs/parame
   only ``model_yaml`` (an MDH model file, no URDF): the model's own URDF (``model_to_urdf``).
 * ``/tf_static`` (``tf2_msgs/TFMessage``, transient local): once, the URDF's fixed joints,
   parent link -> child link, as ``<origin>`` places them (robot_state_publisher's split).
-* ``/tf``: the other joints (parent -> child = origin @ motion(q)) from each ``/joint_states``
-  holding every joint of the model (matched by name; stamped with its stamp), at most
-  ``publish_frequency`` per second (0 = every message). Joints the model does not move (off
-  the chain, locked, a mobile base's wheels) are placed at their ``/joint_states`` position
-  when it names them (the wheels turn), else where the converter locked them.
+* ``/tf``: the other joints (parent -> child = origin @ motion(q)) from the ``/joint_states``
+  (matched by name; stamped with its stamp), at most ``publish_frequency`` per second of the
+  messages' own stamps (simulated time from the bridge; 0 = every message), once every joint
+  of the model has been seen. Joints the model does not move (off the chain, locked, a mobile
+  base's wheels) are placed at their ``/joint_states`` position when it names them (the wheels
+  turn), else where the converter locked them.
+  Cost: the messages arrive serialized and only the stamp is read (``header_stamp_ns``) until
+  one is due, so a 1 kHz ``/joint_states`` costs a few microseconds a message; while messages
+  name only some of the joints (several publishers), every message is read, so each joint's
+  last position is current when a /tf is due.
 * A mobile base (``base:=diff_drive|planar``): ``odom -> root link`` on ``/tf`` from ``/odom``
   (the bridge's odometry, REP-105): the odometry's ``odom -> base_link`` pose times the root
   link's pose in ``base_link`` (the root is ``base_link`` itself unless e.g. ``base_footprint``
-  is its URDF parent).
+  is its URDF parent), at most ``publish_frequency`` per second of its stamps.
 
 The poses are ``rbd_ros.model.link_frames.LinkFrames`` on the core's MDH frames
 (``Robot.link_poses``, 003 §1.6): every URDF link to 1e-12 of Pinocchio's frame placements
@@ -90,8 +95,9 @@ class StatePublisher:
         self.robot.with_link_frames(self.frames)
         self.index = {name: k for k, name in enumerate(model.joint_names)}
         self.q = np.full(model.dof, np.nan)  # last position of each model joint (NaN: not seen yet)
-        self.last_tf = -np.inf  # receive time (s) of the last /tf (publish_frequency)
-        self.last_odom = -np.inf
+        self.last_tf = None  # stamp (ns) of the last /tf from /joint_states (publish_frequency)
+        self.last_odom = None  # and from /odom
+        self.partial = True  # until a message names every model joint: read every message
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         node.create_publisher(String, "/robot_description", latched).publish(String(data=xml))
@@ -107,7 +113,8 @@ class StatePublisher:
         self.tf = node.create_publisher(TFMessage, topics.TF,
                                         QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         self.TFMessage = TFMessage
-        node.create_subscription(JointState, topics.JOINT_STATES, self.on_joint_states, 10)
+        self.JointState = JointState
+        node.create_subscription(JointState, topics.JOINT_STATES, self.on_joint_states_raw, 10, raw=True)
         self.odom_frame = str(prm["odom_frame"])
         self.root_in_base = None
         if model.base_type in MOBILE_BASES:
@@ -116,7 +123,8 @@ class StatePublisher:
             base = self.frames.indices([model.base_link, self.frames.root])
             P = self.frames.poses(self.robot.link_poses(np.zeros(model.dof)))
             self.root_in_base = np.linalg.solve(P[base[0]], P[base[1]])  # inv(P_base) @ P_root
-            node.create_subscription(Odometry, topics.ODOM, self.on_odom, 10)
+            self.Odometry = Odometry
+            node.create_subscription(Odometry, topics.ODOM, self.on_odom_raw, 10, raw=True)
         self.summary = (f"{len(self.frames.links)} links, {len(static)} fixed and "
                         f"{len(self.frames.joints) - len(static)} moving joints"
                         + (f", odom -> {self.frames.root}" if self.root_in_base is not None else ""))
@@ -138,27 +146,57 @@ class StatePublisher:
             out.append(transform_stamped(self.prefix + j.parent, self.prefix + j.child, T))
         return out
 
-    def _due(self, last: float) -> float | None:
-        now = self.node.get_clock().now().nanoseconds * 1e-9
-        return now if now - last >= self.period or now < last else None
+    def _due(self, stamp: int, last: int | None) -> bool:
+        """A /tf is due at ``stamp`` (ns): ``1/publish_frequency`` after the ``last`` one's stamp,
+        or the stamps went back (a restarted simulation)."""
+        return last is None or stamp - last >= self.period * 1e9 or stamp < last
 
-    def on_joint_states(self, msg) -> None:
+    def on_joint_states_raw(self, raw: bytes) -> None:
+        """Read the stamp only; the message itself when a /tf is due (or while messages name
+        only some joints)."""
+        from rclpy.serialization import deserialize_message
+
+        from rbd_ros.ros.messages import header_stamp_ns
+
+        try:
+            stamp = header_stamp_ns(raw)
+        except ValueError:
+            return
+        if self.partial or self._due(stamp, self.last_tf):
+            self.on_joint_states(deserialize_message(raw, self.JointState), stamp)
+
+    def on_odom_raw(self, raw: bytes) -> None:
+        from rclpy.serialization import deserialize_message
+
+        from rbd_ros.ros.messages import header_stamp_ns
+
+        try:
+            stamp = header_stamp_ns(raw)
+        except ValueError:
+            return
+        if self._due(stamp, self.last_odom):
+            self.last_odom = stamp
+            self.on_odom(deserialize_message(raw, self.Odometry))
+
+    def on_joint_states(self, msg, stamp: int) -> None:
+        named = 0
         for name, value in zip(msg.name, msg.position):
             k = self.index.get(name)
             if k is not None:
                 self.q[k] = value
+                named += 1
             elif name in self.free and np.isfinite(value):
                 self.free_q[name] = float(value)
+        self.partial = named < len(self.index)
         if not np.isfinite(self.q).all():  # not every joint seen yet, or a NaN: nothing placed
             bad = [n for n, k in self.index.items() if not np.isfinite(self.q[k]) and n in msg.name]
             if bad:
                 self.node.get_logger().warning(f"/joint_states: non-finite position of {', '.join(bad)}; "
                                                f"/tf not published", throttle_duration_sec=1.0)
             return
-        now = self._due(self.last_tf)
-        if now is None:
+        if not self._due(stamp, self.last_tf):
             return
-        self.last_tf = now
+        self.last_tf = stamp
         moving = self._transforms(self.robot.urdf_link_poses(self.q), False)
         if not moving:
             return
@@ -170,10 +208,6 @@ class StatePublisher:
         from rbd_ros.lie.so3 import pose_matrix
         from rbd_ros.ros.messages import transform_stamped
 
-        now = self._due(self.last_odom)
-        if now is None:
-            return
-        self.last_odom = now
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
         T = pose_matrix([p.x, p.y, p.z], [o.x, o.y, o.z, o.w]) @ self.root_in_base  # odom -> root
         parent = self.odom_frame or msg.header.frame_id
@@ -183,13 +217,14 @@ class StatePublisher:
 
 def main(argv: list[str] | None = None) -> int:
     from rbd_ros.ros.common import run_node
+    from rbd_ros.ros.lean_executor import LeanExecutor
 
     def body(node) -> None:
         pub = StatePublisher(node)
         node._rbd_state_publisher = pub  # kept alive with the node
         print(f"{NAME}: ready ({pub.summary}; /robot_description, /tf_static, /tf)", flush=True)
 
-    return run_node(NAME, body, sys.argv[1:] if argv is None else argv)
+    return run_node(NAME, body, sys.argv[1:] if argv is None else argv, executor_factory=LeanExecutor)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ def test_header_stamp_from_cdr_bytes_matches_rclpy(sec, nanosec):
     from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
 
-    from rbd_ros.ros.bringup.recorder import header_stamp_ns
+    from rbd_ros.ros.messages import header_stamp_ns
 
     msg = JointState(name=["a", "b"], position=[1.0, 2.0])
     msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
@@ -19,7 +19,7 @@ def test_header_stamp_from_cdr_bytes_matches_rclpy(sec, nanosec):
 
 
 def test_header_stamp_refuses_non_cdr_bytes():
-    from rbd_ros.ros.bringup.recorder import header_stamp_ns
+    from rbd_ros.ros.messages import header_stamp_ns
 
     with pytest.raises(ValueError, match="CDR"):
         header_stamp_ns(b"\x07\x07garbage-bytes")
