@@ -30,8 +30,8 @@ def test_press_through_the_nodes(law, composed, tmp_path, capsys) -> None:  # no
     rc = main(["--urdf", urdf, "--scene", "table", "--task", "press", "--force", "10",
                "--controller", law, "--record", str(out), "--no-video", "--json", str(tmp_path / "r.json")]
               + (["--composed"] if composed else []))
-    text = capsys.readouterr().out
-    assert rc == 0, text
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
     rep = json.loads((out / "report.json").read_text())
     assert rep == json.loads((tmp_path / "r.json").read_text())
     # the acceptance: < 5 % RMS over the slide, impact < 2x, no contact lost
@@ -59,4 +59,4 @@ def test_press_through_the_nodes(law, composed, tmp_path, capsys) -> None:  # no
     page = (out / "index.html").read_text()
     assert "force error over the slide" in page and "no video (--no-video)" in page
     assert (out / "plot.png").stat().st_size > 10_000
-    assert "contact lost during the slide: 0 cycles" in text
+    assert "contact lost during the slide: 0 cycles" in captured.out
