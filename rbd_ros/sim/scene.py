@@ -36,7 +36,10 @@ single steps, 64 per slide on the joint-limited UR5.  So a placed scene (``place
 the arm's mass ``m`` along the normal at the contact site, ``contact_site.normal_mass``) turns
 ``stiffness`` ``K`` and ``damping`` ``B`` into MuJoCo's direct ``solref = (-k, -b)`` with a
 constant impedance ``d`` (``contact_solref``): ``k = K (1 - d) / m``, ``b = B (1 - d) / m``,
-so that every arm meets a pad of ``K`` N/m (1 mm at 10 N) and ``B`` N s/m.  A given
+so that every arm meets about the same pad.  Not exactly ``K``: MuJoCo sizes its
+regulariser by its own approximate inertia (``efc_D``, from ``body_invweight0``), and the
+pad measured at 10 N is 0.35-0.6 mm on the UR3, UR5 and Z1 (``K`` = 1e4 says 1 mm) where
+MuJoCo's own ``solref`` put them 7x apart (``test_force_acceptance``).  A given
 ``solref``/``solimp`` is used as it is (and objects placed without an arm's mass fall back
 to ``DEFAULT_SOLREF``/``DEFAULT_SOLIMP``).  Without a scene nothing is added and
 contacts stay off: the model, and so the dynamics, are the ones built before (bit-identical;
@@ -57,7 +60,7 @@ ANCHORS = ("top", "front")
 DEFAULT_FRICTION = (0.5, 0.005, 0.0001)
 DEFAULT_SOLREF = (0.05, 1.0)  # MuJoCo's contact time constant (s) and damping ratio
 DEFAULT_SOLIMP = (0.5, 0.6, 0.001, 0.5, 2.0)  # and impedance: a pad ~1 mm deep at 10 N
-DEFAULT_STIFFNESS = 1.0e4  # N/m, the pad an arm meets (module docstring): 1 mm at 10 N
+DEFAULT_STIFFNESS = 1.0e4  # N/m, the pad an arm meets (module docstring): ~0.5 mm at 10 N
 DEFAULT_DAMPING = 50.0  # N s/m
 CONTACT_IMPEDANCE = 0.6  # MuJoCo's d, constant, with a stiffness in N/m
 _SIZES = {"box": 3, "cylinder": 2, "sphere": 1, "plane": 2}
