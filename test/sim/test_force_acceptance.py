@@ -83,3 +83,23 @@ def test_the_pad_is_as_deep_on_a_heavy_and_a_light_arm() -> None:
         assert 0.3 * f / DEFAULT_STIFFNESS < depth < 1.2 * f / DEFAULT_STIFFNESS, (arm, depth)
         depths.append(depth)
     assert max(depths) < 1.2 * min(depths), depths
+
+
+@pytest.mark.parametrize("law", ["hybrid_force_position", "impedance"])
+def test_press_against_the_wall(models, law) -> None:  # noqa: ANN001
+    """The bundled wall (``config/scenes/wall.yaml``): the same task with a horizontal normal
+    (force along it, position along the others), on the Kinova Gen2 (no other test presses
+    with it), measured by MuJoCo's contact forces."""
+    import numpy as np
+
+    from rbd_ros.sim.contact_task import run_press
+    from rbd_ros.urdf import load_model
+
+    if "kinova" not in models:
+        models["kinova"] = load_model(str(example_robot_urdf("kinova_description/robots/kinova.urdf")))
+    r = run_press(models["kinova"], law, force=10.0, scene="wall")
+    rep = r.report()
+    assert r.unstable_steps == 0 and r.contact_lost == 0, rep
+    assert r.force_rms < 0.5 and r.impact_peak < 2.0, rep
+    assert r.estimate_rms < 0.5 and r.position_max < 0.005, rep
+    assert np.ptp(r.series["f_n"][r.series["t"] < r.phases["approach"]]) == 0.0  # off the wall first
