@@ -66,7 +66,8 @@ class ModelComparison:
     def to_dict(self) -> dict[str, Any]:
         return {"law": self.law, "simulated": self.simulated, "noise": self.noise,
                 "rows": [asdict(r) for r in self.rows],
-                "ratio_to_first": [self.ratio(k) for k in range(1, len(self.rows))]}
+                "ratio_to_first": [r if np.isfinite(r) else None  # JSON has no NaN
+                                   for r in (self.ratio(k) for k in range(1, len(self.rows)))]}
 
 
 def compare_models(sim_model: MdhModel, models: dict[str, MdhModel], law: str, tour: Any,

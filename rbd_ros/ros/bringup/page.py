@@ -139,7 +139,7 @@ def _comparison_table(data: dict[str, Any]) -> str:
     true = "<th>true-state rms</th>" if comp.noise else ""
     rows = []
     for k, r in enumerate(comp.rows):
-        ratio = "" if k == 0 else f"{comp.ratio(k):.3g}x"
+        ratio = "" if k == 0 else (f"{comp.ratio(k):.3g}x" if np.isfinite(comp.ratio(k)) else "-")
         cell = (f"<td>{r.true_max_rms:.3e}</td>" if r.true_max_rms is not None else "<td>-</td>") if comp.noise else ""
         label = r.label + (f" ({r.note})" if r.note else "")
         rows.append(f"<tr><td>{esc(label)}</td><td>{r.max_rms:.3e}</td><td>{r.max_error:.3e}</td>{cell}"
