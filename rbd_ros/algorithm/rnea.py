@@ -183,9 +183,18 @@ def rnea_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: 
     contiguous chunks of states (at most ``len(wss)``; one workspace ``wss[c]`` per chunk)."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
+        rnea_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, qdd, wrench, use_wrench, actuators,
+                  tau)
+
+
+@njit(cache=True)
+def rnea_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+              wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
+    """``rnea_full`` for rows ``lo .. hi - 1`` on one workspace, one thread: a chunk of
+    ``rnea_batch``, or a whole batch too small to win back a parallel launch
+    (``base_batch.PARALLEL_MIN``)."""
+    for k in range(lo, hi):
+        rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
 
 
 @njit(cache=True, parallel=True)
@@ -193,9 +202,14 @@ def gravity_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, t
     """``gravity`` for each row of ``q`` (N x n), ``prange`` over chunks of states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            gravity(mp, ws, q[k], tau[k])
+        gravity_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, tau)
+
+
+@njit(cache=True)
+def gravity_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, tau: np.ndarray) -> None:
+    """``gravity`` for rows ``lo .. hi - 1``, one thread (``rnea_rows``)."""
+    for k in range(lo, hi):
+        gravity(mp, ws, q[k], tau[k])
 
 
 @njit(cache=True, parallel=True)
@@ -204,6 +218,12 @@ def bias_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: 
     """``bias`` for each row of ``q, qd`` (N x n), ``prange`` over chunks of states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            bias(mp, ws, q[k], qd[k], tau[k])
+        bias_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, tau)
+
+
+@njit(cache=True)
+def bias_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
+              tau: np.ndarray) -> None:
+    """``bias`` for rows ``lo .. hi - 1``, one thread (``rnea_rows``)."""
+    for k in range(lo, hi):
+        bias(mp, ws, q[k], qd[k], tau[k])
