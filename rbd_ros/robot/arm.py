@@ -196,7 +196,7 @@ class Robot(StaticsAndIK, Simulation):
         """How many parallel chunks a batch of N states is cut into."""
         return max(1, min(numba.get_num_threads(), len(self.data.wss), N))
 
-    def _rows(self, parallel: Any, serial: Any, N: int, *args: Any) -> None:
+    def _run_batch(self, parallel: Any, serial: Any, N: int, *args: Any) -> None:
         """A batch kernel over N states: ``serial(mp, ws, 0, N, *args)`` on this thread below
         ``PARALLEL_MIN`` states (or with one thread), else ``parallel(mp, wss, chunks, *args)``.
         A ``prange`` launch waits for a free core: on the loaded 2-core machine 2048 states of
@@ -250,7 +250,7 @@ class Robot(StaticsAndIK, Simulation):
         w = self._wrench(tool_wrench) if use_w else np.zeros(6)
         if batch:
             tau = np.empty_like(q)
-            self._rows(rnea.rnea_batch, rnea.rnea_rows, q.shape[0], q, qd, qdd, w, use_w, act, tau)
+            self._run_batch(rnea.rnea_batch, rnea.rnea_rows, q.shape[0], q, qd, qdd, w, use_w, act, tau)
         else:
             tau = np.empty(self.dof)
             rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, act, tau)
@@ -266,7 +266,7 @@ class Robot(StaticsAndIK, Simulation):
             act = validate.flag("include_actuators", include_actuators)
             qdd = np.empty_like(q)
             if batch:
-                self._rows(fdmod.forward_dynamics_batch, fdmod.forward_dynamics_rows, q.shape[0], q, qd, tau,
+                self._run_batch(fdmod.forward_dynamics_batch, fdmod.forward_dynamics_rows, q.shape[0], q, qd, tau,
                            act, qdd)
             else:
                 fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, act, qdd)
@@ -312,7 +312,7 @@ class Robot(StaticsAndIK, Simulation):
         act = validate.flag("include_actuators", include_actuators)
         if q.ndim == 2:
             M = np.empty((q.shape[0], self.dof, self.dof))
-            self._rows(crba.crba_batch, crba.crba_rows, q.shape[0], q, M)
+            self._run_batch(crba.crba_batch, crba.crba_rows, q.shape[0], q, M)
         else:
             M = np.empty((self.dof, self.dof))
             crba.crba(self._mp, self._ws, q, M)
@@ -326,7 +326,7 @@ class Robot(StaticsAndIK, Simulation):
         q = self._states("q", q)
         g = np.empty_like(q)
         if q.ndim == 2:
-            self._rows(rnea.gravity_batch, rnea.gravity_rows, q.shape[0], q, g)
+            self._run_batch(rnea.gravity_batch, rnea.gravity_rows, q.shape[0], q, g)
         else:
             rnea.gravity(self._mp, self._ws, q, g)
         return validate.finite_result("gravity", g, q=q)
@@ -337,7 +337,7 @@ class Robot(StaticsAndIK, Simulation):
         batch, (q, qd) = self._batch(q=q, qd=qd)
         h = np.empty_like(q)
         if batch:
-            self._rows(rnea.bias_batch, rnea.bias_rows, q.shape[0], q, qd, h)
+            self._run_batch(rnea.bias_batch, rnea.bias_rows, q.shape[0], q, qd, h)
         else:
             rnea.bias(self._mp, self._ws, q, qd, h)
         return validate.finite_result("bias", h, q=q, qd=qd)
