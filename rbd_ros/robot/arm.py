@@ -3,7 +3,8 @@
 Conventions (all SI, world frame = the URDF ``base_link``):
 
 * states ``q, qd, qdd, tau`` have shape ``(n,)`` (one state) or ``(N, n)`` (a batch; batch
-  kernels run ``prange``-parallel over states); results have the matching leading shape.
+  kernels run ``prange``-parallel over states from ``base_batch.PARALLEL_MIN`` states on, on
+  one thread below); results have the matching leading shape.
   Shapes and finiteness are checked here (``ValueError`` naming the argument); the kernels
   trust their inputs.
 * dynamics: ``tau = M(q) qdd + h(q, qd)``, ``h = C(q, qd) qd + g(q)``
@@ -46,6 +47,7 @@ import numpy as np
 
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
+from rbd_ros.algorithm.base_batch import PARALLEL_MIN
 from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model
@@ -194,6 +196,17 @@ class Robot(StaticsAndIK, Simulation):
         """How many parallel chunks a batch of N states is cut into."""
         return max(1, min(numba.get_num_threads(), len(self.data.wss), N))
 
+    def _run_batch(self, parallel: Any, serial: Any, N: int, *args: Any) -> None:
+        """A batch kernel over N states: ``serial(mp, ws, 0, N, *args)`` on this thread below
+        ``PARALLEL_MIN`` states (or with one thread), else ``parallel(mp, wss, chunks, *args)``.
+        A ``prange`` launch waits for a free core: on the loaded 2-core machine 2048 states of
+        inverse dynamics took 34 ms in median on two threads, 0.7 ms on one (issue 32)."""
+        chunks = self._chunks(N) if N >= PARALLEL_MIN else 1
+        if chunks > 1:
+            parallel(self._mp, self.data.wss, chunks, *args)
+        else:
+            serial(self._mp, self._ws, 0, N, *args)
+
     # ---- validation --------------------------------------------------------------------------
     _real = staticmethod(validate.real_array)  # complex values refused, not cut to their real part
 
@@ -237,8 +250,7 @@ class Robot(StaticsAndIK, Simulation):
         w = self._wrench(tool_wrench) if use_w else np.zeros(6)
         if batch:
             tau = np.empty_like(q)
-            rnea.rnea_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, qdd, w, use_w,
-                            act, tau)
+            self._run_batch(rnea.rnea_batch, rnea.rnea_rows, q.shape[0], q, qd, qdd, w, use_w, act, tau)
         else:
             tau = np.empty(self.dof)
             rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, act, tau)
@@ -254,8 +266,8 @@ class Robot(StaticsAndIK, Simulation):
             act = validate.flag("include_actuators", include_actuators)
             qdd = np.empty_like(q)
             if batch:
-                fdmod.forward_dynamics_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q,
-                                             qd, tau, act, qdd)
+                self._run_batch(fdmod.forward_dynamics_batch, fdmod.forward_dynamics_rows, q.shape[0], q, qd, tau,
+                           act, qdd)
             else:
                 fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, act, qdd)
         except (ZeroDivisionError, SystemError) as exc:  # SystemError: from the prange kernel
@@ -300,7 +312,7 @@ class Robot(StaticsAndIK, Simulation):
         act = validate.flag("include_actuators", include_actuators)
         if q.ndim == 2:
             M = np.empty((q.shape[0], self.dof, self.dof))
-            crba.crba_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, M)
+            self._run_batch(crba.crba_batch, crba.crba_rows, q.shape[0], q, M)
         else:
             M = np.empty((self.dof, self.dof))
             crba.crba(self._mp, self._ws, q, M)
@@ -314,7 +326,7 @@ class Robot(StaticsAndIK, Simulation):
         q = self._states("q", q)
         g = np.empty_like(q)
         if q.ndim == 2:
-            rnea.gravity_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, g)
+            self._run_batch(rnea.gravity_batch, rnea.gravity_rows, q.shape[0], q, g)
         else:
             rnea.gravity(self._mp, self._ws, q, g)
         return validate.finite_result("gravity", g, q=q)
@@ -325,7 +337,7 @@ class Robot(StaticsAndIK, Simulation):
         batch, (q, qd) = self._batch(q=q, qd=qd)
         h = np.empty_like(q)
         if batch:
-            rnea.bias_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, h)
+            self._run_batch(rnea.bias_batch, rnea.bias_rows, q.shape[0], q, qd, h)
         else:
             rnea.bias(self._mp, self._ws, q, qd, h)
         return validate.finite_result("bias", h, q=q, qd=qd)
