@@ -895,7 +895,7 @@ class DynamicsService:
         timer.daemon = True
         timer.start()
         try:
-            res = self.robot.ik(T, q0=q0, position_only=position_only,
+            res = self.robot.ik(T, seeds=q0, position_only=position_only,
                                 position_tolerance=position_tolerance,
                                 orientation_tolerance=orientation_tolerance,
                                 max_iterations=max_iterations, max_restarts=max_restarts,

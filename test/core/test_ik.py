@@ -82,13 +82,13 @@ def test_newton_iteration_pinned() -> None:
     """formulations §6.2: l1 = 1, l2 = 0.7, target (1.2, 0.5), q0 = (0.3, 0.8), k = 0.5
     reaches 1e-10 in 32 steps on (-0.16727868, 1.42744876)."""
     r = planar(1.0, 0.7)
-    res = r.ik([1.2, 0.5, 0.0], q0=[0.3, 0.8], position_only=True, method="newton", gain=0.5,
+    res = r.ik([1.2, 0.5, 0.0], seeds=[0.3, 0.8], position_only=True, method="newton", gain=0.5,
                position_tolerance=1e-10, max_iterations=200)
     assert res.success
     np.testing.assert_allclose(res.q, [-0.16727868, 1.42744876], atol=1e-8)
     assert 30 <= res.iterations <= 34
     # k = 1: quadratic Newton, far fewer steps
-    fast = r.ik([1.2, 0.5, 0.0], q0=[0.3, 0.8], position_only=True, method="newton", gain=1.0,
+    fast = r.ik([1.2, 0.5, 0.0], seeds=[0.3, 0.8], position_only=True, method="newton", gain=1.0,
                 position_tolerance=1e-10)
     assert fast.success and fast.iterations < 10
 
@@ -96,10 +96,10 @@ def test_newton_iteration_pinned() -> None:
 def test_newton_singular_start_fails_cleanly() -> None:
     """det J = l1 l2 sin q2 (§7 #15): from q2 = 0 the Newton step does not exist."""
     r = planar(1.0, 0.7)
-    res = r.ik([1.2, 0.5, 0.0], q0=[0.3, 0.0], position_only=True, method="newton")
+    res = r.ik([1.2, 0.5, 0.0], seeds=[0.3, 0.0], position_only=True, method="newton")
     assert not res.success and res.iterations == 0
     assert np.isfinite(res.q).all() and np.isfinite(res.position_error)
-    with pytest.raises(ValueError, match="needs a start q0"):
+    with pytest.raises(ValueError, match="needs a start: seeds"):
         r.ik([1.2, 0.5, 0.0], position_only=True, method="newton")
 
 
@@ -120,10 +120,10 @@ def test_fk_of_ik_is_target(name: str, request: pytest.FixtureRequest) -> None:
     T = r.fk(rng.uniform(lo, hi, (40, r.dof)))
     q0 = rng.uniform(lo, hi, (40, r.dof))
     for k in range(10):
-        res = r.ik(T[k], q0=q0[k])
+        res = r.ik(T[k], seeds=q0[k])
         _check_solutions(r, T[k], res)
         assert isinstance(res.success, bool) and res.q.shape == (r.dof,)
-    res = r.ik(T, q0=q0)
+    res = r.ik(T, seeds=q0)
     _check_solutions(r, T, res)
     assert res.q.shape == (40, r.dof) and res.success.shape == (40,)
     assert np.all(res.position_error <= 1e-6) and np.all(res.orientation_error <= 1e-6)
@@ -147,7 +147,7 @@ def test_panda_against_pinocchio() -> None:
     rng = np.random.default_rng(8)
     qs = rng.uniform(r.model.lower, r.model.upper, (20, r.dof))
     T = r.fk(qs)
-    res = r.ik(T, q0=rng.uniform(r.model.lower, r.model.upper, (20, r.dof)))
+    res = r.ik(T, seeds=rng.uniform(r.model.lower, r.model.upper, (20, r.dof)))
     assert res.success.all()
     for k in range(20):
         qp = np.empty(r.dof)
@@ -183,7 +183,7 @@ def test_prismatic_joints_and_newton_batch() -> None:
     res = r.ik(T)
     assert res.success.all()
     np.testing.assert_allclose(r.fk(res.q), T, atol=2e-6)
-    newton = r.ik(T, q0=qs + 0.02, method="newton", gain=1.0)
+    newton = r.ik(T, seeds=qs + 0.02, method="newton", gain=1.0)
     assert newton.success.all()
     np.testing.assert_allclose(r.fk(newton.q), T, atol=2e-6)
 
@@ -215,16 +215,16 @@ def test_boundary_and_singular_targets(puma: Robot) -> None:
     """Targets whose solution is singular: the stretched planar arm (k = 0) and the Puma's
     wrist singularity (q5 = 0).  LM still converges (slower), or reports its best pose."""
     r = planar(1.0, 0.7, limit=math.pi)
-    res = r.ik([1.7, 0.0, 0.0], position_only=True, q0=[0.4, 0.6], position_tolerance=1e-6)
+    res = r.ik([1.7, 0.0, 0.0], position_only=True, seeds=[0.4, 0.6], position_tolerance=1e-6)
     assert res.success and abs(res.q[1]) < 1e-2
     q = np.array([0.3, -0.8, 1.2, 0.5, 0.0, -0.4])  # q5 = 0: joints 4 and 6 aligned
-    res = puma.ik(puma.fk(q), q0=q + 0.2)
+    res = puma.ik(puma.fk(q), seeds=q + 0.2)
     assert np.isfinite(res.q).all()
     assert res.success
     # an orientation 180 degrees away (the log map's branch point) is reached too
     T = puma.fk(q)
     T[:3, :3] = T[:3, :3] @ rodrigues([0, 0, 1], math.pi)
-    res = puma.ik(T, q0=q)
+    res = puma.ik(T, seeds=q)
     assert res.success
 
 
@@ -258,16 +258,16 @@ def test_bad_arguments(arm7: Robot) -> None:
         arm7.ik(np.full((4, 4), np.nan))
     with pytest.raises(ValueError, match="target must be"):
         arm7.ik(np.zeros(3))
-    with pytest.raises(ValueError, match="q0 must have shape"):
-        arm7.ik(T, q0=np.zeros(3))
+    with pytest.raises(ValueError, match="seeds must have shape"):
+        arm7.ik(T, seeds=np.zeros(3))
     with pytest.raises(ValueError, match="method must be"):
         arm7.ik(T, method="ccd")
     with pytest.raises(ValueError, match="position_tolerance"):
         arm7.ik(T, position_tolerance=0)
     with pytest.raises(ValueError, match="target must be real numbers"):
         arm7.ik(np.eye(4) * (1 + 1j))
-    with pytest.raises(ValueError, match="q0 has 2 rows"):
-        arm7.ik(np.stack([T] * 3), q0=np.zeros((2, arm7.dof)))
+    with pytest.raises(ValueError, match="seeds has 2 rows"):
+        arm7.ik(np.stack([T] * 3), seeds=np.zeros((2, arm7.dof)))
 
 
 @pytest.mark.parametrize("far", [1e155, 1e300])
