@@ -120,18 +120,21 @@ class Robot(StaticsAndIK, Simulation):
     # ---- construction ------------------------------------------------------------------------
     @classmethod
     def from_urdf(cls, path_or_xml: str, base_link: str | None = None,
-                  tip_link: str | None = None, base: str = "fixed", left_wheel: str | None = None,
+                  tip_link: str | None = None, base_type: str = "fixed", left_wheel: str | None = None,
                   right_wheel: str | None = None, wheel_radius: float | None = None,
-                  wheel_separation: float | None = None, **kw: Any) -> "Robot":
+                  wheel_separation: float | None = None, base: str | None = None,
+                  **kw: Any) -> "Robot":
         """From an URDF file or XML string via ``rbd_ros.urdf.load_model`` (the converter);
-        ``base``: ``"fixed"``, ``"floating"`` (``base_link`` a free body), ``"planar"`` or
-        ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the wheel options override
-        what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed on (e.g. ``gravity``)."""
+        ``base_type`` (``base`` before: deprecated): ``"fixed"``, ``"floating"`` (``base_link`` a
+        free body), ``"planar"`` or ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the
+        wheel options override what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed
+        on (e.g. ``gravity``)."""
         from rbd_ros.model import BASE_TYPES
         from rbd_ros.urdf import load_conversion
 
+        base = validate.renamed("Robot.from_urdf", "base", "base_type", base, base_type, "fixed")
         if base not in BASE_TYPES:
-            raise ValueError(f"base '{base}' unknown; use one of {list(BASE_TYPES)}")
+            raise ValueError(f"base_type '{base}' unknown; use one of {list(BASE_TYPES)}")
         given = {"left": left_wheel, "right": right_wheel, "radius": wheel_radius,
                  "separation": wheel_separation}
         wheels = {k: v for k, v in given.items() if v is not None}
@@ -147,13 +150,15 @@ class Robot(StaticsAndIK, Simulation):
         return self
 
     @classmethod
-    def from_yaml(cls, path_or_text: str, base: str | None = None) -> "Robot":
+    def from_yaml(cls, path_or_text: str, base_type: str | None = None,
+                  base: str | None = None) -> "Robot":
         """From a YAML model (``MdhModel.to_yaml`` form, optionally under ``model:``);
-        ``base`` overrides the file's ``base_type``."""
+        ``base_type`` (``base`` before: deprecated) overrides the file's ``base_type``."""
+        base = validate.renamed("Robot.from_yaml", "base", "base_type", base, base_type)
         model = MdhModel.from_yaml(path_or_text)
         if base is not None and base != model.base_type:
             if base == "diff_drive":
-                raise ValueError("from_yaml: base='diff_drive' needs the file's wheels section "
+                raise ValueError("from_yaml: base_type='diff_drive' needs the file's wheels section "
                                  "(radius, separation); use a diff_drive model file")
             model = model.with_base_type(base)
         return cls(model)
@@ -166,13 +171,14 @@ class Robot(StaticsAndIK, Simulation):
         """From an MDH table (Craig: ``a_{i-1}, alpha_{i-1}, d_i, theta_i`` per joint) with
         link masses, centres of mass (frame i) and inertias about them (frame i axes);
         other ``MdhModel`` fields (base, tool, gravity, limits, actuators...) as keywords.
-        Joints default to revolute and to names ``joint1..jointn``; ``base="floating"``,
-        ``"planar"`` or ``"diff_drive"`` (a string) is ``base_type`` (a ground base takes
+        Joints default to revolute and to names ``joint1..jointn``; ``base_type="floating"``,
+        ``"planar"`` or ``"diff_drive"`` (a string ``base``: deprecated) is the base (a ground base takes
         ``base_mass``, ``base_com``, ``base_inertia`` and, for ``diff_drive``, ``wheel_radius``,
         ``wheel_separation``), a 4x4 ``base`` the world -> frame 0 transform (the mount)."""
         n = len(a)
         if isinstance(kw.get("base"), str):
-            kw["base_type"] = kw.pop("base")
+            kw["base_type"] = validate.renamed("Robot.from_mdh", "base", "base_type", kw.pop("base"),
+                                               kw.get("base_type"))
         return cls(MdhModel(
             joint_names=tuple(joint_names) if joint_names is not None
             else tuple(f"joint{i + 1}" for i in range(n)),

@@ -132,9 +132,9 @@ def _try(robot, start: np.ndarray, normal: np.ndarray, slide: np.ndarray, length
     out = []
     for s, h in steps:
         T[:3, 3] = start + s * slide + (TIP_RADIUS + h) * normal
-        res = robot.ik(T, q0=q, timeout=0.2, max_restarts=20 if q is None else 0,
+        res = robot.ik(T, seeds=q, timeout=0.2, max_restarts=20 if q is None else 0,
                        max_iterations=200)
-        if not res.success:
+        if not res.solved:
             return None
         if q is not None and np.abs(res.positions - q).max() > 0.3:  # a jump: not a smooth slide
             return None
