@@ -20,7 +20,8 @@ setup(
     ],
     install_requires=["setuptools"],
     # rbd-ros sweep --ray ADDRESS (issue 32): pip install 'rbd_ros[sweep]' on every node of the cluster
-    extras_require={"sweep": ["ray>=2.60"]},
+    # rbd-ros identify's semidefinite program (issue 31; without it: alternating projections)
+    extras_require={"sweep": ["ray>=2.60"], "identify": ["cvxpy>=1.9", "clarabel>=0.11"]},
     zip_safe=True,
     maintainer="rbd_ros maintainers",
     maintainer_email="maintainers@rbd-ros.org",

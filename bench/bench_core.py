@@ -6,7 +6,8 @@
 Prints a table and writes ``bench/results/core.json``.  All times are medians over repeats
 (calls interleaved ours/theirs to share the machine's load).  Ratios < 1 mean we are faster.
 
-* single call from Python, per DoF in (6, 7, 12, 24, 48): ours through the public ``Robot``
+* single call from Python, per DoF in (6, 7, 12, 24, 48) and for Franka Panda's arm (7 DoF,
+  example-robot-data: the ``panda`` rows): ours through the public ``Robot``
   API (validated, fresh result arrays) and through ``robot.kernels`` (unchecked, preallocated
   buffers: the same contract as Pinocchio's ``pin.rnea(model, data, ...)``), as ratios to
   pin.rnea / pin.aba / pin.crba / pin.computeGeneralizedGravity;
@@ -56,13 +57,24 @@ def chain(n: int, seed: int = 0) -> MdhModel:
                     base_link="base_link", tip_link="tool0")
 
 
-def robots(quick: bool) -> dict[int, MdhModel]:
+def panda() -> MdhModel:
+    """Franka Panda's 7-DoF arm from example-robot-data (``panda_link0`` .. ``panda_link8``):
+    issue 32's targets are stated for a 7-DoF arm from there."""
+    import sysconfig
+
+    urdf = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
+            / "panda_description/urdf/panda.urdf")
+    return Robot.from_urdf(str(urdf), base_link="panda_link0", tip_link="panda_link8").model
+
+
+def robots(quick: bool) -> dict[int | str, MdhModel]:
+    """Keyed by DoF; ``"panda"``: the 7-DoF arm from example-robot-data."""
     out = {6: MdhModel.from_yaml(str(ROOT / "config" / "puma560.yaml")),
-           7: MdhModel.from_yaml(str(ROOT / "config" / "arm7.yaml"))}
+           7: MdhModel.from_yaml(str(ROOT / "config" / "arm7.yaml")), "panda": panda()}
     for n in (12, 24, 48):
         out[n] = chain(n, n)
     if quick:
-        out = {k: out[k] for k in (7, 48)}
+        out = {k: out[k] for k in (7, "panda", 48)}
     return out
 
 
@@ -82,8 +94,9 @@ def single_calls(models: dict[int, MdhModel], quick: bool) -> dict:
 
     number, repeat = (2000, 7) if quick else (5000, 15)
     res = {}
-    for n, model in models.items():
+    for key, model in models.items():
         robot = Robot(model)
+        n = model.dof
         pm = pin.buildModelFromXML(model_to_urdf(model))
         pm.gravity.linear[:] = model.gravity
         pd = pm.createData()
@@ -109,7 +122,7 @@ def single_calls(models: dict[int, MdhModel], quick: bool) -> dict:
             "fd.cholesky": lambda: fd_mod.fd_cholesky(mp, ws, q, qd, tau, False, out),
             "fd.aba": lambda: aba_mod.aba(mp, ws, q, qd, tau, False, out),
         }, number, repeat)
-        res[n] = {"us": {key: v * 1e6 for key, v in t.items()},
+        res[key] = {"us": {k: v * 1e6 for k, v in t.items()},
                   "ratio": {
                       "ID/rnea": t["id"] / t["pin.rnea"], "kernels ID/rnea": t["k.id"] / t["pin.rnea"],
                       "FD/aba": t["fd"] / t["pin.aba"], "kernels FD/aba": t["k.fd"] / t["pin.aba"],
@@ -125,8 +138,9 @@ def batch_id(models: dict[int, MdhModel], quick: bool) -> dict:
 
     N = 5000 if quick else 20000
     res = {}
-    for n, model in models.items():
+    for key, model in models.items():
         robot = Robot(model)
+        n = model.dof
         pm = pin.buildModelFromXML(model_to_urdf(model))
         pd = pm.createData()
         rng = np.random.default_rng(n)
@@ -149,7 +163,7 @@ def batch_id(models: dict[int, MdhModel], quick: bool) -> dict:
                                        "pin_rnea_us": t_pin * 1e6, "ratio": per_state / t_pin,
                                        "best_ratio": best / t_pin}
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        res[n] = row
+        res[key] = row
     return res
 
 

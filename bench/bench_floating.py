@@ -6,7 +6,7 @@ MuJoCo's free joint (same machine, same run, interleaved medians; ratio < 1 = fa
 
 Model: the bundled 7-DoF ``arm7`` with an inertial on its base link (3 kg), on a free-flyer
 root: ``pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())`` and ``Robot.from_urdf(xml,
-base="floating")``; MuJoCo loads the same URDF with a ``freejoint`` added to the root body.
+base_type="floating")``; MuJoCo loads the same URDF with a ``freejoint`` added to the root body.
 
 * single calls: inverse dynamics vs ``pin.rnea``, forward dynamics vs ``pin.aba``, mass
   matrix vs ``pin.crba``, through the public API and ``robot.kernels`` (unchecked buffers);
@@ -49,7 +49,7 @@ def arm7_xml() -> str:
 def single_calls(xml: str, quick: bool) -> dict:
     import pinocchio as pin
 
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     pm = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
     pm.gravity.linear[:] = robot.model.gravity
     pd = pm.createData()
@@ -80,7 +80,7 @@ def single_calls(xml: str, quick: bool) -> dict:
 def sim_vs_mujoco(xml: str, quick: bool) -> dict:
     import mujoco
 
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     n = robot.dof
     steps, dt = 10_000, 1e-3
     rng = np.random.default_rng(0)

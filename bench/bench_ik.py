@@ -11,8 +11,8 @@ Success = position error <= 1e-6 m and orientation error <= 1e-6 rad (angle of
 ``R_target R^T``), measured by one metric for every solver (our FK, itself checked against
 Pinocchio in the tests), with the solution inside the joint limits.
 
-* ours, single: ``robot.ik(T, q0=q0)`` from Python, one target per call (defaults);
-* ours, batch: ``robot.ik(all T, q0=all q0)``, one jitted call, ``prange`` over targets;
+* ours, single: ``robot.ik(T, seeds=q0)`` from Python, one target per call (defaults);
+* ours, batch: ``robot.ik(all T, seeds=all q0)``, one jitted call, ``prange`` over targets;
   also its CPU time on one thread (the machine is shared: wall times depend on the load,
   which the JSON records);
 * rtb ``ikine_LM``: ``DHRobot`` of the same MDH table (``RevoluteMDH``), defaults
@@ -100,7 +100,7 @@ def score(r: Robot, T: np.ndarray, q: np.ndarray, times: np.ndarray) -> dict:
 def ours(r: Robot, T: np.ndarray, Q0: np.ndarray) -> tuple[dict, dict]:
     """Single calls (wall and CPU time per call), then the batch on all threads (wall) and on
     one thread (CPU time: what the batch costs when the machine is not shared)."""
-    r.ik(T[0], q0=Q0[0])  # compile / warm
+    r.ik(T[0], seeds=Q0[0])  # compile / warm
     N = len(T)
     q = np.empty((N, r.dof))
     t = np.empty(N)
@@ -108,21 +108,21 @@ def ours(r: Robot, T: np.ndarray, Q0: np.ndarray) -> tuple[dict, dict]:
     for k in range(N):
         c0 = time.process_time()
         t0 = time.perf_counter()
-        q[k] = r.ik(T[k], q0=Q0[k]).positions
+        q[k] = r.ik(T[k], seeds=Q0[k]).positions
         t[k] = time.perf_counter() - t0
         c[k] = time.process_time() - c0
     single = score(r, T, q, t)
     single["cpu_median_ms"] = float(np.median(c) * 1e3)
     single["cpu_mean_ms"] = float(np.mean(c) * 1e3)
-    r.ik(T[:4], q0=Q0[:4])
+    r.ik(T[:4], seeds=Q0[:4])
     t0 = time.perf_counter()
-    res = r.ik(T, q0=Q0)
+    res = r.ik(T, seeds=Q0)
     dt = time.perf_counter() - t0
     batch = score(r, T, res.positions, np.full(N, dt / N))
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     c0 = time.process_time()
-    one = r.ik(T, q0=Q0)
+    one = r.ik(T, seeds=Q0)
     batch["cpu_1thread_ms"] = (time.process_time() - c0) / N * 1e3
     numba.set_num_threads(threads)
     assert np.array_equal(one.positions, res.positions), "batch result depends on the thread count"

@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         blocks, per = (4, 25) if quick else (20, 100)
         # one client per service while it is timed: with Fast DDS every response of a service
         # also reaches its other clients (and wakes their process), measured +0.07 ms per round
-        # trip with one idle DynamicsClient beside the plain client (bench/README.md)
+        # trip with one idle DynamicsClient beside the plain client (CHANGELOG.rst, "Benchmark history")
         single = interleaved(cases, blocks, per, warmup=20 if quick else 100)
 
         # -- calls in flight ------------------------------------------------------------------

@@ -98,6 +98,7 @@ CI_REQUIRED = {
     "example_robot_data": "example-robot-data (pip, requirements-test.txt)",
     "roboticstoolbox": "roboticstoolbox-python (pip, requirements-test.txt)",
     "ray": "ray (pip, requirements-test.txt; rbd-ros sweep --ray)",
+    "cvxpy": "cvxpy and clarabel (pip, requirements.txt; rbd-ros identify's semidefinite program)",
     "xvfb": "xvfb (Debian, .ci/run)",
     "chromium": "chromium (Debian, .ci/run)",
     "libosmesa6": "libosmesa6 (Debian, .ci/run)",

@@ -227,6 +227,11 @@ def crba_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: n
     """``crba`` for each row of ``q`` (N x n) into ``M`` (N x n x n), ``prange`` over chunks."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            crba(mp, ws, q[k], M[k])
+        crba_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
+
+
+@njit(cache=True)
+def crba_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
+    """``crba`` for rows ``lo .. hi - 1`` on one workspace, one thread (``rnea.rnea_rows``)."""
+    for k in range(lo, hi):
+        crba(mp, ws, q[k], M[k])

@@ -74,6 +74,13 @@ def forward_dynamics_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.n
     """``forward_dynamics`` for each row (N x n), ``prange`` over chunks of states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            forward_dynamics(mp, ws, q[k], qd[k], tau[k], actuators, qdd[k])
+        forward_dynamics_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, tau, actuators, qdd)
+
+
+@njit(cache=True)
+def forward_dynamics_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
+                          tau: np.ndarray, actuators: bool, qdd: np.ndarray) -> None:
+    """``forward_dynamics`` for rows ``lo .. hi - 1`` on one workspace, one thread
+    (``rnea.rnea_rows``)."""
+    for k in range(lo, hi):
+        forward_dynamics(mp, ws, q[k], qd[k], tau[k], actuators, qdd[k])

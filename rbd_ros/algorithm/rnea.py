@@ -10,8 +10,9 @@
   (``R = ^iR_{i+1}``, ``p_{i+1} = ^ip_{i+1}``);
 * joint force (4.38)-(4.39): ``tau_i = z . n_i`` (revolute) or ``z . f_i`` (prismatic).
 
-The gravity vector ``g(q)`` is RNEA at ``qd = qdd = 0`` and the bias
-``h(q, qd) = C(q, qd) qd + g(q)`` (003 (5.1)) is RNEA at ``qdd = 0``: one kernel, reused.
+The gravity vector ``g(q)`` is RNEA at ``qd = qdd = 0``, written out without the motion
+terms (``gravity``: subtree masses and first moments), and the bias
+``h(q, qd) = C(q, qd) qd + g(q)`` (003 (5.1)) is RNEA at ``qdd = 0``.
 
 External wrench: ``w = [f; m]`` applied *by the environment on the tool*, world frame,
 moment about the tool origin.  The last link then exerts ``-w`` on the environment, which
@@ -27,13 +28,32 @@ from numba import njit, prange
 
 from rbd_ros.algorithm.actuators import armature, friction
 from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, velocity_acceleration_pass
-from rbd_ros.algorithm.layout import AP, ATYPE, COM, MASS, VZERO, WF, WGR, WN, WP, WVD, WW, WWD, com_inertia, vrow
+from rbd_ros.algorithm.layout import (
+    A0,
+    AP,
+    ATYPE,
+    COM,
+    MASS,
+    MCOM,
+    VZERO,
+    WF,
+    WGR,
+    WN,
+    WP,
+    WVD,
+    WW,
+    WWD,
+    com_inertia,
+    vrow,
+)
 from rbd_ros.algorithm.spatial6 import (
     add3,
     cross3,
     load3,
     mat3t_vec,
     mdh_force_to_parent,
+    mdh_rot,
+    mdh_rot_t,
     point_acceleration,
     store3,
     sym3_vec,
@@ -118,9 +138,35 @@ def rnea_full(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd
 
 @njit(cache=True)
 def gravity(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, tau: np.ndarray) -> None:
-    """Generalized gravity ``g(q)`` = RNEA(q, 0, 0)."""
-    z = ws[vrow(q.shape[0]) + VZERO, :q.shape[0]]
-    rnea(mp, ws, q, z, z, tau)
+    """Generalized gravity ``g(q)`` = RNEA(q, 0, 0) (003 §4.5), with what the zero motion
+    leaves of the recursion (issue 32: about a third of the full RNEA's arithmetic):
+
+    * forward (4.33) at rest: ``vd_i = R^T vd_{i-1}``, ``vd_0 = -g`` (gravity rotated into frame i);
+    * backward (4.36)-(4.37): every body force is ``m_k vd``, so ``f_i = mbar_i vd_i`` and
+      ``n_i = h_i x vd_i`` with the subtree's mass ``mbar_i = m_i + mbar_{i+1}`` and first
+      moment about the frame-i origin ``h_i = m_i s_i + R h_{i+1} + mbar_{i+1} p_{i+1}``;
+    * (4.38)-(4.39): ``tau_i = z . n_i`` (revolute) or ``z . f_i`` (prismatic).
+
+    Writes ``ws[i, WVD]`` (``vd_i``) and the joint angles; ``ws`` rows ``WW/WWD/WF/WN`` are
+    not touched."""
+    n = q.shape[0]
+    joint_angles(mp, ws, q)
+    vd = load3(mp, n + 2, A0)  # vd_0 = -g in frame 0
+    for i in range(n):
+        vd = mdh_rot_t(angles(mp, ws, i), vd)  # vd_i = R^T vd_{i-1} (4.33), w = wd = 0
+        store3(ws, i, WVD, vd)
+    mbar = 0.0  # the subtree below joint i: mass and first moment (frame i, about its origin)
+    h = (0.0, 0.0, 0.0)
+    for i in range(n - 1, -1, -1):
+        if i < n - 1:
+            c = i + 1  # R h_{i+1} + mbar_{i+1} p_{i+1} (R = ^iR_{i+1}, p_{i+1} = ^ip_{i+1})
+            Rh = mdh_rot(angles(mp, ws, c), h)
+            h = (Rh[0] + mbar * ws[c, WP], Rh[1] + mbar * ws[c, WP + 1], Rh[2] + mbar * ws[c, WP + 2])
+        m = mp[i, MASS]
+        mbar += m  # mbar_i = m_i + mbar_{i+1}
+        h = (h[0] + mp[i, MCOM], h[1] + mp[i, MCOM + 1], h[2] + mp[i, MCOM + 2])  # + m_i s_i
+        v0, v1, v2 = load3(ws, i, WVD)
+        tau[i] = h[0] * v1 - h[1] * v0 if mp[i, ATYPE] == 0.0 else mbar * v2  # z.(h x vd), z.(mbar vd)
 
 
 @njit(cache=True)
@@ -137,9 +183,18 @@ def rnea_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: 
     contiguous chunks of states (at most ``len(wss)``; one workspace ``wss[c]`` per chunk)."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
+        rnea_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, qdd, wrench, use_wrench, actuators,
+                  tau)
+
+
+@njit(cache=True)
+def rnea_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+              wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
+    """``rnea_full`` for rows ``lo .. hi - 1`` on one workspace, one thread: a chunk of
+    ``rnea_batch``, or a whole batch too small to win back a parallel launch
+    (``base_batch.PARALLEL_MIN``)."""
+    for k in range(lo, hi):
+        rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
 
 
 @njit(cache=True, parallel=True)
@@ -147,9 +202,14 @@ def gravity_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, t
     """``gravity`` for each row of ``q`` (N x n), ``prange`` over chunks of states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            gravity(mp, ws, q[k], tau[k])
+        gravity_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, tau)
+
+
+@njit(cache=True)
+def gravity_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, tau: np.ndarray) -> None:
+    """``gravity`` for rows ``lo .. hi - 1``, one thread (``rnea_rows``)."""
+    for k in range(lo, hi):
+        gravity(mp, ws, q[k], tau[k])
 
 
 @njit(cache=True, parallel=True)
@@ -158,6 +218,12 @@ def bias_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: 
     """``bias`` for each row of ``q, qd`` (N x n), ``prange`` over chunks of states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            bias(mp, ws, q[k], qd[k], tau[k])
+        bias_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, tau)
+
+
+@njit(cache=True)
+def bias_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
+              tau: np.ndarray) -> None:
+    """``bias`` for rows ``lo .. hi - 1``, one thread (``rnea_rows``)."""
+    for k in range(lo, hi):
+        bias(mp, ws, q[k], qd[k], tau[k])

@@ -76,6 +76,7 @@ from rbd_ros.control.laws import (
 
 VELOCITY_LIMIT = 0.05  # m/s (rad/s) along force-controlled axes, the default bound
 FORCE_P = 0.5  # the hybrid law's proportional force feedback, default
+CONTACT_SHARE = 0.1  # hybrid: a measured force past this share of the target is a contact
 PRESS_AXES = (1.0, 1.0, 0.0, 1.0, 1.0, 1.0)  # default selection: force along z (a table)
 
 @njit(cache=True)
@@ -135,7 +136,8 @@ def _impedance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarra
 def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, kp: np.ndarray,
                   kd: np.ndarray, S: np.ndarray, fp: np.ndarray, fi: np.ndarray, fd: np.ndarray,
                   vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float, integral: np.ndarray,
-                  acc: np.ndarray, force: np.ndarray) -> None:  # pragma: no cover - jitted
+                  touching: np.ndarray, acc: np.ndarray,
+                  force: np.ndarray) -> None:  # pragma: no cover - jitted
     """Raibert-Craig: position along ``S = 1``, force along ``S = 0`` (``HybridForcePosition``)."""
     for r in range(6):
         if S[r] > 0.5:  # position: r_d'' + K_v e' + K_p e
@@ -144,6 +146,10 @@ def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, 
             continue
         acc[r] = 0.0
         err = md[r] - m[r]
+        felt = m[r] * md[r] > CONTACT_SHARE * md[r] * md[r]  # a share of m_d felt: contact
+        if felt and touching[r] == 0.0:  # the free-space integral held D_f v against m_d:
+            integral[r] = 0.0  # stopped by the contact, it would push that much extra
+        touching[r] = 1.0 if felt else 0.0
         over = v[r] * md[r] > 0.0 and abs(v[r]) > vlim[r]  # past the bound, the way it pushes
         if not over:  # no wind-up in free space
             integral[r] += err * dt
@@ -286,17 +292,19 @@ class HybridForcePosition(_ForceLaw):
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(robot, gains, **kw)
         self.integral = np.zeros(6)  # int (m_d - m) dt, N s
+        self.touching = np.zeros(6)  # 1 along a force axis in contact (CONTACT_SHARE)
 
     def reset(self) -> None:
         super().reset()
         self.integral[:] = 0.0
+        self.touching[:] = 0.0
 
     def _task_terms(self, dt: float) -> None:
         g = self.gains
         _hybrid_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["kp"], g["kd"],
                       g["selection"], g["force_p"], g["force_i"], g["force_damping"],
                       g["velocity_limit"], self.wrench_target, self.wrench_measured, dt,
-                      self.integral, self.acc, self.force)
+                      self.integral, self.touching, self.acc, self.force)
 
 
 class Admittance(_ForceLaw):

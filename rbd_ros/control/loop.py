@@ -160,7 +160,7 @@ class ControlLoop:
         elif self.model.dof:  # IK for target poses: its kernels now, not with the first pose
             robot = self._tool_robot()
             q = np.clip(np.zeros(n), self.model.lower, self.model.upper)
-            robot.ik(robot.fk(q), q0=q, timeout=IK_TIMEOUT)
+            robot.ik(robot.fk(q), seeds=q, timeout=IK_TIMEOUT)
             self._ik = LatestJob(self._solve_pose, "rbd_ros-ik",
                                  lambda exc: self.log("error", f"target pose refused: {exc!r}"))
 
@@ -440,7 +440,7 @@ class ControlLoop:
         T1, seq, received = job
         if self.ik_delay > 0.0:
             time.sleep(self.ik_delay)
-        res = self._tool_robot().ik(T1, q0=self._current_reference(self.t)[0], timeout=IK_TIMEOUT)
+        res = self._tool_robot().ik(T1, seeds=self._current_reference(self.t)[0], timeout=IK_TIMEOUT)
         if not res.solved:
             self.log("error", f"target pose refused: no joint solution inside the limits (best pose "
                               f"{res.position_errors:.3g} m, {res.orientation_errors:.3g} rad away)")

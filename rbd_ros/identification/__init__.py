@@ -4,7 +4,8 @@
   parameters and the drives' armature, viscous and Coulomb friction (``regressor``);
 * ``base_parameters(model)``: the identifiable combinations by QR (``base``);
 * ``identify(prior, q, qd, qdd, tau)``: weighted least squares, standard deviations, a
-  physically consistent model, held-out validation (``estimate``, ``consistency``);
+  physically consistent model (a semidefinite program: ``convex``), held-out validation
+  (``estimate``, ``consistency``);
 * ``perturb(model, percent, seed)``: a simulated arm that is not its description (``perturb``);
 * ``excitation_trajectory``: an optimised finite Fourier series (``excitation``);
 * ``load_recording``: samples from a bringup run or a rosbag2 bag (``recording``).

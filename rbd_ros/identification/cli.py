@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--held-out", type=float, default=0.25, metavar="FRACTION",
                    help="the last part of the recording kept for validation (default 0.25)")
     p.add_argument("--window", type=int, default=0, metavar="SAMPLES",
-                   help="Savitzky-Golay window of the parallel filter on the regressor and the torques "
+                   help="width of the parallel low-pass filter on the regressor and the torques (estimate.lowpass) "
                         "(default: 1 for a noise-free recording, else 81)")
     p.add_argument("--min-velocity", type=float, default=0.02, metavar="V",
                    help="leave out equations of a joint slower than this (rad/s; default 0.02)")

@@ -11,25 +11,34 @@ principal moments satisfy the triangle inequality); armature and friction must b
 ``consistent_parameters`` first takes the standard parameters nearest the prior (the URDF's,
 in a per-parameter scaled norm) that give the identified ``beta`` exactly (the null space of
 ``B`` is not seen by the data, so the prior fills it).  If every link is then physical, that is
-the answer.  Otherwise Wensing et al.'s constraint ``J_i >= 0`` (solved there with a
-semidefinite program) is met by alternating projections between the affine set ``B phi = beta``
-and the convex set of physical parameters (each ``J`` onto the PSD cone by clamping its
-eigenvalues, the drive terms onto ``>= 0``), in coordinates where each link's ``J`` is scaled
-by its prior's mass and radius of gyration: both sets convex, so the iterates approach a point
-of both when they meet (noise-free data of a real body) and otherwise the physical point
-nearest the data's.  The result is always physical; ``gap`` says how far its base parameters
-are from ``beta``.  No convex-optimisation package is needed.
+the answer.  Otherwise it solves Wensing et al.'s constrained weighted least squares, the LMIs
+``J_i >= 0`` by a semidefinite program (``convex``: cvxpy and Clarabel): the physical model
+whose base parameters fit the data best in the WLS metric, the rest nearest the prior.  Without
+cvxpy (or if the solver fails) a warning says so and alternating projections stand in: between
+the affine set ``B phi = beta`` and the convex set of physical parameters (each ``J`` onto the
+PSD cone by clamping its eigenvalues, the drive terms onto ``>= 0``), in coordinates where each
+link's ``J`` is scaled by its prior's mass and radius of gyration: both sets convex, so the
+iterates approach a point of both when they meet (noise-free data of a real body) and
+otherwise the physical point nearest the data's in that parameter metric (not the data's).
+The result is always physical; ``gap`` says how far its base parameters are from ``beta``.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from rbd_ros.identification.convex import SolverUnavailable, constrained_wls
 from rbd_ros.identification.regressor import NP, inertia_about_origin
 
 #: relative eigenvalue tolerance of the pseudo-inertia test
 PSD_TOL = 1e-9
 #: least scale of a drive term in the projections' metric (N m, N m s/rad, kg m^2)
 DRIVE_SCALE = 1e-3
+
+
+class IdentificationWarning(UserWarning):
+    """An identified quantity to be trusted less (the message says which and why)."""
 
 
 def pseudo_inertia(block: np.ndarray) -> np.ndarray:
@@ -135,7 +144,7 @@ def alternating_projections(B: np.ndarray, beta: np.ndarray, phi_start: np.ndarr
     Dattorro, "Alternating projections", 2003) in the scaled coordinates of ``_coordinates``,
     the last one onto the physical set.  Where the sets meet it converges to a common point,
     else to the physical point nearest the affine set."""
-    T = _coordinates(phi_prior, np.maximum(parameter_scale(phi_prior), DRIVE_SCALE))
+    T = scaled_coordinates(phi_prior)
     Tinv = np.linalg.inv(T)
     C = B @ Tinv
     Cp = np.linalg.pinv(C)
@@ -148,15 +157,42 @@ def alternating_projections(B: np.ndarray, beta: np.ndarray, phi_start: np.ndarr
     return Tinv @ _project_physical(x, margin)
 
 
-def consistent_parameters(B: np.ndarray, beta: np.ndarray, phi_prior: np.ndarray) -> tuple[np.ndarray, str, float]:
+def scaled_coordinates(phi_prior: np.ndarray) -> np.ndarray:
+    """``T`` of ``_coordinates`` with the drive terms over their prior's size (at least
+    ``DRIVE_SCALE``): the metric of the projections and of ``convex``'s stage 2."""
+    return _coordinates(phi_prior, np.maximum(parameter_scale(phi_prior), DRIVE_SCALE))
+
+
+def _physical_polish(phi: np.ndarray, phi_prior: np.ndarray, margin: float = 1e-9) -> np.ndarray:
+    """``phi`` with any pseudo-inertia the solver left a round-off below ``margin`` (scaled)
+    clamped onto it (``_project_physical``); a physical ``phi`` is returned unchanged."""
+    T = scaled_coordinates(phi_prior)
+    x = T @ phi
+    y = _project_physical(x, margin)
+    return phi if np.array_equal(x, y) else np.linalg.solve(T, y)
+
+
+def consistent_parameters(B: np.ndarray, beta: np.ndarray, phi_prior: np.ndarray,
+                          metric: np.ndarray | None = None) -> tuple[np.ndarray, str, float]:
     """Physical ``phi`` with ``B phi`` equal or nearest to ``beta``, near ``phi_prior`` (module
-    docstring).  Returns ``(phi, how, gap)``: ``how`` is 'prior-nearest' (the prior's nearest
-    exact solution was physical), 'projected' (alternating projections); ``gap`` is
-    ``max |B phi - beta| / max |beta|`` (0 up to round-off when ``beta`` is a body's)."""
+    docstring).  ``metric`` (b, b): ``R`` with ``||R (beta' - beta)||`` the data misfit of base
+    parameters ``beta'`` (the weighted regressor's triangular factor; default: the identity).
+    Returns ``(phi, how, gap)``: ``how`` is 'prior-nearest' (the prior's nearest exact solution
+    was physical), 'sdp' (constrained WLS by ``convex``), 'projected' (alternating projections,
+    the fallback); ``gap`` is ``max |B phi - beta| / max |beta|`` (0 up to round-off when
+    ``beta`` is a body's)."""
     scale = parameter_scale(phi_prior)
     phi = nearest_exact(B, beta, phi_prior, scale)
     how = "prior-nearest"
     if violations(phi):
-        phi, how = alternating_projections(B, beta, phi, phi_prior), "projected"
+        R = np.eye(len(beta)) if metric is None else np.asarray(metric, dtype=float)
+        T = scaled_coordinates(phi_prior)
+        try:
+            phi, how = _physical_polish(constrained_wls(B, beta, R, T, T @ phi_prior), phi_prior), "sdp"
+        except SolverUnavailable as exc:
+            warnings.warn(f"physical consistency: {exc}; using alternating projections instead (the "
+                          f"physical model nearest the data in a parameter metric, not the WLS one)",
+                          IdentificationWarning, stacklevel=2)
+            phi, how = alternating_projections(B, beta, phi, phi_prior), "projected"
     gap = float(np.abs(B @ phi - beta).max() / max(np.abs(beta).max(), 1e-300))
     return phi, how, gap

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rbd_ros.identification.base import BaseParameters, base_parameters, independent_columns
-from rbd_ros.identification.consistency import consistent_parameters, violations
+from rbd_ros.identification.consistency import IdentificationWarning, consistent_parameters, violations
 from rbd_ros.identification.regressor import model_with_parameters, regressor, standard_parameters
 from rbd_ros.model import MdhModel
 
@@ -32,10 +32,6 @@ POOR_PERCENT = 50.0
 
 class NotEnoughExcitation(ValueError):
     """The recording does not determine some base parameters (the message names them)."""
-
-
-class IdentificationWarning(UserWarning):
-    """An identified quantity to be trusted less (the message says which and why)."""
 
 
 @dataclass
@@ -170,7 +166,7 @@ def identify(prior: MdhModel, q, qd, qdd, tau, mask=None, base: BaseParameters |
     std = np.sqrt(s2 * np.einsum("ij,ij->i", Rinv, Rinv))  # diag((Ww^T Ww)^-1) = row norms of R^-1
     cond = check_excitation(Ww, base)
     phi_prior = standard_parameters(prior)
-    phi, how, gap = consistent_parameters(base.matrix(), beta, phi_prior)
+    phi, how, gap = consistent_parameters(base.matrix(), beta, phi_prior, metric=Rq)
     bad = violations(phi)
     if bad:
         raise RuntimeError(f"identify: no physical model found: {'; '.join(bad)}")

@@ -3,7 +3,8 @@
 Conventions (all SI, world frame = the URDF ``base_link``):
 
 * states ``q, qd, qdd, tau`` have shape ``(n,)`` (one state) or ``(N, n)`` (a batch; batch
-  kernels run ``prange``-parallel over states); results have the matching leading shape.
+  kernels run ``prange``-parallel over states from ``base_batch.PARALLEL_MIN`` states on, on
+  one thread below); results have the matching leading shape.
   Shapes and finiteness are checked here (``ValueError`` naming the argument); the kernels
   trust their inputs.
 * dynamics: ``tau = M(q) qdd + h(q, qd)``, ``h = C(q, qd) qd + g(q)``
@@ -46,6 +47,7 @@ import numpy as np
 
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
+from rbd_ros.algorithm.base_batch import PARALLEL_MIN
 from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model
@@ -118,18 +120,21 @@ class Robot(StaticsAndIK, Simulation):
     # ---- construction ------------------------------------------------------------------------
     @classmethod
     def from_urdf(cls, path_or_xml: str, base_link: str | None = None,
-                  tip_link: str | None = None, base: str = "fixed", left_wheel: str | None = None,
+                  tip_link: str | None = None, base_type: str = "fixed", left_wheel: str | None = None,
                   right_wheel: str | None = None, wheel_radius: float | None = None,
-                  wheel_separation: float | None = None, **kw: Any) -> "Robot":
+                  wheel_separation: float | None = None, base: str | None = None,
+                  **kw: Any) -> "Robot":
         """From an URDF file or XML string via ``rbd_ros.urdf.load_model`` (the converter);
-        ``base``: ``"fixed"``, ``"floating"`` (``base_link`` a free body), ``"planar"`` or
-        ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the wheel options override
-        what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed on (e.g. ``gravity``)."""
+        ``base_type`` (``base`` before: deprecated): ``"fixed"``, ``"floating"`` (``base_link`` a
+        free body), ``"planar"`` or ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the
+        wheel options override what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed
+        on (e.g. ``gravity``)."""
         from rbd_ros.model import BASE_TYPES
         from rbd_ros.urdf import load_conversion
 
+        base = validate.renamed("Robot.from_urdf", "base", "base_type", base, base_type, "fixed")
         if base not in BASE_TYPES:
-            raise ValueError(f"base '{base}' unknown; use one of {list(BASE_TYPES)}")
+            raise ValueError(f"base_type '{base}' unknown; use one of {list(BASE_TYPES)}")
         given = {"left": left_wheel, "right": right_wheel, "radius": wheel_radius,
                  "separation": wheel_separation}
         wheels = {k: v for k, v in given.items() if v is not None}
@@ -145,13 +150,15 @@ class Robot(StaticsAndIK, Simulation):
         return self
 
     @classmethod
-    def from_yaml(cls, path_or_text: str, base: str | None = None) -> "Robot":
+    def from_yaml(cls, path_or_text: str, base_type: str | None = None,
+                  base: str | None = None) -> "Robot":
         """From a YAML model (``MdhModel.to_yaml`` form, optionally under ``model:``);
-        ``base`` overrides the file's ``base_type``."""
+        ``base_type`` (``base`` before: deprecated) overrides the file's ``base_type``."""
+        base = validate.renamed("Robot.from_yaml", "base", "base_type", base, base_type)
         model = MdhModel.from_yaml(path_or_text)
         if base is not None and base != model.base_type:
             if base == "diff_drive":
-                raise ValueError("from_yaml: base='diff_drive' needs the file's wheels section "
+                raise ValueError("from_yaml: base_type='diff_drive' needs the file's wheels section "
                                  "(radius, separation); use a diff_drive model file")
             model = model.with_base_type(base)
         return cls(model)
@@ -164,13 +171,14 @@ class Robot(StaticsAndIK, Simulation):
         """From an MDH table (Craig: ``a_{i-1}, alpha_{i-1}, d_i, theta_i`` per joint) with
         link masses, centres of mass (frame i) and inertias about them (frame i axes);
         other ``MdhModel`` fields (base, tool, gravity, limits, actuators...) as keywords.
-        Joints default to revolute and to names ``joint1..jointn``; ``base="floating"``,
-        ``"planar"`` or ``"diff_drive"`` (a string) is ``base_type`` (a ground base takes
+        Joints default to revolute and to names ``joint1..jointn``; ``base_type="floating"``,
+        ``"planar"`` or ``"diff_drive"`` (a string ``base``: deprecated) is the base (a ground base takes
         ``base_mass``, ``base_com``, ``base_inertia`` and, for ``diff_drive``, ``wheel_radius``,
         ``wheel_separation``), a 4x4 ``base`` the world -> frame 0 transform (the mount)."""
         n = len(a)
         if isinstance(kw.get("base"), str):
-            kw["base_type"] = kw.pop("base")
+            kw["base_type"] = validate.renamed("Robot.from_mdh", "base", "base_type", kw.pop("base"),
+                                               kw.get("base_type"))
         return cls(MdhModel(
             joint_names=tuple(joint_names) if joint_names is not None
             else tuple(f"joint{i + 1}" for i in range(n)),
@@ -193,6 +201,17 @@ class Robot(StaticsAndIK, Simulation):
     def _chunks(self, N: int) -> int:
         """How many parallel chunks a batch of N states is cut into."""
         return max(1, min(numba.get_num_threads(), len(self.data.wss), N))
+
+    def _run_batch(self, parallel: Any, serial: Any, N: int, *args: Any) -> None:
+        """A batch kernel over N states: ``serial(mp, ws, 0, N, *args)`` on this thread below
+        ``PARALLEL_MIN`` states (or with one thread), else ``parallel(mp, wss, chunks, *args)``.
+        A ``prange`` launch waits for a free core: on the loaded 2-core machine 2048 states of
+        inverse dynamics took 34 ms in median on two threads, 0.7 ms on one (issue 32)."""
+        chunks = self._chunks(N) if N >= PARALLEL_MIN else 1
+        if chunks > 1:
+            parallel(self._mp, self.data.wss, chunks, *args)
+        else:
+            serial(self._mp, self._ws, 0, N, *args)
 
     # ---- validation --------------------------------------------------------------------------
     _real = staticmethod(validate.real_array)  # complex values refused, not cut to their real part
@@ -237,8 +256,7 @@ class Robot(StaticsAndIK, Simulation):
         w = self._wrench(tool_wrench) if use_w else np.zeros(6)
         if batch:
             tau = np.empty_like(q)
-            rnea.rnea_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, qdd, w, use_w,
-                            act, tau)
+            self._run_batch(rnea.rnea_batch, rnea.rnea_rows, q.shape[0], q, qd, qdd, w, use_w, act, tau)
         else:
             tau = np.empty(self.dof)
             rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, act, tau)
@@ -254,8 +272,8 @@ class Robot(StaticsAndIK, Simulation):
             act = validate.flag("include_actuators", include_actuators)
             qdd = np.empty_like(q)
             if batch:
-                fdmod.forward_dynamics_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q,
-                                             qd, tau, act, qdd)
+                self._run_batch(fdmod.forward_dynamics_batch, fdmod.forward_dynamics_rows, q.shape[0], q, qd, tau,
+                           act, qdd)
             else:
                 fdmod.forward_dynamics(self._mp, self._ws, q, qd, tau, act, qdd)
         except (ZeroDivisionError, SystemError) as exc:  # SystemError: from the prange kernel
@@ -300,7 +318,7 @@ class Robot(StaticsAndIK, Simulation):
         act = validate.flag("include_actuators", include_actuators)
         if q.ndim == 2:
             M = np.empty((q.shape[0], self.dof, self.dof))
-            crba.crba_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, M)
+            self._run_batch(crba.crba_batch, crba.crba_rows, q.shape[0], q, M)
         else:
             M = np.empty((self.dof, self.dof))
             crba.crba(self._mp, self._ws, q, M)
@@ -314,7 +332,7 @@ class Robot(StaticsAndIK, Simulation):
         q = self._states("q", q)
         g = np.empty_like(q)
         if q.ndim == 2:
-            rnea.gravity_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, g)
+            self._run_batch(rnea.gravity_batch, rnea.gravity_rows, q.shape[0], q, g)
         else:
             rnea.gravity(self._mp, self._ws, q, g)
         return validate.finite_result("gravity", g, q=q)
@@ -325,7 +343,7 @@ class Robot(StaticsAndIK, Simulation):
         batch, (q, qd) = self._batch(q=q, qd=qd)
         h = np.empty_like(q)
         if batch:
-            rnea.bias_batch(self._mp, self.data.wss, self._chunks(q.shape[0]), q, qd, h)
+            self._run_batch(rnea.bias_batch, rnea.bias_rows, q.shape[0], q, qd, h)
         else:
             rnea.bias(self._mp, self._ws, q, qd, h)
         return validate.finite_result("bias", h, q=q, qd=qd)

@@ -895,7 +895,7 @@ class DynamicsService:
         timer.daemon = True
         timer.start()
         try:
-            res = self.robot.ik(T, q0=q0, position_only=position_only,
+            res = self.robot.ik(T, seeds=q0, position_only=position_only,
                                 position_tolerance=position_tolerance,
                                 orientation_tolerance=orientation_tolerance,
                                 max_iterations=max_iterations, max_restarts=max_restarts,
@@ -905,9 +905,9 @@ class DynamicsService:
         # stopped by the timer, or Robot.ik's own clock ran out at the bound (whichever first)
         bounded = limit == left and time.monotonic() - self._started >= self.max_request_seconds
         if self._closing or bounded or self.robot.ik_stop_requested():
-            raise RequestError(self._bound_message(f" ({int(np.sum(res.success))} of {N} targets "
+            raise RequestError(self._bound_message(f" ({int(np.sum(res.solved))} of {N} targets "
                                                    f"solved by then)"))
-        positions = self._to_caller(perm, np.atleast_2d(res.q))
+        positions = self._to_caller(perm, np.atleast_2d(res.positions))
         self._finite("positions", positions, list(names), targets=T)
         return IKResult(positions, np.atleast_1d(np.asarray(res.solved, dtype=bool)),
                         np.atleast_1d(res.position_errors), np.atleast_1d(res.orientation_errors),

@@ -114,26 +114,30 @@ class StaticsAndIK:
                                  "(rotation orthonormal with det +1, last row 0 0 0 1)")
         return T
 
-    def ik(self, target: Any, q0: Any = None, position_only: bool = False, method: str = "dls",
+    def ik(self, target: Any, seeds: Any = None, position_only: bool = False, method: str = "dls",
            position_tolerance: float = 1e-6, orientation_tolerance: float = 1e-6,
            max_iterations: int = 100, max_restarts: int = 50, timeout: float | None = None,
-           gain: float = 0.5, seed: int = 0) -> "IKResult":
+           gain: float = 0.5, seed: int = 0, q0: Any = None) -> "IKResult":
         """Joint angles that put the tool at ``target`` (``algorithm.ik``).
 
         ``target``: a 4x4 world pose, or ``(N, 4, 4)`` for a batch (``prange`` over targets);
-        with ``position_only=True`` also a position ``(3,)`` / ``(N, 3)``.  ``q0``: the start
-        ``(n,)`` or ``(N, n)``; None starts from random configurations inside the limits.
+        with ``position_only=True`` also a position ``(3,)`` / ``(N, 3)``.  ``seeds`` (the
+        service's field; ``q0`` before: deprecated): the start ``(n,)`` or ``(N, n)``; None
+        starts from random configurations inside the limits (``seed``: their random seed).
 
         ``method="dls"`` (default): Levenberg-Marquardt damped least squares, every iterate
         clamped into the joint limits, at most ``max_iterations`` steps per attempt, then up
         to ``max_restarts`` restarts from random in-limit configurations (reproducible from
         ``seed``) until both tolerances hold (1e-6 m, 1e-6 rad), or until ``timeout`` seconds
         (None: no time limit; checked between rounds of 8 attempts).  ``method="newton"``:
-        003 (1.20)-(1.23) with gain ``gain`` from ``q0`` (required), at most
+        003 (1.20)-(1.23) with gain ``gain`` from ``seeds`` (required), at most
         ``max_iterations`` steps, no limits and no restarts.
 
         Never raises for a target it cannot reach: ``solved`` is False and ``positions`` the
         best pose found (least ``|e|^2``).  Bad arguments raise ``ValueError``."""
+        if q0 is not None:
+            seeds = validate.renamed("Robot.ik", "q0", "seeds", q0, seeds)
+        q0 = seeds
         if method not in ("dls", "newton"):
             raise ValueError(f"method must be 'dls' or 'newton', got {method!r}")
         position_tolerance = validate.positive("position_tolerance", position_tolerance)
@@ -155,12 +159,12 @@ class StaticsAndIK:
         N, n = T.shape[0], self.dof
         use_q0 = q0 is not None
         if use_q0:
-            q0 = self._states("q0", q0)
+            q0 = self._states("seeds", q0)
             q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, n))) if q0.ndim == 1 else q0
             if q0.shape[0] != N:
-                raise ValueError(f"q0 has {q0.shape[0]} rows for {N} targets")
+                raise ValueError(f"seeds has {q0.shape[0]} rows for {N} targets")
         elif method == "newton":
-            raise ValueError("method='newton' needs a start q0 (003 §1.9 step 1)")
+            raise ValueError("method='newton' needs a start: seeds (003 §1.9 step 1)")
         else:
             q0 = np.zeros((N, n))
         rows = 3 if position_only else 6

@@ -7,11 +7,11 @@ answered in a few microseconds, or a control law computed in tens, that bookkeep
 the node's share of a round trip (measured: 0.1-0.15 ms per call or cycle; a
 ``MultiThreadedExecutor`` adds another 0.2-0.3 ms).  On two cores shared by the bridge, the
 controller and the bringup's recorder in a lockstep loop, that CPU is what the loop lacks
-(bench/README.md, "Services").
+(CHANGELOG.rst, "Benchmark history", "Services").
 
 Why not rclpy's ``EventsExecutor``: it lives in ``rclpy.experimental`` (no stable API, only
 in recent distributions), and in the rclpy 9.1 wheels this project uses it never answered a
-service call (bench/README.md; rechecked: the process hung and took SIGKILL to end), so it
+service call (CHANGELOG.rst, "Benchmark history"; rechecked: the process hung and took SIGKILL to end), so it
 could not serve the dynamics server; a loop of our own over rclpy's wait set is small,
 measured, and falls back to rclpy's executor (below).
 

@@ -3,7 +3,7 @@
 rclpy's ``Publisher.publish()`` calls ``rcl_publish`` with the GIL held.  With subscribers in
 other processes (a recorder, the ``/clock`` readers) a publish sometimes waits 2-3 ms inside
 the middleware, and a 1 kHz loop that publishes four topics per step waits with it (measured:
-``bench/README.md``, "Where the misses come from").  Here the stepping thread only serializes
+``CHANGELOG.rst``, "Benchmark history", "Where the misses come from").  Here the stepping thread only serializes
 the message (``rclpy.serialization``, a few us, no middleware lock) and appends the bytes to a
 bounded queue; a thread of its own hands them to ``rcl_publish_serialized_message`` through
 ctypes, which releases the GIL for the call, so a publish that waits holds neither the loop nor

@@ -42,6 +42,9 @@ class LoopResult:
     #: per joint: fraction of cycles at the effort limit, and at it with a sign flip
     saturated_joint: np.ndarray = field(default_factory=lambda: np.zeros(0))
     chatter_joint: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: per joint RMS of the reference minus the simulator's true (noise-free) state: with the
+    #: bridge's sensor noise on, ``rms_error`` is against the measurement the law saw
+    true_rms_error: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def chatter_fraction(tau: np.ndarray, limit: np.ndarray, rel: float = 1e-6) -> float:
@@ -94,13 +97,13 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
     steps = int(round(T / dt))
     n = model.dof
     ref = Reference(n)
-    qs, refs, taus = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
+    qs, refs, taus, qt = (np.empty((steps, n)) for _ in range(4))
     for k in range(steps):
         t = sim.time
         q, qd, _ = sim.measure()
         spline.evaluate(t, ref.q, ref.qd, ref.qdd)
         tau = law.compute(t, q, qd, ref)
-        qs[k], refs[k], taus[k] = q, ref.q, tau
+        qs[k], refs[k], taus[k], qt[k] = q, ref.q, tau, sim.q
         sim.command(tau)
         sim.step()
     err = refs - qs
@@ -118,7 +121,8 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
         gains={k: v.copy() for k, v in law.gains.items()},
         notes=list(tour.notes) + list(law.gain_notes) + log_lines,
         saturated_joint=sat.mean(axis=0),
-        chatter_joint=(sat[1:] & flip).mean(axis=0) if steps > 1 else np.zeros(n))
+        chatter_joint=(sat[1:] & flip).mean(axis=0) if steps > 1 else np.zeros(n),
+        true_rms_error=np.sqrt(np.mean((refs - qt) ** 2, axis=0)))
 
 
 def composed_loop(model: MdhModel, law_name: str, tour: Any = None,

@@ -10,7 +10,9 @@ tool: ``model.replace(tool=site.tool)``.
 last joint axis along the surface normal (the probe pointing into it), from ``approach``
 above it, and along the surface for ``slide`` metres
 (a straight path sampled every 1 cm, each pose reached by IK from the previous one inside
-the limits, with every frame origin at least ``clearance`` off the surface).  Candidates:
+the limits, at least ``LIMIT_MARGIN`` inside them, with every frame origin at least
+``clearance`` off the surface: the xArm 7's IK put its second joint on its lower limit,
+where MuJoCo's limit held the joint the law drove and the approach ran 7 cm off).  Candidates:
 the tool at 0.3 to 0.7 of the arm's reach from the base, level with the base or below it
 (a table top: normal ``up``, the slide across the radial direction) or in front of it (a wall:
 normal toward the base).  Deterministic: the same arm gets the same site.
@@ -25,6 +27,7 @@ from rbd_ros.model import MdhModel
 from rbd_ros.sim.mujoco_model import TIP_RADIUS, workspace
 
 PROBE_LENGTH = 0.06  # m, from the tool origin along the last joint axis to the tip's centre
+LIMIT_MARGIN = 0.1  # rad (m), every pose of the site this far inside the joint limits
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class ContactSite:
     q_above: np.ndarray
     q_touch: np.ndarray
     approach: float
+    mass: float = 0.0  # kg, the arm's effective mass along the normal at the probe, q_touch
+
 
     @property
     def middle(self) -> np.ndarray:
@@ -127,12 +132,14 @@ def _try(robot, start: np.ndarray, normal: np.ndarray, slide: np.ndarray, length
     out = []
     for s, h in steps:
         T[:3, 3] = start + s * slide + (TIP_RADIUS + h) * normal
-        res = robot.ik(T, q0=q, timeout=0.2, max_restarts=20 if q is None else 0,
+        res = robot.ik(T, seeds=q, timeout=0.2, max_restarts=20 if q is None else 0,
                        max_iterations=200)
-        if not res.success:
+        if not res.solved:
             return None
         if q is not None and np.abs(res.positions - q).max() > 0.3:  # a jump: not a smooth slide
             return None
+        if (np.minimum(res.positions - model.lower, model.upper - res.positions) < LIMIT_MARGIN).any():
+            return None  # on a joint limit: MuJoCo's limit would hold the joint the law moves
         origins = robot.link_poses(res.positions)[:, :3, 3]
         near_tip = np.linalg.norm(origins - T[:3, 3], axis=1) <= TIP_RADIUS  # inside the probe
         heights = (origins[~near_tip] - start) @ normal
@@ -142,4 +149,14 @@ def _try(robot, start: np.ndarray, normal: np.ndarray, slide: np.ndarray, length
         out.append(q.copy())
     return ContactSite(start.copy(), normal.copy(), slide.copy(), float(length),
                        model.tool.copy(), R.copy(),
-                       out[0], out[1], float(approach))
+                       out[0], out[1], float(approach), normal_mass(robot, out[1], normal))
+
+
+def normal_mass(robot, q: np.ndarray, normal: np.ndarray) -> float:
+    """The arm's effective mass along unit ``normal`` at its tool origin, ``1 / (n^T J_v
+    M^-1 J_v^T n)`` (the operational-space inertia of one direction, 003 (6.48)): the mass a
+    contact there meets, which MuJoCo's soft contacts scale their stiffness by
+    (``rbd_ros.sim.scene.contact_solref``)."""
+    Jv = robot.jacobian(q)[:3]
+    w = Jv.T @ normal
+    return float(1.0 / (w @ np.linalg.solve(robot.mass_matrix(q, include_actuators=True), w)))

@@ -123,6 +123,8 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     n_vec = site.normal
     above, start_T = site.tool_pose(0.0, approach), site.tool_pose(0.0)
     press_depth = 0.0
+    if law_name != "impedance":  # force along the surface's normal (a wall: horizontal)
+        _force_axis(law, law_name, n_vec)
     if law_name == "impedance":
         if "stiffness" not in (gains or {}):  # the spring along the normal: depth m for force N
             _normal_spring(law, n_vec, force / depth)
@@ -227,16 +229,39 @@ class _Plan:
         ref.a[:3] = sdd * s.approach * s.normal
 
 
+def _axis(normal: np.ndarray) -> int:
+    """The world axis of an axis-aligned ``normal`` (the laws' gains are per world axis)."""
+    axis = int(np.argmax(np.abs(normal)))
+    if abs(abs(normal[axis]) - 1.0) > 1e-9:
+        raise ValueError(f"the press needs a surface normal along a world axis, got "
+                         f"{np.round(normal, 4).tolist()}")
+    return axis
+
+
+def _force_axis(law, law_name: str, normal: np.ndarray) -> None:
+    """Force control along the (axis-aligned) ``normal``, position along the other
+    translations (the model's defaults force ``z``, a table): the hybrid law's selection;
+    the admittance law's stiffness 0 there and, on the others, ``D^2 / (4 M)`` (the spring
+    its critical damping was designed for, ``force_model_gains``)."""
+    axis, g = _axis(normal), law.gains
+    if law_name == "hybrid_force_position":
+        S = g["selection"].copy()
+        S[:3] = 1.0
+        S[axis] = 0.0
+        law.set_gains(selection=S)
+        return
+    K, D, M = g["stiffness"].copy(), g["damping"], g["mass"]
+    for r in range(3):
+        K[r] = 0.0 if r == axis or M[r] <= 0.0 else D[r] ** 2 / (4.0 * M[r])
+    law.set_gains(stiffness=K)
+
+
 def _normal_spring(law, normal: np.ndarray, k: float) -> None:
     """Set the impedance law's translational stiffness along the (axis-aligned) ``normal`` to
     ``k``; the damping stays the model's (``2 zeta Lambda omega``: overdamped in free space
     for the softer spring, about critical against the surface's own stiffness in contact)."""
     K = law.gains["stiffness"].copy()
-    axis = int(np.argmax(np.abs(normal)))
-    if abs(abs(normal[axis]) - 1.0) > 1e-9:
-        raise ValueError(f"the impedance press needs a surface normal along a world axis, got "
-                         f"{np.round(normal, 4).tolist()}")
-    K[axis] = k
+    K[_axis(normal)] = k
     law.set_gains(stiffness=K)
 
 

@@ -152,6 +152,20 @@ def camera_pose(model: MdhModel, fovy_deg: float = 45.0, aspect: float = WIDTH /
     return {"lookat": lookat, "distance": distance, "azimuth": 135.0, "elevation": elevation}
 
 
+CONTACT_VIEW = 0.3  # m, the half height of the view about a contact (the probe, its slide, the wrist)
+
+
+def contact_camera(scene: Any, fovy_deg: float = 45.0) -> dict[str, object]:
+    """``lookat`` and ``distance`` framing the contact of a placed ``scene`` (its first
+    object's anchor face: the table top, the wall's front, where ``place_scene`` put the
+    slide's middle), ``CONTACT_VIEW`` m each side: the whole workspace made the probe a few
+    pixels."""
+    o = scene.objects[0]
+    lookat = o.pose[:3, :3] @ o.anchor_offset() + o.pose[:3, 3]
+    return {"lookat": lookat, "distance": CONTACT_VIEW / math.sin(math.radians(0.5 * fovy_deg)),
+            "elevation": -25.0}
+
+
 def scene_model(model: MdhModel, shapes: tuple = (), scene: Any = None) -> tuple["mujoco.MjModel", np.ndarray]:
     """The MuJoCo model a recording is drawn on (``mujoco_model``'s; a mobile base:
     ``mobile_model``'s ideal base, whose wheels are kinematic hinges) and the ``qpos`` address
@@ -213,8 +227,10 @@ class FrameRenderer:
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
         lift = float(self.m.body(model.base_link).pos[2]) if travel is not None else 0.0
-        for key, value in camera_pose(model, float(self.m.vis.global_.fovy), width / height,
-                                      travel, lift).items():
+        pose = camera_pose(model, float(self.m.vis.global_.fovy), width / height, travel, lift)
+        if scene is not None and travel is None:
+            pose.update(contact_camera(scene, float(self.m.vis.global_.fovy)))
+        for key, value in pose.items():
             setattr(self.camera, key, value)
         self.option, self.perturb = mujoco.MjvOption(), mujoco.MjvPerturb()
         self.path = path  # (k, 3) reference tool points, drawn as a line

@@ -23,7 +23,25 @@ other).  The robot's collision geoms (``mujoco_model.add_robot_collision``) are 
 for ``contacts`` (radius ``ROBOT_RADIUS``), the last one replaced by a tool sphere
 (``TIP_RADIUS``) at the tool origin, the probe the contact tasks press with.  A contact's
 friction is the larger of the two geoms' (MuJoCo's rule): the robot's geoms carry
-MuJoCo's smallest, so the object's friction decides.  Without a scene nothing is added and
+MuJoCo's smallest, so the object's friction decides.
+
+**Contact stiffness in N/m** (``stiffness``, ``damping``; default ``DEFAULT_STIFFNESS``,
+``DEFAULT_DAMPING``).  MuJoCo's soft contact is set in accelerations: ``solref`` and
+``solimp`` (``d``) fix ``a1 + d (b v + k r) = (1 - d) a0`` at the contact, so at rest
+``r = (1 - d) f / (d k m)``: the same ``solref`` is a pad 7x thinner under the UR5 (``m`` =
+6.2 kg along the table normal at its contact site) than under the UR3 (0.9 kg).  Sliding with
+friction ``mu``, MuJoCo's convex contact also lifts the probe (the friction rows' damping
+``b`` couples into the normal one, at about ``mu b |v_t|``): a thin pad then lets go for
+single steps, 64 per slide on the joint-limited UR5.  So a placed scene (``place_scene`` with
+the arm's mass ``m`` along the normal at the contact site, ``contact_site.normal_mass``) turns
+``stiffness`` ``K`` and ``damping`` ``B`` into MuJoCo's direct ``solref = (-k, -b)`` with a
+constant impedance ``d`` (``contact_solref``): ``k = K (1 - d) / m``, ``b = B (1 - d) / m``,
+so that every arm meets about the same pad.  Not exactly ``K``: MuJoCo sizes its
+regulariser by its own approximate inertia (``efc_D``, from ``body_invweight0``), and the
+pad measured at 10 N is 0.35-0.6 mm on the UR3, UR5 and Z1 (``K`` = 1e4 says 1 mm) where
+MuJoCo's own ``solref`` put them 7x apart (``test_force_acceptance``).  A given
+``solref``/``solimp`` is used as it is (and objects placed without an arm's mass fall back
+to ``DEFAULT_SOLREF``/``DEFAULT_SOLIMP``).  Without a scene nothing is added and
 contacts stay off: the model, and so the dynamics, are the ones built before (bit-identical;
 ``test_scene_contact``).
 """
@@ -42,6 +60,9 @@ ANCHORS = ("top", "front")
 DEFAULT_FRICTION = (0.5, 0.005, 0.0001)
 DEFAULT_SOLREF = (0.05, 1.0)  # MuJoCo's contact time constant (s) and damping ratio
 DEFAULT_SOLIMP = (0.5, 0.6, 0.001, 0.5, 2.0)  # and impedance: a pad ~1 mm deep at 10 N
+DEFAULT_STIFFNESS = 1.0e4  # N/m, the pad an arm meets (module docstring): ~0.5 mm at 10 N
+DEFAULT_DAMPING = 50.0  # N s/m
+CONTACT_IMPEDANCE = 0.6  # MuJoCo's d, constant, with a stiffness in N/m
 _SIZES = {"box": 3, "cylinder": 2, "sphere": 1, "plane": 2}
 
 
@@ -58,6 +79,8 @@ class SceneObject:
     solref: tuple[float, float] = DEFAULT_SOLREF
     solimp: tuple[float, float, float] = DEFAULT_SOLIMP
     rgba: tuple[float, float, float, float] = (0.55, 0.42, 0.30, 1.0)
+    stiffness: float | None = DEFAULT_STIFFNESS  # N/m; None: solref/solimp as given
+    damping: float = DEFAULT_DAMPING  # N s/m
 
     def anchor_offset(self) -> np.ndarray:
         """The anchor face's centre in the object's frame (top: +z; front: -x)."""
@@ -145,7 +168,7 @@ def _object(raw: Any, k: int, where: str) -> SceneObject:
     name = str(raw.get("name") or f"object{k}")
     label = f"{where}: object '{name}'"
     unknown = sorted(set(raw) - {"name", "type", "size", "pose", "friction", "anchor", "rgba",
-                                 "solref", "solimp"})
+                                 "solref", "solimp", "stiffness", "damping"})
     if unknown:
         raise ValueError(f"{label}: unknown field(s) {unknown}")
     kind = str(raw.get("type", ""))
@@ -175,9 +198,32 @@ def _object(raw: Any, k: int, where: str) -> SceneObject:
         raise ValueError(f"{label}: solref must be [time constant > 0, damping ratio > 0] and "
                          f"solimp [d0, d1, width, ...] with 0 < d0 <= d1 < 1 (MuJoCo's contact "
                          f"softness), got {list(solref)}, {list(solimp)}")
+    given = ("solref" in raw or "solimp" in raw, "stiffness" in raw or "damping" in raw)
+    if all(given):
+        raise ValueError(f"{label}: give either stiffness/damping (N/m, N s/m) or MuJoCo's "
+                         "solref/solimp, not both")
+    stiff = _numbers(raw.get("stiffness", DEFAULT_STIFFNESS), 1, f"{label}: stiffness")[0]
+    damp = _numbers(raw.get("damping", DEFAULT_DAMPING), 1, f"{label}: damping")[0]
+    if not (stiff > 0 and damp >= 0):
+        raise ValueError(f"{label}: stiffness must be > 0 N/m and damping >= 0 N s/m, got "
+                         f"{stiff}, {damp}")
     return SceneObject(name, kind, tuple(float(s) for s in size), T,
                        tuple(float(f) for f in friction), anchor, tuple(float(x) for x in solref),
-                       tuple(float(x) for x in solimp), rgba)
+                       tuple(float(x) for x in solimp), rgba,
+                       None if given[0] else float(stiff), float(damp))
+
+
+def contact_solref(stiffness: float, damping: float, mass: float) -> tuple[tuple, tuple]:
+    """MuJoCo's ``(solref, solimp)`` for a contact of ``stiffness`` N/m and ``damping``
+    N s/m met by an arm of effective ``mass`` kg along its normal (module docstring): with a
+    constant ``d``, MuJoCo's direct ``solref = (-k, -b)`` gives ``aref = -(b v + k d r) / d``
+    and ``a = (1 - d) a0 + d aref``, i.e. ``(m / (1 - d)) a = f - (m k / (1 - d)) r -
+    (m b / (1 - d)) v`` for an applied force ``f = m a0``: so ``k = K (1 - d) / m`` and
+    ``b = B (1 - d) / m``."""
+    d = CONTACT_IMPEDANCE
+    k = stiffness * (1.0 - d) / mass
+    b = damping * (1.0 - d) / mass
+    return (-k, -b), (d, d, 0.001, 0.5, 2.0)
 
 
 def _numbers(value: Any, count: int, what: str) -> np.ndarray:
@@ -190,12 +236,18 @@ def _numbers(value: Any, count: int, what: str) -> np.ndarray:
     return arr
 
 
-def place_scene(scene: Scene, contact: np.ndarray, normal: np.ndarray) -> Scene:
+def place_scene(scene: Scene, contact: np.ndarray, normal: np.ndarray,
+                mass: float | None = None) -> Scene:
     """``scene`` with every ``pose: auto`` object placed so that its anchor face's centre is
     at ``contact`` (world) with its outward normal ``normal`` (unit; the face the tool
-    touches).  Objects with a pose keep it."""
+    touches).  Objects with a pose keep it.  ``mass`` (kg, the arm's along ``normal`` at the
+    contact): objects with a ``stiffness`` get the ``solref``/``solimp`` of
+    :func:`contact_solref`."""
     objs = []
     for o in scene.objects:
+        if mass is not None and o.stiffness is not None:
+            solref, solimp = contact_solref(o.stiffness, o.damping, float(mass))
+            o = replace(o, solref=solref, solimp=solimp, stiffness=None)
         if o.pose is not None:
             objs.append(o)
             continue

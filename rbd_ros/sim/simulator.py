@@ -148,7 +148,7 @@ def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> tuple[Any, Any,
     else:
         anchor = next(o.anchor for o in scene.objects if o.pose is None)
         site = contact_site(model, anchor)
-        scene = place_scene(scene, site.middle, site.normal)
+        scene = place_scene(scene, site.middle, site.normal, site.mass)
         tool = site.tool
     return scene, site, model.replace(tool=tool)
 

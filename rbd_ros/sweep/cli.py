@@ -2,7 +2,7 @@
 
     rbd-ros sweep --robots arm7,puma560 --laws pd_gravity,computed_torque \\
         --perturb 0,10,30 --seeds 3 --tours default,fast [--duration 5] \\
-        [--workers 2 | --ray ADDRESS] [--out sweep_out]
+        [--workers 2 | --ray ADDRESS] [-o sweep_out]
 
 Writes ``OUT/sweep.csv``, ``OUT/sweep.json`` (the settings, the machine, throughput and every
 row) and ``OUT/sweep.png``; prints one line per finished cell and the throughput: closed-loop
@@ -33,6 +33,7 @@ def _floats(text: str) -> list[float]:
 
 def parser() -> argparse.ArgumentParser:
     from rbd_ros.sweep.grid import TOURS
+    from rbd_ros.util.flags import add_deprecated
 
     ap = argparse.ArgumentParser(prog="rbd-ros sweep", description=__doc__.splitlines()[0])
     ap.add_argument("--robots", type=_list, default=["arm7"],
@@ -47,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=1, help="local processes, or Ray tasks in flight (default 1)")
     ap.add_argument("--ray", metavar="ADDRESS", default=None,
                     help="run on Ray: 'local', 'auto' or HOST:PORT (needs the sweep extra)")
-    ap.add_argument("--out", default="sweep_out", help="output folder (default sweep_out)")
+    ap.add_argument("-o", "--output", default="sweep_out", help="output folder (default sweep_out)")
+    add_deprecated(ap, "--out", "--output", "output")
     return ap
 
 
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     simulated = sum(r.get("sim_s", 0.0) for r in rows if not r["error"])
     meta["throughput"] = {"cells": len(rows), "wall_s": wall, "simulated_s": simulated,
                           "simulated_per_wall_s": simulated / wall if wall > 0 else float("nan")}
-    paths = table.write(rows, Path(args.out), meta)
+    paths = table.write(rows, Path(args.output), meta)
     failed = sum(1 for r in rows if r["error"])
     print(f"sweep: {len(rows)} cells, {simulated:.1f} s simulated in {wall:.1f} s wall = "
           f"{meta['throughput']['simulated_per_wall_s']:.2f} simulated s per wall s"

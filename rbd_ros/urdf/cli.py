@@ -4,7 +4,7 @@
                      [--xacro-arg k:=v ...] [--format table|yaml|json] [-o model.yaml]
                      [--base-type fixed|floating|planar|diff_drive] [--wheels LEFT RIGHT]
 
-``--base-type`` puts the chain on a moving base (``Robot.from_urdf``'s ``base``; a
+``--base-type`` puts the chain on a moving base (``Robot.from_urdf``'s ``base_type``; a
 ``diff_drive`` base's wheels found in the URDF or named with ``--wheels``), so ``-o`` writes a
 model file the bridge and bringup read (``model_yaml``).
 

@@ -24,6 +24,8 @@ Kinds (issue 27: nothing is reinterpreted without a word):
   treating it as fixed would be wrong; the message gives both fixes.
 * ``finite_result(what, out, **inputs)``: a result is checked before it leaves: a non-finite
   one raises ``NonFiniteResultError`` naming the cause (the largest input).
+* ``renamed(where, old, new, value, current, default)``: an old keyword spelling (docs/guides/
+  glossary.md): its value, after one ``DeprecationWarning`` naming the new one.
 """
 from __future__ import annotations
 
@@ -35,6 +37,21 @@ from typing import Any, Sequence
 import numpy as np
 
 _TINY = sys.float_info.min  # the smallest normal double
+
+
+def renamed(where: str, old: str, new: str, value: Any, current: Any, default: Any = None) -> Any:
+    """The keyword ``new``'s value (``current``, whose default is ``default``) when the caller
+    may have spelled it ``old`` (``value``; None: not given): the old spelling's value after one
+    ``DeprecationWarning`` naming the new one; both given is an error."""
+    if value is None:
+        return current
+    if current is not default and not (isinstance(current, str) and current == default):
+        raise ValueError(f"{where}: give {new}= only ({old}= is its deprecated spelling)")
+    import warnings
+
+    warnings.warn(f"{where}: {old}= is deprecated, use {new}= ({old}= goes in the next release)",
+                  DeprecationWarning, stacklevel=3)
+    return value
 
 
 class NonFiniteResultError(ValueError):

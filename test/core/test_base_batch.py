@@ -42,7 +42,7 @@ def floating(request):  # noqa: ANN001, ANN201
     """(robot, Pinocchio free-flyer model, data, our joint order in Pinocchio's)."""
     path = REPO / "urdf" / "arm7.urdf" if request.param == "arm7" else example_robot_urdf(Z1)
     xml = _floating_xml(path.read_text())
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     assert isinstance(robot, FloatingBaseRobot)
     full = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
     lock = [full.getJointId(nm) for nm in full.names[2:] if nm not in robot.joint_names]
@@ -95,8 +95,8 @@ def test_floating_batch_matches_pinocchio_free_flyer(floating) -> None:  # noqa:
 def ground():  # noqa: ANN201
     """planar and diff_drive robots of the bundled mobile arms, with Pinocchio on a planar root
     (wheels locked) for the planar one."""
-    omni = Robot.from_urdf(str(REPO / "urdf" / "omni_arm7.urdf"), base="planar", tip_link="tool0")
-    diff = Robot.from_urdf(str(REPO / "urdf" / "mobile_arm7.urdf"), base="diff_drive", tip_link="tool0")
+    omni = Robot.from_urdf(str(REPO / "urdf" / "omni_arm7.urdf"), base_type="planar", tip_link="tool0")
+    diff = Robot.from_urdf(str(REPO / "urdf" / "mobile_arm7.urdf"), base_type="diff_drive", tip_link="tool0")
     assert isinstance(omni, MobileBaseRobot) and isinstance(diff, MobileBaseRobot)
     full = pin.buildModelFromUrdf(str(REPO / "urdf" / "omni_arm7.urdf"), pin.JointModelPlanar())
     lock = [full.getJointId(j) for j in full.names[2:] if "wheel" in j]

@@ -39,8 +39,8 @@ def floating_arm7() -> FloatingBaseRobot:
 
 @pytest.fixture(scope="module")
 def based() -> dict[str, Robot]:
-    return {"floating": floating_arm7(), "planar": Robot.from_urdf(OMNI, base="planar", tip_link="tool0"),
-            "diff_drive": Robot.from_urdf(DIFF, base="diff_drive", tip_link="tool0")}
+    return {"floating": floating_arm7(), "planar": Robot.from_urdf(OMNI, base_type="planar", tip_link="tool0"),
+            "diff_drive": Robot.from_urdf(DIFF, base_type="diff_drive", tip_link="tool0")}
 
 
 def _state(r: Robot, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -148,7 +148,7 @@ def test_huge_rates_raise_naming_the_cause_on_a_base(based, kind: str) -> None: 
 
 
 def test_planar_base_without_mass_is_singular_not_nan() -> None:
-    r0 = Robot.from_urdf(OMNI, base="planar", tip_link="tool0")
+    r0 = Robot.from_urdf(OMNI, base_type="planar", tip_link="tool0")
     r = Robot(r0.model.replace(base_mass=0.0, base_com=np.zeros(3), base_inertia=np.zeros((3, 3)),
                                mass=np.zeros(r0.dof), inertia=np.zeros((r0.dof, 3, 3))))
     q, v, _ = _state(r, np.random.default_rng(2))

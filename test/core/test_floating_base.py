@@ -67,7 +67,7 @@ def pair(request):  # noqa: ANN001, ANN201
     root = load_tree(xml).root
     if not re.search(rf'<link name="{root}">\s*<inertial>', xml):
         xml = with_base_inertial(xml, root)
-    robot = Robot.from_urdf(xml, base_link=base, tip_link=tip, base="floating")
+    robot = Robot.from_urdf(xml, base_link=base, tip_link=tip, base_type="floating")
     assert isinstance(robot, FloatingBaseRobot) and robot.nq == 7 + robot.dof and robot.nv == 6 + robot.dof
     return (robot, *pin_pair(xml, robot))
 
@@ -115,7 +115,7 @@ def test_space_robot_momentum_conservation(integrator: str) -> None:
     spatial momentum of the whole system is conserved (RKMK4 to 1e-9 relative over 2 s at
     1 ms; Lie-Euler only to first order); quaternions stay unit."""
     xml = with_base_inertial((BUNDLED_URDF / "arm7.urdf").read_text(), "base_link")
-    robot = Robot.from_urdf(xml, base="floating", gravity=(0.0, 0.0, 0.0))
+    robot = Robot.from_urdf(xml, base_type="floating", gravity=(0.0, 0.0, 0.0))
     n = robot.dof
     rng = np.random.default_rng(2)
     q0 = robot.neutral()
@@ -159,7 +159,7 @@ def test_simulate_matches_pinocchio_rk4_on_the_group() -> None:
     """Our RKMK4 against an RK4 in the chart written with Pinocchio's aba and integrate
     (pin.integrate(q, h K) for the stages): same scheme, independent dynamics and exp."""
     xml = with_base_inertial((BUNDLED_URDF / "puma560.urdf").read_text(), "base_link")
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     pm, pd, order = pin_pair(xml, robot)
     assert order == list(range(robot.dof))
     rng = np.random.default_rng(6)
@@ -174,7 +174,7 @@ def test_simulate_matches_pinocchio_rk4_on_the_group() -> None:
 
 def test_model_round_trip_and_errors() -> None:
     xml = with_base_inertial((BUNDLED_URDF / "arm7.urdf").read_text(), "base_link")
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     m2 = MdhModel.from_yaml(robot.model.to_yaml())
     assert m2.base_type == "floating" and m2.base_mass == robot.model.base_mass
     np.testing.assert_array_equal(m2.base_inertia, robot.model.base_inertia)
@@ -182,11 +182,11 @@ def test_model_round_trip_and_errors() -> None:
     fixed = Robot.from_urdf(xml)
     assert type(fixed) is Robot and "base_type" not in fixed.model.to_dict()
     with pytest.raises(ValueError, match="positive mass"):
-        Robot.from_yaml(fixed.model.to_yaml(), base="floating")  # the fixed model has no base body
+        Robot.from_yaml(fixed.model.to_yaml(), base_type="floating")  # the fixed model has no base body
     with pytest.raises(ValueError, match="positive mass"):
-        Robot.from_urdf(BUNDLED_URDF / "arm7.urdf", base="floating")  # massless base_link
+        Robot.from_urdf(BUNDLED_URDF / "arm7.urdf", base_type="floating")  # massless base_link
     m = fixed.model
-    r = Robot.from_mdh(m.a, m.alpha, m.d, m.theta, m.mass, m.com, m.inertia, base="floating",
+    r = Robot.from_mdh(m.a, m.alpha, m.d, m.theta, m.mass, m.com, m.inertia, base_type="floating",
                        base_mass=2.0, base_inertia=np.eye(3))
     assert isinstance(r, FloatingBaseRobot) and r.nv == 6 + m.dof
     with pytest.raises(ValueError, match="base_type"):
@@ -208,7 +208,7 @@ def test_fast_path_input_forms() -> None:
     arrays: strided, integer, list and read-only inputs give the same numbers, and results
     are fresh arrays."""
     xml = with_base_inertial((BUNDLED_URDF / "arm7.urdf").read_text(), "base_link")
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     q, v, a, _ = random_state(np.random.default_rng(12), robot.dof)
     ref = robot.inverse_dynamics(q, v, a)
     wide = np.zeros((robot.nq, 2))

@@ -82,34 +82,34 @@ def test_newton_iteration_pinned() -> None:
     """formulations §6.2: l1 = 1, l2 = 0.7, target (1.2, 0.5), q0 = (0.3, 0.8), k = 0.5
     reaches 1e-10 in 32 steps on (-0.16727868, 1.42744876)."""
     r = planar(1.0, 0.7)
-    res = r.ik([1.2, 0.5, 0.0], q0=[0.3, 0.8], position_only=True, method="newton", gain=0.5,
+    res = r.ik([1.2, 0.5, 0.0], seeds=[0.3, 0.8], position_only=True, method="newton", gain=0.5,
                position_tolerance=1e-10, max_iterations=200)
-    assert res.success
-    np.testing.assert_allclose(res.q, [-0.16727868, 1.42744876], atol=1e-8)
+    assert res.solved
+    np.testing.assert_allclose(res.positions, [-0.16727868, 1.42744876], atol=1e-8)
     assert 30 <= res.iterations <= 34
     # k = 1: quadratic Newton, far fewer steps
-    fast = r.ik([1.2, 0.5, 0.0], q0=[0.3, 0.8], position_only=True, method="newton", gain=1.0,
+    fast = r.ik([1.2, 0.5, 0.0], seeds=[0.3, 0.8], position_only=True, method="newton", gain=1.0,
                 position_tolerance=1e-10)
-    assert fast.success and fast.iterations < 10
+    assert fast.solved and fast.iterations < 10
 
 
 def test_newton_singular_start_fails_cleanly() -> None:
     """det J = l1 l2 sin q2 (§7 #15): from q2 = 0 the Newton step does not exist."""
     r = planar(1.0, 0.7)
-    res = r.ik([1.2, 0.5, 0.0], q0=[0.3, 0.0], position_only=True, method="newton")
-    assert not res.success and res.iterations == 0
-    assert np.isfinite(res.q).all() and np.isfinite(res.position_error)
-    with pytest.raises(ValueError, match="needs a start q0"):
+    res = r.ik([1.2, 0.5, 0.0], seeds=[0.3, 0.0], position_only=True, method="newton")
+    assert not res.solved and res.iterations == 0
+    assert np.isfinite(res.positions).all() and np.isfinite(res.position_errors)
+    with pytest.raises(ValueError, match="needs a start: seeds"):
         r.ik([1.2, 0.5, 0.0], position_only=True, method="newton")
 
 
 # ---- damped least squares ------------------------------------------------------------------
 def _check_solutions(r: Robot, T: np.ndarray, res, tol: float = 1e-6) -> None:
-    assert np.all(res.success)
-    Tq = r.fk(res.q)
+    assert np.all(res.solved)
+    Tq = r.fk(res.positions)
     assert np.abs(Tq[..., :3, 3] - T[..., :3, 3]).max() <= 2 * tol
     assert np.abs(Tq[..., :3, :3] - T[..., :3, :3]).max() <= 2 * tol
-    assert np.all(res.q >= r.model.lower) and np.all(res.q <= r.model.upper)
+    assert np.all(res.positions >= r.model.lower) and np.all(res.positions <= r.model.upper)
 
 
 @pytest.mark.parametrize("name", ["puma", "arm7"])
@@ -120,16 +120,16 @@ def test_fk_of_ik_is_target(name: str, request: pytest.FixtureRequest) -> None:
     T = r.fk(rng.uniform(lo, hi, (40, r.dof)))
     q0 = rng.uniform(lo, hi, (40, r.dof))
     for k in range(10):
-        res = r.ik(T[k], q0=q0[k])
+        res = r.ik(T[k], seeds=q0[k])
         _check_solutions(r, T[k], res)
-        assert isinstance(res.success, bool) and res.q.shape == (r.dof,)
-    res = r.ik(T, q0=q0)
+        assert isinstance(res.solved, bool) and res.positions.shape == (r.dof,)
+    res = r.ik(T, seeds=q0)
     _check_solutions(r, T, res)
-    assert res.q.shape == (40, r.dof) and res.success.shape == (40,)
-    assert np.all(res.position_error <= 1e-6) and np.all(res.orientation_error <= 1e-6)
+    assert res.positions.shape == (40, r.dof) and res.solved.shape == (40,)
+    assert np.all(res.position_errors <= 1e-6) and np.all(res.orientation_errors <= 1e-6)
     # reproducible from the seed, and independent of q0's presence
     again = r.ik(T[:5], seed=3)
-    np.testing.assert_array_equal(again.q, r.ik(T[:5], seed=3).q)
+    np.testing.assert_array_equal(again.positions, r.ik(T[:5], seed=3).positions)
     _check_solutions(r, T[:5], again)
 
 
@@ -147,11 +147,11 @@ def test_panda_against_pinocchio() -> None:
     rng = np.random.default_rng(8)
     qs = rng.uniform(r.model.lower, r.model.upper, (20, r.dof))
     T = r.fk(qs)
-    res = r.ik(T, q0=rng.uniform(r.model.lower, r.model.upper, (20, r.dof)))
-    assert res.success.all()
+    res = r.ik(T, seeds=rng.uniform(r.model.lower, r.model.upper, (20, r.dof)))
+    assert res.solved.all()
     for k in range(20):
         qp = np.empty(r.dof)
-        qp[order] = res.q[k]
+        qp[order] = res.positions[k]
         pin.framesForwardKinematics(pm, pd, qp)
         M = pd.oMf[fid]
         assert np.abs(M.translation - T[k, :3, 3]).max() < 2e-6
@@ -162,8 +162,8 @@ def test_position_only(arm7: Robot) -> None:
     rng = np.random.default_rng(4)
     p = arm7.fk(rng.uniform(arm7.model.lower, arm7.model.upper, (10, arm7.dof)))[:, :3, 3]
     res = arm7.ik(p, position_only=True)
-    assert res.success.all() and np.all(res.orientation_error == 0.0)
-    np.testing.assert_allclose(arm7.fk(res.q)[:, :3, 3], p, atol=2e-6)
+    assert res.solved.all() and np.all(res.orientation_errors == 0.0)
+    np.testing.assert_allclose(arm7.fk(res.positions)[:, :3, 3], p, atol=2e-6)
 
 
 def test_prismatic_joints_and_newton_batch() -> None:
@@ -181,11 +181,11 @@ def test_prismatic_joints_and_newton_batch() -> None:
     qs = rng.uniform(-0.4, 0.4, (6, n))
     T = r.fk(qs)
     res = r.ik(T)
-    assert res.success.all()
-    np.testing.assert_allclose(r.fk(res.q), T, atol=2e-6)
-    newton = r.ik(T, q0=qs + 0.02, method="newton", gain=1.0)
-    assert newton.success.all()
-    np.testing.assert_allclose(r.fk(newton.q), T, atol=2e-6)
+    assert res.solved.all()
+    np.testing.assert_allclose(r.fk(res.positions), T, atol=2e-6)
+    newton = r.ik(T, seeds=qs + 0.02, method="newton", gain=1.0)
+    assert newton.solved.all()
+    np.testing.assert_allclose(r.fk(newton.positions), T, atol=2e-6)
 
 
 def test_unreachable_gives_best_pose(puma: Robot) -> None:
@@ -194,38 +194,38 @@ def test_unreachable_gives_best_pose(puma: Robot) -> None:
     T = np.eye(4)
     T[:3, 3] = [5.0, 0.0, 0.5]
     res = puma.ik(T, max_restarts=3)
-    assert not res.success
-    assert np.isfinite(res.q).all() and math.isfinite(res.position_error)
-    assert np.all(res.q >= puma.model.lower) and np.all(res.q <= puma.model.upper)
-    assert 3.5 < res.position_error < 5.0
+    assert not res.solved
+    assert np.isfinite(res.positions).all() and math.isfinite(res.position_errors)
+    assert np.all(res.positions >= puma.model.lower) and np.all(res.positions <= puma.model.upper)
+    assert 3.5 < res.position_errors < 5.0
     r = planar(1.0, 0.7)
     res = r.ik([3.0, 0.0, 0.0], position_only=True, max_restarts=2)
-    assert not res.success
-    assert res.position_error == pytest.approx(3.0 - 1.7, abs=1e-6)  # stretched towards it
+    assert not res.solved
+    assert res.position_errors == pytest.approx(3.0 - 1.7, abs=1e-6)  # stretched towards it
     batch = r.ik(np.array([[3.0, 0.0, 0.0], [1.0, 0.5, 0.0]]), position_only=True, max_restarts=2)
-    assert batch.success.tolist() == [False, True] and np.isfinite(batch.q).all()
+    assert batch.solved.tolist() == [False, True] and np.isfinite(batch.positions).all()
     # with a time budget the restarts run in rounds of 8; the budget of attempts still holds
     timed = r.ik(np.array([[3.0, 0.0, 0.0], [1.0, 0.5, 0.0]]), position_only=True,
                  max_restarts=20, timeout=30.0)
-    assert timed.success.tolist() == [False, True] and timed.attempts[0] == 21
-    assert timed.position_error[0] == pytest.approx(1.3, abs=1e-6)
+    assert timed.solved.tolist() == [False, True] and timed.attempts[0] == 21
+    assert timed.position_errors[0] == pytest.approx(1.3, abs=1e-6)
 
 
 def test_boundary_and_singular_targets(puma: Robot) -> None:
     """Targets whose solution is singular: the stretched planar arm (k = 0) and the Puma's
     wrist singularity (q5 = 0).  LM still converges (slower), or reports its best pose."""
     r = planar(1.0, 0.7, limit=math.pi)
-    res = r.ik([1.7, 0.0, 0.0], position_only=True, q0=[0.4, 0.6], position_tolerance=1e-6)
-    assert res.success and abs(res.q[1]) < 1e-2
+    res = r.ik([1.7, 0.0, 0.0], position_only=True, seeds=[0.4, 0.6], position_tolerance=1e-6)
+    assert res.solved and abs(res.positions[1]) < 1e-2
     q = np.array([0.3, -0.8, 1.2, 0.5, 0.0, -0.4])  # q5 = 0: joints 4 and 6 aligned
-    res = puma.ik(puma.fk(q), q0=q + 0.2)
-    assert np.isfinite(res.q).all()
-    assert res.success
+    res = puma.ik(puma.fk(q), seeds=q + 0.2)
+    assert np.isfinite(res.positions).all()
+    assert res.solved
     # an orientation 180 degrees away (the log map's branch point) is reached too
     T = puma.fk(q)
     T[:3, :3] = T[:3, :3] @ rodrigues([0, 0, 1], math.pi)
-    res = puma.ik(T, q0=q)
-    assert res.success
+    res = puma.ik(T, seeds=q)
+    assert res.solved
 
 
 def test_orientation_error_log_map(arm7: Robot) -> None:
@@ -258,16 +258,16 @@ def test_bad_arguments(arm7: Robot) -> None:
         arm7.ik(np.full((4, 4), np.nan))
     with pytest.raises(ValueError, match="target must be"):
         arm7.ik(np.zeros(3))
-    with pytest.raises(ValueError, match="q0 must have shape"):
-        arm7.ik(T, q0=np.zeros(3))
+    with pytest.raises(ValueError, match="seeds must have shape"):
+        arm7.ik(T, seeds=np.zeros(3))
     with pytest.raises(ValueError, match="method must be"):
         arm7.ik(T, method="ccd")
     with pytest.raises(ValueError, match="position_tolerance"):
         arm7.ik(T, position_tolerance=0)
     with pytest.raises(ValueError, match="target must be real numbers"):
         arm7.ik(np.eye(4) * (1 + 1j))
-    with pytest.raises(ValueError, match="q0 has 2 rows"):
-        arm7.ik(np.stack([T] * 3), q0=np.zeros((2, arm7.dof)))
+    with pytest.raises(ValueError, match="seeds has 2 rows"):
+        arm7.ik(np.stack([T] * 3), seeds=np.zeros((2, arm7.dof)))
 
 
 @pytest.mark.parametrize("far", [1e155, 1e300])
@@ -279,5 +279,5 @@ def test_a_target_too_far_for_float64_reports_its_error_not_zero(puma: Robot, fa
     T[:3, 3] = far
     res = puma.ik(T, max_restarts=2)
     reach = float(np.abs(puma.model.a).sum() + np.abs(puma.model.d).sum() + np.abs(puma.model.tool).sum())
-    assert not res.success
-    assert res.position_error >= far * math.sqrt(3) - reach - 1.0
+    assert not res.solved
+    assert res.position_errors >= far * math.sqrt(3) - reach - 1.0

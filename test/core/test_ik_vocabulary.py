@@ -25,7 +25,7 @@ def test_new_names_and_old_names_warn() -> None:
     rng = np.random.default_rng(4)
     q = rng.uniform(np.clip(robot.model.lower, -2, 2), np.clip(robot.model.upper, -2, 2), (3, robot.dof))
     T = robot.fk(q)
-    batch = robot.ik(T, q0=np.clip(q + 0.1, robot.model.lower, robot.model.upper))
+    batch = robot.ik(T, seeds=np.clip(q + 0.1, robot.model.lower, robot.model.upper))
     one = robot.ik(T[0])
     assert rbd_ros.IKResult is IKResult and isinstance(one, IKResult)
     assert batch.solved.all() and batch.positions.shape == (3, robot.dof) and batch.attempts.shape == (3,)

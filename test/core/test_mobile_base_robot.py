@@ -50,13 +50,13 @@ def states(n: int, seed: int, k: int = 2, rolling: bool = False) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def omni():  # noqa: ANN201
-    r = Robot.from_urdf(OMNI, base="planar", tip_link="tool0")
+    r = Robot.from_urdf(OMNI, base_type="planar", tip_link="tool0")
     return (r, *pin_reduced(OMNI, r.model.gravity))
 
 
 @pytest.fixture(scope="module")
 def diff():  # noqa: ANN201
-    r = Robot.from_urdf(DIFF, base="diff_drive", tip_link="tool0")
+    r = Robot.from_urdf(DIFF, base_type="diff_drive", tip_link="tool0")
     return (r, *pin_reduced(DIFF, r.model.gravity))
 
 
@@ -190,7 +190,7 @@ def test_diff_drive_simulate_keeps_v_y_zero(diff, method: str) -> None:  # noqa:
 def test_bundled_yaml_round_trip(name: str, base: str) -> None:
     """``config/<name>.yaml`` holds the base (and wheels) of the URDF conversion; to_yaml and
     back is exact."""
-    from_urdf = Robot.from_urdf(str(REPO / "urdf" / f"{name}.urdf"), base=base, tip_link="tool0")
+    from_urdf = Robot.from_urdf(str(REPO / "urdf" / f"{name}.urdf"), base_type=base, tip_link="tool0")
     r = Robot.from_yaml(str(REPO / "config" / f"{name}.yaml"))
     assert r.model.base_type == base
     m, u = r.model, from_urdf.model
@@ -204,7 +204,7 @@ def test_bundled_yaml_round_trip(name: str, base: str) -> None:
 
 
 def test_from_mdh_with_a_base(omni) -> None:  # noqa: ANN001
-    """``from_mdh(..., base="planar" | "diff_drive")`` gives the same dynamics as the URDF."""
+    """``from_mdh(..., base_type="planar" | "diff_drive")`` gives the same dynamics as the URDF."""
     r, _, _ = omni
     m = r.model
     keys = dict(base=m.base, base_mass=m.base_mass, base_com=m.base_com, base_inertia=m.base_inertia,
@@ -219,27 +219,27 @@ def test_from_mdh_with_a_base(omni) -> None:  # noqa: ANN001
     assert rel_err(eff.joints, tau[3:]) < 1e-12 and eff.lateral_force == pytest.approx(tau[1], rel=1e-12)
     assert rel_err(np.array([eff.wheels.sum() / 0.1, 0.25 * (eff.wheels[1] - eff.wheels[0]) / 0.1]),
                    tau[[0, 2]]) < 1e-12
-    assert Robot.from_yaml(d.model.to_yaml(), base="planar").model.wheel_radius == 0.0
+    assert Robot.from_yaml(d.model.to_yaml(), base_type="planar").model.wheel_radius == 0.0
 
 
 def test_bad_input_is_refused_clearly(omni, diff) -> None:  # noqa: ANN001
     r, _, _ = diff
     o, _, _ = omni
-    with pytest.raises(ValueError, match="base 'tracked' unknown"):
-        Robot.from_urdf(DIFF, base="tracked", tip_link="tool0")
+    with pytest.raises(ValueError, match="base_type 'tracked' unknown"):
+        Robot.from_urdf(DIFF, base_type="tracked", tip_link="tool0")
     with pytest.raises(ValueError, match="cannot tell the left drive wheel.*left_wheel="):
-        Robot.from_urdf(OMNI, base="diff_drive", tip_link="tool0")
+        Robot.from_urdf(OMNI, base_type="diff_drive", tip_link="tool0")
     with pytest.raises(ValueError, match="'arm_mount' is not a joint|is not a wheel"):
-        Robot.from_urdf(DIFF, base="diff_drive", tip_link="tool0", left_wheel="joint1")
+        Robot.from_urdf(DIFF, base_type="diff_drive", tip_link="tool0", left_wheel="joint1")
     with pytest.raises(ValueError, match="axle midpoint"):  # front wheels: midpoint at x = 0.22
-        Robot.from_urdf(OMNI, base="diff_drive", tip_link="tool0", left_wheel="front_left_wheel_joint",
+        Robot.from_urdf(OMNI, base_type="diff_drive", tip_link="tool0", left_wheel="front_left_wheel_joint",
                         right_wheel="front_right_wheel_joint")
     with pytest.raises(ValueError, match="wheel options .* are for base 'diff_drive'"):
-        Robot.from_urdf(OMNI, base="planar", tip_link="tool0", wheel_radius=0.1)
+        Robot.from_urdf(OMNI, base_type="planar", tip_link="tool0", wheel_radius=0.1)
     with pytest.raises(ValueError, match="needs positive wheel_radius and wheel_separation"):
         MdhModel.from_dict({**r.model.to_dict(), "wheels": {}})
     with pytest.raises(ValueError, match="needs the file's wheels section"):
-        Robot.from_yaml(o.model.to_yaml(), base="diff_drive")
+        Robot.from_yaml(o.model.to_yaml(), base_type="diff_drive")
     q, v, a = np.zeros(r.nq), np.zeros(r.nv), np.zeros(r.nv)
     v[1] = 0.1
     with pytest.raises(ValueError, match=r"v\[1\] \(lateral, v_y\).*rolling constraint"):

@@ -19,7 +19,7 @@ pin = pytest.importorskip("pinocchio")
 @pytest.fixture(scope="module", params=("planar", "diff_drive"))
 def robot(request):  # noqa: ANN001, ANN201
     path = OMNI if request.param == "planar" else DIFF
-    r = Robot.from_urdf(path, base=request.param, tip_link="tool0")
+    r = Robot.from_urdf(path, base_type=request.param, tip_link="tool0")
     return (r, *pin_reduced(path, r.model.gravity))
 
 
@@ -157,7 +157,7 @@ def test_tiago_jacobian_and_static_torques_vs_pinocchio(base: str) -> None:
     the diff drive's wheel torques by ``r (F_x/2 -/+ M_z/s)``, its lateral force ``F_y``."""
     rr = pytest.importorskip("test_mobile_real_robot")  # skips without example-robot-data
     wheels = rr.WHEELS if base == "diff_drive" else {}
-    r = Robot.from_urdf(rr.TIAGO, base=base, base_link="base_link", tip_link=rr.TIP, **wheels)
+    r = Robot.from_urdf(rr.TIAGO, base_type=base, base_link="base_link", tip_link=rr.TIP, **wheels)
     _, pm, pd = rr.pin_tiago(r.model.gravity)
     rng = np.random.default_rng(88)
     for q, _, _ in states(r.nv, 88):

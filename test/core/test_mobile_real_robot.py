@@ -56,13 +56,13 @@ def pin_tiago(gravity: np.ndarray):  # noqa: ANN201
 
 @pytest.fixture(scope="module")
 def tiago():  # noqa: ANN201
-    r = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", tip_link=TIP, **WHEELS)
+    r = Robot.from_urdf(TIAGO, base_type="diff_drive", base_link="base_link", tip_link=TIP, **WHEELS)
     return (r, *pin_tiago(r.model.gravity))
 
 
 @pytest.fixture(scope="module")
 def tiago_planar(tiago):  # noqa: ANN001, ANN201
-    return Robot.from_urdf(TIAGO, base="planar", base_link="base_link", tip_link=TIP), *tiago[2:]
+    return Robot.from_urdf(TIAGO, base_type="planar", base_link="base_link", tip_link=TIP), *tiago[2:]
 
 
 # ---- the conversion ---------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def test_wheels_found_from_the_urdf_geometry(tiago) -> None:  # noqa: ANN001
         spin = inertia.inertia[2, 2] + inertia.mass * (inertia.lever[0] ** 2 + inertia.lever[1] ** 2)
         assert m.wheel_spin_inertia == pytest.approx(spin, rel=1e-12)
     # wheels found without being named, the same
-    auto = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", tip_link=TIP).model
+    auto = Robot.from_urdf(TIAGO, base_type="diff_drive", base_link="base_link", tip_link=TIP).model
     assert (auto.wheel_radius, auto.wheel_separation, auto.wheel_joints) == \
         (m.wheel_radius, m.wheel_separation, m.wheel_joints)
 
@@ -104,7 +104,7 @@ def test_base_footprint_or_base_link_same_dynamics(tiago) -> None:  # noqa: ANN0
     """base_footprint sits on the floor under the axle midpoint, base_link on the axle: the
     same vertical line, so the same base rates and the same M and h."""
     r = tiago[0]
-    f = Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_footprint", tip_link=TIP, **WHEELS)
+    f = Robot.from_urdf(TIAGO, base_type="diff_drive", base_link="base_footprint", tip_link=TIP, **WHEELS)
     assert f.model.base_mass == pytest.approx(r.model.base_mass, rel=1e-14)
     assert MdhModel.from_yaml(f.model.to_yaml()).wheel_axle_height == f.model.wheel_axle_height == 0.0985
     for q, v, _ in states(r.nv, 11, rolling=True):
@@ -117,12 +117,12 @@ def test_tip_inferred_without_the_wheels_but_not_past_the_head(wheels: dict) -> 
     """The drive wheels (named or found) are no branches for the tip inference; TIAGo's head
     is, so the message lists the arm's end and the camera frames, not the wheels."""
     with pytest.raises(UrdfError, match="give tip_link") as err:
-        Robot.from_urdf(TIAGO, base="diff_drive", base_link="base_link", **wheels)
+        Robot.from_urdf(TIAGO, base_type="diff_drive", base_link="base_link", **wheels)
     assert "wheel_" not in str(err.value) and TIP in str(err.value)
     # a base carrying only the arm: the tip is found (our mobile_arm7: its tool0)
     from core_oracles import REPO
 
-    r = Robot.from_urdf(str(REPO / "urdf" / "mobile_arm7.urdf"), base="diff_drive")
+    r = Robot.from_urdf(str(REPO / "urdf" / "mobile_arm7.urdf"), base_type="diff_drive")
     assert r.model.tip_link == "tool0" and r.model.wheel_joints == ("left_wheel_joint", "right_wheel_joint")
 
 
@@ -194,14 +194,14 @@ def test_other_example_robots_convert_or_say_why() -> None:
     """TIAGo with a hand (fingers locked) and dual-arm TIAGo convert once the tip is named; the
     PR2 (powered casters, no diff drive) converts on a planar base and a diff_drive request
     gets one line naming the wheels."""
-    hand = Robot.from_urdf(str(TIAGO_DIR / "tiago.urdf"), base="diff_drive", base_link="base_link",
+    hand = Robot.from_urdf(str(TIAGO_DIR / "tiago.urdf"), base_type="diff_drive", base_link="base_link",
                            tip_link="arm_tool_link", **WHEELS)
     assert hand.model.joint_names == ARM and hand.model.wheel_radius == 0.0985
-    dual = Robot.from_urdf(str(TIAGO_DIR / "tiago_dual.urdf"), base="diff_drive", base_link="base_link",
+    dual = Robot.from_urdf(str(TIAGO_DIR / "tiago_dual.urdf"), base_type="diff_drive", base_link="base_link",
                            tip_link="arm_left_tool_link", **WHEELS)
     assert dual.model.joint_names[1:] == tuple(f"arm_left_{i}_joint" for i in range(1, 8))
     pr2 = str(ROBOTS / "pr2_description" / "urdf" / "pr2.urdf")
-    planar = Robot.from_urdf(pr2, base="planar", base_link="base_link", tip_link="r_gripper_palm_link")
+    planar = Robot.from_urdf(pr2, base_type="planar", base_link="base_link", tip_link="r_gripper_palm_link")
     assert planar.model.joint_names[0] == "torso_lift_joint" and planar.nq == 3 + planar.dof
     # PR2 on its planar base (base_footprint above base_link carried; the other arm, head, laser
     # and grippers locked) against Pinocchio's planar root, 1e-9
@@ -223,7 +223,7 @@ def test_other_example_robots_convert_or_say_why() -> None:
                          ({"left_wheel": "fl_caster_l_wheel_joint", "right_wheel": "fl_caster_r_wheel_joint"},
                           "'fl_caster_l_wheel_joint' is a fixed joint")):
         with pytest.raises(UrdfError, match=says) as err:
-            Robot.from_urdf(pr2, base="diff_drive", base_link="base_link", tip_link="r_gripper_palm_link",
+            Robot.from_urdf(pr2, base_type="diff_drive", base_link="base_link", tip_link="r_gripper_palm_link",
                             **wheels)
         assert "\n" not in str(err.value)
 
@@ -278,7 +278,7 @@ def test_mujoco_tiago_mass_com_and_wheels_on_the_floor(tiago, base_link: str) ->
     from rbd_ros.sim.mobile_model import build_mobile_model
 
     r = tiago[0] if base_link == "base_link" else \
-        Robot.from_urdf(TIAGO, base="diff_drive", base_link=base_link, tip_link=TIP, **WHEELS)
+        Robot.from_urdf(TIAGO, base_type="diff_drive", base_link=base_link, tip_link=TIP, **WHEELS)
     m = r.model
     assert m.wheel_axle_height == pytest.approx(0.0 if base_link == "base_link" else 0.0985, abs=1e-15)
     mj, warnings = build_mobile_model(m, "wheels")

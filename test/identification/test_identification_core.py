@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from identification_data import fourier
 
 from core_oracles import pinocchio_model, random_model
 from rbd_ros.identification import (
@@ -35,23 +36,6 @@ def arm(name: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return load_model(str(example_robot_urdf(ARMS[name])))
-
-
-def fourier(model, N: int = 2000, seed: int = 1, T: float = 10.0):
-    """A 5-harmonic trajectory (exact derivatives) around the middle of the limits."""
-    rng = np.random.default_rng(seed)
-    t = np.linspace(0.0, T, N)[:, None]
-    w = 2 * np.pi / T
-    lo, hi = np.clip(model.lower, -np.pi, np.pi), np.clip(model.upper, -np.pi, np.pi)
-    q = np.broadcast_to(0.5 * (lo + hi), (N, model.dof)).copy()
-    qd, qdd = np.zeros_like(q), np.zeros_like(q)
-    for k in range(1, 6):
-        a, b = rng.normal(size=(2, model.dof)) * 0.3 / k
-        s, c = np.sin(k * w * t), np.cos(k * w * t)
-        q += a * s + b * c
-        qd += k * w * (a * c - b * s)
-        qdd += -(k * w) ** 2 * (a * s + b * c)
-    return q, qd, qdd
 
 
 @pytest.mark.parametrize("prismatic", [(), (1, 3)])

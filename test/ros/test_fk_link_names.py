@@ -27,19 +27,12 @@ def _matrix(pose) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def setup():
-    from rbd_ros.ros.client import DynamicsClient
-    from ros_helpers import NodeProcess
+    from ros_helpers import served_client
 
     path = str(example_robot_urdf(TIAGO))
     conv = load_conversion(path, tip_link=TIP)
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={path}",
-                        "-p", f"tip_link:={TIP}", "-p", "service_namespace:=fkname"])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
-        with DynamicsClient(namespace="fkname", timeout=60) as c:
-            yield c, conv
-    finally:
-        proc.stop()
+    with served_client("fkname", f"urdf_path:={path}", f"tip_link:={TIP}") as c:
+        yield c, conv
 
 
 def _request(client, names, q, links):

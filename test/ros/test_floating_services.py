@@ -31,7 +31,7 @@ def xml() -> str:
 
 @pytest.fixture(scope="module")
 def setup(xml: str):
-    robot = Robot.from_urdf(xml, base="floating")
+    robot = Robot.from_urdf(xml, base_type="floating")
     pm, pd, order = pin_pair(xml, robot)
     return robot, DynamicsService(robot, max_points=500), pm, pd, order
 

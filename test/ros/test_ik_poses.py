@@ -36,17 +36,10 @@ def robot(urdf: str) -> Robot:
 
 @pytest.fixture(scope="module")
 def client(urdf: str):
-    from rbd_ros.ros.client import DynamicsClient
-    from ros_helpers import NodeProcess
+    from ros_helpers import served_client
 
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={urdf}",
-                        "-p", f"tip_link:={TIP}", "-p", "service_namespace:=ikposes"])
-    try:
-        proc.wait_for("dynamics_server: ready", 180)
-        with DynamicsClient(namespace="ikposes", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+    with served_client("ikposes", f"urdf_path:={urdf}", f"tip_link:={TIP}", ready_timeout=180) as c:
+        yield c
 
 
 def pin_pose(T: np.ndarray):

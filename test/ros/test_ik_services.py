@@ -30,17 +30,10 @@ def service(robot: Robot) -> DynamicsService:
 
 @pytest.fixture(scope="module")
 def client():
-    from rbd_ros.ros.client import DynamicsClient
-    from ros_helpers import NodeProcess
+    from ros_helpers import served_client
 
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
-                        "-p", "service_namespace:=ikdyn"])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
-        with DynamicsClient(namespace="ikdyn", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+    with served_client("ikdyn", f"urdf_path:={URDF}") as c:
+        yield c
 
 
 def _targets(robot: Robot, N: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

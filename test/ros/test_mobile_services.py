@@ -31,13 +31,13 @@ WHEELS = ["left_wheel_joint", "right_wheel_joint"]
 
 @pytest.fixture(scope="module")
 def omni():  # noqa: ANN201
-    r = Robot.from_urdf(OMNI, base="planar", tip_link="tool0")
+    r = Robot.from_urdf(OMNI, base_type="planar", tip_link="tool0")
     return (r, DynamicsService(r, max_points=500), *pin_reduced(OMNI, r.model.gravity))
 
 
 @pytest.fixture(scope="module")
 def diff():  # noqa: ANN201
-    r = Robot.from_urdf(DIFF, base="diff_drive", tip_link="tool0")
+    r = Robot.from_urdf(DIFF, base_type="diff_drive", tip_link="tool0")
     return (r, DynamicsService(r, max_points=500), *pin_reduced(DIFF, r.model.gravity))
 
 

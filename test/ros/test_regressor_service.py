@@ -18,17 +18,10 @@ Z1 = "z1_description/urdf/z1.urdf"
 
 @pytest.fixture(scope="module")
 def client():
-    from rbd_ros.ros.client import DynamicsClient
-    from ros_helpers import NodeProcess
+    from ros_helpers import served_client
 
-    proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={example_robot_urdf(Z1)}",
-                        "-p", "service_namespace:=regdyn"])
-    try:
-        proc.wait_for("dynamics_server: ready", 120)
-        with DynamicsClient(namespace="regdyn", timeout=60) as c:
-            yield c
-    finally:
-        proc.stop()
+    with served_client("regdyn", f"urdf_path:={example_robot_urdf(Z1)}") as c:
+        yield c
 
 
 def test_regressor_times_parameters_is_inverse_dynamics(client) -> None:

@@ -172,7 +172,7 @@ def test_ik_keeps_the_best_pose_over_worse_restarts(service: DynamicsService, ro
     seed_error = _pose_error(pinocchio_fk(q_star), T)
     opts = {"position_tolerance": 1e-30, "orientation_tolerance": 1e-30, "max_iterations": 1,
             "max_restarts": 20}
-    res = robot.ik(T, q0=q_star, **opts)  # one kernel call
+    res = robot.ik(T, seeds=q_star, **opts)  # one kernel call
     assert res.success is False and res.attempts == 21
     assert _pose_error(pinocchio_fk(res.q), T) <= seed_error + 1e-12
     names = [robot.joint_names[i] for i in PERM]

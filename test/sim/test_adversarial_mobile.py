@@ -172,7 +172,7 @@ def test_wheel_effort_limit_comes_from_the_urdf(diff_model):
     from rbd_ros.robot import Robot
     from rbd_ros.util.resources import bundled_urdf
 
-    urdf = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base="diff_drive").model
+    urdf = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base_type="diff_drive").model
     assert urdf.wheel_effort_limit == 30.0 == diff_model.wheel_effort_limit
     assert MdhModel.from_yaml(urdf.to_yaml()).wheel_effort_limit == 30.0  # the YAML keeps it
     sim = MobileSimulator(diff_model, BridgeConfig())

@@ -102,7 +102,7 @@ def test_render_files_draws_ghost_and_path_at_the_reference(monkeypatch, tmp_pat
 
 
 def _mobile_model():
-    return Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base="diff_drive").model
+    return Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base_type="diff_drive").model
 
 
 def test_wheels_roll_by_the_rolling_constraint() -> None:

@@ -7,35 +7,23 @@ import subprocess
 import sys
 
 import numpy as np
-from test_viewer import _clean_env, _wait_for_arm, display  # noqa: F401 - the fixture
+from virtual_display import clean_env, display, replay_shows_arm  # noqa: F401 - the fixture
 
 from rbd_ros.robot import Robot
-from rbd_ros.sim.render import Recording
 from rbd_ros.util.resources import bundled_urdf
 from ros_helpers import REPO
 
 
 def test_view_replays_a_mobile_recording(display, tmp_path) -> None:  # noqa: F811
-    model = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base="diff_drive").model
-    model.to_yaml(str(tmp_path / "model.yaml"))
+    model = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base_type="diff_drive").model
     t = np.linspace(0.0, 1.0, 11)
     q = np.zeros((t.size, 3 + model.dof))
     q[:, 0], q[:, 2] = 0.5 * t, 0.8 * t
-    Recording(t, q).save(tmp_path / "recording.npz")
-    env = _clean_env(display)
-    proc = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "view", str(tmp_path)],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-    try:
-        shown = _wait_for_arm(display, proc)
-        assert shown > 500, proc.stdout.read() if proc.poll() is not None else "no arm on screen"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    replay_shows_arm(display, tmp_path, model, t, q)
 
 
 def test_view_of_a_directory_without_a_recording_is_one_line(display, tmp_path) -> None:  # noqa: F811
     out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "view", str(tmp_path)], cwd=REPO,
-                         env=_clean_env(display), capture_output=True, text=True, timeout=120)
+                         env=clean_env(display), capture_output=True, text=True, timeout=120)
     assert out.returncode == 1
     assert out.stderr.strip().count("\n") == 0 and "has no recording.npz" in out.stderr, out.stderr

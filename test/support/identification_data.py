@@ -2,12 +2,30 @@
 stepped in MuJoCo by ``rbd_ros.sim.Simulator`` in lockstep (the bridge's own simulator), driven
 by computed torque with the controller's model along a trajectory, written as a rosbag2 bag
 in the bringup's format (``/joint_states`` each step, ``/effort_controller/commands`` stamped
-with the state it answered) with ``rosbags``."""
+with the state it answered) with ``rosbags``; ``fourier``, a smooth trajectory with exact
+derivatives for recordings made without a simulator."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+
+
+def fourier(model, N: int = 2000, seed: int = 1, T: float = 10.0):
+    """A 5-harmonic trajectory (exact derivatives) around the middle of the limits."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, T, N)[:, None]
+    w = 2 * np.pi / T
+    lo, hi = np.clip(model.lower, -np.pi, np.pi), np.clip(model.upper, -np.pi, np.pi)
+    q = np.broadcast_to(0.5 * (lo + hi), (N, model.dof)).copy()
+    qd, qdd = np.zeros_like(q), np.zeros_like(q)
+    for k in range(1, 6):
+        a, b = rng.normal(size=(2, model.dof)) * 0.3 / k
+        s, c = np.sin(k * w * t), np.cos(k * w * t)
+        q += a * s + b * c
+        qd += k * w * (a * c - b * s)
+        qdd += -(k * w) ** 2 * (a * s + b * c)
+    return q, qd, qdd
 
 
 def simulate(sim_model, control_model, trajectory, duration: float, noise: dict | None = None,

@@ -22,6 +22,25 @@ def ros_context() -> Iterator[object]:
             rclpy.shutdown(context=ctx)
 
 
+@contextlib.contextmanager
+def served_client(namespace: str, *params: str, ready_timeout: float = 120) -> Iterator[object]:
+    """A ``dynamics-server`` process serving under ``namespace`` with the node parameters
+    ``params`` (``"urdf_path:=..."``, ``"tip_link:=..."``), and a ``DynamicsClient`` on it;
+    the process is stopped afterwards however the block ends."""
+    from rbd_ros.ros.client import DynamicsClient
+
+    args = ["dynamics-server", "--ros-args"]
+    for p in (*params, f"service_namespace:={namespace}"):
+        args += ["-p", p]
+    proc = NodeProcess(args)
+    try:
+        proc.wait_for("dynamics_server: ready", ready_timeout)
+        with DynamicsClient(namespace=namespace, timeout=60) as c:
+            yield c
+    finally:
+        proc.stop()
+
+
 class _BackgroundSpinner:
     """A single-threaded executor spinning a node in a daemon thread.
 
@@ -68,6 +87,36 @@ def spin_in_background(node) -> _BackgroundSpinner:
     """Spin ``node`` in a daemon thread; stop it with ``.shutdown()`` (the end of the test's
     context also ends it)."""
     return _BackgroundSpinner(node)
+
+
+@contextlib.contextmanager
+def probe_node(name: str, setup=None) -> Iterator[object]:  # noqa: ANN001
+    """An in-process test node in a context of its own, spun in the background for the block:
+    ``setup(node)`` creates its subscriptions and publishers before the spinning starts and
+    its return value is what the block gets (the node itself without ``setup``)."""
+    import rclpy
+
+    with ros_context() as ctx:
+        node = rclpy.create_node(name, context=ctx)
+        made = setup(node) if setup is not None else node
+        spinner = spin_in_background(node)
+        try:
+            yield made
+        finally:
+            spinner.shutdown()
+            node.destroy_node()
+
+
+def publish_until(pub, msg, heard, timeout: float = 30.0, period: float = 0.2) -> bool:  # noqa: ANN001
+    """Publish ``msg`` every ``period`` s until ``heard()`` (discovery may still be under way
+    when the first one goes out); whether it was heard within ``timeout`` s."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not heard() and time.monotonic() < deadline:
+        pub.publish(msg)
+        time.sleep(period)
+    return bool(heard())
 
 
 def raise_callback_errors(spinner) -> None:

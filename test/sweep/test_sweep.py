@@ -82,7 +82,7 @@ def test_ray_on_a_local_cluster_gives_the_same_rows() -> None:
 def test_cli_writes_the_table(tmp_path, capsys) -> None:  # noqa: ANN001
     out = tmp_path / "sw"
     code = main(["--robots", "puma560", "--laws", "pd_gravity", "--perturb", "0,10", "--duration", "0.3",
-                 "--out", str(out)])
+                 "--output", str(out)])
     assert code == 0
     text = capsys.readouterr().out
     assert "simulated s per wall s" in text
@@ -102,6 +102,6 @@ def test_cli_writes_the_table(tmp_path, capsys) -> None:  # noqa: ANN001
     (["--workers", "0"], "--workers must be at least 1"),
 ])
 def test_cli_refuses_bad_input_in_one_line(argv: list[str], message: str, capsys, tmp_path) -> None:  # noqa: ANN001
-    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert main([*argv, "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1

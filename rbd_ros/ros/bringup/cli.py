@@ -235,6 +235,7 @@ class Bringup:
                                                  args.base_link, args.tip_link, args.base))
         mismatch.check(args)  # issue 31: the controller's model and the simulated arm
         self.model = mismatch.control_model(args, robot)
+        self.robot_model = robot  # the URDF's, for the model comparison (mismatch.compare)
         self.sim_model, self.mismatch = mismatch.simulated_model(args, robot, self.model)
         self.mobile = self.model.base_type in MOBILE_BASES
         if self.mobile != (args.controller in MOBILE_LAWS):
@@ -289,6 +290,7 @@ class Bringup:
             bridge["timestep"] = float(args.timestep)
             controller["rate"] = 1.0 / float(args.timestep)
         bridge.update(mismatch.node_parameters(args, self.sim_model, args.record)[0])
+        self.bridge_settings = bridge
         if getattr(args, "scene", ""):
             bridge["scene"] = args.scene
         self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
@@ -985,6 +987,7 @@ class Bringup:
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
 
+        from rbd_ros.ros.bringup import mismatch
         from rbd_ros.ros.bringup.report import make_report, plot
 
         with self.lock:
@@ -1011,6 +1014,9 @@ class Bringup:
                              prismatic=np.asarray(self.model.joint_type) == PRISMATIC)
         report.mode = f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}"
         report.mismatch = self.mismatch or None
+        if not self.mobile:
+            report.model_comparison = mismatch.compare(self.args, self.robot_model, self.model, self.sim_model,
+                                                       self.tour, self.bridge_settings, report)
         base_xy = None
         if self.mobile:
             from rbd_ros.ros.bringup.mobile import base_report

@@ -14,7 +14,12 @@
   a torque sensor's 0.05 N m).
 
 The run prints what differs between the simulated arm and the controller's model, one line
-per joint, and the report (``report.json``) keeps them under ``mismatch``.
+per joint, and the report (``report.json``) keeps them under ``mismatch``.  With ``--model``
+and a mismatched arm, the report also compares the tracking of the same tour on the same
+simulated arm with the robot's (URDF) model, with ``--model`` and with the simulated arm itself
+(``compare``: ROS-free lockstep runs, ``rbd_ros.sim.model_comparison``) next to this run's own
+figure through the nodes: one table in the terminal, ``report.json`` (``model_comparison``)
+and the page.
 """
 from __future__ import annotations
 
@@ -124,3 +129,28 @@ def check(args: argparse.Namespace) -> None:
     if mismatched(args) and getattr(args, "composed", False):
         raise ValueError("--composed runs the law inside the bridge with the bridge's model: a "
                          "mismatched simulation (--perturb, --sim-model) needs a separate controller")
+
+
+#: the bridge settings the ROS-free comparison runs copy from the run's bridge
+SIM_SETTINGS = ("timestep", "integrator", *NOISE)
+
+
+def compare(args: argparse.Namespace, robot, control, sim, tour, bridge: dict, report) -> dict | None:  # noqa: ANN001
+    """The model comparison of the module docstring (``ModelComparison.to_dict``), or ``None``
+    when this run has no ``--model`` against a mismatched arm.  ``report``: this run's
+    (``Report``), its row."""
+    if not (getattr(args, "model", "") and sim is not None):
+        return None
+    from rbd_ros.sim.model_comparison import ComparisonRow, compare_models
+
+    what = (f"{Path(args.sim_model).name if args.sim_model else robot.name}"
+            + (f" perturbed {args.perturb:g} % (seed {args.seed})" if args.perturb else ""))
+    print(f"[bringup] model comparison: {args.controller} on the same simulated arm with the robot's "
+          "model, --model and the arm itself (ROS-free lockstep runs)", flush=True)
+    models = {"the robot's model (URDF)": robot, f"--model {Path(args.model).name}": control,
+              "the simulated arm itself (the floor)": sim}
+    out = compare_models(sim, models, args.controller, tour,
+                         bridge={k: bridge[k] for k in SIM_SETTINGS if k in bridge}, simulated=what)
+    out.rows.insert(2, ComparisonRow(f"--model {Path(args.model).name}", max(report.rms_error),
+                                     max(report.max_error), None, "this run, nodes"))
+    return out.to_dict()

@@ -104,6 +104,8 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
              "<th>max error</th><th>peak torque</th><th>at the effort limit</th>"
              f"<th>chatter at the limit</th></tr>{rows}</table>",
              f"<p id='summary'>{summary}</p>"]
+    if rep.get("model_comparison"):
+        parts.append(_comparison_table(rep["model_comparison"]))
     if run_lines:
         parts.append("<h2>Tour</h2><p id='run'>" + "<br>".join(esc(x) for x in run_lines) + "</p>")
     video = directory / "video.mp4"
@@ -126,6 +128,25 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
                         for k, v in gains.items())
         parts.append(f"<h2>Gains</h2><table class='parameters' id='gains'>{cells}</table>")
     return _finish(directory, parts, parameters)
+
+
+def _comparison_table(data: dict[str, Any]) -> str:
+    """The model comparison (``Report.model_comparison``) as an HTML table."""
+    from rbd_ros.sim.model_comparison import ModelComparison
+
+    esc = html.escape
+    comp = ModelComparison.from_dict(data)
+    true = "<th>true-state rms</th>" if comp.noise else ""
+    rows = []
+    for k, r in enumerate(comp.rows):
+        ratio = "" if k == 0 else (f"{comp.ratio(k):.3g}x" if np.isfinite(comp.ratio(k)) else "-")
+        cell = (f"<td>{r.true_max_rms:.3e}</td>" if r.true_max_rms is not None else "<td>-</td>") if comp.noise else ""
+        label = r.label + (f" ({r.note})" if r.note else "")
+        rows.append(f"<tr><td>{esc(label)}</td><td>{r.max_rms:.3e}</td><td>{r.max_error:.3e}</td>{cell}"
+                    f"<td>{ratio}</td></tr>")
+    return (f"<h2>Model comparison</h2><p>{esc(comp.lines()[0])}</p><table id='model_comparison'>"
+            f"<tr><th>controller model</th><th>max joint rms</th><th>max error</th>{true}"
+            f"<th>vs first</th></tr>{''.join(rows)}</table>")
 
 
 def _finish(directory: Path, parts: list[str], parameters: dict[str, Any]) -> Path:

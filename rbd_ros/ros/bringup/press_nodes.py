@@ -81,7 +81,7 @@ class PressTask:
                              "have pose 'auto'")
         anchor = next(o.anchor for o in scene.objects if o.pose is None)
         self.site = contact_site(self.model, anchor)
-        self.scene = place_scene(scene, self.site.middle, self.site.normal)
+        self.scene = place_scene(scene, self.site.middle, self.site.normal, self.site.mass)
         self.probe = self.model.replace(tool=self.site.tool)
         # tip pose = probe pose @ tip_of_probe (both tools on frame n)
         self.tip_of_probe = np.linalg.solve(self.site.tool, self.model.tool)

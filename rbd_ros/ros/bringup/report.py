@@ -54,6 +54,10 @@ class Report:
     timing: dict = field(default_factory=dict)
     #: issue 31: how the simulated arm differed from the controller's model (one line each)
     mismatch: list[str] | None = None
+    #: issue 31, ``--model`` against a mismatched arm: the same tour's tracking with the URDF's
+    #: model, ``--model`` and the simulated arm itself (``rbd_ros.sim.model_comparison``
+    #: ``ModelComparison.to_dict``; ``bringup.mismatch.compare``)
+    model_comparison: dict | None = None
 
     @property
     def realtime(self) -> bool:
@@ -76,7 +80,16 @@ class Report:
             peak = f"{self.peak_torque[k]:.3f} {units[k]}".strip()
             lines.append(f"{name:<16} {self.rms_error[k]:12.3e} {self.max_error[k]:12.3e} {peak:>16}"
                          + (f" {self.saturation[k]:8.2f}% {self.chatter[k]:8.2f}%" if sat else ""))
-        return "\n".join(lines + summary_lines(self))
+        return "\n".join(lines + summary_lines(self) + comparison_lines(self.model_comparison))
+
+
+def comparison_lines(comparison: dict | None) -> list[str]:
+    """The model comparison's table (``Report.model_comparison``), [] without one."""
+    if not comparison:
+        return []
+    from rbd_ros.sim.model_comparison import ModelComparison
+
+    return ModelComparison.from_dict(comparison).lines()
 
 
 def summary_lines(report: Report) -> list[str]:

@@ -326,8 +326,8 @@ class DynamicsServer:
         robot, sim = self.ik_service.robot, self.sim_service.robot
         q = np.clip(np.zeros(robot.dof), robot.model.lower, robot.model.upper)
         T = robot.fk(q)
-        robot.ik(T, q0=q, max_restarts=0, timeout=1.0)
-        robot.ik(np.stack([T, T]), q0=np.stack([q, q]), max_restarts=0, timeout=1.0)
+        robot.ik(T, seeds=q, max_restarts=0, timeout=1.0)
+        robot.ik(np.stack([T, T]), seeds=np.stack([q, q]), max_restarts=0, timeout=1.0)
         sim.simulate(q, np.zeros(robot.dof), np.zeros((1, robot.dof)), 1e-3)
 
     @staticmethod

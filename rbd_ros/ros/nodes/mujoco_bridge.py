@@ -400,7 +400,7 @@ class MujocoBridge:
             # the threads that share this one's GIL (the executor, the publishing thread) just
             # below it: one preempted by a busy process while holding the GIL stalls this thread
             # whatever its priority (two busy processes: 0.07-0.13 % of steps missed without,
-            # 0.00-0.01 % with; bench/README.md)
+            # 0.00-0.01 % with; CHANGELOG.rst, "Benchmark history", "The threads that share the GIL")
             others = [t for t in threading.enumerate() if t is not threading.current_thread()]
             report += share_priority(others, max(1, cfg.rt_priority - 1))
         self.hygiene = report + self.hygiene

@@ -90,8 +90,9 @@ def test_bad_mismatch_arguments_are_one_line(argv, message, capsys) -> None:
 @pytest.mark.slow
 def test_excite_identify_and_control_the_mismatched_arm(tmp_path: Path) -> None:
     """planar2 30 % perturbed with sensor noise: excitation recorded, identified (held-out error
-    below 5 % of the RMS torque), then the demo tour by computed torque with the URDF model and
-    with the identified one against the same simulated arm, noise off: >= 10x better."""
+    below 5 % of the RMS torque), then the demo tour by computed torque with the identified
+    model through the nodes against the same simulated arm, noise off: >= 10x better than the
+    URDF model's run in the report's model comparison (ROS-free, the same arm and tour)."""
     def run(*argv: str) -> subprocess.CompletedProcess:
         proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", *argv], cwd=REPO, capture_output=True,
                               text=True, timeout=900)
@@ -105,10 +106,11 @@ def test_excite_identify_and_control_the_mismatched_arm(tmp_path: Path) -> None:
         "--json", str(tmp_path / "id.json"))
     v = json.loads((tmp_path / "id.json").read_text())["validation"]
     assert v["identified_error_percent"] < 5.0 < v["prior_error_percent"]
-    rms = {}
-    for key, extra in (("urdf", []), ("identified", ["--model", str(tmp_path / "id.yaml")])):
-        run("bringup", *mismatch, *extra, "--json", str(tmp_path / f"{key}.json"), "--quiet")
-        rms[key] = max(json.loads((tmp_path / f"{key}.json").read_text())["rms_error"])
+    run("bringup", *mismatch, "--model", str(tmp_path / "id.yaml"), "--json", str(tmp_path / "run.json"), "--quiet")
+    report = json.loads((tmp_path / "run.json").read_text())
+    rows = {r["label"] + r["note"]: r["max_rms"] for r in report["model_comparison"]["rows"]}
+    urdf, nodes = rows["the robot's model (URDF)"], rows["--model id.yamlthis run, nodes"]
     print(f"planar2 30 %: held-out {v['prior_error_percent']:.2f} % (URDF) vs {v['identified_error_percent']:.2f} %;"
-          f" CT max RMS {rms['urdf']:.3g} vs {rms['identified']:.3g} rad")
-    assert rms["identified"] * 10.0 <= rms["urdf"], rms
+          f" CT max RMS {urdf:.3g} (URDF, ROS-free) vs {nodes:.3g} rad (identified, nodes); "
+          f"{report['model_comparison']['rows']}")
+    assert nodes == max(report["rms_error"]) and nodes * 10.0 <= urdf, rows

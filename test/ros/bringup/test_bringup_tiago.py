@@ -37,7 +37,7 @@ def test_tiago_law_compensates_friction_and_names_the_light_joint() -> None:
     from rbd_ros.control.mobile_laws import MobileReference, make_mobile_law
     from rbd_ros.robot.mobile import MobileBaseRobot
 
-    r = Robot.from_urdf(str(TIAGO), base="diff_drive", base_link="base_link", tip_link="arm_tool_link")
+    r = Robot.from_urdf(str(TIAGO), base_type="diff_drive", base_link="base_link", tip_link="arm_tool_link")
     law = make_mobile_law("whole_body_computed_torque", MobileBaseRobot(r.model))
     notes = [n for n in law.gain_notes if "is large for its inertia" in n]
     assert len(notes) == 1 and "arm_7_joint" in notes[0], law.gain_notes
