@@ -50,61 +50,82 @@ def integrator_code(name: str) -> int:
     return code
 
 
-@njit(cache=True)
-def no_torque_callback(t: float, q: np.ndarray, qd: np.ndarray, out: np.ndarray) -> None:
-    """Placeholder callback (``use_fn`` False): leaves the given torques alone."""
-    return None
-
-
-@njit(cache=True, nogil=True)  # the dynamics server simulates beside its other services
-def integrate(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, qd0: np.ndarray, tau: np.ndarray,
-              dt: float, method: int, actuators: bool, tau_fn, use_fn: bool, Q: np.ndarray,
-              QD: np.ndarray, QDD: np.ndarray) -> None:
-    """Integrate ``tau.shape[0]`` steps of ``dt`` from ``(q0, qd0)`` (module docstring)."""
-    n = q0.shape[0]
-    steps = tau.shape[0]
+@njit(cache=True, nogil=True)
+def step(mp: np.ndarray, ws: np.ndarray, Q: np.ndarray, QD: np.ndarray, QDD: np.ndarray, k: int,
+         u: np.ndarray, dt: float, method: int, actuators: bool) -> None:
+    """One step from row ``k`` of ``Q, QD`` under the held torque ``u``: ``QDD[k]`` and row
+    ``k + 1`` (module docstring: RK4 or semi-implicit Euler)."""
+    n = Q.shape[1]
     v = vrow(n)
     qt = ws[v + 1, :n]
     vt = ws[v + 2, :n]
     aq = ws[v + 3, :n]
     av = ws[v + 4, :n]
     kv = ws[v + 5, :n]
-    for i in range(n):
-        Q[0, i] = q0[i]
-        QD[0, i] = qd0[i]
-    for k in range(steps):
-        q = Q[k]
-        qd = QD[k]
-        if use_fn:
-            tau_fn(k * dt, q, qd, tau[k])
-        u = tau[k]
-        forward_dynamics(mp, ws, q, qd, u, actuators, QDD[k])
-        if method == RK4:
-            h2 = 0.5 * dt
-            for i in range(n):  # k1 = (qd, qdd)
-                aq[i] = qd[i]
-                av[i] = QDD[k, i]
-                qt[i] = q[i] + h2 * qd[i]
-                vt[i] = qd[i] + h2 * QDD[k, i]
-            for stage in range(2):  # k2, k3 (weight 2); the next stage point at dt/2, then dt
-                forward_dynamics(mp, ws, qt, vt, u, actuators, kv)
-                h = h2 if stage == 0 else dt
-                for i in range(n):
-                    aq[i] += 2.0 * vt[i]
-                    av[i] += 2.0 * kv[i]
-                    qt[i] = q[i] + h * vt[i]
-                    vt[i] = qd[i] + h * kv[i]
-            forward_dynamics(mp, ws, qt, vt, u, actuators, kv)  # k4
-            s = dt / 6.0
+    q = Q[k]
+    qd = QD[k]
+    forward_dynamics(mp, ws, q, qd, u, actuators, QDD[k])
+    if method == RK4:
+        h2 = 0.5 * dt
+        for i in range(n):  # k1 = (qd, qdd)
+            aq[i] = qd[i]
+            av[i] = QDD[k, i]
+            qt[i] = q[i] + h2 * qd[i]
+            vt[i] = qd[i] + h2 * QDD[k, i]
+        for stage in range(2):  # k2, k3 (weight 2); the next stage point at dt/2, then dt
+            forward_dynamics(mp, ws, qt, vt, u, actuators, kv)
+            h = h2 if stage == 0 else dt
             for i in range(n):
-                Q[k + 1, i] = q[i] + s * (aq[i] + vt[i])
-                QD[k + 1, i] = qd[i] + s * (av[i] + kv[i])
-        else:
-            for i in range(n):
-                QD[k + 1, i] = qd[i] + dt * QDD[k, i]
-                Q[k + 1, i] = q[i] + dt * QD[k + 1, i]
+                aq[i] += 2.0 * vt[i]
+                av[i] += 2.0 * kv[i]
+                qt[i] = q[i] + h * vt[i]
+                vt[i] = qd[i] + h * kv[i]
+        forward_dynamics(mp, ws, qt, vt, u, actuators, kv)  # k4
+        s = dt / 6.0
+        for i in range(n):
+            Q[k + 1, i] = q[i] + s * (aq[i] + vt[i])
+            QD[k + 1, i] = qd[i] + s * (av[i] + kv[i])
+    else:
+        for i in range(n):
+            QD[k + 1, i] = qd[i] + dt * QDD[k, i]
+            Q[k + 1, i] = q[i] + dt * QD[k + 1, i]
+
+
+@njit(cache=True, nogil=True)
+def finish(mp: np.ndarray, ws: np.ndarray, tau: np.ndarray, actuators: bool, Q: np.ndarray,
+           QD: np.ndarray, QDD: np.ndarray) -> None:
+    """The last row's ``QDD`` (with the last torque; zero for no step)."""
+    steps = tau.shape[0]
     if steps > 0:
         forward_dynamics(mp, ws, Q[steps], QD[steps], tau[steps - 1], actuators, QDD[steps])
     else:
-        for i in range(n):
-            QDD[0, i] = 0.0
+        QDD[0, :] = 0.0
+
+
+@njit(cache=True, nogil=True)  # the dynamics server simulates beside its other services
+def integrate(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, qd0: np.ndarray, tau: np.ndarray,
+              dt: float, method: int, actuators: bool, Q: np.ndarray, QD: np.ndarray,
+              QDD: np.ndarray) -> None:
+    """Integrate ``tau.shape[0]`` steps of ``dt`` from ``(q0, qd0)`` with the given torques
+    (module docstring).  Arrays and numbers only, so every process finds its cache entry: a
+    function argument would be keyed by the function object, new in each process, and a
+    function value inside makes numba refuse to cache at all (``integrate_callback``)."""
+    Q[0, :] = q0
+    QD[0, :] = qd0
+    for k in range(tau.shape[0]):
+        step(mp, ws, Q, QD, QDD, k, tau[k], dt, method, actuators)
+    finish(mp, ws, tau, actuators, Q, QD, QDD)
+
+
+@njit(nogil=True)  # not cached (module docstring of ``integrate``): once per callback and process
+def integrate_callback(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, qd0: np.ndarray, tau: np.ndarray,
+                       dt: float, method: int, actuators: bool, tau_fn, Q: np.ndarray,
+                       QD: np.ndarray, QDD: np.ndarray) -> None:
+    """``integrate`` with a jitted torque callback ``tau_fn(t, q, qd, out)`` filling ``tau[k]``
+    from the state at the start of step k (module docstring): a user's sampled feedback law."""
+    Q[0, :] = q0
+    QD[0, :] = qd0
+    for k in range(tau.shape[0]):
+        tau_fn(k * dt, Q[k], QD[k], tau[k])
+        step(mp, ws, Q, QD, QDD, k, tau[k], dt, method, actuators)
+    finish(mp, ws, tau, actuators, Q, QD, QDD)

@@ -243,14 +243,11 @@ def _world_rates(q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True)
-def simulate_ground(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.ndarray, U: np.ndarray,
-                    dt: float, rolling: bool, u_fn, use_fn: bool, Q: np.ndarray, V: np.ndarray,
-                    A: np.ndarray) -> None:
-    """RK4 over ``U.shape[0]`` steps (zero-order hold ``U[k]``, or ``u_fn(t, q, v, U[k])`` at
-    the start of step k), ``q-dot = T(yaw) v``, ``v-dot`` by ``aba_ground`` (module docstring).
-    ``Q, V, A``: ``steps + 1`` rows; ``A[k]`` the acceleration at the start of step k."""
-    nv = v0.shape[0]
-    steps = U.shape[0]
+def ground_step(mp: np.ndarray, ws: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray, k: int,
+                u: np.ndarray, dt: float, rolling: bool) -> None:
+    """One RK4 step from row ``k`` under the held input ``u``: ``A[k]`` and row ``k + 1``
+    (``q-dot = T(yaw) v``, ``v-dot`` by ``aba_ground``; module docstring)."""
+    nv = V.shape[1]
     r = vrow(nv - 3)
     qt = ws[r + 1, :nv]  # stage state
     vt = ws[r + 2, :nv]
@@ -258,41 +255,64 @@ def simulate_ground(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.ndarr
     sv = ws[r + 4, :nv]
     kq = ws[r + 5, :nv]  # stage rates
     kv = ws[r + 6, :nv]
+    q = Q[k]
+    v = V[k]
+    _rates(mp, ws, q, v, u, rolling, A[k])  # k1
+    _world_rates(q, v, kq)
     for i in range(nv):
-        Q[0, i] = q0[i]
-        V[0, i] = v0[i]
+        sq[i] = kq[i]
+        sv[i] = A[k, i]
+    _advance(q, v, kq, A[k], 0.5 * dt, qt, vt)
+    _rates(mp, ws, qt, vt, u, rolling, kv)  # k2
+    _world_rates(qt, vt, kq)
+    for i in range(nv):
+        sq[i] += 2.0 * kq[i]
+        sv[i] += 2.0 * kv[i]
+    _advance(q, v, kq, kv, 0.5 * dt, qt, vt)
+    _rates(mp, ws, qt, vt, u, rolling, kv)  # k3
+    _world_rates(qt, vt, kq)
+    for i in range(nv):
+        sq[i] += 2.0 * kq[i]
+        sv[i] += 2.0 * kv[i]
+    _advance(q, v, kq, kv, dt, qt, vt)
+    _rates(mp, ws, qt, vt, u, rolling, kv)  # k4
+    _world_rates(qt, vt, kq)
+    for i in range(nv):
+        sq[i] += kq[i]
+        sv[i] += kv[i]
+    _advance(q, v, sq, sv, dt / 6.0, Q[k + 1], V[k + 1])
+
+
+@njit(cache=True, nogil=True)
+def simulate_ground(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.ndarray, U: np.ndarray,
+                    dt: float, rolling: bool, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> None:
+    """RK4 over ``U.shape[0]`` steps (zero-order hold ``U[k]``; module docstring).  ``Q, V, A``:
+    ``steps + 1`` rows; ``A[k]`` the acceleration at the start of step k.  Arrays and numbers
+    only, so every process finds its cache entry (``integrators.integrate``)."""
+    Q[0, :] = q0
+    V[0, :] = v0
     if rolling:
         V[0, 1] = 0.0  # not a state: u = [v_x, omega, qd]
+    steps = U.shape[0]
     for k in range(steps):
-        q = Q[k]
-        v = V[k]
-        if use_fn:
-            u_fn(k * dt, q, v, U[k])
-        u = U[k]
-        _rates(mp, ws, q, v, u, rolling, A[k])  # k1
-        _world_rates(q, v, kq)
-        for i in range(nv):
-            sq[i] = kq[i]
-            sv[i] = A[k, i]
-        _advance(q, v, kq, A[k], 0.5 * dt, qt, vt)
-        _rates(mp, ws, qt, vt, u, rolling, kv)  # k2
-        _world_rates(qt, vt, kq)
-        for i in range(nv):
-            sq[i] += 2.0 * kq[i]
-            sv[i] += 2.0 * kv[i]
-        _advance(q, v, kq, kv, 0.5 * dt, qt, vt)
-        _rates(mp, ws, qt, vt, u, rolling, kv)  # k3
-        _world_rates(qt, vt, kq)
-        for i in range(nv):
-            sq[i] += 2.0 * kq[i]
-            sv[i] += 2.0 * kv[i]
-        _advance(q, v, kq, kv, dt, qt, vt)
-        _rates(mp, ws, qt, vt, u, rolling, kv)  # k4
-        _world_rates(qt, vt, kq)
-        for i in range(nv):
-            sq[i] += kq[i]
-            sv[i] += kv[i]
-        _advance(q, v, sq, sv, dt / 6.0, Q[k + 1], V[k + 1])
+        ground_step(mp, ws, Q, V, A, k, U[k], dt, rolling)
+    if steps > 0:
+        _rates(mp, ws, Q[steps], V[steps], U[steps - 1], rolling, A[steps])
+
+
+@njit(nogil=True)  # not cached: once per feedback law and process (integrators.integrate)
+def simulate_ground_callback(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0: np.ndarray,
+                             U: np.ndarray, dt: float, rolling: bool, u_fn, Q: np.ndarray,
+                             V: np.ndarray, A: np.ndarray) -> None:
+    """``simulate_ground`` with ``u_fn(t, q, v, U[k])`` filling the input at the start of step k."""
+    Q[0, :] = q0
+    V[0, :] = v0
+    if rolling:
+        V[0, 1] = 0.0
+    steps = U.shape[0]
+    for k in range(steps):
+        u_fn(k * dt, Q[k], V[k], U[k])
+        ground_step(mp, ws, Q, V, A, k, U[k], dt, rolling)
     if steps > 0:
         _rates(mp, ws, Q[steps], V[steps], U[steps - 1], rolling, A[steps])
 

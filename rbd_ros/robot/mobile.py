@@ -48,7 +48,6 @@ from rbd_ros.algorithm import base_batch as bb
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
 from rbd_ros.algorithm.checked import entry
-from rbd_ros.algorithm.integrators import no_torque_callback
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.model.data import empty_workspace
@@ -521,14 +520,16 @@ class GroundFront(RootFront):
         # a private workspace: the kernel releases the GIL, so another thread may use self._ws
         ws = empty_workspace(self.dof)
         rolling = self.wheels is not None
-        fn, use_fn = (jit_fn, True) if jit_fn is not None else (no_torque_callback, False)
+        if jit_fn is not None:  # a jitted feedback law: its own kernel, compiled once per law
+            pk.simulate_ground_callback(self._mp, ws, q0, v0, U, h, rolling, jit_fn, Q, V, A)
+            return Q, V, A
         if python_fn is None:
-            pk.simulate_ground(self._mp, ws, q0, v0, U, h, rolling, fn, use_fn, Q, V, A)
+            pk.simulate_ground(self._mp, ws, q0, v0, U, h, rolling, Q, V, A)
             return Q, V, A
         Q[0], V[0] = q0, v0
         for k in range(N):  # one kernel call per step, the feedback law in between
             python_fn(k * h, Q[k], V[k], U[k])
-            pk.simulate_ground(self._mp, ws, Q[k], V[k], U[k:k + 1], h, rolling, fn, False,
+            pk.simulate_ground(self._mp, ws, Q[k], V[k], U[k:k + 1], h, rolling,
                                Q[k:k + 2], V[k:k + 2], A[k:k + 2])
             if not (np.isfinite(Q[k + 1]).all() and np.isfinite(V[k + 1]).all()):
                 Q[k + 2:] = V[k + 2:] = A[k + 2:] = np.nan

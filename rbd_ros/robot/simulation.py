@@ -87,7 +87,7 @@ class Simulation:
             if _is_jitted(tau):
                 fn, use_fn = tau, True
             else:
-                fn, use_fn, python_fn = integrators.no_torque_callback, False, tau
+                fn, use_fn, python_fn = None, False, tau
             tau_arr = np.zeros((int(steps), n))
         else:
             tau_arr = self._real("tau", tau)
@@ -97,7 +97,7 @@ class Simulation:
             if steps is not None and steps != tau_arr.shape[0]:
                 raise ValueError(f"steps={steps} but tau has {tau_arr.shape[0]} rows")
             tau_arr = tau_arr.copy()
-            fn, use_fn = integrators.no_torque_callback, False
+            fn, use_fn = None, False
         N = tau_arr.shape[0]
         Q = np.empty((N + 1, n))
         QD = np.empty((N + 1, n))
@@ -107,14 +107,16 @@ class Simulation:
         args = (self._mp, ws)
         h = dt
         try:
-            if python_fn is None:
-                integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, fn, use_fn, Q, QD, QDD)
+            if use_fn:  # a jitted callback: its own kernel, compiled once per callback
+                integrators.integrate_callback(*args, q0, qd0, tau_arr, h, method, act, fn, Q, QD, QDD)
+            elif python_fn is None:
+                integrators.integrate(*args, q0, qd0, tau_arr, h, method, act, Q, QD, QDD)
             else:
                 Q[0], QD[0] = q0, qd0
                 for k in range(N):  # one kernel call per step, the callback in between
                     python_fn(k * h, Q[k], QD[k], tau_arr[k])
                     integrators.integrate(*args, Q[k], QD[k], tau_arr[k:k + 1], h, method, act,
-                                          fn, False, Q[k:k + 2], QD[k:k + 2], QDD[k:k + 2])
+                                          Q[k:k + 2], QD[k:k + 2], QDD[k:k + 2])
         except ZeroDivisionError as exc:
             raise self._singular(Q[0], include_actuators) from exc
         if use_fn or python_fn is not None:
