@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "identify": ("rbd_ros.identification.cli", "dynamic parameters of an arm from a bringup recording"),
     "formulations": ("rbd_ros.formulations.cli", "every dynamics formulation vs RNEA: differences, times"),
     "sweep": ("rbd_ros.sweep.cli", "closed loop over robots x laws x perturbations x tours (local or Ray)"),
+    "warm": ("rbd_ros.sim.warm", "compile the jitted kernels once, before nodes need them (setup runs it)"),
 }
 
 

@@ -115,4 +115,9 @@ fi
 for exe in "$VENV"/lib/rbd_ros/*; do
   [ -e "$VENV/bin/$(basename "$exe")" ] || ln -s "$exe" "$VENV/bin/$(basename "$exe")"
 done
+# numba compiles each kernel on first use and caches it; on a fresh machine the first bringup's
+# three or four nodes would all compile the same kernels at once (minutes). Compile them here,
+# once, in two processes (rbd_ros/sim/warm.py); seconds when already cached.
+log "compiling the kernels (rbd-ros warm)"
+"$VENV/bin/python" -m rbd_ros.sim.warm --jobs 2 | grep -E "part|skipped" || true
 log "ready: $VENV/bin/python"
