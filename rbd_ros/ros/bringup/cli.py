@@ -39,6 +39,7 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
+from rbd_ros.ros.bringup.processes import STALL_SECONDS
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.ros.messages import header_stamp_ns
 from rbd_ros.util.flags import add_chain_flags, add_deprecated
@@ -49,8 +50,6 @@ TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
 CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
 BASE_PATH = "/controller/base_path"  # a mobile base's tour (rbd_ros.ros.nodes.mobile_controller)
 CMD_VEL = "/controller/cmd_vel"  # diff_drive_velocity: the twist profile (rbd_ros.control.twist_profile)
-STALL_SECONDS = 60.0  # s of wall time without simulated progress: the run has stalled (a loaded
-# machine slows the simulation down, it does not stop it)
 TOPICS = {  # recorded
     STATES: "sensor_msgs/msg/JointState",
     COMMANDS: "std_msgs/msg/Float64MultiArray",
