@@ -4,7 +4,8 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 # the suite runs on this many pytest-xdist workers, a test file per worker at a time (its module
-# fixtures run once), each worker on a ROS domain of its own (test/conftest.py)
+# fixtures run once; the long recorded closed loops together on one worker, first: test/conftest.py
+# HEAVY), each worker on a ROS domain of its own (test/conftest.py)
 TEST_WORKERS ?= 2
 DEMO_ARGS ?= --robot puma560 --controller computed_torque --record out/demo
 
@@ -21,7 +22,7 @@ demo: setup
 
 test: setup-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # the documentation site (docs/: Sphinx + MyST, furo, API reference from the docstrings) in
 # build/docs/, warnings as errors (as CI builds it: test/project/test_docs.py)

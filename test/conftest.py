@@ -84,11 +84,31 @@ for _folder in sorted(TEST_ROOT.rglob("*")):
         sys.path.append(str(_folder))
 
 
+#: the long recorded closed loops (bringups, FollowJointTrajectory through the nodes): under
+#: ``make test`` (``--dist loadgroup``) they run one after another on one worker, first, while
+#: the other worker takes every other file; two of them at once on 2 cores starve each other's
+#: recorder, whose reliable subscriptions then throttle the lockstep loop (a mobile bringup that
+#: takes 43 s alone passed 600 s beside another)
+HEAVY = ("ros/bringup/test_bringup_twist_profile.py", "ros/bringup/test_bringup_tf.py",
+         "ros/bringup/test_press_nodes.py", "ros/bringup/test_bringup_mobile.py",
+         "ros/bringup/test_bringup_mobile_page.py", "ros/bringup/test_bringup_mismatch.py",
+         "ros/test_follow_joint_trajectory_action.py", "project/test_docs.py")
+
+
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
+    heavy = set()
     for item in items:
-        if ROS_TESTS in Path(str(item.path)).parents:
+        path = Path(str(item.path)).resolve()
+        if ROS_TESTS in path.parents:
             item.add_marker(pytest.mark.ros)
+        rel = path.relative_to(TEST_ROOT).as_posix() if TEST_ROOT in path.parents else path.name
+        # one xdist group per file (loadfile's unit: module fixtures start once), the heavy
+        # files one group together
+        if rel in HEAVY:
+            heavy.add(item.nodeid)
+        item.add_marker(pytest.mark.xdist_group("heavy" if rel in HEAVY else rel))
+    items.sort(key=lambda item: item.nodeid not in heavy)  # heavy first (a stable sort)
 
 
 #: what a skip reason names (lower case, '-' as '_') -> the package CI installs for it
