@@ -792,8 +792,9 @@ class Bringup:
             if t_now >= sim_end:
                 break
             if any(not p.alive() for p in self.procs):
-                dead = [s.name for s, p in zip(self.specs, self.procs) if not p.alive()]
-                raise RuntimeError(f"node(s) {dead} exited during the run")
+                dead = [f"{s.name} (exit {p.proc.returncode}: {' | '.join(x.strip() for x in p.lines[-3:])})"
+                        for s, p in zip(self.specs, self.procs) if not p.alive()]
+                raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
             if t_now > t_seen:  # stalled = no simulated progress for STALL_SECONDS of wall
                 t_seen, progress_wall = t_now, now
             elif now - progress_wall > STALL_SECONDS:
