@@ -39,7 +39,7 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
-from rbd_ros.ros.bringup.processes import STALL_SECONDS
+from rbd_ros.ros.bringup.processes import STALL_SECONDS, StallWatch
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.ros.messages import header_stamp_ns
 from rbd_ros.util.flags import add_chain_flags, add_deprecated
@@ -463,7 +463,6 @@ class Bringup:
         nodes started and connected, the bridge paused and the tour sent, followed to its
         horizon, paused again and drained, then the report (``finish``).  Whatever happens,
         the ROS side is shut down, every node stopped and the bag closed."""
-        import rclpy
 
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
 
@@ -488,12 +487,29 @@ class Bringup:
             self.stop_controller_and_drain(sim_end)
             return self.finish(record, t_start, sim_end, rtf, diag_start, diag_end)
         finally:
-            executor.shutdown(timeout_sec=2.0)
-            node.destroy_node()
-            rclpy.shutdown()
-            self.stop_nodes()
-            if self.recorder:
-                self.recorder.close()
+            self.shut_down(executor, node)
+
+    def shut_down(self, executor, node) -> None:  # noqa: ANN001
+        """Whatever happened: this process's ROS side shut down, every node stopped, the bag
+        closed (the tour's ``run`` and the press task's)."""
+        import rclpy
+
+        executor.shutdown(timeout_sec=2.0)
+        node.destroy_node()
+        rclpy.shutdown()
+        self.stop_nodes()
+        if self.recorder:
+            self.recorder.close()
+
+    def check_executor_and_nodes(self, spin) -> None:  # noqa: ANN001
+        """An error when this process's ROS executor (``spin``) stopped or a node exited (named
+        with its exit status and last output lines)."""
+        if not spin.is_alive():
+            raise RuntimeError("the bringup's ROS executor stopped")
+        if any(not p.alive() for p in self.procs):
+            dead = [f"{s.name} (exit {p.proc.returncode}: {' | '.join(x.strip() for x in p.lines[-3:])})"
+                    for s, p in zip(self.specs, self.procs) if not p.alive()]
+            raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
 
     def open_recording(self) -> Path | None:
         """With ``--record DIR``: ``DIR`` made, a bag left there by an earlier run removed and
@@ -773,7 +789,7 @@ class Bringup:
             self.record_until = sim_end
         tty = sys.stdout.isatty()
         last_print = 0.0
-        t_seen, progress_wall = t_now, time.monotonic()
+        watch = StallWatch()  # stalled = no simulated progress for STALL_SECONDS of wall
         while True:
             with self.lock:
                 t_now = self.last_state[0]
@@ -786,18 +802,11 @@ class Bringup:
                 line = (f"[bringup] t = {max(t_now - t_start, 0.0):6.2f} / {horizon:.2f} s   "
                         f"real-time factor {rtf}")
                 print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
-            if not spin.is_alive():
-                raise RuntimeError("the bringup's ROS executor stopped")
+            self.check_executor_and_nodes(spin)
             self.report_foreign_answers(controller)  # the tour was accepted: not its
             if t_now >= sim_end:
                 break
-            if any(not p.alive() for p in self.procs):
-                dead = [f"{s.name} (exit {p.proc.returncode}: {' | '.join(x.strip() for x in p.lines[-3:])})"
-                        for s, p in zip(self.specs, self.procs) if not p.alive()]
-                raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
-            if t_now > t_seen:  # stalled = no simulated progress for STALL_SECONDS of wall
-                t_seen, progress_wall = t_now, now
-            elif now - progress_wall > STALL_SECONDS:
+            if watch.stalled(t_now, now):
                 raise RuntimeError(f"the simulation stalled: no simulated time passed in "
                                    f"{STALL_SECONDS:.0f} s (at t = {max(t_now - t_start, 0.0):.2f} "
                                    f"of {horizon:.2f} s)")

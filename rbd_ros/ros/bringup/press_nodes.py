@@ -164,7 +164,6 @@ class PressTask:
             self.recorder.write(FT_RAW, header_stamp_ns(raw), raw)
 
     def run(self) -> int:
-        import rclpy
 
         from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
 
@@ -190,12 +189,7 @@ class PressTask:
             self.stop_controller_and_drain(sim_end)
             return self.finish_press(record, t_start, sim_end, diag_start, diag_end)
         finally:
-            executor.shutdown(timeout_sec=2.0)
-            node.destroy_node()
-            rclpy.shutdown()
-            self.stop_nodes()
-            if self.recorder:
-                self.recorder.close()
+            self.shut_down(executor, node)
 
     # ---- the phases ---------------------------------------------------------------------------
     def run_phases(self, node: Any, spin: Any, t0: float) -> float:
@@ -258,24 +252,16 @@ class PressTask:
     def follow_until(self, spin: Any, t_end: float) -> None:
         """Wait until the states reach ``t_end`` (an error when a node exited, the executor
         stopped or the simulation stalled)."""
-        from rbd_ros.ros.bringup.processes import STALL_SECONDS
+        from rbd_ros.ros.bringup.processes import STALL_SECONDS, StallWatch
 
-        t_seen, progress_wall = -float("inf"), time.monotonic()
+        watch = StallWatch()  # as Bringup's tour: a loaded machine slows the simulation, not stops it
         while True:
             with self.lock:
                 t_now = self.last_state[0]
             if t_now >= t_end:
                 return
-            now = time.monotonic()
-            if t_now > t_seen:  # stalled = no simulated progress for STALL_SECONDS (as Bringup's
-                t_seen, progress_wall = t_now, now  # tour: a loaded machine slows, not stops, it)
-            if not spin.is_alive():
-                raise RuntimeError("the bringup's ROS executor stopped")
-            if any(not p.alive() for p in self.procs):
-                dead = [f"{s.name} ({(p.lines[-1] if p.lines else '').strip()})"
-                        for s, p in zip(self.specs, self.procs) if not p.alive()]
-                raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
-            if now - progress_wall > STALL_SECONDS:
+            self.check_executor_and_nodes(spin)
+            if watch.stalled(t_now, time.monotonic()):
                 raise RuntimeError(f"the simulation stalled: no simulated time passed in {STALL_SECONDS:.0f} s")
             time.sleep(0.005)
 

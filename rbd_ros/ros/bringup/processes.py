@@ -23,6 +23,20 @@ STALL_SECONDS = 60.0  # s of wall time without simulated progress: a run has sta
 # machine slows the simulation down, it does not stop it)
 
 
+class StallWatch:
+    """``stalled(t_now, now)``: no simulated progress (``t_now``, s) for ``STALL_SECONDS`` of
+    wall time (``now``, ``time.monotonic()``) since the last progress or the watch's start."""
+
+    def __init__(self) -> None:
+        self.t_seen, self.wall = -float("inf"), time.monotonic()
+
+    def stalled(self, t_now: float, now: float) -> bool:
+        if t_now > self.t_seen:
+            self.t_seen, self.wall = t_now, now
+            return False
+        return now - self.wall > STALL_SECONDS
+
+
 def stop_with_parent() -> None:
     """In a node started with ``STOP_WITH_PARENT`` set: get SIGINT when the parent dies, even
     by SIGKILL (Linux ``prctl(PR_SET_PDEATHSIG)``), so no node outlives ``rbd-ros bringup``.
