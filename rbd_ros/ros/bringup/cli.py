@@ -46,6 +46,8 @@ from rbd_ros.util.flags import add_chain_flags, add_deprecated
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
+# s: a time the bridge paused at (its pause_at, summed timesteps, ns stamps) counts as reached
+REACHED = 1e-6
 TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
 CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
 BASE_PATH = "/controller/base_path"  # a mobile base's tour (rbd_ros.ros.nodes.mobile_controller)
@@ -481,6 +483,8 @@ class Bringup:
             self.wait_until_connected(node, traj_pub, path_pub)
             diag_start, t_pause, t_now = self.pause_for_tour(node)
             t_start = self.send_tour(node, traj_pub, path_pub, t_pause, t_now)
+            # the bridge pauses itself at the horizon: not past it by as much as this process lags
+            self.set_parameters(node, "mujoco_bridge", pause_at=t_start + self.horizon())
             self.set_paused(node, False)
             sim_end = self.follow_tour(spin, t_start, t_now)
             diag_end, rtf = self.pause_after_tour(node, diag_start, t_start, sim_end)
@@ -771,11 +775,16 @@ class Bringup:
             others=lambda kind: node.count_publishers(TOUR if kind == "trajectory" else BASE_PATH) - 1)
         return t_start
 
+    def horizon(self) -> float:
+        """The run's simulated length from the tour's start (s): ``--duration`` or the tour's
+        end plus 0.5 s."""
+        return self.args.duration or float(self.tour.times[-1] + 0.5)
+
     def follow_tour(self, spin, t_start: float, t_now: float) -> float:  # noqa: ANN001
         """The resumed run until the simulated time reaches the horizon, with the progress
         line (not with ``--quiet``); an error when the ROS executor (``spin``) stopped, a
         node exited or the simulation stalled.  Returns the horizon's end ``sim_end`` (s)."""
-        horizon = self.args.duration or float(self.tour.times[-1] + 0.5)
+        horizon = self.horizon()
         controller = self.law_process()
         wall0 = time.monotonic()
         sim0 = t_now  # simulated time when the bridge resumed
@@ -804,7 +813,7 @@ class Bringup:
                 print("\r" + line if tty else line, end="" if tty else "\n", flush=True)
             self.check_executor_and_nodes(spin)
             self.report_foreign_answers(controller)  # the tour was accepted: not its
-            if t_now >= sim_end:
+            if t_now >= sim_end - REACHED:
                 break
             if watch.stalled(t_now, now):
                 raise RuntimeError(f"the simulation stalled: no simulated time passed in "
@@ -827,6 +836,39 @@ class Bringup:
         # the states late, on a busy machine by seconds: its own clock would measure that)
         rtf = real_time_factor(samples, t_start, sim_end)
         return diag_end, rtf
+
+    def set_parameters(self, node, target: str, **values) -> None:  # noqa: ANN001, ANN003
+        """Set node ``target``'s parameters (its ``set_parameters`` service), all accepted or an
+        error naming the refusals."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        req = SetParameters.Request(parameters=[Parameter(k, value=v).to_parameter_msg()
+                                                for k, v in values.items()])
+        res = self.call_service(node, SetParameters, f"/{target}/set_parameters", req)
+        bad = [r.reason for r in res.results if not r.successful]
+        if bad:
+            raise RuntimeError(f"{target} refused {sorted(values)}: {'; '.join(bad)}")
+
+    def call_service(self, node, kind, service: str, request, timeout: float = 30.0):  # noqa: ANN001, ANN201
+        """One call of ``service`` on a helper node of its own that no executor spins; the
+        response, or an error when the service is absent or does not answer in ``timeout`` s."""
+        import rclpy
+
+        from rbd_ros.ros.lean_executor import call_once
+
+        helper = rclpy.create_node("rbd_bringup_call", context=node.context,
+                                   start_parameter_services=False, enable_rosout=False)
+        try:
+            client = helper.create_client(kind, service)
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise RuntimeError(f"no {service} service")
+            res = call_once(helper, client, request, timeout)
+        finally:
+            helper.destroy_node()
+        if res is None:
+            raise RuntimeError(f"{service}: no answer within {timeout:g} s")
+        return res
 
     def set_paused(self, node, paused: bool, timeout: float = 30.0) -> dict:
         """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
@@ -967,7 +1009,7 @@ class Bringup:
         def answered() -> bool:
             if self.args.mode == "realtime" or self.recorder is None:
                 with self.lock:
-                    return bool(self.controller_state) and self.controller_state[-1][0] >= sim_end
+                    return bool(self.controller_state) and self.controller_state[-1][0] >= sim_end - REACHED
             counts = self.recorder.counts
             return (counts[COMMANDS] >= counts[STATES] and
                     counts[CONTROLLER_STATE] >= counts[COMMANDS])

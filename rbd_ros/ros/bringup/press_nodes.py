@@ -241,6 +241,8 @@ class PressTask:
             self.phases[name] = t
             if act is not None:
                 act()
+            # the bridge pauses itself at the phase's end (not past it by this process's lag)
+            self.set_parameters(node, "mujoco_bridge", pause_at=t + duration)
             self.set_paused(node, False)
             self.follow_until(spin, t + duration)
             t = self.set_paused(node, True)["sim_time"]
@@ -252,13 +254,14 @@ class PressTask:
     def follow_until(self, spin: Any, t_end: float) -> None:
         """Wait until the states reach ``t_end`` (an error when a node exited, the executor
         stopped or the simulation stalled)."""
+        from rbd_ros.ros.bringup.cli import REACHED
         from rbd_ros.ros.bringup.processes import STALL_SECONDS, StallWatch
 
         watch = StallWatch()  # as Bringup's tour: a loaded machine slows the simulation, not stops it
         while True:
             with self.lock:
                 t_now = self.last_state[0]
-            if t_now >= t_end:
+            if t_now >= t_end - REACHED:
                 return
             self.check_executor_and_nodes(spin)
             if watch.stalled(t_now, time.monotonic()):
@@ -310,40 +313,14 @@ class PressTask:
 
     def set_controller(self, node: Any, **values: Any) -> None:
         """Set the controller's parameters (its node ``controller``, composed too)."""
-        from rcl_interfaces.srv import SetParameters
-        from rclpy.parameter import Parameter
-
-        req = SetParameters.Request(parameters=[Parameter(k, value=v).to_parameter_msg()
-                                                for k, v in values.items()])
-        res = self._call(node, SetParameters, "/controller/set_parameters", req)
-        bad = [r.reason for r in res.results if not r.successful]
-        if bad:
-            raise RuntimeError(f"the controller refused {sorted(values)}: {'; '.join(bad)}")
+        self.set_parameters(node, "controller", **values)
 
     def get_controller(self, node: Any, name: str) -> list[float]:
         from rcl_interfaces.srv import GetParameters
 
-        res = self._call(node, GetParameters, "/controller/get_parameters",
-                         GetParameters.Request(names=[name]))
+        res = self.call_service(node, GetParameters, "/controller/get_parameters",
+                                GetParameters.Request(names=[name]))
         return list(res.values[0].double_array_value)
-
-    def _call(self, node: Any, kind: Any, service: str, request: Any, timeout: float = 30.0) -> Any:
-        import rclpy
-
-        from rbd_ros.ros.lean_executor import call_once
-
-        helper = rclpy.create_node("rbd_bringup_press", context=node.context,
-                                   start_parameter_services=False, enable_rosout=False)
-        try:
-            client = helper.create_client(kind, service)
-            if not client.wait_for_service(timeout_sec=timeout):
-                raise RuntimeError(f"no {service} service")
-            res = call_once(helper, client, request, timeout)
-        finally:
-            helper.destroy_node()
-        if res is None:
-            raise RuntimeError(f"{service}: no answer within {timeout:g} s")
-        return res
 
     # ---- the report ---------------------------------------------------------------------------
     def series(self, t0: float, t1: float) -> dict[str, np.ndarray]:

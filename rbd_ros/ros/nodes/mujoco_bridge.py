@@ -109,6 +109,10 @@ Topics
 Services
   ~/reset (std_srvs/Trigger): initial positions/velocities, zero command; the clock runs on.
   ~/pause (std_srvs/SetBool): true pauses stepping, false resumes.
+  ``pause_at`` (parameter, s of simulated time; 0 = never): set at runtime, before a resume, the
+      bridge pauses itself after the first step at or past it (then as ``~/pause``: diagnostics
+      at once, the log line ``simulation paused at t = ... s (pause_at)``), so a run ends
+      exactly there however late its client sees the clock (the bringup's tour and press phases).
 
 The log prints ``mujoco_bridge: ready (...)`` when serving and a stats line (``rtf=...
 missed_steps=N ...``) every ``stats_period`` s and at exit.  A bad parameter prints one line
@@ -118,6 +122,7 @@ from __future__ import annotations
 
 import array
 import json
+import math
 import os
 import sys
 import threading
@@ -131,6 +136,7 @@ from rbd_ros.ros.parameters import declare_settings, schema
 from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden, set_slice, share_priority
 
+PAUSE_AT_TOLERANCE = 1e-9  # s: the clock sums timesteps; a pause_at on the grid is reached there
 NAME = "mujoco_bridge"
 MAX_LAG = 0.1  # s behind schedule before realtime mode gives up catching up
 SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max modes
@@ -226,6 +232,7 @@ class MujocoBridge:
         self.mode = config.mode
         self.lock = threading.Lock()
         self.paused = False
+        self._pause_at = math.inf  # armed by the pause_at parameter (_on_set_parameters)
         self.got_command = False
         self.missed_steps = 0
         self.steps_since_publish = 0
@@ -263,6 +270,8 @@ class MujocoBridge:
             node, ["apply_wrench_duration"])["apply_wrench_duration"], pub_qos)
         self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
         self.srv_pause = node.create_service(SetBool, topics.PAUSE, self.on_pause)
+        schema(NAME).declare(node, ["pause_at"])
+        node.add_on_set_parameters_callback(self._on_set_parameters)
         self._start = (time.monotonic(), sim.time, 0)
         self._diag_window = self._stats_window = self._start
         self.publisher_thread = None
@@ -328,6 +337,7 @@ class MujocoBridge:
     def on_command(self, msg) -> None:
         data = msg.data
         if self.mode == "lockstep":
+            reached = False
             with self.lock:
                 self.got_command = True
                 self.sim.command(data, None)
@@ -336,6 +346,9 @@ class MujocoBridge:
                     self.sim.step(None)
                     self.publish_state()
                     self._record_step_time(time.perf_counter() - t0)
+                    reached = self._reached_pause_at()
+            if self.paused and reached:
+                self._announce_pause_at()
         else:
             now = time.monotonic()
             with self.lock:
@@ -354,6 +367,40 @@ class MujocoBridge:
         response.message = f"reset to the initial state at t = {self.sim.time:.6f} s"
         self.node.get_logger().info(response.message)
         return response
+
+    def _on_set_parameters(self, params: list[Any]) -> Any:
+        """``pause_at``: armed (s of simulated time, after the current one), or 0 = disarmed."""
+        from rcl_interfaces.msg import SetParametersResult
+
+        for prm in params:
+            if prm.name != "pause_at":
+                continue
+            reason = schema(NAME).refusal([prm])
+            t = float(prm.value) if reason is None else 0.0
+            with self.lock:
+                now = self.sim.time
+                if reason is None and t > 0.0 and t <= now + PAUSE_AT_TOLERANCE:
+                    reason = f"pause_at {t:g} s is not after the simulated time {now:.6f} s"
+                if reason is None:
+                    self._pause_at = t if t > 0.0 else math.inf
+            if reason is not None:
+                return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _reached_pause_at(self) -> bool:
+        """After a step (caller holds the lock): paused when the armed ``pause_at`` is reached
+        (disarmed then); True if this step reached it."""
+        if self.sim.time < self._pause_at - PAUSE_AT_TOLERANCE:
+            return False
+        self.paused, self._pause_at = True, math.inf
+        return True
+
+    def _announce_pause_at(self) -> None:
+        """As ``on_pause``'s answer: the diagnostics at once, one log line (lock released)."""
+        if self.publisher_thread is not None:
+            self.publisher_thread.flush()
+        self.publish_diagnostics()
+        self.node.get_logger().info(f"simulation paused at t = {self.sim.time:.6f} s (pause_at)")
 
     def on_pause(self, request, response):
         with self.lock:  # no step after the answer: the diagnostics below hold the last one
@@ -471,10 +518,13 @@ class MujocoBridge:
                 k += 1
                 if ctrl is not None:
                     measured = sim.measure()
-                if k % every == 0:
+                reached = self._reached_pause_at()
+                if k % every == 0 or reached:
                     self.publish_state(measured)
             if pt is not None:
                 pt.flush()  # one wake per step, after it: the publisher runs while we sleep
+            if reached:
+                self._announce_pause_at()
             self._record_step_time(time.perf_counter() - t0, now)
             deadline += dt
             if not realtime and k % 200 == 0:
@@ -488,6 +538,7 @@ class MujocoBridge:
         while not self._stop.is_set():
             self.inbox.wait(0.1)
             msgs = self.inbox.take_all()
+            reached = False
             with self.lock:
                 for msg in msgs:
                     self.got_command = True
@@ -497,9 +548,12 @@ class MujocoBridge:
                         self.sim.step(None)
                         self.publish_state()
                         self._record_step_time(time.perf_counter() - t0)
+                        reached = self._reached_pause_at() or reached
                 if (not self.got_command or self.paused) and time.monotonic() - last_idle >= 0.1:
                     self.publish_state()
                     last_idle = time.monotonic()
+            if reached:
+                self._announce_pause_at()
 
     # ---- diagnostics --------------------------------------------------------------------------
     def snapshot(self, since: tuple[float, float, int]) -> dict[str, Any]:
