@@ -30,8 +30,19 @@ pytestmark = pytest.mark.slow  # end to end: ROS processes and a 12.5 s closed l
 PR2 = "pr2_description/urdf/pr2.urdf"
 
 
+_RUNS: dict[str, tuple] = {}  # the run, once per worker process
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):  # noqa: ANN001, ANN201
+    # once per worker even if the module fixture is set up again: CI showed two ~85 s setups
+    # of this fixture in one run (its two tests each paid for a bringup)
+    if "run" not in _RUNS:
+        _RUNS["run"] = _bringup(tmp_path_factory)
+    return _RUNS["run"]
+
+
+def _bringup(tmp_path_factory):  # noqa: ANN001, ANN202
     out = tmp_path_factory.mktemp("bringup_twist") / "demo"
     robot = ["--robot", "omni_arm7"]
     if os.environ.get("RBD_ROS_TEST_PR2") == "1":
