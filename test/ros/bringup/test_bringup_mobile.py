@@ -15,14 +15,9 @@ from ros_helpers import REPO
 pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):  # noqa: ANN001, ANN201
-    out = tmp_path_factory.mktemp("bringup_mobile") / "demo"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7", "--controller",
-         "whole_body_computed_torque", "--duration", "2.0", "--record", str(out), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
-    return proc, out
+@pytest.fixture
+def run(mobile_run):  # noqa: ANN001, ANN201
+    return mobile_run  # test/ros/bringup/conftest.py: shared with the page and /tf tests
 
 
 def test_mobile_bringup_report(run) -> None:  # noqa: ANN001

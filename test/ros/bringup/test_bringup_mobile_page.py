@@ -2,25 +2,15 @@
 under the arm) and its page shows the base path error the terminal printed."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-from ros_helpers import REPO
 
 pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
 
 pytest.importorskip("rclpy")
 
 
-def test_mobile_page_has_the_video_and_the_base_error(tmp_path: Path) -> None:
-    out = tmp_path / "rec"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7", "--controller",
-         "whole_body_computed_torque", "--duration", "0.3", "--record", str(out), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+def test_mobile_page_has_the_video_and_the_base_error(mobile_run) -> None:  # noqa: ANN001
+    proc, out = mobile_run  # test/ros/bringup/conftest.py: recorded with its video
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     page = (out / "index.html").read_text()
     assert "<td>no_video</td><td>false</td>" in page

@@ -66,16 +66,12 @@ def test_recorded_tf_is_the_urdf_at_the_recorded_states(tmp_path):
     assert matched >= 5 and worst < 1e-9, (matched, worst)
 
 
-def test_mobile_bag_has_odom_to_base_link_from_the_odometry(tmp_path):
+def test_mobile_bag_has_odom_to_base_link_from_the_odometry(mobile_run):  # noqa: ANN001
     """A mobile base: the bag's /tf holds odom -> base_link (REP-105) equal to the bridge's
     /odom pose of the same stamp, next to the arm's moving joints."""
     from rbd_ros.ros.bringup.recorder import read_bag
 
-    out = tmp_path / "demo"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7", "--controller",
-         "whole_body_computed_torque", "--duration", "1.0", "--record", str(out), "--quiet", "--no-video"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc, out = mobile_run  # test/ros/bringup/conftest.py
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     bag = read_bag(out / "bag")
     odom = {stamp: msg.pose.pose for stamp, msg in bag["/odom"]}
