@@ -11,7 +11,8 @@ constant theta/d offsets included), its axis z.  Inertials: origin ``xyz`` = cen
 no infinity, so infinite limits are written as +-``BIG`` (1e6).  ``<dynamics damping=
 viscous friction=coulomb>``.  Gear ratios and rotor inertias have no URDF home (see the
 ``config/<robot>.yaml`` files).  When ``base`` is the identity the first joint hangs
-directly from ``base_link``.
+directly from ``base_link``.  When ``tip_link`` is the last joint's own link (a URDF converted
+up to that link), link n is named ``<tip>_mdh`` and ``tip_link`` hangs from it by ``tool``.
 """
 from __future__ import annotations
 
@@ -40,6 +41,14 @@ def _lim(x: float) -> float:
     return max(-BIG, min(BIG, float(x)))
 
 
+def _unique(name: str, taken: set[str]) -> str:
+    out, k = name, 1
+    while out in taken:
+        k += 1
+        out = f"{name}{k}"
+    return out
+
+
 def model_to_urdf(model: MdhModel, frame0_name: str | None = None) -> str:
     """URDF text equivalent to ``model`` (see the module docstring)."""
     n = model.dof
@@ -54,8 +63,13 @@ def model_to_urdf(model: MdhModel, frame0_name: str | None = None) -> str:
                   f"    <parent link={quoteattr(base)}/><child link={quoteattr(frame0)}/>",
                   f"    {_origin(model.base)}", "  </joint>"]
         parent = frame0
+    names = list(model.link_names)
+    if names and names[-1] == tip:
+        # the tip is the last joint's own link (a URDF converted with tip_link = that link): its
+        # MDH frame gets a name of its own, the tip keeps the URDF's name (and its frame: tool)
+        names[-1] = _unique(f"{tip}_mdh", set(names) | {base, frame0})
     for i in range(n):
-        link = model.link_names[i]
+        link = names[i]
         m = float(model.mass[i])
         lines.append(f"  <link name={quoteattr(link)}>")
         if m > 0.0 or np.any(model.inertia[i]):
