@@ -25,7 +25,8 @@ test: setup-test
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # the documentation site (docs/: Sphinx + MyST, furo, API reference from the docstrings) in
-# build/docs/, warnings as errors (as CI builds it: test/project/test_docs.py)
+# build/docs/, warnings as errors (CI builds it in test/project/test_docs.py, there without the
+# per-function entries of the API pages' "On this page" panel: ~2x faster, the same warnings)
 docs: setup-test
 	$(PY) -m sphinx -W --keep-going -b html docs build/docs
 
