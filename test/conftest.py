@@ -92,7 +92,7 @@ for _folder in sorted(TEST_ROOT.rglob("*")):
 HEAVY = ("ros/bringup/test_bringup_twist_profile.py", "ros/bringup/test_bringup_tf.py",
          "ros/bringup/test_press_nodes.py", "ros/bringup/test_bringup_mobile.py",
          "ros/bringup/test_bringup_mobile_page.py", "ros/bringup/test_bringup_mismatch.py",
-         "ros/test_follow_joint_trajectory_action.py", "project/test_docs.py",
+         "ros/test_follow_joint_trajectory_action.py",
          # short, but counting every message of a 1 kHz lockstep loop: not beside a heavy one
          "ros/test_composed.py", "ros/test_robot_params.py", "ros/test_mobile_bridge_node.py")
 
