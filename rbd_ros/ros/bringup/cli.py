@@ -39,15 +39,13 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
-from rbd_ros.ros.bringup.processes import STALL_SECONDS, StallWatch
+from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.ros.messages import header_stamp_ns
 from rbd_ros.util.flags import add_chain_flags, add_deprecated
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
-# s: a time the bridge paused at (its pause_at, summed timesteps, ns stamps) counts as reached
-REACHED = 1e-6
 TOUR = topics.node_topic("controller", topics.JOINT_TRAJECTORY)
 CONTROLLER_STATE = topics.node_topic("controller", topics.CONTROLLER_STATE)
 BASE_PATH = "/controller/base_path"  # a mobile base's tour (rbd_ros.ros.nodes.mobile_controller)

@@ -254,8 +254,7 @@ class PressTask:
     def follow_until(self, spin: Any, t_end: float) -> None:
         """Wait until the states reach ``t_end`` (an error when a node exited, the executor
         stopped or the simulation stalled)."""
-        from rbd_ros.ros.bringup.cli import REACHED
-        from rbd_ros.ros.bringup.processes import STALL_SECONDS, StallWatch
+        from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
 
         watch = StallWatch()  # as Bringup's tour: a loaded machine slows the simulation, not stops it
         while True:

@@ -19,6 +19,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 #: environment variable: the pid of a parent whose death must stop this node (``stop_with_parent``)
 STOP_WITH_PARENT = "RBD_ROS_STOP_WITH_PARENT"
+# s: a simulated time the bridge paused at (its pause_at: summed timesteps, ns stamps) counts as reached
+REACHED = 1e-6
 STALL_SECONDS = 60.0  # s of wall time without simulated progress: a run has stalled (a loaded
 # machine slows the simulation down, it does not stop it)
 
