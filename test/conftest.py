@@ -27,6 +27,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+# One OpenBLAS thread per test process, set before numpy is first imported (nothing imports it
+# before this file, in the controller or in an xdist worker; node processes inherit it): two
+# workers on two cores, each with a multithreaded BLAS that spin-waits for its threads, ran the
+# identification's QR/SVD/lstsq (36000 x 60) 2.5-10x slower than one thread each (0.47/1.45/
+# 0.51 s vs 0.19/0.15/0.12 s at load 5).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 _DOMAIN_LOCKS: list = []  # open files: this session's claims, released when it ends
 
 

@@ -35,19 +35,32 @@ def arm():
     return prior, perturb(prior, 30.0, seed=7), exc
 
 
-def record(tmp_path, arm, name: str, noise=None, freeze=(), **bag):
+@pytest.fixture(scope="module")
+def simulated(arm):
+    """``simulated(noise, freeze)``: the closed loop's ``(t, q, qd, effort, commands)``, each
+    run once per module (the noise-free one feeds three tests' bags)."""
     prior, truth, exc = arm
-    keep = np.zeros(prior.dof, bool)
-    keep[list(freeze)] = True
+    runs = {}
 
-    def reference(t: float):  # the excitation, the joints in ``freeze`` held at its start
-        q, qd, qdd = (x[0] for x in exc.sample([t]))
-        return np.where(keep, exc.start, q), np.where(keep, 0.0, qd), np.where(keep, 0.0, qdd)
+    def run(noise=None, freeze=()):  # noqa: ANN202
+        key = (json.dumps(noise, sort_keys=True), tuple(freeze))
+        if key not in runs:
+            keep = np.zeros(prior.dof, bool)
+            keep[list(freeze)] = True
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        data = simulate(truth, prior, reference, exc.duration, noise=noise)
-    return write_bag(tmp_path / name, prior.joint_names, *data, **bag)
+            def reference(t: float):  # the excitation, the joints in ``freeze`` held at its start
+                q, qd, qdd = (x[0] for x in exc.sample([t]))
+                return np.where(keep, exc.start, q), np.where(keep, 0.0, qd), np.where(keep, 0.0, qdd)
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                runs[key] = simulate(truth, prior, reference, exc.duration, noise=noise)
+        return runs[key]
+    return run
+
+
+def record(tmp_path, arm, simulated, name: str, noise=None, freeze=(), **bag):
+    return write_bag(tmp_path / name, arm[0].joint_names, *simulated(noise, freeze), **bag)
 
 
 def identify_cli(bag, urdf, out, capsys, *extra):
@@ -57,11 +70,11 @@ def identify_cli(bag, urdf, out, capsys, *extra):
 
 @pytest.mark.parametrize("noise,efforts", [(None, True), (NOISE, True), (None, False)],
                          ids=["noise_free", "noisy", "commands_only"])
-def test_identify_recovers_the_simulated_arm(tmp_path, arm, capsys, noise, efforts) -> None:
+def test_identify_recovers_the_simulated_arm(tmp_path, arm, simulated, capsys, noise, efforts) -> None:
     """From the measured efforts (the bridge's applied torque), or the commands alone (an arm
     without torque sensing: exact stamps here, the test writes them)."""
     prior, truth, _ = arm
-    bag = record(tmp_path, arm, "bag", noise, with_efforts=efforts)
+    bag = record(tmp_path, arm, simulated, "bag", noise, with_efforts=efforts)
     out, js = tmp_path / "z1_identified.yaml", tmp_path / "id.json"
     code, io = identify_cli(bag, example_robot_urdf(Z1), out, capsys, "--json", str(js),
                             "--plot", str(tmp_path / "torques.png"))
@@ -83,20 +96,20 @@ def test_identify_recovers_the_simulated_arm(tmp_path, arm, capsys, noise, effor
     assert "held-out torque error" in io.out and (tmp_path / "torques.png").stat().st_size > 10_000
 
 
-def test_too_little_excitation_is_refused_by_name(tmp_path, arm, capsys) -> None:
+def test_too_little_excitation_is_refused_by_name(tmp_path, arm, simulated, capsys) -> None:
     """Joints 2..7 held at their start by a stiff PD: what only their motion shows is named."""
     prior, _, exc = arm
     frozen = tuple(range(1, prior.dof))
-    bag = record(tmp_path, arm, "bag", freeze=frozen)
+    bag = record(tmp_path, arm, simulated, "bag", freeze=frozen)
     code, io = identify_cli(bag, example_robot_urdf(Z1), tmp_path / "x.yaml", capsys)
     assert code == 2 and len(io.err.strip().splitlines()) == 1
     assert "does not excite" in io.err and "cannot identify" in io.err and "FV2" in io.err
     assert not (tmp_path / "x.yaml").exists()
 
 
-def test_bad_recordings_are_one_line_each(tmp_path, arm, capsys) -> None:
+def test_bad_recordings_are_one_line_each(tmp_path, arm, simulated, capsys) -> None:
     """Without commands (and no measured efforts), with another arm's joints, nothing there."""
-    bag = record(tmp_path, arm, "nocmd", with_commands=False, with_efforts=False)
+    bag = record(tmp_path, arm, simulated, "nocmd", with_commands=False, with_efforts=False)
     code, io = identify_cli(bag, example_robot_urdf(Z1), tmp_path / "x.yaml", capsys)
     assert code == 2 and "no /effort_controller/commands" in io.err and len(io.err.strip().splitlines()) == 1
     ur3 = example_robot_urdf("ur_description/urdf/ur3_robot.urdf")  # another arm's joints

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ci_failure
 
 HERE = Path(__file__).resolve().parents[1]  # test/, where conftest.py is
@@ -31,14 +32,18 @@ def test_unrelated_skip():
 FAKE_MODULE = 'import pytest\npytest.importorskip("example_robot_data_missing_for_this_test")\n'
 
 
-def _outcomes(tmp_path: Path, ci: str | None, source: str = FAKE) -> tuple[dict[str, int], str]:
-    (tmp_path / "test_fake.py").write_text(source)
+def _run(tmp_path: Path, ci: str | None) -> tuple[dict[str, int], str]:
+    """One pytest run over both throw-away files (``--continue-on-collection-errors``: the
+    module-level skip's collection error would otherwise stop the run before the tests)."""
+    (tmp_path / "test_fake.py").write_text(FAKE)
+    (tmp_path / "test_fake_module.py").write_text(FAKE_MODULE)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
         env["CI"] = ci
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-q", "-rA",
-                          "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+                          "-p", "no:cacheprovider", "--continue-on-collection-errors",
+                          "--rootdir", str(tmp_path), str(tmp_path)],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     summary = out.stdout.strip().splitlines()[-1]
     counts = {}
@@ -48,22 +53,35 @@ def _outcomes(tmp_path: Path, ci: str | None, source: str = FAKE) -> tuple[dict[
     return counts, out.stdout
 
 
-def test_skips_for_missing_peers_fail_under_ci(tmp_path: Path) -> None:
-    counts, text = _outcomes(tmp_path, "true")
-    assert counts == {"failed": 3, "skipped": 1}, text[-3000:]
+@pytest.fixture(scope="module")
+def under_ci(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, int], str]:
+    return _run(tmp_path_factory.mktemp("ci"), "true")
+
+
+def _outcome_lines(text: str, kind: str) -> set[str]:
+    """The ``-rA`` summary's ``KIND nodeid`` lines, as node ids."""
+    return {line.split(" ")[1] for line in text.splitlines() if line.startswith(kind + " ")}
+
+
+def test_skips_for_missing_peers_fail_under_ci(under_ci: tuple[dict[str, int], str]) -> None:
+    counts, text = under_ci
+    assert counts == {"failed": 3, "skipped": 1, "error": 1}, text[-3000:]
+    missing = ("pinocchio", "xvfb", "chromium")
+    assert _outcome_lines(text, "FAILED") == {f"test_fake.py::test_{k}_missing" for k in missing}
     assert "CI=true: pin (pip" in text and "xvfb (Debian" in text and "chromium (Debian" in text
 
 
-def test_module_level_importorskip_is_a_collection_error_under_ci(tmp_path: Path) -> None:
-    """(pytest then stops: CI's one line names the package.)"""
-    counts, text = _outcomes(tmp_path, "true", FAKE_MODULE)
-    assert counts == {"error": 1}, text[-3000:]
+def test_module_level_importorskip_is_a_collection_error_under_ci(under_ci: tuple[dict[str, int], str]) -> None:
+    """(without ``--continue-on-collection-errors`` pytest then stops: CI's one line names the
+    package.)"""
+    counts, text = under_ci
+    assert _outcome_lines(text, "ERROR") == {"test_fake_module.py"}, text[-3000:]
     assert "CI=true: example-robot-data (pip" in text
 
 
 def test_skips_stand_outside_ci(tmp_path: Path) -> None:
-    assert _outcomes(tmp_path, None)[0] == {"skipped": 4}
-    assert _outcomes(tmp_path, None, FAKE_MODULE)[0] == {"skipped": 1}
+    counts, text = _run(tmp_path, None)
+    assert counts == {"skipped": 5}, text[-3000:]
 
 
 def test_ci_failure_names_the_package() -> None:

@@ -155,7 +155,7 @@ def test_robot_description_reaches_a_late_subscriber(node_process) -> None:
 
     path = str(BUNDLED_URDF / "arm7.urdf")
     node_process(["state-publisher", "--ros-args", "-p", f"urdf_path:={path}"], ready=READY, timeout=180)
-    time.sleep(2.0)  # published long before this subscriber exists
+    time.sleep(0.5)  # published (in the constructor, before the ready line) before this subscriber exists
     got: list[str] = []
     done = threading.Event()
     qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
