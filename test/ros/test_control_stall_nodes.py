@@ -217,7 +217,12 @@ def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> 
                 states = list(peer.states)
         finally:
             peer.close()
+    # before the bridge's first step its idle states are stamped 0, which the controller takes
+    # for unstamped: without use_sim_time it plans those first cycles on its wall clock (1.8e9 s);
+    # the states' clock is what follows (the move's start t_start is on it)
+    states = [s for s in states if s[0] < 1e6]
     t = np.array([s[0] for s in states])
+    assert np.all(np.diff(t) >= 0)
     ref = np.array([s[1] for s in states])
     q1 = ref[-1]
     np.testing.assert_allclose(robot.fk(q1), T1, atol=1e-5)  # the move ends at the pose

@@ -412,7 +412,10 @@ class MujocoBridge:
                 # on the controller's watchdog, a zero-torque step (a 3 N blip pressing 10 N)
                 self.sim.step(None)
                 self.publish_state()
-        self.publish_diagnostics()  # at once: sim_time and wall_time of the pause
+            # at once, under the lock: the sim_time and wall_time of the pause (or resume) agree
+            # (taken after it, a resumed realtime loop had stepped on for tens of ms under load:
+            # a report's real-time factor over its window read 1.07)
+            self.publish_diagnostics()
         response.success = True
         response.message = "paused" if self.paused else "running"
         self.node.get_logger().info(f"simulation {response.message} at t = {self.sim.time:.6f} s")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
 
 @pytest.fixture
 def run(mobile_run):  # noqa: ANN001, ANN201
-    return mobile_run  # test/ros/bringup/conftest.py: shared with the page and /tf tests
+    return mobile_run  # test/conftest.py: shared with the page and /tf tests
 
 
 def test_mobile_bringup_report(run) -> None:  # noqa: ANN001

@@ -10,7 +10,7 @@ pytest.importorskip("rclpy")
 
 
 def test_mobile_page_has_the_video_and_the_base_error(mobile_run) -> None:  # noqa: ANN001
-    proc, out = mobile_run  # test/ros/bringup/conftest.py: recorded with its video
+    proc, out = mobile_run  # test/conftest.py: recorded with its video
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     page = (out / "index.html").read_text()
     assert "<td>no_video</td><td>false</td>" in page

@@ -71,7 +71,7 @@ def test_mobile_bag_has_odom_to_base_link_from_the_odometry(mobile_run):  # noqa
     /odom pose of the same stamp, next to the arm's moving joints."""
     from rbd_ros.ros.bringup.recorder import read_bag
 
-    proc, out = mobile_run  # test/ros/bringup/conftest.py
+    proc, out = mobile_run  # test/conftest.py
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     bag = read_bag(out / "bag")
     odom = {stamp: msg.pose.pose for stamp, msg in bag["/odom"]}
