@@ -104,6 +104,32 @@ HEAVY = ("ros/bringup/test_bringup_twist_profile.py", "ros/bringup/test_bringup_
          "ros/test_composed.py", "ros/test_robot_params.py", "ros/test_mobile_bridge_node.py")
 
 
+def xdist_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: its file (module fixtures start once), the ``HEAVY``
+    files one unit together."""
+    path = nodeid.split("::", 1)[0]
+    rel = path.split("test/", 1)[1] if path.startswith("test/") else path
+    return "heavy" if rel in HEAVY else path
+
+
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
+    """``--dist loadgroup``: one work unit per file, the heavy files one unit, sent first (in
+    collection order, which puts them first).  xdist's own loadgroup reads the
+    ``xdist_group`` marks before this file's collection hook adds them: measured, every
+    test went out on its own (a file's tests on both workers, its module fixture set up
+    twice, the heavy loops beside each other)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid)
+
+    config.option.loadscopereorder = False  # collection order: the heavy unit first
+    return FileUnits(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
     heavy = set()
