@@ -65,8 +65,13 @@ def test_custom_service_round_trip_between_processes():
             assert res.message.startswith("3 joints")
             node.destroy_node()
     finally:
-        proc.terminate()
-        proc.wait(10)
+        proc.terminate()  # rclpy's SIGTERM handler ends the spin (the server's own process)
+        try:
+            proc.wait(30)
+        except sp.TimeoutExpired:  # a stuck shutdown must not leave it behind, nor hide the result
+            proc.kill()
+            proc.wait(10)
+            raise AssertionError("the smoke server did not stop within 30 s of SIGTERM") from None
 
 
 def test_mujoco_loads_a_urdf_without_meshes():

@@ -1,6 +1,7 @@
 """A minimal server of a custom rbd_ros_interfaces service, run as its own process by
 test_smoke.py: answers /smoke/gravity with efforts = 2 * positions."""
 import rclpy
+import rclpy.executors
 
 from rbd_ros_interfaces.srv import Gravity
 
@@ -19,7 +20,7 @@ def main() -> None:
     print("smoke server ready", flush=True)
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):  # SIGINT / SIGTERM
         pass
     finally:
         node.destroy_node()
