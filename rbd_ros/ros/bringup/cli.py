@@ -1040,7 +1040,10 @@ class Bringup:
         from rbd_ros.ros.bringup.report import make_report, plot
 
         with self.lock:
-            raws = [c for c in self.controller_state if t_start <= c[0] <= sim_end]
+            window = [c for c in self.controller_state if t_start <= c[0] <= sim_end]
+        # one sample per stamp: a lockstep bridge paused at the horizon (pause_at) repeats its
+        # last state at 10 Hz and the controller answers each repeat with the same stamp
+        raws = [c for i, c in enumerate(window) if i == 0 or c[0] != window[i - 1][0]]
         if not raws:
             raise RuntimeError("the controller published no controller_state")
         n = len(self.joint_names)

@@ -75,6 +75,13 @@ def _signal_a_running_bringup(sig: int, record: list[str], settle: float = 1.0,
                         "--duration", "60", *record])
     try:
         proc.wait_for("[bringup] t =", timeout=300)  # the tour runs (and is being recorded)
+        # ... and has covered 0.3 s (300 states): a loaded machine ran it at RTF 0.025 (25
+        # states in the 1 s settle); progress lines come every 2 s of wall time
+        deadline = time.monotonic() + 120
+        while not any(float(ln.split("t =")[1].split("/")[0]) >= 0.3
+                      for ln in list(proc.lines) if ln.startswith("[bringup] t =")):
+            assert time.monotonic() < deadline, "the tour made no progress"
+            time.sleep(0.1)
         nodes = _children(proc.proc.pid)
         assert len(nodes) == 4, nodes  # bridge, state publisher, server, controller
         time.sleep(settle)
