@@ -61,6 +61,10 @@ RK4_DAMPING_LIMIT = 2.785  # RK4 is stable for z = -b dt / m in (-2.785, 0]
 AUTO_DAMPING_MARGIN = 1.0  # 'auto' keeps b dt / m below this
 HUGE_STATE = 1e10  # |qpos| or |qvel| beyond this counts as unstable (MuJoCo's mjMAXVAL)
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
+#: a real arm's sensor noise (standard deviations of the BridgeConfig fields of the same names:
+#: a 17-bit encoder, a velocity from differences of it at 1 kHz filtered, a torque sensor's
+#: 0.05 N m); ``rbd-ros bringup --noise`` sets them
+SENSOR_NOISE = {"position_noise": 5e-5, "velocity_noise": 2e-3, "effort_noise": 0.05}
 
 
 @settings("mujoco_bridge", "bridge")

@@ -16,10 +16,10 @@ from rbd_ros.cli import main as rbd_main
 from rbd_ros.identification import perturb, standard_parameters
 from rbd_ros.identification.base import base_parameters
 from rbd_ros.model import MdhModel
+from rbd_ros.sim.simulator import SENSOR_NOISE as NOISE  # bringup --noise
 from robots_data import example_robot_urdf
 
 Z1 = "z1_description/urdf/z1.urdf"
-NOISE = {"position_noise": 5e-5, "velocity_noise": 2e-3, "effort_noise": 0.05}  # bringup --noise
 
 
 @pytest.fixture(scope="module")

@@ -9,40 +9,30 @@ import math
 import time
 
 import numpy as np
-import pytest
-from test_bridge_node import DT, Client, bridge_args, model_file
+from test_bridge_node import DT, Client, bridge_args, client, model_file  # noqa: F401 - client: the fixture
 
 from rbd_ros.sim.examples import three_link
-from ros_helpers import ros_context
 
 
-@pytest.fixture
-def client():
-    with ros_context() as ctx:
-        c = Client(ctx)
-        yield c
-        c.close()
-
-
-def set_pause_at(client: Client, value: float):
+def set_pause_at(peer: Client, value: float):
     from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
 
     req = SetParameters.Request(parameters=[Parameter("pause_at", value=value).to_parameter_msg()])
-    return client.call(SetParameters, "/mujoco_bridge/set_parameters", req).results[0]
+    return peer.call(SetParameters, "/mujoco_bridge/set_parameters", req).results[0]
 
 
-def wait_paused_at(client: Client, seen: int, timeout: float = 60.0) -> dict:
+def wait_paused_at(peer: Client, seen: int, timeout: float = 60.0) -> dict:
     deadline = time.monotonic() + timeout  # load-proof: progress, not a rate
     while True:
-        fresh = [d for d in client.diagnostics[seen:] if d["paused"]]
+        fresh = [d for d in peer.diagnostics[seen:] if d["paused"]]
         if fresh:
             return fresh[0]
-        assert time.monotonic() < deadline, client.diagnostics[seen:]
+        assert time.monotonic() < deadline, peer.diagnostics[seen:]
         time.sleep(0.02)
 
 
-def test_max_mode_pauses_itself_at_pause_at_and_refuses_the_past(tmp_path, node_process, client) -> None:
+def test_max_mode_pauses_itself_at_pause_at_and_refuses_the_past(tmp_path, node_process, client) -> None:  # noqa: F811
     from std_srvs.srv import SetBool
 
     proc = node_process(bridge_args(model_file(tmp_path, three_link()), mode="max", publish_every=10,
@@ -81,7 +71,7 @@ def test_max_mode_pauses_itself_at_pause_at_and_refuses_the_past(tmp_path, node_
 
 
 def test_lockstep_stops_stepping_at_pause_at_while_commands_keep_coming(tmp_path, node_process,
-                                                                        client) -> None:
+                                                                        client) -> None:  # noqa: F811
     proc = node_process(bridge_args(model_file(tmp_path, three_link()), mode="lockstep",
                                     diagnostics_period=0.0),
                         ready="mujoco_bridge: ready")

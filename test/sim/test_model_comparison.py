@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 import pytest
 
+from rbd_ros.sim.simulator import SENSOR_NOISE as NOISE  # bringup --noise
 from robots_data import example_robot_urdf
 
 SO101 = "so_arm_description/urdf/so101.urdf"
-NOISE = {"position_noise": 5e-5, "velocity_noise": 2e-3, "effort_noise": 0.05}  # bringup --noise
 
 
 @pytest.fixture(scope="module")

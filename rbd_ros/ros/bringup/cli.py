@@ -722,9 +722,7 @@ class Bringup:
         it; returns the diagnostics at the pause, its simulated time and the latest state's."""
         diag_start = self.set_paused(node, True)
         t_pause = diag_start["sim_time"]
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self.last_state[0] < t_pause - 1e-9:
-            time.sleep(0.01)  # the state at the pause (this process may lag the bridge)
+        self.wait_for_state_at(t_pause)
         self.wait_for_commands_until(t_pause)
         with self.lock:
             t_now = self.last_state[0]
@@ -868,26 +866,23 @@ class Bringup:
             raise RuntimeError(f"{service}: no answer within {timeout:g} s")
         return res
 
+    def wait_for_state_at(self, t: float, limit: float = 60.0) -> None:
+        """Until this process has the bridge's state at ``t`` (s, simulated; it may lag the
+        bridge), at most ``limit`` s."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and self.last_state[0] < t - 1e-9:
+            time.sleep(0.01)
+
     def set_paused(self, node, paused: bool, timeout: float = 30.0) -> dict:
         """``/mujoco_bridge/pause`` (no more steps, or resume) and the bridge's diagnostics
         published at that moment (its ``sim_time`` and ``wall_time`` of the pause).  Called on
-        a helper node of its own that no executor spins, waiting on the client directly."""
-        import rclpy
+        a helper node of its own that no executor spins (``call_service``)."""
         from std_srvs.srv import SetBool
-
-        from rbd_ros.ros.lean_executor import call_once
 
         with self.lock:
             seen = len(self.diagnostics)
-        helper = rclpy.create_node("rbd_bringup_pause", context=node.context,
-                                   start_parameter_services=False, enable_rosout=False)
-        try:
-            client = helper.create_client(SetBool, topics.node_topic("mujoco_bridge", topics.PAUSE))
-            if not client.wait_for_service(timeout_sec=timeout):
-                raise RuntimeError("the bridge's pause service did not appear")
-            call_once(helper, client, SetBool.Request(data=paused), timeout)
-        finally:
-            helper.destroy_node()
+        self.call_service(node, SetBool, topics.node_topic("mujoco_bridge", topics.PAUSE),
+                          SetBool.Request(data=paused), timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:

@@ -9,9 +9,8 @@
   friction, physically consistent).  It is written to a model file that only the bridge loads
   (``model_yaml``): ``DIR/sim_model.yaml`` with ``--record DIR``, else a temporary file.
 * ``--noise``: the bridge's sensor noise parameters (``position_noise``, ``velocity_noise``,
-  ``effort_noise`` of ``config/schema/mujoco_bridge.yaml``) at ``NOISE`` below, a real arm's
-  order of magnitude (a 17-bit encoder, a velocity from differences of it at 1 kHz filtered,
-  a torque sensor's 0.05 N m).
+  ``effort_noise`` of ``config/schema/mujoco_bridge.yaml``) at ``NOISE``
+  (``rbd_ros.sim.simulator.SENSOR_NOISE``), a real arm's order of magnitude.
 
 The run prints what differs between the simulated arm and the controller's model, one line
 per joint, and the report (``report.json``) keeps them under ``mismatch``.  With ``--model``
@@ -28,8 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-#: the sensor noise of ``--noise`` (standard deviations; bridge parameters of the same names)
-NOISE = {"position_noise": 5e-5, "velocity_noise": 2e-3, "effort_noise": 0.05}
+from rbd_ros.sim.simulator import SENSOR_NOISE as NOISE  # --noise: the bridge parameters
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

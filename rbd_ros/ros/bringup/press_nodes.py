@@ -246,9 +246,7 @@ class PressTask:
             self.set_paused(node, False)
             self.follow_until(spin, t + duration)
             t = self.set_paused(node, True)["sim_time"]
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and self.last_state[0] < t - 1e-9:
-                time.sleep(0.01)  # the state at the pause (this process may lag the bridge)
+            self.wait_for_state_at(t)
         return t
 
     def follow_until(self, spin: Any, t_end: float) -> None:

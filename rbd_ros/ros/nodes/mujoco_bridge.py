@@ -347,7 +347,7 @@ class MujocoBridge:
                     self.publish_state()
                     self._record_step_time(time.perf_counter() - t0)
                     reached = self._reached_pause_at()
-            if self.paused and reached:
+            if reached:
                 self._announce_pause_at()
         else:
             now = time.monotonic()
@@ -376,13 +376,13 @@ class MujocoBridge:
             if prm.name != "pause_at":
                 continue
             reason = schema(NAME).refusal([prm])
-            t = float(prm.value) if reason is None else 0.0
-            with self.lock:
-                now = self.sim.time
-                if reason is None and t > 0.0 and t <= now + PAUSE_AT_TOLERANCE:
-                    reason = f"pause_at {t:g} s is not after the simulated time {now:.6f} s"
-                if reason is None:
-                    self._pause_at = t if t > 0.0 else math.inf
+            if reason is None:
+                t = float(prm.value)
+                with self.lock:
+                    if 0.0 < t <= self.sim.time + PAUSE_AT_TOLERANCE:
+                        reason = f"pause_at {t:g} s is not after the simulated time {self.sim.time:.6f} s"
+                    else:
+                        self._pause_at = t if t > 0.0 else math.inf
             if reason is not None:
                 return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
@@ -396,9 +396,8 @@ class MujocoBridge:
         return True
 
     def _announce_pause_at(self) -> None:
-        """As ``on_pause``'s answer: the diagnostics at once, one log line (lock released)."""
-        if self.publisher_thread is not None:
-            self.publisher_thread.flush()
+        """As ``on_pause``'s answer: the diagnostics at once, one log line (lock released; the
+        composed loop flushed its publisher thread first)."""
         self.publish_diagnostics()
         self.node.get_logger().info(f"simulation paused at t = {self.sim.time:.6f} s (pause_at)")
 
