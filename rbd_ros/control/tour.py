@@ -110,9 +110,20 @@ def _required_torque(robot, tour: Tour) -> np.ndarray:
     return np.abs(robot.inverse_dynamics(q, qd, qdd, include_actuators=True))
 
 
-def _ratio(J: np.ndarray) -> float:
-    sv = np.linalg.svd(J, compute_uv=False)
-    return float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
+def _ratios(J: np.ndarray) -> np.ndarray:
+    """``sigma_min / sigma_max`` of each matrix of the stack ``J`` (S, m, k) (0 for a zero one)."""
+    sv = np.linalg.svd(J, compute_uv=False)  # (S, min(m, k)), descending
+    top = sv[:, 0]
+    return np.where(top > 0, sv[:, -1] / np.where(top > 0, top, 1.0), 0.0)
+
+
+def _conditionings(robot, q: np.ndarray, rows: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``sigma_min / sigma_max`` of the scaled tool Jacobian's ``rows`` at each pose of ``q``
+    (S, n) (and of its position rows alone, whichever is worse), one batched SVD."""
+    J = robot.jacobian(np.atleast_2d(q)) * scale[None, :, None]
+    kappa = _ratios(J[:, rows])
+    pos = rows[rows < 3]
+    return np.minimum(kappa, _ratios(J[:, pos])) if pos.size else kappa
 
 
 def _conditioning(robot, tour: Tour, rows: np.ndarray, scale: np.ndarray) -> float:
@@ -122,19 +133,14 @@ def _conditioning(robot, tour: Tour, rows: np.ndarray, scale: np.ndarray) -> flo
     its elbow straight even though its rotation row keeps the whole Jacobian's rank)."""
     t = np.linspace(0.0, tour.duration, 8 * len(tour.waypoints) + 1)
     q, _, _ = tour.spline().sample(t)
-    kappa = np.empty(len(q))
-    for k, qk in enumerate(q):
-        kappa[k] = _pose_conditioning(robot, qk, rows, scale)
-    kappa.sort()
+    kappa = np.sort(_conditionings(robot, q, rows, scale))
     return float(kappa[: max(1, len(kappa) // 10)].mean())
 
 
 def _pose_conditioning(robot, q: np.ndarray, rows: np.ndarray, scale: np.ndarray) -> float:
     """``sigma_min / sigma_max`` of the scaled tool Jacobian's ``rows`` at ``q`` (and of its
     position rows alone, whichever is worse)."""
-    J = robot.jacobian(q) * scale[:, None]
-    pos = rows[rows < 3]
-    return min(_ratio(J[rows]), _ratio(J[pos]) if pos.size else 1.0)
+    return float(_conditionings(robot, q, rows, scale)[0])
 
 
 def _move_start(robot, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: np.ndarray,
@@ -189,10 +195,12 @@ class Guard:
         self._tool = np.asarray(m.tool, dtype=float)
 
     def heights(self, q: np.ndarray) -> np.ndarray:
-        """z (m, base link frame) of every point at ``q``."""
-        F = self.robot.link_poses(q)
-        T = np.concatenate([F, (F[-1] @ self._tool)[None]])[self._frames]
-        return np.einsum("pj,pj->p", T[:, 2, :3], self._offsets) + T[:, 2, 3]  # R_z . o + p_z
+        """z (m, base link frame) of every point at ``q`` (n,); (S, points) for poses (S, n)."""
+        Q = np.atleast_2d(q)
+        F = np.array([self.robot.link_poses(x) for x in Q])  # (S, n + 1, 4, 4)
+        z = np.concatenate([F[:, :, 2, :], (F[:, -1, 2, :] @ self._tool)[:, None]], axis=1)[:, self._frames]
+        h = np.einsum("spj,pj->sp", z[:, :, :3], self._offsets) + z[:, :, 3]  # R_z . o + p_z
+        return h if np.ndim(q) == 2 else h[0]
 
 
 class Floor:
@@ -218,7 +226,7 @@ class Floor:
     def clearance(self, q: np.ndarray) -> tuple[float, int, int]:
         """Over the poses ``q`` (S, n): the least ``z - height - margin`` of a checked point
         (< 0: too low), the point and the pose where it is."""
-        z = np.array([self.guard.heights(x)[self.checked] for x in np.atleast_2d(q)])
+        z = self.guard.heights(np.atleast_2d(q))[:, self.checked]
         z -= self.height + self.margin
         s, p = np.unravel_index(int(np.argmin(z)), z.shape)
         return float(z[s, p]), int(self.checked[p]), int(s)
