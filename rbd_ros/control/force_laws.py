@@ -40,7 +40,8 @@ redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
   ``M_a x_c'' + D_a x_c' + K_a (x_c - x_d) = m_d - m`` per axis (``mass``, ``damping``,
   ``stiffness``: a reference that gives way to the measured wrench) and the inner loop
   tracks ``x_c`` with resolved acceleration (``a* = x_c'' + K_v (x_c' - J q') + K_p e_c``,
-  ``F = 0``).  ``stiffness`` 0 along an axis: it tracks the force there.
+  ``F = 0``).  ``stiffness`` 0 along an axis: it tracks the force there; ``mass`` 0: no
+  admittance there, the inner loop holds the pose reference.
 
 **No run-away without contact.**  Along force-controlled axes (hybrid: ``S = 0``; admittance:
 ``stiffness = 0``) the tool's speed is bounded by ``velocity_limit``: past it the integral
@@ -177,7 +178,7 @@ def _admittance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarr
     """The outer ``M_a x'' + D_a x' + K_a x = m_d - m`` (semi-implicit Euler) and the inner
     resolved acceleration on ``x_c = x_d + x`` (``Admittance``)."""
     for r in range(6):
-        if mass[r] <= 0.0:  # an axis the arm cannot move
+        if mass[r] <= 0.0:  # no admittance: an axis the arm cannot move, or a held one
             xa[r] = 0.0
             xv[r] = 0.0
             x[r] = 0.0

@@ -13,7 +13,9 @@ the xArm 7 (a site on its joint-2 limit: 4.3x impact, estimate off by 24-70 N; h
 model's median inertia, 0.45 kg, instead of an acceleration the arm's own 1.8 kg scales).
 The wall: the Kinova Gen2, and the UR10 whose hybrid approach went discretely unstable
 under that fixed damping force (0.95 kg along the wall normal, 2.1 kg in the design: 6.2x
-impact)."""
+impact).  Admittance (not in the issue's acceptance, held to it here) on the xArm 7: with
+the model's admittance on the rotations its light wrist broke away in bursts (3.7 N, 2.5x);
+the task now holds every axis but the normal."""
 from __future__ import annotations
 
 import pytest
@@ -27,7 +29,7 @@ ARMS = {"ur5_joint_limited": "ur_description/urdf/ur5_joint_limited_robot.urdf",
         "kinova": "kinova_description/robots/kinova.urdf", "ur10": "ur_description/urdf/ur10_robot.urdf"}
 CASES = [("ur5_joint_limited", "hybrid_force_position"), ("ur5_joint_limited", "impedance"),
          ("z1", "hybrid_force_position"), ("z1", "impedance"), ("xarm7", "impedance"),
-         ("xarm7", "hybrid_force_position")]
+         ("xarm7", "hybrid_force_position"), ("xarm7", "admittance")]
 
 
 def _model(models, arm):  # noqa: ANN001, ANN202
