@@ -25,20 +25,29 @@ redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
   surface with the reference ``d`` beyond it, it presses ``K d``.  ``wrench_target`` is fed
   forward (``F += m_d``).
 * ``hybrid_force_position`` (Raibert & Craig 1981): a selection ``S`` (``selection``, 1 =
-  position, 0 = force, per world axis): ``a* = S (r_d'' + K_v e' + K_p e)``,
-  ``F = (I - S) [m_d + k_f (m_d - m) + k_i int (m_d - m) dt - D_f J q']``: position control
-  along the selected axes, force control (feed-forward, proportional and integral force
-  feedback, damping ``D_f`` = ``force_damping``) along the others.
+  position, 0 = force, per world axis): ``a* = S (r_d'' + K_v e' + K_p e) - (I - S) D_f J q'``,
+  ``F = (I - S) [m_d + k_f (m_d - m) + k_i int (m_d - m) dt]``: position control along the
+  selected axes, force control (feed-forward, proportional and integral force feedback) along
+  the others, damped there by ``D_f`` = ``force_damping`` (1/s) **as an acceleration**, so the
+  arm's own inertia along the axis at the current pose scales it (``Lambda(q) D_f``, a
+  damping force in N s/m).  A damping force ``D_f`` fixed from a design inertia is wrong by
+  the ratio of the inertias: the xArm 7 shows 1.8 kg along the table normal where the
+  model's median inertia is 0.45 kg (contact mode damped at zeta 0.33: the Coulomb
+  feed-forward at sign(q') of joints 2 and 4 pumped it into a 6-15 N limit cycle), the UR10
+  0.95 kg along the wall normal against 2.1 kg (its 10x damping past the bound, ``10 D_f dt /
+  m`` = 2.8 > 2, went discretely unstable: 6.2x impact).
 * ``admittance`` (ros2_controllers' ``admittance_controller``): an outer loop integrates
   ``M_a x_c'' + D_a x_c' + K_a (x_c - x_d) = m_d - m`` per axis (``mass``, ``damping``,
   ``stiffness``: a reference that gives way to the measured wrench) and the inner loop
   tracks ``x_c`` with resolved acceleration (``a* = x_c'' + K_v (x_c' - J q') + K_p e_c``,
-  ``F = 0``).  ``stiffness`` 0 along an axis: it tracks the force there.
+  ``F = 0``).  ``stiffness`` 0 along an axis: it tracks the force there; ``mass`` 0: no
+  admittance there, the inner loop holds the pose reference.
 
 **No run-away without contact.**  Along force-controlled axes (hybrid: ``S = 0``; admittance:
 ``stiffness = 0``) the tool's speed is bounded by ``velocity_limit``: past it the integral
-stops (hybrid) and a damping ``D_f`` (hybrid) or the reference's own speed clamp (admittance)
-holds it, so a lost contact turns into a slow approach (``|v| <= velocity_limit``), not a
+stops (hybrid) and a damping ``10 D_f`` (hybrid, ``OVER_DAMPING``, in acceleration: ``10 D_f
+dt`` = 1.3 < 2 at the default gains, discretely stable on any arm) or the reference's own
+speed clamp (admittance) holds it, so a lost contact turns into a slow approach (``|v| <= velocity_limit``), not a
 wind-up.  **Effort.**  ``set_target_wrench`` refuses (``ValueError``, the joints named) a
 wrench that needs more than the effort limits at the current pose with gravity held:
 ``|g(q) + J^T m_d| <= tau_max``.
@@ -46,7 +55,8 @@ wrench that needs more than the effort limits at the current pose with gravity h
 Gains from the model (``force_model_gains``): stiffness ``K_r = Lambda_r omega^2`` and
 damping ``D_r = 2 zeta Lambda_r omega`` (``Lambda_r`` as for ``task_pd``: the task
 stiffness ``gains.model_gains("task_pd")`` derives, discrete caps included); position gains
-``omega^2``, ``2 zeta omega`` as ``resolved_acceleration``; ``force_damping`` = ``D_r``,
+``omega^2``, ``2 zeta omega`` as ``resolved_acceleration``; ``force_damping`` = ``2 zeta
+omega`` (1/s, the position loop's ``K_v``: critical for the arm's own inertia),
 ``force_p`` 0.5, ``force_i`` = ``omega / 2``; admittance ``mass`` = ``Lambda_r``,
 ``damping`` = ``D_r``, ``stiffness`` = ``K_r`` except 0 along force axes.  Axes the arm
 cannot move get zero gains.
@@ -77,6 +87,7 @@ from rbd_ros.control.laws import (
 VELOCITY_LIMIT = 0.05  # m/s (rad/s) along force-controlled axes, the default bound
 FORCE_P = 0.5  # the hybrid law's proportional force feedback, default
 CONTACT_SHARE = 0.1  # hybrid: a measured force past this share of the target is a contact
+OVER_DAMPING = 10.0  # hybrid: the damping past the velocity bound, times force_damping
 PRESS_AXES = (1.0, 1.0, 0.0, 1.0, 1.0, 1.0)  # default selection: force along z (a table)
 
 @njit(cache=True)
@@ -144,18 +155,18 @@ def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, 
             acc[r] = ra[r] + kd[r] * (rv[r] - v[r]) + kp[r] * e[r]
             force[r] = 0.0
             continue
-        acc[r] = 0.0
         err = md[r] - m[r]
         felt = m[r] * md[r] > CONTACT_SHARE * md[r] * md[r]  # a share of m_d felt: contact
-        if felt and touching[r] == 0.0:  # the free-space integral held D_f v against m_d:
+        if felt and touching[r] == 0.0:  # the free-space integral held Lambda D_f v against m_d:
             integral[r] = 0.0  # stopped by the contact, it would push that much extra
         touching[r] = 1.0 if felt else 0.0
         over = v[r] * md[r] > 0.0 and abs(v[r]) > vlim[r]  # past the bound, the way it pushes
         if not over:  # no wind-up in free space
             integral[r] += err * dt
-        force[r] = md[r] + fp[r] * err + fi[r] * integral[r] - fd[r] * v[r]
+        force[r] = md[r] + fp[r] * err + fi[r] * integral[r]
+        acc[r] = -fd[r] * v[r]  # damping as an acceleration: the arm's own inertia scales it
         if over:  # 10x damping past the bound
-            force[r] -= 10.0 * fd[r] * (v[r] - math.copysign(vlim[r], v[r]))
+            acc[r] -= OVER_DAMPING * fd[r] * (v[r] - math.copysign(vlim[r], v[r]))
 
 
 @njit(cache=True)
@@ -167,7 +178,7 @@ def _admittance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarr
     """The outer ``M_a x'' + D_a x' + K_a x = m_d - m`` (semi-implicit Euler) and the inner
     resolved acceleration on ``x_c = x_d + x`` (``Admittance``)."""
     for r in range(6):
-        if mass[r] <= 0.0:  # an axis the arm cannot move
+        if mass[r] <= 0.0:  # no admittance: an axis the arm cannot move, or a held one
             xa[r] = 0.0
             xv[r] = 0.0
             x[r] = 0.0
@@ -352,7 +363,7 @@ def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 1
     if law == "hybrid_force_position":
         return {"kp": ra["kp"], "kd": ra["kd"], "selection": sel,
                 "force_p": np.where(free, 0.0, FORCE_P), "force_i": np.where(free, 0.0, omega / 2.0),
-                "force_damping": D, "velocity_limit": vlim, "k_null": k_null}, notes
+                "force_damping": ra["kd"], "velocity_limit": vlim, "k_null": k_null}, notes
     return {"mass": lam, "damping": D, "stiffness": np.where(sel > 0.5, K, 0.0), "kp": ra["kp"],
             "kd": ra["kd"], "velocity_limit": vlim, "k_null": k_null}, notes
 

@@ -25,7 +25,7 @@ Units (torques in N m at the joints, 003 §6.2-6.9; forces in N)::
     hybrid_force_position  kp, kd    position gains (resolved acceleration), 1/s^2, 1/s (6)
                            selection 1 = position, 0 = force, per world axis (6)
                            force_p   proportional force feedback, 1; force_i integral, 1/s (6)
-                           force_damping  damping along force axes, N s/m (6)
+                           force_damping  damping along force axes, as an acceleration, 1/s (6)
                            velocity_limit speed bound along force axes, m/s, rad/s (6)
     admittance             mass, damping, stiffness  the outer loop M_a, D_a, K_a (6)
                            kp, kd, velocity_limit  inner resolved acceleration, the bound (6)

@@ -8,7 +8,14 @@ The three arms are the ones that failed before the contact stiffness in N/m, the
 margin of the contact site and the hybrid law's contact-time integral reset
 (``docs/guides/force-control.md``): the joint-limited UR5 (6.2 kg along the table normal:
 64 cycles lost), Unitree's Z1 (1-2 N m dry friction per joint: impedance spikes to 25 N) and
-the xArm 7 (a site on its joint-2 limit: 4.3x impact, estimate off by 24-70 N)."""
+the xArm 7 (a site on its joint-2 limit: 4.3x impact, estimate off by 24-70 N; hybrid: a
+6-15 N limit cycle, 210 cycles lost, while its force-axis damping was a force from the
+model's median inertia, 0.45 kg, instead of an acceleration the arm's own 1.8 kg scales).
+The wall: the Kinova Gen2, and the UR10 whose hybrid approach went discretely unstable
+under that fixed damping force (0.95 kg along the wall normal, 2.1 kg in the design: 6.2x
+impact).  Admittance (not in the issue's acceptance, held to it here) on the xArm 7: with
+the model's admittance on the rotations its light wrist broke away in bursts (3.7 N, 2.5x);
+the task now holds every axis but the normal."""
 from __future__ import annotations
 
 import pytest
@@ -18,9 +25,19 @@ from robots_data import example_robot_urdf
 pytestmark = pytest.mark.slow
 
 ARMS = {"ur5_joint_limited": "ur_description/urdf/ur5_joint_limited_robot.urdf",
-        "z1": "z1_description/urdf/z1.urdf", "xarm7": "xarm_description/urdf/xarm7.urdf"}
+        "z1": "z1_description/urdf/z1.urdf", "xarm7": "xarm_description/urdf/xarm7.urdf",
+        "kinova": "kinova_description/robots/kinova.urdf", "ur10": "ur_description/urdf/ur10_robot.urdf"}
 CASES = [("ur5_joint_limited", "hybrid_force_position"), ("ur5_joint_limited", "impedance"),
-         ("z1", "hybrid_force_position"), ("z1", "impedance"), ("xarm7", "impedance")]
+         ("z1", "hybrid_force_position"), ("z1", "impedance"), ("xarm7", "impedance"),
+         ("xarm7", "hybrid_force_position"), ("xarm7", "admittance")]
+
+
+def _model(models, arm):  # noqa: ANN001, ANN202
+    from rbd_ros.urdf import load_model
+
+    if arm not in models:
+        models[arm] = load_model(str(example_robot_urdf(ARMS[arm])))
+    return models[arm]
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +48,8 @@ def models():
 @pytest.mark.parametrize(("arm", "law"), CASES)
 def test_press_acceptance_on_any_arm(models, arm, law) -> None:  # noqa: ANN001
     from rbd_ros.sim.contact_task import run_press
-    from rbd_ros.urdf import load_model
 
-    if arm not in models:
-        models[arm] = load_model(str(example_robot_urdf(ARMS[arm])))
-    r = run_press(models[arm], law, force=10.0)
+    r = run_press(_model(models, arm), law, force=10.0)
     rep = r.report()
     assert r.unstable_steps == 0, rep
     assert r.contact_lost == 0, rep
@@ -85,19 +99,17 @@ def test_the_pad_is_as_deep_on_a_heavy_and_a_light_arm() -> None:
     assert max(depths) < 1.2 * min(depths), depths
 
 
-@pytest.mark.parametrize("law", ["hybrid_force_position", "impedance"])
-def test_press_against_the_wall(models, law) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(("arm", "law"), [("kinova", "hybrid_force_position"), ("kinova", "impedance"),
+                                         ("ur10", "hybrid_force_position")])
+def test_press_against_the_wall(models, arm, law) -> None:  # noqa: ANN001
     """The bundled wall (``config/scenes/wall.yaml``): the same task with a horizontal normal
-    (force along it, position along the others), on the Kinova Gen2 (no other test presses
-    with it), measured by MuJoCo's contact forces."""
+    (force along it, position along the others), on the Kinova Gen2 and the UR10 (no other
+    test presses with them), measured by MuJoCo's contact forces."""
     import numpy as np
 
     from rbd_ros.sim.contact_task import run_press
-    from rbd_ros.urdf import load_model
 
-    if "kinova" not in models:
-        models["kinova"] = load_model(str(example_robot_urdf("kinova_description/robots/kinova.urdf")))
-    r = run_press(models["kinova"], law, force=10.0, scene="wall")
+    r = run_press(_model(models, arm), law, force=10.0, scene="wall")
     rep = r.report()
     assert r.unstable_steps == 0 and r.contact_lost == 0, rep
     assert r.force_rms < 0.5 and r.impact_peak < 2.0, rep
