@@ -36,6 +36,10 @@ import numpy as np
 from rbd_ros.model import MdhModel
 
 PRESS_LAWS = ("hybrid_force_position", "impedance", "admittance")
+DEPTH = 0.04  # m: impedance's spring along the normal is force / DEPTH (press_gains)
+# the gains press_gains reads and overrides, per law (bringup's press reads them from the node)
+PRESS_GAINS = {"hybrid_force_position": ("selection",), "admittance": ("stiffness", "mass"),
+               "impedance": ("stiffness",)}
 
 
 @dataclass
@@ -91,7 +95,7 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
               scene: Any = "table", length: float = 0.1, approach: float = 0.08,
               settle: float = 0.3, approach_time: float = 1.5, press_time: float = 0.7,
               slide_time: float = 3.0, retreat_time: float = 0.8,
-              depth: float = 0.04, gains: dict[str, Any] | None = None,
+              depth: float = DEPTH, gains: dict[str, Any] | None = None,
               bridge: dict[str, Any] | None = None, **law_kw: Any) -> PressResult:
     """Run the press task (module docstring) and measure it.  The slide takes ``slide_time``
     (3 s: a quintic, 0.06 m/s at its peak for 0.1 m; MuJoCo's convex contacts lift a sliding
@@ -122,12 +126,9 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     law = make_law(law_name, tool_model, gains, q0=sim.q, rate=1.0 / dt, **law_kw)
     n_vec = site.normal
     above, start_T = site.tool_pose(0.0, approach), site.tool_pose(0.0)
+    law.set_gains(**press_gains(law_name, law.gains, n_vec, force, depth, given=gains or ()))
     press_depth = 0.0
-    if law_name != "impedance":  # force along the surface's normal (a wall: horizontal)
-        _force_axis(law, law_name, n_vec)
     if law_name == "impedance":
-        if "stiffness" not in (gains or {}):  # the spring along the normal: depth m for force N
-            _normal_spring(law, n_vec, force / depth)
         K_n = float(n_vec**2 @ law.gains["stiffness"][:3])  # n^T K n (world axes, diagonal K)
         press_depth = force / K_n
     t1 = settle
@@ -238,36 +239,52 @@ def _axis(normal: np.ndarray) -> int:
     return axis
 
 
-def _force_axis(law, law_name: str, normal: np.ndarray) -> None:
-    """Force control along the (axis-aligned) ``normal``, position along the other axes (the
-    model's defaults force ``z``, a table): the hybrid law's selection; the admittance law's
-    stiffness 0 along the normal (its mass the model's there) and mass 0 on every other
-    axis: no admittance, the inner loop holds the pose there.  With the model's admittance
-    on the rotations (``K_r = Lambda_r omega^2``, 0.8-12 N m/rad about the xArm 7's light
-    wrist: 0.1 N m of friction moment on the 6 cm probe gives ~0.1 rad) the xArm 7's wrist
-    joints broke away in bursts while it pressed: 3.7 N RMS, 2.5x impact; held: 0.02 N."""
-    axis, g = _axis(normal), law.gains
+def press_gains(law_name: str, gains: Any, normal: np.ndarray, force: float,
+                depth: float = DEPTH, given: Any = ()) -> dict[str, np.ndarray]:
+    """The gains (by name) ``law_name`` presses ``force`` N with along the (axis-aligned)
+    surface ``normal``, from its current ``gains`` (a mapping holding at least
+    ``PRESS_GAINS[law_name]``); the one home of these overrides, for ``run_press``
+    (``law.set_gains(**values)``) and bringup's press through the nodes (the controller's
+    parameters).  The model's defaults force ``z`` (a table); here:
+
+    * ``hybrid_force_position``: ``selection`` 0 (force) along the normal, 1 (position) along
+      the other translations (a wall: a horizontal force axis), the rotations as they are;
+    * ``admittance``: ``stiffness`` 0 along the normal (its ``mass`` there as it is) and
+      ``mass`` 0 on every other axis: no admittance, the inner loop holds the pose there.  With
+      the model's admittance on the rotations (``K_r = Lambda_r omega^2``, 0.8-12 N m/rad about
+      the xArm 7's light wrist: 0.1 N m of friction moment on the 6 cm probe gives ~0.1 rad)
+      the xArm 7's wrist joints broke away in bursts while it pressed: 3.7 N RMS, 2.5x
+      impact; held: 0.02 N;
+    * ``impedance``: ``stiffness`` along the normal ``force / depth`` (the reference goes
+      ``depth`` m into the surface), unless ``"stiffness"`` is in ``given`` (the user's); the
+      damping stays the model's (``2 zeta Lambda omega``: overdamped in free space for the
+      softer spring, about critical against the surface's own stiffness in contact)."""
+    if law_name not in PRESS_GAINS:
+        raise ValueError(f"the press task needs a force law: one of {', '.join(PRESS_LAWS)}; "
+                         f"got '{law_name}'")
+    axis = _axis(np.asarray(normal, dtype=float))
+    now = {k: np.array(gains[k], dtype=float).reshape(6) for k in PRESS_GAINS[law_name]}
     if law_name == "hybrid_force_position":
-        S = g["selection"].copy()
+        S = now["selection"]
         S[:3] = 1.0
         S[axis] = 0.0
-        law.set_gains(selection=S)
-        return
-    K, M = g["stiffness"].copy(), g["mass"].copy()
-    m_n = M[axis]
-    M[:] = 0.0
-    M[axis] = m_n
-    K[axis] = 0.0
-    law.set_gains(stiffness=K, mass=M)
+        return {"selection": S}
+    if law_name == "admittance":
+        K, M = now["stiffness"], now["mass"]
+        M[np.arange(6) != axis] = 0.0
+        K[axis] = 0.0
+        return {"stiffness": K, "mass": M}
+    if "stiffness" in given:
+        return {}
+    K = now["stiffness"]
+    K[axis] = force / depth
+    return {"stiffness": K}
 
 
-def _normal_spring(law, normal: np.ndarray, k: float) -> None:
-    """Set the impedance law's translational stiffness along the (axis-aligned) ``normal`` to
-    ``k``; the damping stays the model's (``2 zeta Lambda omega``: overdamped in free space
-    for the softer spring, about critical against the surface's own stiffness in contact)."""
-    K = law.gains["stiffness"].copy()
-    K[_axis(normal)] = k
-    law.set_gains(stiffness=K)
+def retreat_gains(law_name: str) -> dict[str, np.ndarray]:
+    """The gains ``law_name`` retreats with (``run_press`` and bringup's press): the hybrid
+    law's normal axis back to position control; the others keep theirs."""
+    return {"selection": np.ones(6)} if law_name == "hybrid_force_position" else {}
 
 
 def _minjerk(x: float, T: float) -> tuple[float, float, float]:
@@ -291,9 +308,8 @@ def _enter(phase: int, law, law_name: str, target: np.ndarray, plan: _Plan, sim,
         plan.retreat_from = plan.start_T.copy()
         plan.retreat_from[:3, 3] = T[:3, 3]
         law.set_target_wrench(np.zeros(6), q)
-        if law_name == "hybrid_force_position":
-            law.set_gains(selection=np.ones(6))
-        elif law_name == "admittance":
+        law.set_gains(**retreat_gains(law_name))
+        if law_name == "admittance":
             law.offset[:] = 0.0
             law.offset_v[:] = 0.0
 

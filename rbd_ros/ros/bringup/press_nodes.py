@@ -17,12 +17,13 @@ planned simulated time.  Phases (``rbd_ros.sim.contact_task`` runs the same task
 process, ROS-free):
 
 * settle (0.3 s): hold the start;
-* approach (1.5 s): ``hybrid_force_position``: target wrench ``-force n`` (force control
-  along the normal: the probe comes down at the law's velocity bound until it touches), pose
-  reference to the surface's start (its normal part unused while force-controlled);
-  ``admittance``: the same wrench, the pose reference stays above (the outer loop brings the
-  probe down); ``impedance``: stiffness along the normal set to ``force / 0.04 m`` (the
-  ``stiffness`` parameter), pose reference to the surface;
+* approach (1.5 s): the law's gains for pressing along the normal ``n`` as parameters,
+  ``run_press``'s (``contact_task.press_gains``: hybrid ``selection``, admittance
+  ``stiffness`` and ``mass``, impedance ``stiffness``); ``hybrid_force_position``: target
+  wrench ``-force n`` (force control along the normal: the probe comes down at the law's
+  velocity bound until it touches), pose reference to the surface's start (its normal part
+  unused while force-controlled); ``admittance``: the same wrench, the pose reference stays
+  above (the outer loop brings the probe down); ``impedance``: pose reference to the surface;
 * press (0.7 s): ``impedance``: the reference steps ``force / K_n`` into the surface (a
   quasi-static set point: a moving one adds ``D r_d'`` to the force); the others hold;
 * slide (3 s): the reference 0.1 m along the surface;
@@ -46,9 +47,9 @@ import numpy as np
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.contact_topics import FT_RAW, FT_WRENCH
+from rbd_ros.sim.contact_task import PRESS_GAINS, press_gains, retreat_gains
 
 APPROACH, SETTLE, APPROACH_TIME, PRESS_TIME, SLIDE_TIME, RETREAT_TIME = 0.08, 0.3, 1.5, 0.7, 3.0, 1.1
-DEPTH = 0.04  # m: impedance's normal stiffness is force / DEPTH (contact_task.run_press's)
 LOST_FRACTION = 0.01  # a slide cycle with f_n under this fraction of the force: contact lost
 TARGET_POSE = topics.node_topic("controller", topics.TARGET_POSE)
 TARGET_WRENCH = "/controller/target_wrench"
@@ -204,13 +205,8 @@ class PressTask:
 
         def approach() -> None:
             self.set_controller(node, pose_duration=APPROACH_TIME)
-            if law == "impedance":
-                K = np.array(self.get_controller(node, "stiffness"), dtype=float)
-                axis = int(np.argmax(np.abs(n)))
-                K[axis] = F / DEPTH
-                self.set_controller(node, stiffness=K.tolist())
-                self.press_depth = DEPTH
-            else:
+            self.set_press_gains(node)
+            if law != "impedance":
                 self.send_wrench(push)
             if law != "admittance":
                 self.send_pose(start)
@@ -229,9 +225,8 @@ class PressTask:
         def retreat() -> None:
             if law != "impedance":
                 self.send_wrench(np.zeros(6))
-            if law == "hybrid_force_position":
-                self.set_controller(node, selection=[1.0] * 6)
-            self.set_controller(node, pose_duration=RETREAT_TIME - 0.3)
+            self.set_controller(node, pose_duration=RETREAT_TIME - 0.3,
+                                **{k: v.tolist() for k, v in retreat_gains(law).items()})
             self.send_pose(_shift(end, lift + (APPROACH - self.press_depth) * n))
 
         t = t0
@@ -248,6 +243,17 @@ class PressTask:
             t = self.set_paused(node, True)["sim_time"]
             self.wait_for_state_at(t)
         return t
+
+    def set_press_gains(self, node: Any) -> None:
+        """The law's gains for pressing along the surface's normal, from its current ones
+        (``contact_task.press_gains``: the values ``run_press`` sets), and for impedance the
+        set point's depth into the surface that gives the force with them."""
+        law, n, F = self.args.controller, self.site.normal, float(self.args.force)
+        now = {k: self.get_controller(node, k) for k in PRESS_GAINS[law]}
+        values = press_gains(law, now, n, F)
+        self.set_controller(node, **{k: v.tolist() for k, v in values.items()})
+        if law == "impedance":
+            self.press_depth = F / float(n**2 @ values["stiffness"][:3])  # F / (n^T K n)
 
     def follow_until(self, spin: Any, t_end: float) -> None:
         """Wait until the states reach ``t_end`` (an error when a node exited, the executor
