@@ -112,6 +112,29 @@ def xdist_unit(nodeid: str) -> str:
     return "heavy" if rel in HEAVY else path
 
 
+def _remove_zombie_segments(config) -> None:  # noqa: ANN001
+    """The Fast DDS segments of participants that are gone (tests kill nodes on purpose):
+    removed by the controlling process before and after the session, never by a worker."""
+    if hasattr(config, "workerinput"):
+        return
+    try:
+        from rbd_ros.ros.dds import remove_zombie_segments
+    except ImportError:
+        return
+    removed, freed = remove_zombie_segments()
+    if removed:
+        print(f"\nremoved {removed} Fast DDS shared-memory segment(s) of killed processes "
+              f"({freed / 1e6:.0f} MB of /dev/shm)")
+
+
+def pytest_sessionstart(session) -> None:  # noqa: ANN001
+    _remove_zombie_segments(session.config)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001
+    _remove_zombie_segments(session.config)
+
+
 def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
     """``--dist loadgroup``: one work unit per file, the heavy files one unit, sent first (in
     collection order, which puts them first).  xdist's own loadgroup reads the

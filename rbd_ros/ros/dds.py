@@ -47,3 +47,58 @@ def use_large_data_profile(environ: dict | None = None) -> str | None:
         return None
     env[PROFILE_ENV] = str(path)
     return str(path)
+
+
+SHM_DIR = "/dev/shm"
+ZOMBIE_MIN_AGE = 10.0  # s: a segment this young may belong to a participant still starting
+
+
+def remove_zombie_segments(shm_dir: str = SHM_DIR, min_age: float = ZOMBIE_MIN_AGE) -> tuple[int, int]:
+    """Remove the shared-memory segments of Fast DDS participants that are gone; returns
+    ``(segments removed, bytes freed)``.
+
+    Each participant maps a segment ``fastdds_<id>`` (32 MB with the bundled profile) and
+    holds an exclusive ``flock`` on ``fastdds_<id>_el`` while it lives; a process that is
+    killed (SIGKILL, a crash) leaves both behind, and Fast DDS never reclaims them: on a
+    machine that starts and kills nodes all day (a test suite) they fill the RAM-backed
+    ``/dev/shm``.  A segment whose lock file nobody holds is a zombie (the test
+    Fast DDS's ``fastdds shm clean`` makes); one younger than ``min_age`` is left alone (its owner may
+    be between creating and locking it).  Port files (``fastdds_port*``) are Fast DDS's own
+    to recover."""
+    import fcntl
+    import re
+    import time
+
+    removed = freed = 0
+    try:
+        names = os.listdir(shm_dir)
+    except OSError:
+        return 0, 0
+    now = time.time()
+    for name in names:
+        if not re.fullmatch(r"fastdds_[0-9a-f]+_el", name):
+            continue
+        lock_path = os.path.join(shm_dir, name)
+        segment = lock_path[:-3]
+        try:
+            if now - os.stat(lock_path).st_mtime < min_age:
+                continue
+            fd = os.open(lock_path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live participant: fails
+        except OSError:
+            os.close(fd)
+            continue
+        try:
+            size = os.stat(segment).st_size if os.path.exists(segment) else 0
+            for path in (segment, lock_path):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+            removed, freed = removed + 1, freed + size
+        finally:
+            os.close(fd)
+    return removed, freed

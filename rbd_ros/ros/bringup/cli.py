@@ -450,8 +450,15 @@ class Bringup:
             proc.wait_for(f"{spec.executable}: ready", timeout=180)
 
     def stop_nodes(self) -> None:
+        from rbd_ros.ros.dds import remove_zombie_segments
+
         for proc in reversed(self.procs):
             proc.stop()
+        # a node that had to be killed (or crashed) leaves its Fast DDS segment in /dev/shm
+        removed, freed = remove_zombie_segments()
+        if removed:
+            print(f"[bringup] removed {removed} Fast DDS shared-memory segment(s) of killed processes "
+                  f"({freed / 1e6:.0f} MB of /dev/shm)", flush=True)
         if getattr(self, "params_dir", None) is not None:
             self.params_dir.cleanup()
         if getattr(self, "player", None) is not None:
