@@ -112,11 +112,11 @@ def xdist_unit(nodeid: str) -> str:
     return "heavy" if rel in HEAVY else path
 
 
-def _remove_zombie_segments(config) -> None:  # noqa: ANN001
-    """The Fast DDS segments of participants that are gone (tests kill nodes on purpose):
-    removed by the controlling process before and after the session, never by a worker."""
-    if hasattr(config, "workerinput"):
-        return
+def _remove_zombie_segments(config=None) -> None:  # noqa: ANN001
+    """The Fast DDS segments of participants that are gone (tests kill nodes on purpose, 35 MB
+    of RAM-backed /dev/shm each): removed before and after the session and after each test
+    file (``_zombie_segments``); a live or starting participant's never (the lock rule of
+    ``rbd_ros.ros.dds.remove_zombie_segments``), so workers may do it side by side."""
     try:
         from rbd_ros.ros.dds import remove_zombie_segments
     except ImportError:
@@ -125,6 +125,12 @@ def _remove_zombie_segments(config) -> None:  # noqa: ANN001
     if removed:
         print(f"\nremoved {removed} Fast DDS shared-memory segment(s) of killed processes "
               f"({freed / 1e6:.0f} MB of /dev/shm)")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _zombie_segments():  # noqa: ANN202
+    yield
+    _remove_zombie_segments()
 
 
 def pytest_sessionstart(session) -> None:  # noqa: ANN001
