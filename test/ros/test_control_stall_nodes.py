@@ -187,10 +187,10 @@ def test_slow_ik_does_not_stall_the_composed_bridge() -> None:
 def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> None:
     """A timer-triggered controller (500 Hz of wall time) against the bridge in lockstep (one
     2 ms step per command: the simulation runs at the pace of the commands, slower than real
-    time on a loaded machine): a 2 s target-pose move takes 2 s of the states' time, halfway
-    at 1 s (the quintic's symmetry), whatever the wall time it took.  With ``use_sim_time``
-    (the node clock is the bridge's /clock) the same: the timer paces by the wall clock, it
-    does not wait for a simulated time that waits for its commands."""
+    time on a loaded machine): a 2 s target-pose move takes 2 s of the states' time, its
+    reference on the quintic at every state's stamp, whatever the wall time it took.  With
+    ``use_sim_time`` (the node clock is the bridge's /clock) the same: the timer paces by the
+    wall clock, it does not wait for a simulated time that waits for its commands."""
     from rbd_ros.robot import Robot
 
     robot = Robot.from_yaml(ARM7)
@@ -259,8 +259,8 @@ def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> 
           f"of the states' time, {wall:.2f} s of wall time; cycles on a state already answered: "
           f"{np.mean(np.diff(t) == 0):.0%}, longest step between cycles {np.diff(t).max() * 1e3:.0f} ms")
     assert t_before < t_start + 2.0 + 1e-3 and t_end >= t_start + 2.0 - 1e-3, (t_start, t_before, t_end)
-    k = np.searchsorted(t, t_start + 1.0)
-    np.testing.assert_allclose(ref[k], 0.5 * (q_start + q1), atol=0.01 * np.abs(q1 - q_start).max())
+    # (the old "halfway at 1 s" check, to 1 % of the move, read the first state at or after
+    # t_start + 1 s: a loaded run's was 126 ms past it; the check at every stamp above holds it)
 
 
 def test_saturation_diagnostics_match_the_commands(node_process) -> None:
