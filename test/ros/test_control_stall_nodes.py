@@ -187,10 +187,10 @@ def test_slow_ik_does_not_stall_the_composed_bridge() -> None:
 def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> None:
     """A timer-triggered controller (500 Hz of wall time) against the bridge in lockstep (one
     2 ms step per command: the simulation runs at the pace of the commands, slower than real
-    time on a loaded machine): a 2 s target-pose move takes 2 s of the states' time, halfway
-    at 1 s (the quintic's symmetry), whatever the wall time it took.  With ``use_sim_time``
-    (the node clock is the bridge's /clock) the same: the timer paces by the wall clock, it
-    does not wait for a simulated time that waits for its commands."""
+    time on a loaded machine): a 2 s target-pose move takes 2 s of the states' time, its
+    reference on the quintic at every state's stamp, whatever the wall time it took.  With
+    ``use_sim_time`` (the node clock is the bridge's /clock) the same: the timer paces by the
+    wall clock, it does not wait for a simulated time that waits for its commands."""
     from rbd_ros.robot import Robot
 
     robot = Robot.from_yaml(ARM7)
@@ -205,7 +205,15 @@ def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> 
                                  "type:=computed_torque", "-p", "trigger:=timer", "-p", "rate:=500.0",
                                  "-p", "pose_duration:=2.0", "-p", f"use_sim_time:={str(use_sim_time).lower()}"],
                                 ready=READY)
-            peer.wait(lambda: len(peer.states) > 50, 60, "controller_state")
+            # the loop is closed once the bridge steps on the controller's commands (50 steps
+            # here), not after 50 controller states: the timer publishes those within 0.1 s on
+            # the idle bridge's states (stamped 0, timed by the node clock) while discovery of
+            # the bridge's command subscription may take seconds on a loaded machine; a pose sent
+            # then is planned on the node clock and dropped at the change to the simulation's
+            # clock (ControlLoop._clock_jumped): CI waited 120 s for its end, a local run saw
+            # only wall-stamped states
+            peer.wait(lambda: bool(peer.states) and 0.1 < peer.states[-1][0] < 1e6, 120,
+                      "the bridge stepping on the controller's commands")
             peer.wait_subscribed(peer.pose_pub)
             wall0 = time.monotonic()
             peer.pose_pub.publish(_pose(T1))
@@ -228,15 +236,31 @@ def test_timer_trigger_plans_on_the_states_clock(node_process, use_sim_time) -> 
     np.testing.assert_allclose(robot.fk(q1), T1, atol=1e-5)  # the move ends at the pose
     q_start = ref[np.searchsorted(t, t_start) - 1]  # the hold before the move
     moved = np.flatnonzero(np.abs(ref - q_start).max(axis=1) > 1e-9)
-    t_end = t[np.flatnonzero(np.abs(ref - q1).max(axis=1) < 1e-12)[0]]
     print(f"first state off the start at t = {t[moved[0]]:.3f} (move from {t_start:.3f})")
     assert t_start <= t[moved[0]] < t_start + 0.2
-    print(f"timer trigger: the 2 s move took {t_end - t_start:.3f} s of the states' time, "
-          f"{wall:.2f} s of wall time")
-    # the first state at or past the end (t_start: the log's 3 decimals)
-    assert 2.0 - 1e-3 <= t_end - t_start < 2.02, (t_start, t_end)
-    k = np.searchsorted(t, t_start + 1.0)
-    np.testing.assert_allclose(ref[k], 0.5 * (q_start + q1), atol=0.01 * np.abs(q1 - q_start).max())
+    # every controller state's reference is the rest-to-rest quintic at the state's own stamp
+    # (minimum jerk: s = 10 u^3 - 15 u^4 + 6 u^5, u = (t - t_start) / 2 s); a plan on a
+    # clock lagging the states by L would be off by up to 0.94 L / s of the move.  t_start
+    # has the log's 3 decimals: 0.5 ms at that slope
+    u = np.clip((t - t_start) / 2.0, 0.0, 1.0)
+    quintic = q_start + (u**3 * (10.0 - 15.0 * u + 6.0 * u**2))[:, None] * (q1 - q_start)
+    off = np.abs(ref - quintic).max(axis=1) / np.abs(q1 - q_start).max()
+    assert off.max() < 1e-3, (t[off.argmax()] - t_start, off.max())
+    # the move ends at 2 s of the states' time: the last state short of the pose before it,
+    # the first at the pose after it.  Not "the first state at the pose within 20 ms of it":
+    # the controller's states are a sample of the states' time, and under load the lockstep
+    # bridge steps several times between two of its cycles (the timer's commands wait in its
+    # queue while it is descheduled): CI saw that sample 40 ms past the end, a loaded local run
+    # 100 ms, with the reference on the quintic at every stamp
+    at_end = np.abs(ref - q1).max(axis=1) < 1e-12
+    t_end, t_before = t[at_end][0], t[~at_end][-1]
+    assert np.array_equal(at_end, t >= t_end)  # once at the pose, it stays
+    print(f"timer trigger: the 2 s move ended between {t_before - t_start:.3f} and {t_end - t_start:.3f} s "
+          f"of the states' time, {wall:.2f} s of wall time; cycles on a state already answered: "
+          f"{np.mean(np.diff(t) == 0):.0%}, longest step between cycles {np.diff(t).max() * 1e3:.0f} ms")
+    assert t_before < t_start + 2.0 + 1e-3 and t_end >= t_start + 2.0 - 1e-3, (t_start, t_before, t_end)
+    # (the old "halfway at 1 s" check, to 1 % of the move, read the first state at or after
+    # t_start + 1 s: a loaded run's was 126 ms past it; the check at every stamp above holds it)
 
 
 def test_saturation_diagnostics_match_the_commands(node_process) -> None:

@@ -39,7 +39,7 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
-from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
+from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch, within
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.ros.messages import header_stamp_ns
 from rbd_ros.util.flags import add_chain_flags, add_deprecated
@@ -798,7 +798,7 @@ class Bringup:
         # differently, so the bag keeps every pair up to the pause (past the horizon by as
         # much as this process lagged) rather than cut the two streams apart
         if self.args.mode == "realtime":
-            self.record_until = sim_end
+            self.record_until = sim_end + REACHED  # (processes.within)
         tty = sys.stdout.isatty()
         last_print = 0.0
         watch = StallWatch()  # stalled = no simulated progress for STALL_SECONDS of wall
@@ -982,10 +982,11 @@ class Bringup:
         state has arrived and as many commands as controller states (``slack`` for samples
         lost to discovery at start-up), none is still in flight."""
         deadline = time.monotonic() + limit
+        t_last = self.answer_time(t_pause)
         while time.monotonic() < deadline:
             with self.lock:
                 cs = self.controller_state
-                if cs and cs[-1][0] >= t_pause - 1e-9 and self.commands_seen >= len(cs) - slack:
+                if cs and cs[-1][0] >= t_last - REACHED and self.commands_seen >= len(cs) - slack:
                     return
             time.sleep(0.01)
         with self.lock:
@@ -1006,21 +1007,29 @@ class Bringup:
                 counts = (len(self.controller_state),)
             return counts + tuple(self.recorder.counts.values() if self.recorder else ())
 
+        t_last = self.answer_time(sim_end)
+
         def answered() -> bool:
             if self.args.mode == "realtime" or self.recorder is None:
                 with self.lock:
-                    return bool(self.controller_state) and self.controller_state[-1][0] >= sim_end - REACHED
+                    return bool(self.controller_state) and self.controller_state[-1][0] >= t_last - REACHED
             counts = self.recorder.counts
             return (counts[COMMANDS] >= counts[STATES] and
                     counts[CONTROLLER_STATE] >= counts[COMMANDS])
 
         deadline = time.monotonic() + limit
         # all delivered before the controller stops: samples still in its writer's history
-        # (not yet acknowledged by this process) would die with it. Generous: under load the
-        # last samples arrived more than 3 s late (cause not pinned down)
-        wait_until = time.monotonic() + 8.0
+        # (not yet acknowledged by this process) would die with it
+        wait = 8.0
+        wait_until = time.monotonic() + wait
         while not answered() and time.monotonic() < wait_until:
             time.sleep(0.02)
+        if not answered():  # the report (and bag) end short of the pause: said, never silent
+            with self.lock:
+                latest = self.controller_state[-1][0] if self.controller_state else float("nan")
+            self.say(f"[bringup] warning: the controller's answers up to the pause at t = {t_last:.3f} s "
+                     f"had not all arrived {wait:g} s after it (its latest state: t = {latest:.3f} s); "
+                     "the report ends with what arrived")
         for spec, proc in zip(self.specs, self.procs):
             if spec.executable == "controller":
                 proc.stop()
@@ -1033,6 +1042,15 @@ class Bringup:
             elif time.monotonic() - since >= quiet_for:
                 break
 
+    def answer_time(self, t_pause: float) -> float:
+        """The stamp of the controller's last state when the bridge paused at ``t_pause``: that
+        of the paused state (a separate controller answers it), composed one timestep earlier
+        (the law runs on each state before its step, and no step follows the pause; waiting for
+        ``t_pause`` there cost 10 s before the tour and 8 s after it)."""
+        if not self.args.composed:
+            return t_pause
+        return t_pause - float(self.ready_values("mujoco_bridge").get("timestep", 0.0))
+
     def finish(self, record: Path | None, t_start: float, sim_end: float, rtf: float,
                diag_start: dict | None, diag_end: dict | None) -> int:
         from rclpy.serialization import deserialize_message
@@ -1042,7 +1060,7 @@ class Bringup:
         from rbd_ros.ros.bringup.report import make_report, plot
 
         with self.lock:
-            window = [c for c in self.controller_state if t_start <= c[0] <= sim_end]
+            window = [c for c in self.controller_state if within(c[0], t_start, sim_end)]
         # one sample per stamp: a lockstep bridge paused at the horizon (pause_at) repeats its
         # last state at 10 Hz and the controller answers each repeat with the same stamp
         raws = [c for i, c in enumerate(window) if i == 0 or c[0] != window[i - 1][0]]
@@ -1174,8 +1192,8 @@ class Bringup:
         from sensor_msgs.msg import JointState
 
         with self.lock:
-            odom_raw = [r for r in self.odom_raw if t0 <= r[0] <= t1]
-            state_raw = [r for r in self.state_raw if t0 <= r[0] <= t1]
+            odom_raw = [r for r in self.odom_raw if within(r[0], t0, t1)]
+            state_raw = [r for r in self.state_raw if within(r[0], t0, t1)]
         rows = []
         for ts, raw in odom_raw:
             tw = deserialize_message(raw, Odometry).twist.twist

@@ -97,10 +97,11 @@ def press_video_and_page(record: Path, run: Any, t0: float, t1: float, report: d
     from sensor_msgs.msg import JointState
 
     from rbd_ros.ros.bringup.page import write_press_page
+    from rbd_ros.ros.bringup.processes import within
     from rbd_ros.sim.render import Recording, render_recording
 
     with run.lock:
-        cs = [c for c in run.controller_state if t0 <= c[0] <= t1]
+        cs = [c for c in run.controller_state if within(c[0], t0, t1)]
     t = np.array([c[0] for c in cs]) - t0
     q = np.array([deserialize_message(raw, JointState).velocity for _, raw in cs])
     out: list[str] = []

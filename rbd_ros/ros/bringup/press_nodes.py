@@ -334,10 +334,11 @@ class PressTask:
         from sensor_msgs.msg import JointState
 
         from rbd_ros.robot import Robot
+        from rbd_ros.ros.bringup.processes import within
 
         with self.lock:
-            cs = [c for c in self.controller_state if t0 - 0.01 <= c[0] <= t1]
-            ft = sorted((c for c in self.ft_raw if t0 <= c[0] <= t1), key=lambda c: c[0])
+            cs = [c for c in self.controller_state if within(c[0], t0 - 0.01, t1)]
+            ft = sorted((c for c in self.ft_raw if within(c[0], t0, t1)), key=lambda c: c[0])
         tq = np.array([c[0] for c in cs])
         qs = np.array([deserialize_message(raw, JointState).velocity for _, raw in cs])
         robot, site, n = Robot(self.probe), self.site, self.site.normal

@@ -25,6 +25,14 @@ STALL_SECONDS = 60.0  # s of wall time without simulated progress: a run has sta
 # machine slows the simulation down, it does not stop it)
 
 
+def within(t: float, t0: float, t1: float) -> bool:
+    """A stamp ``t`` (s) in the window ``[t0, t1]``, each end counted as reached ``REACHED``
+    short of it: stamps are whole nanoseconds of the bridge's summed timesteps, the ends sums
+    of floats (a tour from 0.198...06 s paused at its horizon 1.698 s, stamped
+    1.6980000000000002 s: a plain ``t <= t1`` left that last state out of the report)."""
+    return t0 - REACHED <= t <= t1 + REACHED
+
+
 class StallWatch:
     """``stalled(t_now, now)``: no simulated progress (``t_now``, s) for ``STALL_SECONDS`` of
     wall time (``now``, ``time.monotonic()``) since the last progress or the watch's start."""

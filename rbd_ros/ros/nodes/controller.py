@@ -241,7 +241,8 @@ class Controller:
         from sensor_msgs.msg import JointState
 
         node, wall = self.node, wall_clock()
-        node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, reliable_qos())
+        self._state_sub = node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state,
+                                                   reliable_qos())
         if self.trigger == "timer":
             # paced by the wall clock: a sim-time timer would wait for a lockstep simulation
             # that waits for its commands (use_sim_time); the cycle's time is the states'
@@ -325,10 +326,26 @@ class Controller:
             self.cycle(t)
 
     def _on_timer(self) -> None:
+        self._take_waiting_states()
         loop = self.loop
         if not loop.have_state or loop.stale:
             return
         self.cycle(loop.t)  # the states' clock (issue 27): the latest state, at its stamp
+
+    def _take_waiting_states(self) -> None:
+        """The states that arrived with the tick, taken before its cycle: the executor wakes
+        for both at once and calls timers first, so the cycle would otherwise run on the state
+        before them -- against a lockstep bridge a second command on an answered state, one more
+        step the controller never sees (2 loaded cores: a median 27 % of the cycles, 11 % with
+        this).  The executor finds nothing left to take.  Through rclpy's subscription handle
+        (``lean_executor.RCLPY_INTERNALS``); without it, the executor's order."""
+        sub = self._state_sub
+        try:
+            with sub.handle:
+                while (taken := sub.handle.take_message(sub.msg_type, False)) is not None:
+                    self._on_joint_state(taken[0])
+        except AttributeError:  # an rclpy without the handle's take_message
+            pass
 
     def _watchdog(self) -> None:
         if self.loop.watchdog(time.monotonic(), WATCHDOG_PERIOD):
