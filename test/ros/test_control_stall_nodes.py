@@ -4,10 +4,10 @@ controller plans and evaluates on the states' clock, and the saturation numbers 
 on ``~/diagnostics`` are those of the commands it sent.
 
 A 2 s IK comes from the test hook ``RBD_ROS_TEST_IK_DELAY=2.0`` (``rbd_ros.control.loop``).  A
-cycle that waited for the IK would leave a gap of 2 s; the tests allow gaps up to half of it
+cycle that waited for the IK would leave a gap of 2 s; the tests allow gaps up to 3/4 of it
 (``MAX_GAP``), because the machine running the suite also runs another worker's test and can
 deschedule a process for a few hundred milliseconds (CI measured a 0.50 s gap with the cycle
-free, at 0.5 s of simulated time per wall second).
+free, at 0.5 s of simulated time per wall second; a loaded local run 1.02 s).
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ READY = "controller: ready"
 Q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
 IK_DELAY = 2.0  # s
 SLOW_IK = {"RBD_ROS_TEST_IK_DELAY": str(IK_DELAY)}
-MAX_GAP = IK_DELAY / 2  # s: a cycle blocked by the IK would leave a gap of IK_DELAY
+MAX_GAP = 0.75 * IK_DELAY  # s: a cycle blocked by the IK leaves a gap of IK_DELAY; a loaded
+# suite run (a cold compile beside it) saw a 1.02 s gap in a composed loop that was not blocked
 
 
 class TimedPeer(Peer):

@@ -23,6 +23,11 @@ def main() -> None:
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):  # SIGINT / SIGTERM
         pass
     finally:
+        # rclpy's shutdown can hang on a Fast DDS mutex (seen in loaded suite runs: 2 of 3):
+        # the product nodes' guard (a C watchdog thread, _exit after 10 s) covers it here too
+        from rbd_ros.ros.common import _exit_if_stuck
+
+        _exit_if_stuck()
         node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
