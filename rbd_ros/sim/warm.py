@@ -139,10 +139,11 @@ def _ft_bridge(model) -> None:  # noqa: ANN001 - MdhModel
 def tasks() -> list[tuple[str, Callable[[], None]]]:
     """``(name, call)`` of every warming step, in the order the processes take them (no kernel
     module is imported, so nothing compiled, until a step runs): the fixed base first (its
-    eager entry points, ``algorithm.checked``, are imported by every ``Robot``), beside it the
-    laws that compile longest (their kernels share few with it), then the moving bases, the
-    other laws, the F/T sensor and the mobile loops (the shortest last, so that the processes
-    end together)."""
+    eager entry points, ``algorithm.checked``, are imported by every ``Robot``: every other
+    step waits for them), beside it the floating base (the moving bases' eager entry points,
+    ``floating_base`` then ``planar_base``: the longest chain of compilations), then the laws
+    that compile longest, the ground bases, the other laws, the F/T sensor and the mobile
+    loops (the shortest last, so that the processes end together)."""
     from rbd_ros.control.gains import LAWS
 
     def model(name: str):  # noqa: ANN202 - MdhModel
@@ -161,9 +162,9 @@ def tasks() -> list[tuple[str, Callable[[], None]]]:
             for law in sorted(LAWS, key=lambda law: law not in LONGEST)]
     out: list[tuple[str, Callable[[], None]]] = [
         ("Robot API, fixed base (arm7)", lambda: _robot_api(robot("arm7"))),
-        *laws[:len(LONGEST)],
         ("Robot API, floating base (mobile_arm7)",
          lambda: _robot_api(robot("mobile_arm7", tip_link="tool0", base_type="floating"))),
+        *laws[:len(LONGEST)],
         ("Robot API, diff-drive base (mobile_arm7)", lambda: _robot_api(robot("mobile_arm7"))),
         ("Robot API, planar base (omni_arm7)", lambda: _robot_api(robot("omni_arm7"))),
         *laws[len(LONGEST):],
