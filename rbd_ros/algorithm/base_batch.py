@@ -24,9 +24,7 @@ from numba import njit, prange
 
 from rbd_ros.algorithm.floating_base import aba_floating, crba_floating, rnea_floating
 from rbd_ros.algorithm.planar_base import aba_diff_drive, aba_ground, crba_planar, rnea_diff_drive, rnea_planar
-
-#: batches of fewer states run on one thread (module docstring)
-PARALLEL_MIN = 4096
+from rbd_ros.algorithm.rnea import PARALLEL_MIN  # batches of fewer states run on one thread (module docstring)
 
 
 def run(kernel, mp: np.ndarray, wss: np.ndarray, N: int, *args) -> None:  # noqa: ANN001

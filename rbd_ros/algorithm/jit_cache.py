@@ -22,6 +22,9 @@ is already imported, else when ``numba.core.caching`` is first imported, so ``im
 does not import numba.  The locator list ``CacheImpl._locator_classes`` is numba's extension
 point (it has no public registration call); a process that sets ``NUMBA_CACHE_LOCATOR_CLASSES``
 chooses its own locators instead.
+
+:func:`one_compiler` lets processes that fill one cache at once (``rbd-ros warm --jobs N``)
+compile each kernel signature once between them instead of once each.
 """
 from __future__ import annotations
 
@@ -32,8 +35,11 @@ import os
 import platform
 import re
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 _REGISTERED: dict[str, tuple[str, ...]] = {}  # package directory -> excluded subdirectories
@@ -202,3 +208,58 @@ def register(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ())
         _install(caching)
     elif not any(isinstance(f, _AfterCachingImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterCachingImport())
+
+
+def compile_lock(folder: str, py_func: Any, args: tuple) -> str:
+    """The lock file in ``folder`` of the kernel ``py_func`` compiled for the argument types
+    ``args`` (:func:`one_compiler`)."""
+    key = f"{py_func.__module__}.{py_func.__qualname__}{args}"
+    return os.path.join(folder, hashlib.sha1(key.encode()).hexdigest()[:20])
+
+
+@contextmanager
+def one_compiler(folder: str, wait: float = 300.0) -> Iterator[SimpleNamespace]:
+    """While inside, this process compiles each kernel signature under an exclusive lock file
+    of ``folder`` named for the kernel and its argument types: processes sharing ``folder``
+    never compile one signature at once, and the one that waited loads it from the cache
+    (numba's ``Dispatcher.compile`` looks there first) instead of compiling it again.  A callee
+    locks inside its caller's lock; kernels do not call each other in a circle, so no two
+    processes wait for each other (after ``wait`` seconds a process compiles anyway: time
+    lost, never a wrong result).  Yields ``waited``: the seconds this process has spent
+    waiting so far."""
+    import fcntl
+
+    from numba.core import sigutils
+    from numba.core.dispatcher import Dispatcher
+
+    compile_ = Dispatcher.compile
+    held: set[str] = set()  # this process's locks (a nested compile of the same one: no lock)
+    stats = SimpleNamespace(waited=0.0)
+
+    def compile(self: Any, sig: Any) -> Any:
+        args = tuple(sigutils.normalize_signature(sig)[0])
+        path = compile_lock(folder, self.py_func, args)
+        if args in self.overloads or path in held:
+            return compile_(self, sig)
+        with open(path, "a") as lock:
+            start = time.monotonic()
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > start + wait:
+                        break
+                    time.sleep(0.1)
+            stats.waited += time.monotonic() - start
+            held.add(path)
+            try:
+                return compile_(self, sig)
+            finally:
+                held.discard(path)  # the lock is released with the file
+
+    Dispatcher.compile = compile
+    try:
+        yield stats
+    finally:
+        Dispatcher.compile = compile_

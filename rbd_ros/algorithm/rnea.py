@@ -176,6 +176,12 @@ def bias(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.
     rnea(mp, ws, q, qd, z, tau)
 
 
+#: batches of fewer states run on one thread (``base_batch``'s docstring): defined here, with
+#: the fixed base's batch kernels, so that a fixed-base ``Robot`` imports (and on a fresh cache
+#: compiles) none of the moving bases' eager entry points ``base_batch`` imports
+PARALLEL_MIN = 4096
+
+
 @njit(cache=True, parallel=True)
 def rnea_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:

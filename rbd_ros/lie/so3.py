@@ -146,7 +146,8 @@ def orientation_error(R_desired: np.ndarray, R: np.ndarray) -> np.ndarray:
     """Rotation vector (world frame) taking ``R`` to ``R_desired``: ``log(R_d R^T)``, the
     orientation part of a task-space error, exact for any angle below pi."""
     e = np.empty(3)
-    _orientation_error(np.asarray(R_desired, dtype=float), np.asarray(R, dtype=float), e, 0)
+    # C-contiguous copies of views (``T[:3, :3]``): one kernel signature for any input
+    _orientation_error(np.ascontiguousarray(R_desired, dtype=float), np.ascontiguousarray(R, dtype=float), e, 0)
     return e
 
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
-from rbd_ros.algorithm.base_batch import PARALLEL_MIN
+from rbd_ros.algorithm.rnea import PARALLEL_MIN
 from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model

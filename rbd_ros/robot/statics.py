@@ -160,7 +160,9 @@ class StaticsAndIK:
         use_q0 = q0 is not None
         if use_q0:
             q0 = self._states("seeds", q0)
-            q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, n))) if q0.ndim == 1 else q0
+            # a writable C copy, whatever came in (a broadcast row or a read-only array would
+            # be another type to the kernels: a second compilation of each)
+            q0 = np.array(np.broadcast_to(q0, (N, n)) if q0.ndim == 1 else q0, order="C")
             if q0.shape[0] != N:
                 raise ValueError(f"seeds has {q0.shape[0]} rows for {N} targets")
         elif method == "newton":
@@ -199,7 +201,7 @@ class StaticsAndIK:
         if ikmod.first_bad_pose(T[None]) >= 0:
             return None
         if use_q0:
-            q0 = np.ascontiguousarray(q0)
+            q0 = np.array(q0)  # writable, as the general path's (one kernel signature)
             if not np.isfinite(q0).all():
                 return None
         else:

@@ -5,37 +5,61 @@ cache (``rbd_ros.algorithm.jit_cache``) by every later process.  On a fresh inst
 cached yet, and the first ``bringup`` starts three or four node processes that all compile the
 same kernels at once (the bridge, the controller and the dynamics server share most of them):
 minutes of CPU before the first cycle, repeated in each process, on a 2-core machine enough to
-make the nodes miss their start-up deadlines.  ``warm`` runs, in one process, what those nodes
+make the nodes miss their start-up deadlines.  ``warm`` runs, once for all of them, what those nodes
 run at start-up and in their first cycles, on the bundled robots and every base:
 
 * the ``Robot`` API (inverse and forward dynamics, mass matrix, gravity, bias, Jacobians, link
-  poses, IK, statics, simulation with each core integrator, the batches) on a fixed, a floating,
-  a planar and a differential-drive base;
+  poses, IK, statics, energies, simulation with each core integrator, the batches) on a fixed,
+  a floating, a planar and a differential-drive base, with the dynamics server's start-up IK
+  (one pose and a batch under a time limit);
 * the bridge's composed loop (``rbd_ros.sim.closed_loop.composed_loop``: the ``Simulator`` and
-  the ``ControlLoop``, whose ``warm_up`` loads the law's kernels and IK) for every law, and the
-  mobile loop for every mobile law.
+  the ``ControlLoop``, whose ``warm_up`` loads the law's kernels and IK) for every law, once
+  more with gains from the model (a robot the gains file does not name: scheduled damping),
+  the bridge with its F/T sensor, and the mobile loop for every mobile law.
+
+Kernels only a test or two call (the formulations of ``rbd_ros.formulations``, the Lie-group
+rigid body, a test's jitted callback) are left to their first use.
 
 ``scripts/setup.sh`` runs it (a few minutes of compilation on a fresh machine, seconds when
 cached); a kernel it misses still compiles on first use, as before.  Each step is timed and a
 failure is reported and skipped: warming is an optimisation, never a reason to fail.
+
+With ``--jobs N`` the steps run in ``N`` processes that share one queue and one compiler:
+
+* each process takes the next step no other has taken (a claim file per step in a folder of
+  the run), so the processes end together whatever the steps cost, not only when a fixed
+  split of the list happens to balance;
+* each kernel signature is compiled by one process at a time
+  (``rbd_ros.algorithm.jit_cache.one_compiler``: a file lock per signature); a process that
+  needs a signature another is compiling waits, then loads it from the cache.  Without it,
+  the processes compiled the eager entry points of ``rbd_ros.algorithm.checked`` (imported
+  by every ``Robot``) and every kernel their steps shared once each.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 STEPS = 3  # composed-loop cycles per law: the first compiles, the rest prove it runs
+#: the laws whose composed loop compiles longest (task space: Cartesian errors, Jacobians),
+#: started first (``tasks``); on a fresh cache under load: 55-58 s each, the joint laws 7-20 s
+LONGEST = ("task_pd", "resolved_acceleration")
 
 
 def _robot_api(robot) -> None:  # noqa: ANN001 - rbd_ros.Robot
     """One call of each public entry point a node serves (values irrelevant, types matter)."""
     from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
+    from rbd_ros.lie.so3 import orientation_error
 
     q = robot.neutral() if hasattr(robot, "neutral") else np.zeros(robot.nq)
     v, a, u = np.zeros(robot.nv), np.zeros(robot.nv), np.zeros(robot.nu)
     robot.inverse_dynamics(q, v, a)
+    robot.inverse_dynamics(q, v, a, tool_wrench=np.zeros(6))  # the validated path's kernels
     robot.forward_dynamics(q, v, u)
     robot.mass_matrix(q)
     robot.gravity(q)
@@ -46,11 +70,28 @@ def _robot_api(robot) -> None:  # noqa: ANN001 - rbd_ros.Robot
     robot.static_torques(q, np.zeros(6))
     if robot.base_type != "fixed":
         robot.simulate(q, v, np.zeros((2, robot.nu)), 1e-3)
+        states, rates = np.stack([q, q]), np.zeros((2, robot.nv))  # a trajectory request:
+        robot.inverse_dynamics(states, rates, rates)  # the batch kernels (algorithm.base_batch)
+        robot.mass_matrix(states)
+        robot.bias(states, rates)
+        if robot.base_type == "floating":  # a ground base's forward dynamics has no batch kernel
+            robot.forward_dynamics(states, rates, rates)
         return
     n = robot.dof
     robot.jacobian_dot_times_qd(q, v)
     robot.coriolis_matrix(q, v)
-    robot.ik(robot.fk(q), seeds=q)
+    T = robot.fk(q)
+    robot.ik(T, seeds=q)
+    # the dynamics server's start-up (``DynamicsServer._warm``) and the controller's: one pose
+    # and a batch (``dls_solve_batch``) under a time limit
+    robot.ik(T, seeds=q, max_restarts=0, timeout=1.0)
+    robot.ik(np.stack([T, T]), seeds=np.stack([q, q]), max_restarts=0, timeout=1.0)
+    robot.ik(T, seeds=q, method="newton")
+    robot.joint_wrenches(q, np.zeros(6))
+    robot.kinetic_energy(q, v)
+    robot.potential_energy(q)
+    robot.analytic_jacobian(np.full(n, 0.3))  # not at q = 0: the Euler angles' singularity
+    orientation_error(T, T)  # the bringup report's tool errors (sim.closed_loop.tool_errors)
     for integrator in CORE_INTEGRATORS:
         robot.simulate(q, v, np.zeros((2, n)), 1e-3, integrator=integrator)
     states = np.zeros((4, n))
@@ -58,6 +99,7 @@ def _robot_api(robot) -> None:  # noqa: ANN001 - rbd_ros.Robot
     robot.forward_dynamics(states, states, states)
     robot.mass_matrix(states)
     robot.gravity(states)
+    robot.bias(states, states)
 
 
 def _composed(model, law: str) -> None:  # noqa: ANN001 - MdhModel
@@ -68,79 +110,139 @@ def _composed(model, law: str) -> None:  # noqa: ANN001 - MdhModel
         step()
 
 
-def _mobile(model, law: str) -> None:  # noqa: ANN001 - MdhModel
+def _mobile(model) -> None:  # noqa: ANN001 - MdhModel
+    """The mobile loop of every mobile law (imported here: ``mobile_laws`` imports the moving
+    bases' eager entry points, which ``tasks`` must not compile before the steps start)."""
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS
     from rbd_ros.sim.closed_loop import mobile_composed_loop
 
-    step, _, _ = mobile_composed_loop(model, law)
+    for law in MOBILE_LAWS:
+        step, _, _ = mobile_composed_loop(model, law)
+        for _ in range(STEPS):
+            step()
+
+
+def _ft_bridge(model) -> None:  # noqa: ANN001 - MdhModel
+    """The bridge with its F/T sensor on (the contact and press nodes): each step reads the
+    sensor less the payload, and the node estimates the wrench from the joint torques
+    (``rbd_ros.control.wrench``)."""
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+
+    sim = Simulator(model, BridgeConfig(mode="lockstep", ft_sensor=True), log=lambda level, msg: None)
     for _ in range(STEPS):
-        step()
+        sim.command(np.zeros(model.dof))
+        sim.step()
+    q = np.zeros(model.dof)
+    sim.ft.estimate(q, q, q, q, np.empty(6))  # /ft_sensor/wrench_estimate (ros.contact_topics)
 
 
 def tasks() -> list[tuple[str, Callable[[], None]]]:
-    """``(name, call)`` of every warming step, in order."""
+    """``(name, call)`` of every warming step, in the order the processes take them (no kernel
+    module is imported, so nothing compiled, until a step runs): the fixed base first (its
+    eager entry points, ``algorithm.checked``, are imported by every ``Robot``: every other
+    step waits for them), beside it the floating base (the moving bases' eager entry points,
+    ``floating_base`` then ``planar_base``: the longest chain of compilations), then the laws
+    that compile longest, the ground bases, the other laws, the F/T sensor and the mobile
+    loops (the shortest last, so that the processes end together)."""
     from rbd_ros.control.gains import LAWS
-    from rbd_ros.control.mobile_laws import MOBILE_LAWS
-    from rbd_ros.model import MdhModel
-    from rbd_ros.robot import Robot
-    from rbd_ros.util.resources import bundled_urdf, config_file
 
-    def model(name: str) -> MdhModel:
+    def model(name: str):  # noqa: ANN202 - MdhModel
+        from rbd_ros.model import MdhModel
+        from rbd_ros.util.resources import config_file
+
         return MdhModel.from_yaml(str(config_file(name)))
 
+    def robot(name: str, **urdf):  # noqa: ANN003, ANN202 - rbd_ros.Robot
+        from rbd_ros.robot import Robot
+        from rbd_ros.util.resources import bundled_urdf
+
+        return Robot.from_urdf(str(bundled_urdf(name)), **urdf) if urdf else Robot(model(name))
+
+    laws = [(f"composed loop, {law} (arm7)", lambda law=law: _composed(model("arm7"), law))
+            for law in sorted(LAWS, key=lambda law: law not in LONGEST)]
     out: list[tuple[str, Callable[[], None]]] = [
-        ("Robot API, fixed base (arm7)", lambda: _robot_api(Robot(model("arm7")))),
+        ("Robot API, fixed base (arm7)", lambda: _robot_api(robot("arm7"))),
         ("Robot API, floating base (mobile_arm7)",
-         lambda: _robot_api(Robot.from_urdf(str(bundled_urdf("mobile_arm7")), tip_link="tool0", base_type="floating"))),
-        ("Robot API, planar base (omni_arm7)", lambda: _robot_api(Robot(model("omni_arm7")))),
-        ("Robot API, diff-drive base (mobile_arm7)", lambda: _robot_api(Robot(model("mobile_arm7")))),
+         lambda: _robot_api(robot("mobile_arm7", tip_link="tool0", base_type="floating"))),
+        *laws[:len(LONGEST)],
+        ("Robot API, diff-drive base (mobile_arm7)", lambda: _robot_api(robot("mobile_arm7"))),
+        ("Robot API, planar base (omni_arm7)", lambda: _robot_api(robot("omni_arm7"))),
+        *laws[len(LONGEST):],
+        # a robot the gains file does not name (any URDF arm): gains from the model, the
+        # damping scheduled each cycle (``laws._schedule_gains``)
+        ("composed loop, pd, model gains (arm7)",
+         lambda: _composed(dataclasses.replace(model("arm7"), name="unnamed"), "pd")),
+        ("bridge with its F/T sensor (arm7)", lambda: _ft_bridge(model("arm7"))),
+        ("mobile loops, every mobile law (mobile_arm7)", lambda: _mobile(model("mobile_arm7"))),
     ]
-    out += [(f"composed loop, {law} (arm7)", lambda law=law: _composed(model("arm7"), law)) for law in LAWS]
-    out += [(f"mobile loop, {law} (mobile_arm7)", lambda law=law: _mobile(model("mobile_arm7"), law))
-            for law in MOBILE_LAWS]
     return out
 
 
-def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1) -> int:
-    """Run the steps ``part, part + parts, ...`` of ``tasks``; returns the number that failed
-    (each said with its error)."""
+def _claim(folder: str, index: int) -> bool:
+    """Take step ``index`` of the shared queue in ``folder``; False if another process has."""
+    try:
+        os.close(os.open(os.path.join(folder, f"step-{index}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1, shared: str | None = None) -> int:
+    """Run the steps ``part, part + parts, ...`` of ``tasks`` or, with ``shared`` (a folder the
+    ``parts`` processes share), each step no other process has taken yet, one compiler per
+    kernel signature (module docstring); returns the number that failed (each said with its
+    error)."""
     import warnings
+
+    from rbd_ros.algorithm.jit_cache import one_compiler
 
     failed = 0
     t0 = time.perf_counter()
-    for name, call in tasks()[part::parts]:
-        t = time.perf_counter()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                call()
-        except Exception as exc:  # noqa: BLE001 - warming is best effort: said, then skipped
-            failed += 1
-            say(f"[warm] {name}: skipped ({type(exc).__name__}: {exc})")
-            continue
-        say(f"[warm] {name}: {time.perf_counter() - t:.1f} s")
+    with contextlib.ExitStack() as scope:
+        waits = None if shared is None else scope.enter_context(one_compiler(shared))  # before any compile
+        steps = list(enumerate(tasks()))
+        mine = steps[part::parts] if shared is None else steps
+        for index, (name, call) in mine:
+            if shared is not None and not _claim(shared, index):
+                continue
+            t = time.perf_counter()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    call()
+            except Exception as exc:  # noqa: BLE001 - warming is best effort: said, then skipped
+                failed += 1
+                say(f"[warm] {name}: skipped ({type(exc).__name__}: {exc})")
+                continue
+            say(f"[warm] {name}: {time.perf_counter() - t:.1f} s")
     say(f"[warm] part {part + 1} of {parts}: kernels compiled or loaded in {time.perf_counter() - t0:.1f} s"
+        + (f", {waits.waited:.1f} s of it waiting for another part's" if waits is not None else "")
         + (f" ({failed} step(s) skipped)" if failed else ""))
     return failed
 
 
 def main(argv: list[str] | None = None) -> int:
     """``rbd-ros warm [--jobs N]``: the steps in ``N`` processes at once (default 2, this
-    machine's cores; each kernel a step needs is compiled by the first process that reaches it
-    and loaded by the others once cached).  Exit status 0 even when a step was skipped."""
+    machine's cores) sharing one queue and one compiler (module docstring).  Exit status 0
+    even when a step was skipped."""
     import argparse
+    import shutil
     import subprocess
     import sys
+    import tempfile
 
     parser = argparse.ArgumentParser(prog="rbd-ros warm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="processes at once (default 2)")
     parser.add_argument("--part", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--shared", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     jobs = max(1, args.jobs)
     if args.part is not None or jobs == 1:
-        warm(lambda line: print(line, flush=True), args.part or 0, jobs)
+        warm(lambda line: print(line, flush=True), args.part or 0, jobs, args.shared)
         return 0
-    procs = [subprocess.Popen([sys.executable, "-m", "rbd_ros.sim.warm", "--jobs", str(jobs), "--part", str(k)])
-             for k in range(jobs)]
+    shared = tempfile.mkdtemp(prefix="rbd_ros-warm-")
+    procs = [subprocess.Popen([sys.executable, "-m", "rbd_ros.sim.warm", "--jobs", str(jobs), "--part", str(k),
+                               "--shared", shared]) for k in range(jobs)]
     try:
         for proc in procs:
             proc.wait()
@@ -149,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait()
+        shutil.rmtree(shared, ignore_errors=True)
     return 0
 
 
