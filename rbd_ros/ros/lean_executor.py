@@ -233,6 +233,16 @@ class LeanExecutor:
             self._done.set()
 
 
+def take_waiting(sub) -> list:  # noqa: ANN001 - an rclpy Subscription
+    """Every message waiting in subscription ``sub``, oldest first (never blocks), through its
+    handle (``RCLPY_INTERNALS``): what an executor would deliver to its callback next."""
+    out = []
+    with sub.handle:
+        while (taken := sub.handle.take_message(sub.msg_type, False)) is not None:
+            out.append(taken[0])
+    return out
+
+
 def spin_in_thread(executor, name: str) -> threading.Thread:  # noqa: ANN001
     """Start ``executor.spin()`` in a daemon thread that ends quietly when the context shuts
     down (Ctrl-C: the main thread reports and cleans up); stop it with

@@ -102,6 +102,7 @@ import numpy as np
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, run_node
+from rbd_ros.ros.lean_executor import take_waiting
 from rbd_ros.ros.messages import set_stamp, to_seconds
 from rbd_ros.ros.nodes.controller_common import (
     SWITCH_INTERVAL,
@@ -339,13 +340,12 @@ class Controller:
         step the controller never sees (2 loaded cores: a median 27 % of the cycles, 11 % with
         this).  The executor finds nothing left to take.  Through rclpy's subscription handle
         (``lean_executor.RCLPY_INTERNALS``); without it, the executor's order."""
-        sub = self._state_sub
         try:
-            with sub.handle:
-                while (taken := sub.handle.take_message(sub.msg_type, False)) is not None:
-                    self._on_joint_state(taken[0])
+            waiting = take_waiting(self._state_sub)
         except AttributeError:  # an rclpy without the handle's take_message
-            pass
+            return
+        for msg in waiting:
+            self._on_joint_state(msg)
 
     def _watchdog(self) -> None:
         if self.loop.watchdog(time.monotonic(), WATCHDOG_PERIOD):

@@ -131,6 +131,7 @@ from typing import Any
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
+from rbd_ros.ros.lean_executor import take_waiting
 from rbd_ros.ros.messages import set_stamp
 from rbd_ros.ros.parameters import declare_settings, schema
 from rbd_ros.ros.robot_params import robot_from_node
@@ -199,13 +200,7 @@ class CommandInbox:
 
     def take_all(self) -> list:
         """Every command waiting, oldest first (never blocks)."""
-        out = []
-        with self.sub.handle:
-            while True:
-                info = self.sub.handle.take_message(self.sub.msg_type, False)
-                if info is None:
-                    return out
-                out.append(info[0])
+        return take_waiting(self.sub)
 
     def wait(self, timeout: float) -> None:
         """Block (GIL released) until a command arrives or ``timeout`` s pass."""
