@@ -112,7 +112,7 @@ def xdist_unit(nodeid: str) -> str:
     return "heavy" if rel in HEAVY else path
 
 
-def _remove_zombie_segments(config=None) -> None:  # noqa: ANN001
+def _remove_zombie_segments() -> None:
     """The Fast DDS segments of participants that are gone (tests kill nodes on purpose, 35 MB
     of RAM-backed /dev/shm each): removed before and after the session and after each test
     file (``_zombie_segments``); a live or starting participant's never (the lock rule of
@@ -134,11 +134,11 @@ def _zombie_segments():  # noqa: ANN202
 
 
 def pytest_sessionstart(session) -> None:  # noqa: ANN001
-    _remove_zombie_segments(session.config)
+    _remove_zombie_segments()
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001
-    _remove_zombie_segments(session.config)
+    _remove_zombie_segments()
 
 
 def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201

@@ -65,8 +65,9 @@ def test_a_killed_participants_segment_is_removed_a_live_ones_kept() -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         assert all(os.path.exists(os.path.join(SHM_DIR, n[:-3])) for n in mine)  # Fast DDS leaves it
-        removed, freed = remove_zombie_segments()
-        assert removed >= len(mine) and freed > 0
+        # (the other worker's per-file cleanup may remove them first: the same function, so
+        # the end state is what is checked; the count is checked by the test above)
+        remove_zombie_segments()
         assert not any(os.path.exists(os.path.join(SHM_DIR, n[:-3])) for n in mine)
     finally:
         if proc.poll() is None:
