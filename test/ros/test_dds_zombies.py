@@ -45,6 +45,20 @@ def test_only_unlocked_old_segments_go(tmp_path: Path) -> None:
     assert remove_zombie_segments(str(tmp_path / "missing")) == (0, 0)
 
 
+def _segments_locked_by(pid: int) -> list[str]:
+    """The ``fastdds_<id>_el`` files whose lock ``pid`` holds: the segments it owns.  (The
+    segments it maps are not all its own: a participant also maps those of the peers it
+    discovered, e.g. the other worker's, which stay locked by their live owners.)"""
+    inodes = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[4] == str(pid):
+            inodes.add(int(fields[5].rsplit(":", 1)[1]))
+    return sorted(name for name in os.listdir(SHM_DIR)
+                  if re.fullmatch(r"fastdds_[0-9a-f]+_el", name)
+                  and os.stat(os.path.join(SHM_DIR, name)).st_ino in inodes)
+
+
 @pytest.mark.skipif(not os.path.isdir(SHM_DIR), reason="no /dev/shm")
 def test_a_killed_participants_segment_is_removed_a_live_ones_kept() -> None:
     code = ("import time, rclpy\nfrom rbd_ros.ros.dds import use_large_data_profile\n"
@@ -54,9 +68,7 @@ def test_a_killed_participants_segment_is_removed_a_live_ones_kept() -> None:
                             env={**os.environ, "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"})
     try:
         assert proc.stdout.readline().strip() == "up"
-        # its own segments: those it maps (another worker's participants start meanwhile)
-        maps = Path(f"/proc/{proc.pid}/maps").read_text()
-        mine = sorted({f"{m}_el" for m in re.findall(r"/dev/shm/(fastdds_[0-9a-f]+)$", maps, re.M)})
+        mine = _segments_locked_by(proc.pid)
         assert mine, "the participant made no shared-memory segment"
         for name in mine:  # old enough to be judged (the age guard is tested above)
             os.utime(os.path.join(SHM_DIR, name), (OLD, OLD))
