@@ -41,11 +41,23 @@ redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
   ``stiffness``: a reference that gives way to the measured wrench) and the inner loop
   tracks ``x_c`` with resolved acceleration (``a* = x_c'' + K_v (x_c' - J q') + K_p e_c``,
   ``F = 0``).  ``stiffness`` 0 along an axis: it tracks the force there; ``mass`` 0: no
-  admittance there, the inner loop holds the pose reference.
+  admittance there, the inner loop holds the pose reference.  Along a force axis
+  (``stiffness`` 0) with a target the reference comes down in free space at ``m_d / D_a``,
+  and a ``D_a`` damped for the arm (``2 zeta Lambda omega``) makes that a matter of the arm's
+  inertia, not of the task: 1 cm/s on the joint-limited UR5 (5.9-7.8 kg along the table
+  normal; with its own inertia at the pose instead of the model's median still 1.4 cm/s: it
+  never reached the table in the approach's 2.2 s), 18 cm/s on the Z1.  So until a contact
+  is felt (``CONTACT_SHARE`` of ``m_d``) the outer force has an integral term, ``m_d - m +
+  k_i int (m_d - m) dt`` (``force_i``, 1/s, default ``omega / 2`` as the hybrid's), which
+  brings the reference to the velocity bound on every arm (0.12 s on the UR5; it stops
+  winding there); felt, it is zero, and the press is the plain admittance, which with ``K_a
+  = 0`` already tracks the force without error (at rest ``m = m_d``) and is damped as the
+  user set it: kept in contact, the integral added a mode ``sqrt(k / (4 D_a k_i))`` damped,
+  0.24 on the UR5 against the table's pad (``k`` the contact's stiffness).
 
 **No run-away without contact.**  Along force-controlled axes (hybrid: ``S = 0``; admittance:
 ``stiffness = 0``) the tool's speed is bounded by ``velocity_limit``: past it the integral
-stops (hybrid) and a damping ``10 D_f`` (hybrid, ``OVER_DAMPING``, in acceleration: ``10 D_f
+stops and a damping ``10 D_f`` (hybrid, ``OVER_DAMPING``, in acceleration: ``10 D_f
 dt`` = 1.3 < 2 at the default gains, discretely stable on any arm) or the reference's own
 speed clamp (admittance) holds it, so a lost contact turns into a slow approach (``|v| <= velocity_limit``), not a
 wind-up.  **Effort.**  ``set_target_wrench`` refuses (``ValueError``, the joints named) a
@@ -57,7 +69,7 @@ damping ``D_r = 2 zeta Lambda_r omega`` (``Lambda_r`` as for ``task_pd``: the ta
 stiffness ``gains.model_gains("task_pd")`` derives, discrete caps included); position gains
 ``omega^2``, ``2 zeta omega`` as ``resolved_acceleration``; ``force_damping`` = ``2 zeta
 omega`` (1/s, the position loop's ``K_v``: critical for the arm's own inertia),
-``force_p`` 0.5, ``force_i`` = ``omega / 2``; admittance ``mass`` = ``Lambda_r``,
+``force_p`` 0.5, ``force_i`` = ``omega / 2`` (both laws); admittance ``mass`` = ``Lambda_r``,
 ``damping`` = ``D_r``, ``stiffness`` = ``K_r`` except 0 along force axes.  Axes the arm
 cannot move get zero gains.
 """
@@ -172,23 +184,39 @@ def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, 
 @njit(cache=True)
 def _admittance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray,
                       mass: np.ndarray, D: np.ndarray, K: np.ndarray, kp: np.ndarray,
-                      kd: np.ndarray, vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float,
-                      x: np.ndarray, xv: np.ndarray, xa: np.ndarray, acc: np.ndarray,
+                      kd: np.ndarray, fi: np.ndarray, vlim: np.ndarray, md: np.ndarray,
+                      m: np.ndarray, dt: float, x: np.ndarray, xv: np.ndarray, xa: np.ndarray,
+                      integral: np.ndarray, touching: np.ndarray, acc: np.ndarray,
                       force: np.ndarray) -> None:  # pragma: no cover - jitted
-    """The outer ``M_a x'' + D_a x' + K_a x = m_d - m`` (semi-implicit Euler) and the inner
-    resolved acceleration on ``x_c = x_d + x`` (``Admittance``)."""
+    """The outer ``M_a x'' + D_a x' + K_a x = m_d - m`` (+ ``k_i int (m_d - m) dt`` along a
+    force axis until a contact is felt; semi-implicit Euler) and the inner resolved
+    acceleration on ``x_c = x_d + x`` (``Admittance``)."""
     for r in range(6):
         if mass[r] <= 0.0:  # no admittance: an axis the arm cannot move, or a held one
             xa[r] = 0.0
             xv[r] = 0.0
             x[r] = 0.0
+            integral[r] = 0.0
+            continue
+        drive = md[r] - m[r]
+        if K[r] == 0.0 and md[r] != 0.0:  # a force axis with a target: + k_i int (m_d - m)
+            felt = m[r] * md[r] > CONTACT_SHARE * md[r] * md[r]
+            touching[r] = 1.0 if felt else 0.0
+            if felt:  # in contact the plain admittance (module docstring)
+                integral[r] = 0.0
+            elif not (xv[r] * md[r] > 0.0 and abs(xv[r]) >= vlim[r]):  # no wind-up at the bound
+                integral[r] += drive * dt
+            drive += fi[r] * integral[r]
         else:
-            xa[r] = (md[r] - m[r] - D[r] * xv[r] - K[r] * x[r]) / mass[r]
-            xv[r] += xa[r] * dt
-            if K[r] == 0.0 and abs(xv[r]) > vlim[r]:  # the bound of a force axis
-                xv[r] = math.copysign(vlim[r], xv[r])
-                xa[r] = 0.0
-            x[r] += xv[r] * dt
+            integral[r] = 0.0
+            touching[r] = 0.0
+        xa[r] = (drive - D[r] * xv[r] - K[r] * x[r]) / mass[r]
+        xv[r] += xa[r] * dt
+        if K[r] == 0.0 and abs(xv[r]) > vlim[r]:  # the bound of a force axis
+            xv[r] = math.copysign(vlim[r], xv[r])
+            xa[r] = 0.0
+        x[r] += xv[r] * dt
+    for r in range(6):
         # x_c'' is not fed forward: it holds the measured wrench, and Lambda x_c'' would be a
         # force feedback of gain Lambda / M_a one cycle late (unstable at Nyquist, M_a < Lambda)
         acc[r] = ra[r] + kd[r] * (rv[r] + xv[r] - v[r]) + kp[r] * (e[r] + x[r])
@@ -329,18 +357,23 @@ class Admittance(_ForceLaw):
         self.offset = np.zeros(6)  # x_c - x_d (position; rotation vector, small)
         self.offset_v = np.zeros(6)
         self.offset_a = np.zeros(6)
+        self.integral = np.zeros(6)  # int (m_d - m) dt along force axes, N s
+        self.touching = np.zeros(6)  # 1 along a force axis in contact (CONTACT_SHARE)
 
     def reset(self) -> None:
         super().reset()
         self.offset[:] = 0.0
         self.offset_v[:] = 0.0
+        self.integral[:] = 0.0
+        self.touching[:] = 0.0
 
     def _task_terms(self, dt: float) -> None:
         g = self.gains
         _admittance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["mass"],
-                          g["damping"], g["stiffness"], g["kp"], g["kd"], g["velocity_limit"],
-                          self.wrench_target, self.wrench_measured, dt, self.offset,
-                          self.offset_v, self.offset_a, self.acc, self.force)
+                          g["damping"], g["stiffness"], g["kp"], g["kd"], g["force_i"],
+                          g["velocity_limit"], self.wrench_target, self.wrench_measured, dt,
+                          self.offset, self.offset_v, self.offset_a, self.integral,
+                          self.touching, self.acc, self.force)
 
 
 def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 10.0,
@@ -365,7 +398,8 @@ def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 1
                 "force_p": np.where(free, 0.0, FORCE_P), "force_i": np.where(free, 0.0, omega / 2.0),
                 "force_damping": ra["kd"], "velocity_limit": vlim, "k_null": k_null}, notes
     return {"mass": lam, "damping": D, "stiffness": np.where(sel > 0.5, K, 0.0), "kp": ra["kp"],
-            "kd": ra["kd"], "velocity_limit": vlim, "k_null": k_null}, notes
+            "kd": ra["kd"], "force_i": np.where(free, 0.0, omega / 2.0), "velocity_limit": vlim,
+            "k_null": k_null}, notes
 
 
 FORCE_LAW_CLASSES = {"impedance": Impedance, "hybrid_force_position": HybridForcePosition,

@@ -29,6 +29,7 @@ Units (torques in N m at the joints, 003 §6.2-6.9; forces in N)::
                            velocity_limit speed bound along force axes, m/s, rad/s (6)
     admittance             mass, damping, stiffness  the outer loop M_a, D_a, K_a (6)
                            kp, kd, velocity_limit  inner resolved acceleration, the bound (6)
+                           force_i   integral force feedback along force axes until contact, 1/s (6)
     impedance, hybrid_force_position, admittance: k_null  null-space damping, 1/s (n)
     every law              effort_limit  optional extra torque bound, N m (n; the smaller of
                                      this and the model's effort limit applies)
@@ -133,7 +134,7 @@ LAW_GAINS: dict[str, dict[str, str]] = {
                               "force_i": TASK, "force_damping": TASK, "velocity_limit": TASK,
                               "k_null": JOINT},
     "admittance": {"mass": TASK, "damping": TASK, "stiffness": TASK, "kp": TASK, "kd": TASK,
-                   "velocity_limit": TASK, "k_null": JOINT},
+                   "force_i": TASK, "velocity_limit": TASK, "k_null": JOINT},
 }
 LAWS = tuple(LAW_GAINS)
 #: limits accepted by every law (validated like gains, but must be strictly positive)
