@@ -126,7 +126,8 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     law = make_law(law_name, tool_model, gains, q0=sim.q, rate=1.0 / dt, **law_kw)
     n_vec = site.normal
     above, start_T = site.tool_pose(0.0, approach), site.tool_pose(0.0)
-    law.set_gains(**press_gains(law_name, law.gains, n_vec, force, depth, given=gains or ()))
+    given = [k for k, source in law.gain_source.items() if source != "model"]  # the user's
+    law.set_gains(**press_gains(law_name, law.gains, n_vec, force, depth, given=given))
     press_depth = 0.0
     if law_name == "impedance":
         K_n = float(n_vec**2 @ law.gains["stiffness"][:3])  # n^T K n (world axes, diagonal K)

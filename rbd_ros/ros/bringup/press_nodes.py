@@ -19,7 +19,8 @@ process, ROS-free):
 * settle (0.3 s): hold the start;
 * approach (1.5 s): the law's gains for pressing along the normal ``n`` as parameters,
   ``run_press``'s (``contact_task.press_gains``: hybrid ``selection``, admittance
-  ``stiffness`` and ``mass``, impedance ``stiffness``); ``hybrid_force_position``: target
+  ``stiffness`` and ``mass``, impedance ``stiffness`` unless the user gave one: ``-p``,
+  ``--params-file`` or the controller's ``gains_file``); ``hybrid_force_position``: target
   wrench ``-force n`` (force control along the normal: the probe comes down at the law's
   velocity bound until it touches), pose reference to the surface's start (its normal part
   unused while force-controlled); ``admittance``: the same wrench, the pose reference stays
@@ -246,14 +247,31 @@ class PressTask:
 
     def set_press_gains(self, node: Any) -> None:
         """The law's gains for pressing along the surface's normal, from its current ones
-        (``contact_task.press_gains``: the values ``run_press`` sets), and for impedance the
-        set point's depth into the surface that gives the force with them."""
+        (``contact_task.press_gains``: the values ``run_press`` sets; a gain the user gave,
+        ``user_gains``, is kept), and for impedance the set point's depth into the surface
+        that gives the force with them."""
         law, n, F = self.args.controller, self.site.normal, float(self.args.force)
-        now = {k: self.get_controller(node, k) for k in PRESS_GAINS[law]}
-        values = press_gains(law, now, n, F)
-        self.set_controller(node, **{k: v.tolist() for k, v in values.items()})
-        if law == "impedance":
-            self.press_depth = F / float(n**2 @ values["stiffness"][:3])  # F / (n^T K n)
+        now = {k: np.array(self.get_controller(node, k), dtype=float) for k in PRESS_GAINS[law]}
+        values = press_gains(law, now, n, F, given=self.user_gains())
+        if values:
+            self.set_controller(node, **{k: v.tolist() for k, v in values.items()})
+        if law == "impedance":  # F / (n^T K n), with the stiffness the law presses with
+            K = values.get("stiffness", now["stiffness"])
+            self.press_depth = F / float(n**2 @ K[:3])
+
+    def user_gains(self) -> set[str]:
+        """The gains of the law the user gave: the controller's parameters (``-p``,
+        ``--params-file``; composed, the bridge's) and its gains file (``gains_file``, else the
+        bundled one), as the controller node's law sees them (``ControlLaw.gain_source``:
+        not "model")."""
+        from rbd_ros.control.gains import load_gains
+
+        law = self.args.controller
+        names = {"controller", "mujoco_bridge"} if self.args.composed else {"controller"}
+        params = {k: v for s in self.specs if s.name in names for k, v in s.parameters.items()}
+        given = {k for k in PRESS_GAINS[law] if params.get(k) is not None}
+        return given | set(load_gains(law, robot_names=[self.model.name],
+                                      path=params.get("gains_file") or None))
 
     def follow_until(self, spin: Any, t_end: float) -> None:
         """Wait until the states reach ``t_end`` (an error when a node exited, the executor

@@ -47,7 +47,8 @@ def test_the_nodes_set_the_gains_run_press_sets(xarm7, law_name, normal) -> None
     # the nodes: the controller's parameters read (lists of floats, as GetParameters gives)
     node_law, sent = _law(xarm7, law_name), {}
     task = PressTask.__new__(PressTask)
-    task.args, task.site = SimpleNamespace(controller=law_name, force=F), SimpleNamespace(normal=n)
+    task.args, task.site = SimpleNamespace(controller=law_name, force=F, composed=False), SimpleNamespace(normal=n)
+    task.model, task.specs = xarm7, []  # no user gains (test_press_user_stiffness.py: with)
     task.get_controller = lambda node, name: node_law.gains[name].tolist()
     task.set_controller = lambda node, **values: sent.update(values)
     task.set_press_gains(None)
