@@ -290,6 +290,10 @@ class _ForceLaw(_TaskLaw):
     def reset(self) -> None:
         self._t_prev = math.nan
 
+    def fold_offset(self, T: np.ndarray) -> bool:
+        """``Admittance.fold_offset``; the other laws keep no offset: False."""
+        return False
+
     def _step_dt(self, t: float) -> float:
         dt = t - self._t_prev
         self._t_prev = t
@@ -366,6 +370,36 @@ class Admittance(_ForceLaw):
         self.offset_v[:] = 0.0
         self.integral[:] = 0.0
         self.touching[:] = 0.0
+
+    def fold_offset(self, T: np.ndarray) -> bool:
+        """A new pose reference starts where the compliant reference is: the offset along the
+        axes with no spring and no target (``mass`` > 0, ``stiffness`` 0, ``m_d`` 0) is folded
+        into the pose ``T`` (4x4, in place: ``p += x``, ``R = Exp(x_w) R``, as ``e + x`` in the
+        inner loop) and restarts there at rest; True if anything was folded.
+
+        Along such an axis ``M_a x'' + D_a x' = -m`` has no rest position: the offset stays
+        where the last wrench left it (the press's depth below a reference above the surface,
+        a hand's push).  A new target pose then means the pose sent, not the pose plus that
+        offset: the control loop (``ControlLoop``, the controller node and composed mode)
+        calls this as it adopts a new Cartesian move (its start ``T0``), and ``run_press``
+        at its retreat (after the target wrench went to zero).  Along a force axis with a
+        target the offset is the press itself and is kept (a slide's new pose); along a
+        spring the spring brings it back.  ros2_controllers' admittance_controller keeps its
+        admittance state until the controller is reactivated (here: ``reset``, which a
+        managed controller's activation calls)."""
+        from rbd_ros.lie.so3 import exp
+
+        g = self.gains
+        fold = (g["mass"] > 0.0) & (g["stiffness"] == 0.0) & (self.wrench_target == 0.0) & (
+            self.offset != 0.0)
+        if not fold.any():
+            return False
+        x = np.where(fold, self.offset, 0.0)
+        T[:3, 3] += x[:3]
+        T[:3, :3] = exp(x[3:]) @ T[:3, :3]
+        for state in (self.offset, self.offset_v, self.offset_a, self.integral, self.touching):
+            state[fold] = 0.0
+        return True
 
     def _task_terms(self, dt: float) -> None:
         g = self.gains

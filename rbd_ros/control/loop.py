@@ -498,6 +498,7 @@ class ControlLoop:
             item = refs.item
             if item is not None:
                 self.reference, self.cartesian = item
+                self._fold_offset()
                 self._watch = getattr(self.reference, "watch", None)
                 refs.item = None
             refs.lock.release()
@@ -505,6 +506,17 @@ class ControlLoop:
             gains = self._gains.take()
             if gains is not None:
                 self.law.set_gains(gains)
+
+    def _fold_offset(self) -> None:
+        """A new Cartesian move starts where the law's compliant reference is (an admittance's
+        offset along free axes folded into its start: ``Admittance.fold_offset``)."""
+        move = self.cartesian
+        fold = getattr(self.law, "fold_offset", None)
+        if move is None or fold is None:
+            return
+        T0 = move.T0.copy()
+        if fold(T0):
+            self.cartesian = CartesianMove(T0, move.T1, move.t0, move.duration)
 
     def saturation_report(self) -> dict[str, Any]:
         """``SaturationStats.report`` in the ``joints`` order, with the limits (N m; None for

@@ -13,7 +13,9 @@ How each law presses:
   start of the approach (target wrench ``-force n``; the pose reference stays above): the
   probe comes down at the law's velocity bound and the contact stops it; to retreat, the hybrid law's normal axis goes
   back to position control (the reference taken where the probe is) and the admittance
-  law's target wrench to zero, then the reference moves up;
+  law's target wrench to zero (its offset folded into the reference:
+  ``Admittance.fold_offset``, as the controller node does with a new target pose), then the
+  reference moves up;
 * ``impedance``: the reference goes ``force / K_n`` below the surface (``K_n`` the stiffness
   along the normal), so the spring presses ``force`` there.
 
@@ -156,7 +158,7 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
         new_phase = plan.phase(t)
         if new_phase != phase:
             phase = new_phase
-            _enter(phase, law, law_name, target, plan, sim, tool_model, q)
+            _enter(phase, law, law_name, target, plan, ref.T, tool_model, q)
         plan.reference(t, ref)
         law.set_measured_wrench(sim.ft.wrench)
         tau = law.compute(t, q, qd, ref)
@@ -297,22 +299,22 @@ def _minjerk(x: float, T: float) -> tuple[float, float, float]:
     return s, sd, sdd
 
 
-def _enter(phase: int, law, law_name: str, target: np.ndarray, plan: _Plan, sim, tool_model,
-           q: np.ndarray) -> None:
-    """Switch the law's targets at a phase's start (module docstring)."""
+def _enter(phase: int, law, law_name: str, target: np.ndarray, plan: _Plan, ref_T: np.ndarray,
+           tool_model, q: np.ndarray) -> None:
+    """Switch the law's targets at a phase's start (module docstring); ``ref_T`` the pose
+    reference of the phase before."""
     if phase == 1 and law_name != "impedance":
         law.set_target_wrench(target, q)
     if phase == 4:
         from rbd_ros.robot import Robot
 
-        T = Robot(tool_model).fk(q)
-        plan.retreat_from = plan.start_T.copy()
-        plan.retreat_from[:3, 3] = T[:3, 3]
         law.set_target_wrench(np.zeros(6), q)
         law.set_gains(**retreat_gains(law_name))
-        if law_name == "admittance":
-            law.offset[:] = 0.0
-            law.offset_v[:] = 0.0
+        plan.retreat_from = ref_T.copy()  # admittance: from its compliant reference, the
+        if law.fold_offset(plan.retreat_from):  # offset folded in (as the controller does)
+            return
+        plan.retreat_from = plan.start_T.copy()  # else from where the probe is
+        plan.retreat_from[:3, 3] = Robot(tool_model).fk(q)[:3, 3]
 
 
 def _result(law_name: str, robot: str, force: float, rec: dict, plan: _Plan, sim,

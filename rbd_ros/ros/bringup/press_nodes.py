@@ -29,7 +29,9 @@ process, ROS-free):
   quasi-static set point: a moving one adds ``D r_d'`` to the force); the others hold;
 * slide (3 s): the reference 0.1 m along the surface;
 * retreat (1.1 s): target wrench zero; ``hybrid``: ``selection`` all position; the pose
-  reference ``approach`` m up from where it is.
+  reference ``approach`` m up from where it is (``admittance``: the controller folds the
+  offset its press left along the normal into the move's start as it takes the pose,
+  ``force_laws.Admittance.fold_offset``, the rule ``run_press`` uses too).
 
 Measured from the topics (recorded in the bag with ``--record``): ``/ft_sensor/wrench`` (the
 payload-compensated F/T reading, which equals MuJoCo's contact force on the probe to round-off
@@ -228,7 +230,10 @@ class PressTask:
                 self.send_wrench(np.zeros(6))
             self.set_controller(node, pose_duration=RETREAT_TIME - 0.3,
                                 **{k: v.tolist() for k, v in retreat_gains(law).items()})
-            self.send_pose(_shift(end, lift + (APPROACH - self.press_depth) * n))
+            # admittance: the controller folds its offset (the press's depth below the
+            # reference above) into the move's start as it takes the pose (fold_offset): the
+            # pose sent is where the probe goes, as for the others
+            self.send_pose(_shift(end, (APPROACH - self.press_depth) * n))
 
         t = t0
         for name, duration, act in (("settle", SETTLE, None), ("approach", APPROACH_TIME, approach),
