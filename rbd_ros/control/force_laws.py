@@ -52,8 +52,10 @@ redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
   brings the reference to the velocity bound on every arm (0.12 s on the UR5; it stops
   winding there); felt, it is zero, and the press is the plain admittance, which with ``K_a
   = 0`` already tracks the force without error (at rest ``m = m_d``) and is damped as the
-  user set it: kept in contact, the integral added a mode ``sqrt(k / (4 D_a k_i))`` damped,
-  0.24 on the UR5 against the table's pad (``k`` the contact's stiffness).
+  user set it: kept in contact, the integral adds a mode damped ``sqrt(k / (4 D_a k_i))``
+  (``k`` the contact's stiffness in series with the inner loop's: about 0.24 estimated for
+  the UR5 on the table's pad, ``k`` ~ 7e3 N/m), lighter the heavier the arm and the softer
+  the surface.
 
 **No run-away without contact.**  Along force-controlled axes (hybrid: ``S = 0``; admittance:
 ``stiffness = 0``) the tool's speed is bounded by ``velocity_limit``: past it the integral
