@@ -36,7 +36,9 @@ sticking).
 Joint limits (where both are finite) are MuJoCo's limit constraints, stiffened to a time
 constant of two timesteps.  Contacts are off by default (the MDH model carries no geometry);
 ``contacts=True`` adds crude link capsules that collide with each other (geom group 3, hidden
-in pictures).
+in pictures).  A ``scene`` adds the robot's collision geoms that touch it (group 3 too):
+the URDF's ``collision`` shapes where given, else capsules, and the tool sphere
+(:func:`add_robot_collision`).
 
 Looks (``visuals=True``, the default; they never touch the dynamics: every visual geom has
 ``contype = conaffinity = 0`` and the bodies keep their explicit inertials, so MuJoCo's

@@ -169,7 +169,7 @@ def _collision_of(model: MdhModel, scene: bool, urdf: Any, log: LogFn) -> tuple:
     from rbd_ros.sim.urdf_visuals import urdf_collisions
 
     try:
-        shapes, notes = urdf_collisions(urdf, model.base_link, model.tip_link, model.link_names)
+        shapes, notes = urdf_collisions(urdf, model.base_link, model.tip_link, model)
     except Exception as exc:  # noqa: BLE001 - any URDF the shapes cannot come from
         shapes, notes = [], [f"no URDF collision shapes ({' '.join(str(exc).split())}): the "
                              "link capsules touch the scene"]

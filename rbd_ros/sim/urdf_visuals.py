@@ -65,8 +65,7 @@ def urdf_visuals(source: str | os.PathLike, base_link: str | None = None,
 
 
 def urdf_collisions(source: str | os.PathLike, base_link: str | None = None,
-                    tip_link: str | None = None,
-                    link_names: tuple[str, ...] | None = None) -> tuple[list[Visual], list[str]]:
+                    tip_link: str | None = None, model=None) -> tuple[list[Visual], list[str]]:
     """The ``<collision>`` shapes of the chain's moving bodies (module docstring: what a
     scene's objects touch, ``mujoco_model.add_robot_collision``) and the notes on the rest.
 
@@ -74,12 +73,12 @@ def urdf_collisions(source: str | os.PathLike, base_link: str | None = None,
     it has some and MuJoCo loads every one of them; otherwise none (it keeps the capsule), and
     when some could not be loaded a note (and one ``UserWarning`` per URDF and process) names
     the links and why.  Links fixed to ``base_link`` (the world body) are left out: they cannot
-    move into a static object.  Every returned shape's ``body`` is >= 0.  ``link_names``: the
-    model's (``MdhModel.link_names``); a chain whose bodies are other links is a ValueError."""
+    move into a static object.  Every returned shape's ``body`` is >= 0.  ``model``: the
+    ``MdhModel`` the shapes are for; a chain of other links or other MDH parameters is a
+    ValueError naming the difference."""
     chain = _Chain(source, base_link, tip_link)
-    if link_names is not None and tuple(chain.link_names) != tuple(link_names):
-        raise ValueError(f"the URDF's chain {list(chain.link_names)} is not the model's "
-                         f"{list(link_names)}")
+    if model is not None:
+        chain.check(model)
     notes = chain.lost_packages(("collisions",), stacklevel=3)
     by_body: dict[int, list[str]] = {}
     for link, (body, _) in chain.placed.items():
@@ -117,7 +116,7 @@ class _Chain:
         from rbd_ros.urdf.transforms import origin_transform
 
         conv = load_conversion(source, base_link, tip_link)
-        self.link_names = conv.model.link_names
+        self.model = conv.model
         self.folder = Path(source).resolve().parent if Path(str(source)).is_file() else None
         self.where = str(source) if self.folder else conv.model.name
         self.robot = robot = _urdf_parser_py(conv.urdf_xml, str(source))[0]
@@ -133,6 +132,17 @@ class _Chain:
                 if j.type == "fixed" and child not in placed:
                     o = j.origin
                     stack.append((child, pose @ origin_transform(o and o.xyz, o and o.rpy)))
+
+    def check(self, model) -> None:
+        """ValueError unless ``model`` has this chain's links and MDH geometry (its bodies)."""
+        mine = self.model
+        if tuple(mine.link_names) != tuple(model.link_names):
+            raise ValueError(f"the URDF's chain {list(mine.link_names)} is not the model's "
+                             f"{list(model.link_names)}")
+        for key in ("a", "alpha", "d", "theta"):
+            if not np.allclose(getattr(mine, key), getattr(model, key), rtol=0.0, atol=1e-9):
+                raise ValueError(f"the URDF's MDH '{key}' {np.round(getattr(mine, key), 6).tolist()} "
+                                 f"is not the model's {np.round(getattr(model, key), 6).tolist()}")
 
     def shapes(self, link: str, kind: str) -> list[Visual | None]:
         """``link``'s ``kind`` (visuals | collisions) elements, ``None`` where not loadable."""
