@@ -355,9 +355,9 @@ def placed_scene(model: MdhModel, scene: str, urdf: str = "") -> tuple[Any, MdhM
     tool (drawn touching the scene), or ``(None, model)``."""
     if not scene:
         return None, model
-    from rbd_ros.sim.simulator import BridgeConfig, _collision_of, _scene_of
+    from rbd_ros.sim.simulator import BridgeConfig, _scene_of, collision_shapes
 
-    collision = _collision_of(model, True, urdf, lambda level, message: None)
+    collision = collision_shapes(model, urdf, lambda level, message: None)
     placed, _, probe = _scene_of(model, BridgeConfig(scene=scene), None, collision)
     return placed, probe
 

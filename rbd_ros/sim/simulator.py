@@ -160,11 +160,13 @@ def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any,
     return scene, site, model.replace(tool=tool)
 
 
-def _collision_of(model: MdhModel, scene: bool, urdf: Any, log: LogFn) -> tuple:
-    """The URDF's collision shapes for ``Simulator`` (``urdf_visuals.urdf_collisions``; its
-    notes logged as warnings): none without a ``scene`` or a ``urdf``, or when ``urdf`` does
-    not describe ``model``'s bodies (logged: the capsules stay)."""
-    if not scene or not urdf:
+def collision_shapes(model: MdhModel, urdf: Any, log: LogFn | None = None) -> tuple:
+    """The collision shapes of ``urdf`` (a file or XML text) that touch a scene, for
+    ``model``'s bodies (``urdf_visuals.urdf_collisions``; its notes go to ``log`` as
+    warnings): none without a ``urdf``, or when it does not describe ``model``'s bodies
+    (logged: the capsules stay).  What ``Simulator`` builds, and places its scene's probe by
+    (``contact_site.probe_lengths``): a bringup computing the same site calls it too."""
+    if not urdf:
         return ()
     from rbd_ros.sim.urdf_visuals import urdf_collisions
 
@@ -174,7 +176,7 @@ def _collision_of(model: MdhModel, scene: bool, urdf: Any, log: LogFn) -> tuple:
         shapes, notes = [], [f"no URDF collision shapes ({' '.join(str(exc).split())}): the "
                              "link capsules touch the scene"]
     for note in notes:
-        log("warn", note)
+        (log or _default_log)("warn", note)
     return tuple(shapes)
 
 
@@ -249,8 +251,8 @@ class Simulator:
         #: without a scene or ``ft_sensor`` (the model is then the one built before them)
         #: with a scene and the ``urdf`` the model came from (a file or XML text): the URDF's
         #: collision shapes the scene's objects touch (``urdf_visuals.urdf_collisions``)
-        self.collision = _collision_of(model, scene is not None or bool(cfg.scene), urdf,
-                                       self.log)
+        self.collision = (collision_shapes(model, urdf, self.log)
+                          if scene is not None or cfg.scene else ())
         self.scene, self.site, model = _scene_of(model, cfg, scene, self.collision)
         self.model = model
         self.ft = _ft_of(model, cfg, self.scene)

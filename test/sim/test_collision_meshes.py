@@ -136,11 +136,12 @@ def test_meshes_sit_where_pinocchio_puts_the_urdf_links(relpath) -> None:  # noq
         local = m.mesh_vert[m.mesh_vertadr[k]:m.mesh_vertadr[k] + m.mesh_vertnum[k]]
         world = local @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g]
         body = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, m.geom_bodyid[g])
-        boxes = [np.r_[v.min(0), v.max(0)] for link in oracle for v in oracle[link]
-                 for v in [v @ poses[link][:3, :3].T + poses[link][:3, 3]]]
+        boxes = [np.r_[w.min(0), w.max(0)] for v in oracle[body]  # that link's own meshes
+                 for w in [v @ poses[body][:3, :3].T + poses[body][:3, 3]]]
         mine = np.r_[world.min(0), world.max(0)]
         err = min(np.abs(b - mine).max() for b in boxes)
         assert err < 1e-6, (body, err)
+    assert len(meshes) == sum(len(oracle[link]) for link in model.link_names)
     capsules = _sim(model, _plane(-5.0), None).mj_model
     assert np.array_equal(capsules.body_mass, m.body_mass)
     assert np.array_equal(capsules.body_inertia, m.body_inertia)
