@@ -117,7 +117,7 @@ class _Chain:
 
         conv = load_conversion(source, base_link, tip_link)
         self.model = conv.model
-        self.folder = Path(source).resolve().parent if Path(str(source)).is_file() else None
+        self.folder = Path(source).resolve().parent if _is_file(source) else None
         self.where = str(source) if self.folder else conv.model.name
         self.robot = robot = _urdf_parser_py(conv.urdf_xml, str(source))[0]
         self.colours = {m.name: tuple(m.color.rgba) for m in (robot.materials or []) if m.color}
@@ -186,6 +186,17 @@ class _Chain:
                 _WARNED.add(package)
                 warnings.warn(note, stacklevel=stacklevel)
         return notes
+
+
+def _is_file(source: str | os.PathLike) -> bool:
+    """Whether ``source`` names a file (not URDF text, which may be too long for a path)."""
+    text = str(source)
+    if text.lstrip().startswith("<"):
+        return False
+    try:
+        return Path(text).is_file()
+    except OSError:  # a name too long for the file system
+        return False
 
 
 def _shape(element, body: int, offset: np.ndarray, folder: Path | None,
