@@ -226,27 +226,37 @@ def test_a_dae_link_keeps_its_capsule_with_a_warning_naming_it(monkeypatch) -> N
     assert _saved(sim.mj_model) == _saved(_sim(model, load_scene("wall"), None).mj_model)
 
 
-def test_one_unloadable_link_falls_back_alone(tmp_path) -> None:  # noqa: ANN001
-    """A UR5 whose wrist 2 collision mesh is a .dae: that body gets the capsule, the note
-    names it, the other bodies keep their meshes."""
+@pytest.mark.parametrize("mesh, why", [
+    ("dae", "MuJoCo cannot read 'arm.dae'"),
+    ("package://no_such_package/meshes/wrist2.stl",
+     "'package://no_such_package/meshes/wrist2.stl' not found")])
+def test_one_unloadable_link_falls_back_alone(tmp_path, monkeypatch, mesh, why) -> None:  # noqa: ANN001
+    """A UR5 whose wrist 2 collision mesh is a .dae, or in a package found nowhere: that body
+    gets the capsule, the note names it and why (and the missing package, in a UserWarning of
+    its own), the other bodies keep their meshes."""
     import mujoco
 
+    import rbd_ros.sim.urdf_visuals as uv
     from rbd_ros.urdf import load_model
 
+    monkeypatch.setattr(uv, "_WARNED", set())
     path = example_robot_urdf(UR5)
     share = path.parents[[p.name for p in path.parents].index("example-robot-data")]
-    dae = example_robot_urdf("kinova_description/meshes/arm.dae")
+    if mesh == "dae":
+        mesh = f"file://{example_robot_urdf('kinova_description/meshes/arm.dae')}"
     text = path.read_text().replace("package://example-robot-data", f"file://{share}")
-    text = text.replace(f"file://{share}/robots/ur_description/meshes/ur5/collision/wrist2.stl",
-                        f"file://{dae}")
+    text = text.replace(f"file://{share}/robots/ur_description/meshes/ur5/collision/wrist2.stl", mesh)
     urdf = tmp_path / "ur5_dae_wrist.urdf"
     urdf.write_text(text)
     model = load_model(str(urdf))
     notes: list[str] = []
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
 
-    sim = Simulator(model, BridgeConfig(mode="lockstep", command_timeout=0.0), scene=_plane(-5.0),
-                    urdf=str(urdf), log=lambda level, msg: notes.append(msg))
+    with pytest.warns(UserWarning, match="wrist_2_link") as caught:
+        sim = Simulator(model, BridgeConfig(mode="lockstep", command_timeout=0.0),
+                        scene=_plane(-5.0), urdf=str(urdf), log=lambda level, msg: notes.append(msg))
+    if "no_such_package" in mesh:
+        assert any("package 'no_such_package' not found" in str(w.message) for w in caught)
     m = sim.mj_model
 
     def body(g):  # noqa: ANN001, ANN202
@@ -257,7 +267,7 @@ def test_one_unloadable_link_falls_back_alone(tmp_path) -> None:  # noqa: ANN001
     assert [body(g) for g in _robot_geoms(m) if g != tip and m.geom_type[g] in round_
             ] == ["wrist_2_link"]  # its capsule (a sphere: wrist 2's has no length)
     assert {body(g) for g in _robot_geoms(m, "mjGEOM_MESH")} == set(model.link_names) - {"wrist_2_link"}
-    assert any("'wrist_2_link' (MuJoCo cannot read 'arm.dae')" in n for n in notes), notes
+    assert any(f"'wrist_2_link' ({why})" in n for n in notes), notes
 
 
 def test_the_probe_reaches_past_the_last_links_mesh() -> None:
