@@ -252,9 +252,10 @@ def test_one_unloadable_link_falls_back_alone(tmp_path, monkeypatch, mesh, why) 
     notes: list[str] = []
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
 
-    with pytest.warns(UserWarning, match="wrist_2_link") as caught:
+    with pytest.warns(UserWarning) as caught:
         sim = Simulator(model, BridgeConfig(mode="lockstep", command_timeout=0.0),
                         scene=_plane(-5.0), urdf=str(urdf), log=lambda level, msg: notes.append(msg))
+    assert any("'wrist_2_link'" in str(w.message) for w in caught)
     if "no_such_package" in mesh:
         assert any("package 'no_such_package' not found" in str(w.message) for w in caught)
     m = sim.mj_model
