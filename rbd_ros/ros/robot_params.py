@@ -40,6 +40,14 @@ class LoadedRobot:
     link_frames: Any = None
     urdf_xml: str = ""  # the URDF text (after xacro), '' for a model file
 
+    @property
+    def urdf(self) -> str | None:
+        """The URDF the model came from, for its collision shapes (a file path, or the XML
+        text of ``robot_description``); None for a model file."""
+        if not self.urdf_xml:
+            return None
+        return self.source if self.stem else self.urdf_xml
+
 
 def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
     """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``; missing = not given);

@@ -3,8 +3,11 @@
 The arm touches with a probe: a stylus ``PROBE_LENGTH`` long along its last joint axis from
 the tool origin, ending in the tip sphere (``mujoco_model.TIP_RADIUS``).  The MDH frame
 origins of many wrists sit level with the flange (a UR arm's last three), so without it the
-wrist's own collision capsules would scrape the surface.  The probe is the contact tasks'
-tool: ``model.replace(tool=site.tool)``.
+wrist's own collision capsules would scrape the surface.  With the URDF's collision shapes
+(``urdf_visuals.urdf_collisions``) the last link's own mesh reaches past the tool origin
+(the UR5's wrist 3 mesh: to 3 mm short of the 6 cm probe's tip): the probe is then longer,
+its tip ``PROBE_MARGIN`` beyond that mesh (:func:`probe_lengths`), so the tip, not the
+link, touches.  The probe is the contact tasks' tool: ``model.replace(tool=site.tool)``.
 
 :func:`contact_site` finds, for an ``MdhModel``, a surface point the probe reaches with the
 last joint axis along the surface normal (the probe pointing into it), from ``approach``
@@ -27,6 +30,7 @@ from rbd_ros.model import MdhModel
 from rbd_ros.sim.mujoco_model import TIP_RADIUS, workspace
 
 PROBE_LENGTH = 0.06  # m, from the tool origin along the last joint axis to the tip's centre
+PROBE_MARGIN = 0.02  # m, the tip sphere's far side beyond the last body's collision shapes
 LIMIT_MARGIN = 0.1  # rad (m), every pose of the site this far inside the joint limits
 
 
@@ -64,11 +68,28 @@ class ContactSite:
         return T
 
 
+def probe_lengths(model: MdhModel, shapes=()) -> tuple[float, float]:
+    """The probe's length (m) along +z and along -z of frame n (module docstring):
+    ``PROBE_LENGTH``, or longer where the last body's collision ``shapes`` (the URDF's,
+    ``urdf_visuals.urdf_collisions``) reach farther, so that the tip sphere's far side is
+    ``PROBE_MARGIN`` beyond every point of them and the tip, not the tool link, touches."""
+    from rbd_ros.sim.mujoco_model import shape_points
+
+    points = shape_points([s for s in shapes if s.body == model.dof - 1])
+    if not len(points):
+        return PROBE_LENGTH, PROBE_LENGTH
+    z = points[:, 2] - model.tool[2, 3]  # along the last joint axis, from the tool origin
+    return tuple(max(PROBE_LENGTH, float(h) + PROBE_MARGIN - TIP_RADIUS)
+                 for h in (z.max(), -z.min()))
+
+
 def contact_site(model: MdhModel, surface: str = "top", length: float = 0.1,
-                 approach: float = 0.08, clearance: float = 0.03) -> ContactSite:
+                 approach: float = 0.08, clearance: float = 0.03,
+                 probe: tuple[float, float] = (PROBE_LENGTH, PROBE_LENGTH)) -> ContactSite:
     """The :class:`ContactSite` of the module docstring; ``surface`` ``top`` (a table) or
-    ``front`` (a wall).  ``ValueError`` when no candidate works (an arm too short or too
-    constrained), naming what was tried."""
+    ``front`` (a wall); ``probe``: its length along +z and -z (:func:`probe_lengths`).
+    ``ValueError`` when no candidate works (an arm too short or too constrained), naming
+    what was tried."""
     from rbd_ros.robot import Robot
 
     if surface not in ("top", "front"):
@@ -88,7 +109,7 @@ def contact_site(model: MdhModel, surface: str = "top", length: float = 0.1,
                 for sign in (1.0, -1.0):
                     tried += 1
                     tool = model.tool.copy()
-                    tool[:3, 3] += sign * PROBE_LENGTH * np.array([0.0, 0.0, 1.0])
+                    tool[:3, 3] += sign * probe[sign < 0] * np.array([0.0, 0.0, 1.0])
                     robot = Robot(model.replace(tool=tool))
                     site = _try(robot, start, normal, slide, length, approach, clearance,
                                 sign, radial)

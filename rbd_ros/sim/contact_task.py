@@ -98,12 +98,14 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
               settle: float = 0.3, approach_time: float = 1.5, press_time: float = 0.7,
               slide_time: float = 3.0, retreat_time: float = 0.8,
               depth: float = DEPTH, gains: dict[str, Any] | None = None,
-              bridge: dict[str, Any] | None = None, **law_kw: Any) -> PressResult:
+              bridge: dict[str, Any] | None = None, urdf: Any = None,
+              **law_kw: Any) -> PressResult:
     """Run the press task (module docstring) and measure it.  The slide takes ``slide_time``
     (3 s: a quintic, 0.06 m/s at its peak for 0.1 m; MuJoCo's convex contacts lift a sliding
     probe at about friction x speed, and at 2 s the kinova lost 1-2 cycles of contact).  ``depth``: for ``impedance``
     without a given ``stiffness``, the stiffness along the normal is ``force / depth`` (the
-    reference ``depth`` m into the surface), its damping scaled to stay critical."""
+    reference ``depth`` m into the surface), its damping scaled to stay critical.  ``urdf``:
+    the URDF ``model`` came from, whose collision shapes then touch the scene (``Simulator``)."""
     import rbd_ros.control  # noqa: F401 - registers the force laws
     from rbd_ros.control.laws import Reference, make_law
     from rbd_ros.sim.scene import load_scene
@@ -116,7 +118,8 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
         raise ValueError(f"force must be > 0 N, got {force}")
     log_lines: list[str] = []
     cfg = BridgeConfig(**{"mode": "lockstep", "command_timeout": 0.0, **(bridge or {})})
-    sim = Simulator(model, cfg, scene=load_scene(scene), log=lambda lv, s: log_lines.append(f"{lv}: {s}"))
+    sim = Simulator(model, cfg, scene=load_scene(scene), urdf=urdf,
+                    log=lambda lv, s: log_lines.append(f"{lv}: {s}"))
     site = sim.site
     if site is None:
         raise ValueError("the press task places the scene itself: give a scene whose objects "

@@ -36,7 +36,9 @@ sticking).
 Joint limits (where both are finite) are MuJoCo's limit constraints, stiffened to a time
 constant of two timesteps.  Contacts are off by default (the MDH model carries no geometry);
 ``contacts=True`` adds crude link capsules that collide with each other (geom group 3, hidden
-in pictures).
+in pictures).  A ``scene`` adds the robot's collision geoms that touch it (group 3 too):
+the URDF's ``collision`` shapes where given, else capsules, and the tool sphere
+(:func:`add_robot_collision`).
 
 Looks (``visuals=True``, the default; they never touch the dynamics: every visual geom has
 ``contype = conaffinity = 0`` and the bodies keep their explicit inertials, so MuJoCo's
@@ -73,6 +75,8 @@ TIP_RADIUS = 0.025  # m, the tool sphere (the probe the contact tasks press with
 SCENE_BITS = (1, 2)  # contype, conaffinity of a scene object
 ROBOT_BITS = (2, 1)  # of the robot's geoms that touch it
 ROBOT_FRICTION = (1e-5, 1e-5, 1e-5)  # below any object's: MuJoCo takes the larger
+COLLISION_GROUP = 3  # the robot's collision geoms: a geom group pictures do not show
+COLLISION_RGBA = (0.3, 0.6, 0.9, 0.4)  # where a viewer shows that group
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,8 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                        min_inertia: float = DEFAULT_MIN_INERTIA,
                        capsule_radius: float = 0.03,
                        visuals: bool = True, shapes: Sequence = (), scene: Any = None,
-                       sensor: Any = None) -> tuple["mujoco.MjModel", list[str]]:
+                       sensor: Any = None,
+                       collision: Sequence = ()) -> tuple["mujoco.MjModel", list[str]]:
     """The MuJoCo model of ``model`` (see the module docstring) and the fix-up warnings.
 
     ``actuators``: a torque (``motor``) actuator per joint, and the actuator model of 003
@@ -158,14 +163,16 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     ``model.link_names``, actuators after the joints.  ``visuals``: the looks of the module
     docstring (no effect on the dynamics), with the URDF's ``shapes`` where given.
     ``scene``: a placed ``rbd_ros.sim.scene.Scene`` (objects the arm touches, contacts on;
-    ``None``: nothing added, the model built before scenes existed); ``sensor``: an
+    ``None``: nothing added, the model built before scenes existed); ``collision``: with a
+    scene, the URDF's collision shapes (``urdf_visuals.urdf_collisions``) that replace the
+    capsules of their bodies (:func:`add_robot_collision`); ``sensor``: an
     ``rbd_ros.sim.ft_sensor.FTSensor`` (its site and MuJoCo sensors; they read, never push)."""
     spec = new_spec(model, timestep, integrator, contacts)
     looks = _Looks(spec, model, shapes) if visuals else None
     warnings = add_arm(spec, spec.worldbody, model, timestep, contacts, actuators,
                        armature=armature, viscous=viscous, coulomb=coulomb, min_mass=min_mass,
                        min_inertia=min_inertia, capsule_radius=capsule_radius, looks=looks,
-                       touch=scene is not None)
+                       touch=scene is not None, collision=collision)
     if scene is not None:
         scene.add_to(spec)
     if sensor is not None:
@@ -205,16 +212,21 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
             actuators: bool = True, *, armature: bool = True, viscous: bool = True,
             coulomb: bool = True, min_mass: float = DEFAULT_MIN_MASS,
             min_inertia: float = DEFAULT_MIN_INERTIA, capsule_radius: float = 0.03,
-            looks: "_Looks | None" = None, touch: bool = False) -> list[str]:
+            looks: "_Looks | None" = None, touch: bool = False,
+            collision: Sequence = ()) -> list[str]:
     """The arm's bodies and joints (module docstring) under ``parent`` (the world body, or a
     mobile base's body: ``model.base`` is then the mount in ``base_link``); the fix-up
     warnings.  ``actuators``: the joints' armature, damping and frictionloss (003 §6.1).
-    ``touch``: the collision geoms a scene's objects touch (:func:`add_robot_collision`)."""
+    ``touch``: the collision geoms a scene's objects touch (:func:`add_robot_collision`; the
+    URDF's ``collision`` shapes where given)."""
     import mujoco
 
     from rbd_ros.algorithm.mdh import mdh_transform
 
     warnings: list[str] = []
+    by_body: dict[int, list] = {}
+    for shape in collision:  # urdf_visuals.Visual, by body
+        by_body.setdefault(int(shape.body), []).append(shape)
     for i in range(model.dof):
         T = np.asarray(mdh_transform(float(model.a[i]), float(model.alpha[i]), float(model.d[i]),
                                      float(model.theta[i])))
@@ -266,7 +278,7 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
         if touch:
-            add_robot_collision(body, model, i)
+            add_robot_collision(body, model, i, shapes=by_body.get(i, ()), spec=spec)
         if looks is not None:
             looks.link(body, i)
         parent = body
@@ -308,19 +320,72 @@ def _add_capsule(body, model: MdhModel, i: int, radius: float, **geom: Any) -> N
 
 
 def add_robot_collision(body, model: MdhModel, i: int, radius: float = ROBOT_RADIUS,
-                        tip_radius: float = TIP_RADIUS) -> None:
-    """Body ``i``'s collision geoms for a scene (``rbd_ros.sim.scene``): the capsule from its
-    frame origin to the next one, on the last body the tool sphere instead (named ``tip``);
-    they touch scene objects only (``ROBOT_BITS``) with MuJoCo's smallest friction (the
-    object's then decides: MuJoCo takes the larger of the two)."""
+                        tip_radius: float = TIP_RADIUS, shapes: Sequence = (),
+                        spec: Any = None) -> None:
+    """Body ``i``'s collision geoms for a scene (``rbd_ros.sim.scene``): the URDF's collision
+    ``shapes`` on it (``urdf_visuals.Visual``, meshes added to ``spec``) where given, else the
+    capsule from its frame origin to the next one; on the last body the tool sphere (named
+    ``tip``) as well, instead of the capsule.  They touch scene objects only (``ROBOT_BITS``)
+    with MuJoCo's smallest friction (the object's then decides: MuJoCo takes the larger of
+    the two), massless, in the hidden geom group ``COLLISION_GROUP``."""
     import mujoco
 
     common = dict(contype=ROBOT_BITS[0], conaffinity=ROBOT_BITS[1], friction=list(ROBOT_FRICTION))
+    for shape in shapes:
+        _add_shape(spec, body, shape, mass=0.0, group=COLLISION_GROUP, condim=3,
+                   rgba=list(COLLISION_RGBA), **common)
     if i + 1 < model.dof:
-        _add_capsule(body, model, i, radius, **common)
+        if not shapes:
+            _add_capsule(body, model, i, radius, **common)
         return
     body.add_geom(name="tip", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[tip_radius, 0.0, 0.0],
-                  pos=model.tool[:3, 3].tolist(), mass=0.0, group=3, condim=3, **common)
+                  pos=model.tool[:3, 3].tolist(), mass=0.0, group=COLLISION_GROUP, condim=3,
+                  **common)
+
+
+def _add_shape(spec, body, shape, prefix: str = "", **geom: Any) -> None:
+    """One ``urdf_visuals.Visual`` as a geom of ``body`` (its pose is in the body frame), a
+    mesh added to ``spec`` under a unique name that says which file; ``geom``: the rest of
+    its attributes."""
+    import mujoco
+
+    mjg = mujoco.mjtGeom
+    kind = {"mesh": mjg.mjGEOM_MESH, "box": mjg.mjGEOM_BOX,
+            "cylinder": mjg.mjGEOM_CYLINDER, "sphere": mjg.mjGEOM_SPHERE}[shape.kind]
+    if shape.kind == "mesh":
+        name = f"{prefix}{Path(shape.file).stem}_{len(spec.meshes)}"
+        spec.add_mesh(name=name, file=shape.file, scale=list(shape.scale))
+        geom["meshname"] = name
+    else:
+        geom["size"] = list(shape.size) + [0.0] * (3 - len(shape.size))
+    body.add_geom(type=kind, pos=shape.pose[:3, 3].tolist(),
+                  quat=_quat(shape.pose[:3, :3]).tolist(), **geom)
+
+
+def shape_points(shapes: Sequence) -> np.ndarray:
+    """(k, 3) points in their body's frame whose convex hull holds ``shapes``
+    (``urdf_visuals.Visual``): a mesh's vertices as MuJoCo loads them (scaled; MuJoCo collides
+    with their convex hull), the corners of a primitive's bounding box."""
+    import mujoco
+
+    if not shapes:
+        return np.zeros((0, 3))
+    spec = mujoco.MjSpec()
+    for shape in shapes:
+        _add_shape(spec, spec.worldbody, shape, contype=0, conaffinity=0)
+    m = spec.compile()
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    points = []
+    for g in range(m.ngeom):
+        R = np.zeros(9)
+        mujoco.mju_quat2Mat(R, m.geom_quat[g])
+        if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:
+            k = m.geom_dataid[g]
+            local = m.mesh_vert[m.mesh_vertadr[k]:m.mesh_vertadr[k] + m.mesh_vertnum[k]]
+        else:
+            local = m.geom_aabb[g, :3] + corners * m.geom_aabb[g, 3:]
+        points.append(local @ R.reshape(3, 3).T + m.geom_pos[g])  # geom frame -> body frame
+    return np.vstack(points)
 
 
 @dataclass(frozen=True)
@@ -462,18 +527,8 @@ class _Looks:
     def _shape(self, body, shape) -> None:
         """One ``urdf_visuals.Visual`` (its pose is in the body frame; the world: base_link,
         so ``model.base``-independent)."""
-        mjg = self.mujoco.mjtGeom
-        kind = {"mesh": mjg.mjGEOM_MESH, "box": mjg.mjGEOM_BOX,
-                "cylinder": mjg.mjGEOM_CYLINDER, "sphere": mjg.mjGEOM_SPHERE}[shape.kind]
-        extra: dict = {}
-        if shape.kind == "mesh":
-            name = f"{Path(shape.file).stem}_{len(self.spec.meshes)}"  # unique, and says which
-            self.spec.add_mesh(name=name, file=shape.file, scale=list(shape.scale))
-            extra["meshname"] = name
-        else:
-            extra["size"] = list(shape.size) + [0.0] * (3 - len(shape.size))
-        self._geom(body, type=kind, pos=shape.pose[:3, 3].tolist(),
-                   quat=_quat(shape.pose[:3, :3]).tolist(), rgba=list(shape.rgba), **extra)
+        _add_shape(self.spec, body, shape, contype=0, conaffinity=0, mass=0.0, group=1,
+                   rgba=list(shape.rgba))
 
 
 def _rotation_onto(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -323,7 +323,7 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
         travel = np.vstack([q[:, :2]] + ([] if q_ref is None else [q_ref[:, :2]]))
     q = coordinates(model, q)
     q_ref = None if q_ref is None else coordinates(model, q_ref)
-    scene, model = placed_scene(model, rec.scene)
+    scene, model = placed_scene(model, rec.scene, rec.urdf)
     renderer = FrameRenderer(model, width, height, shapes=shapes, travel=travel, scene=scene)
     try:
         if q_ref is not None:
@@ -349,14 +349,16 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
     return len(times)
 
 
-def placed_scene(model: MdhModel, scene: str) -> tuple[Any, MdhModel]:
-    """A recording's scene placed as the bridge placed it (``simulator._scene_of``) and the
-    model with the probe as its tool (drawn touching the scene), or ``(None, model)``."""
+def placed_scene(model: MdhModel, scene: str, urdf: str = "") -> tuple[Any, MdhModel]:
+    """A recording's scene placed as the bridge placed it (``simulator._scene_of``, the probe
+    as long as the ``urdf``'s collision shapes made it) and the model with the probe as its
+    tool (drawn touching the scene), or ``(None, model)``."""
     if not scene:
         return None, model
-    from rbd_ros.sim.simulator import BridgeConfig, _scene_of
+    from rbd_ros.sim.simulator import BridgeConfig, _scene_of, collision_shapes
 
-    placed, _, probe = _scene_of(model, BridgeConfig(scene=scene), None)
+    collision = collision_shapes(model, urdf, lambda level, message: None)
+    placed, _, probe = _scene_of(model, BridgeConfig(scene=scene), None, collision)
     return placed, probe
 
 

@@ -19,9 +19,13 @@ slide (``rbd_ros.sim.contact_task``): a table top below the tool, a wall in fron
 Contacts (:func:`add_scene`): every scene geom collides with the robot's collision geoms
 and nothing else (MuJoCo's ``contype``/``conaffinity`` bits: scene ``01``/``10``, robot
 ``10``/``01``; so neither the robot's links with each other nor the static objects with each
-other).  The robot's collision geoms (``mujoco_model.add_robot_collision``) are the link capsules it builds
-for ``contacts`` (radius ``ROBOT_RADIUS``), the last one replaced by a tool sphere
-(``TIP_RADIUS``) at the tool origin, the probe the contact tasks press with.  A contact's
+other).  The robot's collision geoms (``mujoco_model.add_robot_collision``) are a URDF's
+``<collision>`` shapes (``urdf_visuals.urdf_collisions``: the ``Simulator``'s ``urdf``;
+meshes MuJoCo loads, boxes, cylinders, spheres), per body where MuJoCo loads all of them,
+else (and for a model file) the link capsules it builds for ``contacts`` (radius
+``ROBOT_RADIUS``), and on the last body a tool sphere (``TIP_RADIUS``, named ``tip``) at the
+tool origin, instead of its capsule: the probe the contact tasks press with (its length
+keeps it beyond the last body's shapes: ``contact_site.probe_lengths``).  A contact's
 friction is the larger of the two geoms' (MuJoCo's rule): the robot's geoms carry
 MuJoCo's smallest, so the object's friction decides.
 

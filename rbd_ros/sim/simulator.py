@@ -134,27 +134,50 @@ class BridgeConfig:
         return BridgeConfig.from_dict(data)
 
 
-def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> tuple[Any, Any, MdhModel]:
+def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any,
+              collision: Any = ()) -> tuple[Any, Any, MdhModel]:
     """(placed scene, contact site, model with the probe as its tool) for ``Simulator``: the
     ``scene`` given (placed, or placed here), else ``cfg.scene`` (a file or bundled name);
-    ``pose: auto`` objects go where ``contact_site`` puts the probe (``rbd_ros.sim.scene``).
+    ``pose: auto`` objects go where ``contact_site`` puts the probe (``rbd_ros.sim.scene``;
+    its length from the last body's ``collision`` shapes, ``contact_site.probe_lengths``).
     Without a scene: ``(None, None, model)``."""
     if scene is None and not cfg.scene:
         return None, None, model
-    from rbd_ros.sim.contact_site import PROBE_LENGTH, contact_site
+    from rbd_ros.sim.contact_site import contact_site, probe_lengths
     from rbd_ros.sim.scene import load_scene, place_scene
 
     scene = load_scene(cfg.scene) if scene is None else scene
     site = None
+    probe = probe_lengths(model, collision)
     if scene.placed:
         tool = model.tool.copy()
-        tool[:3, 3] += PROBE_LENGTH * np.array([0.0, 0.0, 1.0])
+        tool[:3, 3] += probe[0] * np.array([0.0, 0.0, 1.0])
     else:
         anchor = next(o.anchor for o in scene.objects if o.pose is None)
-        site = contact_site(model, anchor)
+        site = contact_site(model, anchor, probe=probe)
         scene = place_scene(scene, site.middle, site.normal, site.mass)
         tool = site.tool
     return scene, site, model.replace(tool=tool)
+
+
+def collision_shapes(model: MdhModel, urdf: Any, log: LogFn | None = None) -> tuple:
+    """The collision shapes of ``urdf`` (a file or XML text) that touch a scene, for
+    ``model``'s bodies (``urdf_visuals.urdf_collisions``; its notes go to ``log`` as
+    warnings): none without a ``urdf``, or when it does not describe ``model``'s bodies
+    (logged: the capsules stay).  What ``Simulator`` builds, and places its scene's probe by
+    (``contact_site.probe_lengths``): a bringup computing the same site calls it too."""
+    if not urdf:
+        return ()
+    from rbd_ros.sim.urdf_visuals import urdf_collisions
+
+    try:
+        shapes, notes = urdf_collisions(urdf, model.base_link, model.tip_link, model)
+    except Exception as exc:  # noqa: BLE001 - any URDF the shapes cannot come from
+        shapes, notes = [], [f"no URDF collision shapes ({' '.join(str(exc).split())}): the "
+                             "link capsules touch the scene"]
+    for note in notes:
+        (log or _default_log)("warn", note)
+    return tuple(shapes)
 
 
 def _ft_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> Any:
@@ -217,7 +240,7 @@ class Simulator:
     """One simulated arm: MuJoCo physics + motor model + sensors (see the module docstring)."""
 
     def __init__(self, model: MdhModel, config: BridgeConfig | None = None,
-                 log: LogFn | None = None, scene: Any = None) -> None:
+                 log: LogFn | None = None, scene: Any = None, urdf: Any = None) -> None:
         import mujoco
 
         self._mj = mujoco
@@ -226,7 +249,11 @@ class Simulator:
         #: the objects the arm touches (``rbd_ros.sim.scene``; ``scene`` a placed ``Scene``, else
         #: ``config.scene``), the contact site that placed them, and the F/T sensor: all None
         #: without a scene or ``ft_sensor`` (the model is then the one built before them)
-        self.scene, self.site, model = _scene_of(model, cfg, scene)
+        #: with a scene and the ``urdf`` the model came from (a file or XML text): the URDF's
+        #: collision shapes the scene's objects touch (``urdf_visuals.urdf_collisions``)
+        self.collision = (collision_shapes(model, urdf, self.log)
+                          if scene is not None or cfg.scene else ())
+        self.scene, self.site, model = _scene_of(model, cfg, scene, self.collision)
         self.model = model
         self.ft = _ft_of(model, cfg, self.scene)
         self._push: Any = None  # (body id, point in the body, wrench, world axes?, end time)
@@ -308,7 +335,8 @@ class Simulator:
             model, cfg.timestep, "RK4" if cfg.integrator.lower() == AUTO else cfg.integrator,
             cfg.contacts, actuators=True,
             armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
-            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia, scene=self.scene, sensor=self.ft)
+            min_mass=cfg.min_mass, min_inertia=cfg.min_inertia, scene=self.scene, sensor=self.ft,
+            collision=self.collision)
 
     def damping_ratio_dt(self, poses: int = 0) -> np.ndarray:
         """``b dt / m_min`` per joint (model order), the explicit-damping stability number of

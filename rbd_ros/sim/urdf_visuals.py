@@ -47,45 +47,13 @@ def urdf_visuals(source: str | os.PathLike, base_link: str | None = None,
     """The shapes of the module docstring for the chain ``base_link`` -> ``tip_link`` of
     ``source`` (a file; its folder resolves relative mesh paths), and one note per link
     whose shapes could not be used."""
-    from rbd_ros.urdf.convert import load_conversion
-    from rbd_ros.urdf.parse import _urdf_parser_py  # the parser, its remarks collected
-    from rbd_ros.urdf.transforms import origin_transform
-
-    conv = load_conversion(source, base_link, tip_link)
-    folder = Path(source).resolve().parent if Path(str(source)).is_file() else None
-    robot, _ = _urdf_parser_py(conv.urdf_xml, str(source))
-    colours = {m.name: tuple(m.color.rgba) for m in (robot.materials or []) if m.color}
-    placed = {link: (i - 1, offset) for link, (i, offset) in conv.link_offsets.items()}
-    stack = [(conv.model.base_link, np.eye(4))]
-    while stack:  # links fixed to base_link: the world body
-        link, pose = stack.pop()
-        placed.setdefault(link, (-1, pose))
-        for joint, child in robot.child_map.get(link, []):
-            j = robot.joint_map[joint]
-            if j.type == "fixed" and child not in placed:
-                o = j.origin
-                stack.append((child, pose @ origin_transform(o and o.xyz, o and o.rpy)))
+    chain = _Chain(source, base_link, tip_link)
     out: list[Visual] = []
-    notes: list[str] = []
-    lost: dict[str, str] = {}  # package not found -> its first mesh
-    for link in placed:
-        for element in (*robot.link_map[link].visuals, *robot.link_map[link].collisions):
-            uri = getattr(element.geometry, "filename", None) or ""
-            package = uri[len("package://"):].partition("/")[0]
-            if uri.startswith("package://") and package_dir(package, folder) is None:
-                lost.setdefault(package, uri)
-    for package, uri in lost.items():
-        note = (f"package '{package}' not found for mesh '{uri}' (no folder named {package} "
-                f"holds the URDF, and no ament package {package}): its links keep their "
-                "capsules or collision shapes")
-        notes.append(note)
-        if package not in _WARNED:
-            _WARNED.add(package)
-            warnings.warn(note, stacklevel=2)
-    for link, (body, offset) in placed.items():
-        elements = robot.link_map[link]
+    notes = chain.lost_packages(("visuals", "collisions"), stacklevel=3)
+    for link in chain.placed:
+        elements = chain.robot.link_map[link]
         for kind in ("visuals", "collisions"):
-            shapes = [_shape(e, body, offset, folder, colours) for e in getattr(elements, kind)]
+            shapes = chain.shapes(link, kind)
             if shapes and all(s is not None for s in shapes):
                 out += shapes
                 break
@@ -94,6 +62,141 @@ def urdf_visuals(source: str | os.PathLike, base_link: str | None = None,
                 notes.append(f"link '{link}': no shape MuJoCo can load (meshes must be "
                              f"{', '.join(LOADABLE)} files that exist); capsules instead")
     return out, notes
+
+
+def urdf_collisions(source: str | os.PathLike, base_link: str | None = None,
+                    tip_link: str | None = None, model=None) -> tuple[list[Visual], list[str]]:
+    """The ``<collision>`` shapes of the chain's moving bodies (module docstring: what a
+    scene's objects touch, ``mujoco_model.add_robot_collision``) and the notes on the rest.
+
+    A body (all the URDF links riding on one MDH frame) gets its links' collision shapes when
+    it has some and MuJoCo loads every one of them; otherwise none (it keeps the capsule), and
+    when some could not be loaded a note (and one ``UserWarning`` per URDF and process) names
+    the links and why.  Links fixed to ``base_link`` (the world body) are left out: they cannot
+    move into a static object.  Every returned shape's ``body`` is >= 0.  ``model``: the
+    ``MdhModel`` the shapes are for; a chain of other links or other MDH parameters is a
+    ValueError naming the difference."""
+    chain = _Chain(source, base_link, tip_link)
+    if model is not None:
+        chain.check(model)
+    notes = chain.lost_packages(("collisions",), stacklevel=3)
+    by_body: dict[int, list[str]] = {}
+    for link, (body, _) in chain.placed.items():
+        if body >= 0:
+            by_body.setdefault(body, []).append(link)
+    out: list[Visual] = []
+    failed: list[str] = []
+    for _, links in sorted(by_body.items()):
+        shapes = {link: chain.shapes(link, "collisions") for link in links}
+        bad = [f"'{link}' ({chain.why(link)})" for link, s in shapes.items()
+               if any(x is None for x in s)]
+        if bad:
+            failed += bad
+        else:
+            out += [x for s in shapes.values() for x in s]
+    if failed:
+        note = (f"collision shapes MuJoCo cannot load on link(s) {', '.join(failed)}: their "
+                f"bodies keep the capsule (meshes must be {', '.join(LOADABLE)} files that exist)")
+        notes.append(note)
+        key = f"collisions:{chain.where}:{note}"
+        if key not in _WARNED:
+            _WARNED.add(key)
+            warnings.warn(note, stacklevel=2)
+    return out, notes
+
+
+class _Chain:
+    """The URDF links of ``base_link`` -> ``tip_link`` of ``source`` placed on the MDH bodies
+    (``placed``: link -> (body, offset); body -1: the world, for links fixed to base_link)."""
+
+    def __init__(self, source: str | os.PathLike, base_link: str | None,
+                 tip_link: str | None) -> None:
+        from rbd_ros.urdf.convert import load_conversion
+        from rbd_ros.urdf.parse import _urdf_parser_py  # the parser, its remarks collected
+        from rbd_ros.urdf.transforms import origin_transform
+
+        conv = load_conversion(source, base_link, tip_link)
+        self.model = conv.model
+        self.folder = Path(source).resolve().parent if _is_file(source) else None
+        self.where = str(source) if self.folder else conv.model.name
+        self.robot = robot = _urdf_parser_py(conv.urdf_xml, str(source))[0]
+        self.colours = {m.name: tuple(m.color.rgba) for m in (robot.materials or []) if m.color}
+        self.placed = placed = {link: (i - 1, offset)
+                                for link, (i, offset) in conv.link_offsets.items()}
+        stack = [(conv.model.base_link, np.eye(4))]
+        while stack:  # links fixed to base_link: the world body
+            link, pose = stack.pop()
+            placed.setdefault(link, (-1, pose))
+            for joint, child in robot.child_map.get(link, []):
+                j = robot.joint_map[joint]
+                if j.type == "fixed" and child not in placed:
+                    o = j.origin
+                    stack.append((child, pose @ origin_transform(o and o.xyz, o and o.rpy)))
+
+    def check(self, model) -> None:
+        """ValueError unless ``model`` has this chain's links and MDH geometry (its bodies)."""
+        mine = self.model
+        if tuple(mine.link_names) != tuple(model.link_names):
+            raise ValueError(f"the URDF's chain {list(mine.link_names)} is not the model's "
+                             f"{list(model.link_names)}")
+        for key in ("a", "alpha", "d", "theta"):
+            if not np.allclose(getattr(mine, key), getattr(model, key), rtol=0.0, atol=1e-9):
+                raise ValueError(f"the URDF's MDH '{key}' {np.round(getattr(mine, key), 6).tolist()} "
+                                 f"is not the model's {np.round(getattr(model, key), 6).tolist()}")
+
+    def shapes(self, link: str, kind: str) -> list[Visual | None]:
+        """``link``'s ``kind`` (visuals | collisions) elements, ``None`` where not loadable."""
+        body, offset = self.placed[link]
+        return [_shape(e, body, offset, self.folder, self.colours)
+                for e in getattr(self.robot.link_map[link], kind)]
+
+    def why(self, link: str) -> str:
+        """Why ``link``'s collision shapes cannot all be loaded: its first bad mesh."""
+        for e in self.robot.link_map[link].collisions:
+            uri = getattr(e.geometry, "filename", None)
+            if uri is None:
+                if type(e.geometry).__name__.lower() not in ("box", "cylinder", "sphere"):
+                    return f"a {type(e.geometry).__name__} geometry"
+                continue
+            path = resolve(uri, self.folder)
+            if path is None:
+                return f"'{uri}' not found"
+            if not loadable(path):
+                return f"MuJoCo cannot read '{path.name}'"
+        return "no shape"
+
+    def lost_packages(self, kinds: tuple[str, ...], stacklevel: int) -> list[str]:
+        """One note (and a ``UserWarning`` once per package and process) per ``package://``
+        package of the chain's ``kinds`` meshes that is found nowhere."""
+        lost: dict[str, str] = {}  # package not found -> its first mesh
+        for link in self.placed:
+            for kind in kinds:
+                for element in getattr(self.robot.link_map[link], kind):
+                    uri = getattr(element.geometry, "filename", None) or ""
+                    package = uri[len("package://"):].partition("/")[0]
+                    if uri.startswith("package://") and package_dir(package, self.folder) is None:
+                        lost.setdefault(package, uri)
+        notes = []
+        for package, uri in lost.items():
+            note = (f"package '{package}' not found for mesh '{uri}' (no folder named {package} "
+                    f"holds the URDF, and no ament package {package}): its links keep their "
+                    "capsules or collision shapes")
+            notes.append(note)
+            if package not in _WARNED:
+                _WARNED.add(package)
+                warnings.warn(note, stacklevel=stacklevel)
+        return notes
+
+
+def _is_file(source: str | os.PathLike) -> bool:
+    """Whether ``source`` names a file (not URDF text, which may be too long for a path)."""
+    text = str(source)
+    if text.lstrip().startswith("<"):
+        return False
+    try:
+        return Path(text).is_file()
+    except OSError:  # a name too long for the file system
+        return False
 
 
 def _shape(element, body: int, offset: np.ndarray, folder: Path | None,

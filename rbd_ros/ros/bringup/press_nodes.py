@@ -5,7 +5,8 @@ phases' references, as the tour run sends its tour.
 The scene (default the bundled table) is placed by the bridge where its arm reaches it
 (``rbd_ros.sim.contact_site``); this process computes the same site from the same model and
 starts the bridge with the probe ``approach`` m above the slide's start.  The controller's
-tool is the URDF's tip, 6 cm short of the probe along the last joint axis: references are
+tool is the URDF's tip, 6 cm (or as the URDF's collision shapes make it:
+``contact_site.probe_lengths``) short of the probe along the last joint axis: references are
 sent for the tip (the probe's pose times the constant probe offset; the orientation is held,
 so the probe follows the tip rigidly, and a force along the normal has no moment about it).
 
@@ -71,20 +72,25 @@ class PressTask:
 
     def __init__(self, args: Any) -> None:  # the run's state, as Bringup's
         from rbd_ros.ros.bringup.description import describe, robot_parameters
-        from rbd_ros.sim.contact_site import contact_site
+        from rbd_ros.ros.robot_params import robot_model
+        from rbd_ros.sim.contact_site import contact_site, probe_lengths
         from rbd_ros.sim.scene import load_scene, place_scene
+        from rbd_ros.sim.simulator import collision_shapes
         from rbd_ros.util.resources import DEFAULT_ROBOT
 
         self.args = args
-        self.model = self.load_model(robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf,
-                                                      args.base_link, args.tip_link, args.base))
+        params = robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf, args.base_link,
+                                  args.tip_link, args.base)
+        self.model = self.load_model(params)
         self.sim_model, self.mismatch, self.mobile, self.profile, self.eight = self.model, [], False, None, None
         scene = load_scene(args.scene or "table")
         if scene.placed or not any(o.pose is None for o in scene.objects):
             raise ValueError("--task press places the scene itself: give a scene whose objects "
                              "have pose 'auto'")
         anchor = next(o.anchor for o in scene.objects if o.pose is None)
-        self.site = contact_site(self.model, anchor)
+        # the bridge's probe: as long as its URDF's collision shapes make it (Simulator)
+        shapes = collision_shapes(self.model, robot_model(params).urdf, lambda level, msg: None)
+        self.site = contact_site(self.model, anchor, probe=probe_lengths(self.model, shapes))
         self.scene = place_scene(scene, self.site.middle, self.site.normal, self.site.mass)
         self.probe = self.model.replace(tool=self.site.tool)
         # tip pose = probe pose @ tip_of_probe (both tools on frame n)

@@ -665,7 +665,8 @@ def main(argv: list[str] | None = None) -> int:
                 from rbd_ros.ros.mobile_bridge import refuse_mobile_parameters
 
                 refuse_mobile_parameters(node, model)
-                sim = Simulator(model, config, log=log)
+                # a URDF's collision shapes touch a scene (a model file: the capsules)
+                sim = Simulator(model, config, log=log, urdf=loaded.urdf)
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise
         except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error

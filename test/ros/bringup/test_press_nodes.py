@@ -38,7 +38,7 @@ def test_press_through_the_nodes(law, composed, tmp_path, capsys) -> None:  # no
     assert rep["contact_lost_cycles"] == 0 and rep["slide_cycles"] >= 2900
     assert rep["missed_cycles"] == 0 and rep["mode"].startswith("composed" if composed else "separate")
     # the same task in one process, on MuJoCo's contact force: the nodes' run agrees
-    ref = run_press(load_conversion(urdf).model, law, 10.0).report()
+    ref = run_press(load_conversion(urdf).model, law, 10.0, urdf=urdf).report()
     assert abs(rep["force_error_rms_N"] - ref["force_error_rms_N"]) < 0.05
     # the impact: the nodes step impedance's set point into the surface where run_press ramps it
     # (a moving set point through the controller would add its damping's D v_d to the press):
