@@ -6,7 +6,7 @@ Oracle: Pinocchio with a free-flyer root on the same URDF (``pin.rnea``, ``pin.c
 ``pin.computeGeneralizedGravity``, frame Jacobian and placement, and an RK4 in the chart written
 with ``pin.aba`` and ``pin.integrate`` for forward_simulate); the tool wrench against
 ``pin.rnea - J_pin^T w``.  Bad requests are refused with messages naming what is expected.
-One test goes through a real ``dynamics_server`` process started with ``base:=floating``."""
+One test goes through a real ``dynamics_server`` process started with ``base_type:=floating``."""
 from __future__ import annotations
 
 import numpy as np
@@ -181,7 +181,7 @@ def test_bad_requests_refused(setup, case: str, message: str) -> None:
 
 
 def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
-    """A real server with ``base:=floating``: get_model reports the base, inverse dynamics and
+    """A real server with ``base_type:=floating``: get_model reports the base, inverse dynamics and
     forward_simulate answer in the caller's order, a joints-only request is refused."""
     from rbd_ros.ros.client import DynamicsClient, DynamicsError
     from ros_helpers import NodeProcess
@@ -190,7 +190,7 @@ def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
     path = tmp_path / "arm7_floating.urdf"
     path.write_text(xml)
     proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={path}",
-                        "-p", "base:=floating", "-p", "service_namespace:=floatdyn"])
+                        "-p", "base_type:=floating", "-p", "service_namespace:=floatdyn"])
     try:
         proc.wait_for("dynamics_server: ready", 120)
         with DynamicsClient(namespace="floatdyn", timeout=60) as c:

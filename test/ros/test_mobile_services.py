@@ -394,8 +394,9 @@ def test_ros_server_diff_drive(diff, node_process) -> None:  # noqa: ANN001
 
 
 def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:  # noqa: ANN001
-    """The URDF bringup path (``base:=planar``) with the base coordinates renamed by the
-    server's parameters; a wrong parameter stops the server with one line."""
+    """The URDF bringup path (``base:=planar``: the deprecated name of ``base_type``, still
+    accepted) with the base coordinates renamed by the server's parameters; a wrong parameter
+    stops the server with one line."""
     from rbd_ros.ros.client import DynamicsClient
 
     r, service, pm, pd = omni

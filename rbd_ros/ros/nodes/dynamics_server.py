@@ -275,7 +275,7 @@ class DynamicsServer:
                                                        "max_request_seconds", "allow_shared_namespace"])
         prefix = service_prefix(prm["service_namespace"])
         bound = float(prm["max_request_seconds"])
-        loaded = robot_from_node(node)  # + base, gravity ...
+        loaded = robot_from_node(node)  # + base_type, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
         if loaded.link_frames is not None:  # a URDF: every link answers FK by name
