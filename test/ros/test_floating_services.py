@@ -128,7 +128,7 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:
     qc, vc, vcols = pack(names, robot, q, v)
     tc = pack(names, robot, q, tau)[1]
     dt, steps = 1e-3, 200
-    out = service.forward_simulate(names, qc, vc, tc, torque_period=steps * dt, dt=dt,
+    out = service.forward_simulate(names, qc, vc, tc, effort_period=steps * dt, dt=dt,
                                    output_period=0.05)
     assert out.positions.shape == (5, robot.nq) and out.velocities.shape == (5, robot.nv)
     assert np.allclose(out.times, [0, 0.05, 0.1, 0.15, 0.2])
@@ -142,8 +142,8 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:
     assert np.abs(out.velocities[-1] - ref_v).max() < 1e-5
     # the base moved: its pose changed by more than the tolerance
     assert np.abs(out.positions[-1] - out.positions[0]).max() > 1e-3
-    lie = service.forward_simulate(names, qc, vc, tc, torque_period=0.01, dt=dt, integrator="lie_euler")
-    rk = service.forward_simulate(names, qc, vc, tc, torque_period=0.01, dt=dt)
+    lie = service.forward_simulate(names, qc, vc, tc, effort_period=0.01, dt=dt, integrator="lie_euler")
+    rk = service.forward_simulate(names, qc, vc, tc, effort_period=0.01, dt=dt)
     assert np.abs(lie.positions[-1] - rk.positions[-1]).max() < 1e-3  # first order, 10 steps
 
 
