@@ -148,6 +148,8 @@ def declare_settings(node: Any, cls: type, node_schema: "Schema") -> dict[str, A
         descriptor.floating_point_range, descriptor.integer_range = [], []  # the class checks
         if spec is not None and spec.range is not None:
             descriptor.additional_constraints = _range_text(spec).removeprefix("must be ")
+        if spec is not None and not node.has_parameter(f.name):
+            node_schema.adopt_deprecated(node, spec)
         value = node.declare_parameter(f.name, None, descriptor).value
         if value is None:
             continue

@@ -420,6 +420,7 @@ def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:  # noqa: AN
     assert bad.proc.wait(180) == 2
     errors = [line for line in bad.output.splitlines() if line.startswith("dynamics_server: error:")]
     assert len(errors) == 1 and "wheel_joint_names is for a 'diff_drive' base; this one is 'planar'" in errors[0]
+    assert "parameter 'base' is deprecated: use 'base_type'" in bad.output  # the one warning line
 
 
 def test_bringup_base_parameter_switches_a_model_file() -> None:

@@ -142,3 +142,23 @@ def test_set_parameters_takes_a_writable_old_name(tmp_path: Path) -> None:
             assert not node.set_parameters([Parameter("gain_old", value=-1.0)])[0].successful  # the range
         finally:
             node.destroy_node()
+
+
+def test_settings_class_fields_take_the_old_name(tmp_path: Path) -> None:
+    """``declare_settings`` (the bridge's ``BridgeConfig`` fields) adopts an old name too."""
+    from dataclasses import dataclass
+
+    from rbd_ros.ros.parameters import declare_settings
+
+    @dataclass
+    class Demo:
+        gain_new: float = 1.0
+
+    path = tmp_path / "demo.yaml"
+    path.write_text(WRITABLE)
+    with ros_context() as ctx:
+        node = _node(ctx, ["-p", "gain_old:=2.5"])
+        try:
+            assert declare_settings(node, Demo, Schema.from_yaml(path)) == {"gain_new": 2.5}
+        finally:
+            node.destroy_node()
