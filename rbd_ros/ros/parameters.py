@@ -8,7 +8,11 @@ checks them at start and on ``set_parameters`` (one-line reasons) and the docs a
     python -m rbd_ros.ros.parameters --write           # docs/parameters.md, every schema
 
 The schema's fields are documented at the top of ``config/schema/controller.yaml``.  Loading
-and checking are ROS-free (``Schema.check``); only ``declare`` and ``on_set`` touch rclpy.
+and checking are ROS-free (``Schema.check``, ``Schema.resolve``); only ``declare`` and
+``on_set`` touch rclpy.  A renamed parameter lists its old names (``deprecated_names``): they
+are still read from ``-p``, parameter files and ``set_parameters`` with a one-line warning
+naming the new one (``Schema.adopt_deprecated``, ``accept_deprecated_names``), and an old and
+a new name given with different values are refused, naming both.
 """
 from __future__ import annotations
 
