@@ -217,9 +217,9 @@ def sim_requests(robot, names: list[str]):  # noqa: ANN001, ANN201
     rows = g + 0.5 * np.sin(2 * np.pi * 0.5 * t)[:, None] * np.ones(n)
     base = dict(joint_names=names, initial_positions=q0, initial_velocities=np.zeros(n),
                 dt=1e-3, integrator="rk4", output_period=0.0)
-    many = ForwardSimulate.Request(torques=rows.reshape(-1), torque_period=1e-3, duration=0.0,
+    many = ForwardSimulate.Request(efforts=rows.reshape(-1), effort_period=1e-3, duration=0.0,
                                    **base)
-    held = ForwardSimulate.Request(torques=g.copy(), torque_period=1e-3, duration=10.0, **base)
+    held = ForwardSimulate.Request(efforts=g.copy(), effort_period=1e-3, duration=10.0, **base)
     return many, held, (q0, g, rows)
 
 
@@ -291,8 +291,8 @@ def profile_server(quick: bool) -> dict:
 
         number = 1 if quick else 3
         sim = server.sim_service.forward_simulate(
-            req.joint_names, req.initial_positions, req.initial_velocities, req.torques,
-            req.torque_period, req.dt, req.integrator, req.duration, req.output_period, False)
+            req.joint_names, req.initial_positions, req.initial_velocities, req.efforts,
+            req.effort_period, req.dt, req.integrator, req.duration, req.output_period, False)
         fields = ("times", "positions", "velocities", "accelerations")
 
         def fill(conv) -> None:  # noqa: ANN001
@@ -305,8 +305,8 @@ def profile_server(quick: bool) -> dict:
             "handler_total": med_ms(run, number),
             "kernel": 1e3 * statistics.median(kernel),
             "service_call": med_ms(lambda: server.sim_service.forward_simulate(  # noqa: B023
-                req.joint_names, req.initial_positions, req.initial_velocities, req.torques,  # noqa: B023
-                req.torque_period, req.dt, req.integrator, req.duration, req.output_period, False), number),  # noqa: B023
+                req.joint_names, req.initial_positions, req.initial_velocities, req.efforts,  # noqa: B023
+                req.effort_period, req.dt, req.integrator, req.duration, req.output_period, False), number),  # noqa: B023
             "fill_response": med_ms(lambda: fill(f64), number),
             "fill_numpy_assign": med_ms(lambda: fill(lambda x: x.reshape(-1)), number),
             "serialize_response": med_ms(lambda: serialize_message(res), number),  # noqa: B023
@@ -467,12 +467,12 @@ def main(argv: list[str] | None = None) -> int:
         assert np.allclose(tauN, tauN_ref, rtol=1e-12, atol=1e-9)
         many_dyn = interleaved({"echo": caller.timed(c["echo"], reqN), "id_dynamics_client": dyn_many},
                                many_blocks, many_per, warmup=2)
-        check = dyn.forward_simulate(q0, np.zeros(n), rows, torque_period=1e-3, dt=1e-3)
+        check = dyn.forward_simulate(q0, np.zeros(n), rows, effort_period=1e-3, dt=1e-3)
         assert check.positions.shape == (10_001, n) and np.isfinite(check.positions).all()
 
         def dyn_sim() -> float:
             t0 = time.perf_counter()
-            s = dyn.forward_simulate(q0, np.zeros(n), rows, torque_period=1e-3, dt=1e-3,
+            s = dyn.forward_simulate(q0, np.zeros(n), rows, effort_period=1e-3, dt=1e-3,
                                      joint_names=names)
             dt = time.perf_counter() - t0
             assert s.positions.shape == (10_001, n)

@@ -8,7 +8,7 @@ Serves, under ``/NAMESPACE/``, with the dynamics server's QoS and callback group
 * ``inverse_dynamics``: our ``InverseDynamics`` type, ``efforts = positions`` (the message
   cost of a request and response of that size, no validation and no dynamics);
 * ``forward_simulate``: our ``ForwardSimulate`` type, answered with zero arrays of the size
-  the real server would return (times + 3 x K x n; K from duration/torques, dt, output_period).
+  the real server would return (times + 3 x K x n; K from duration/efforts, dt, output_period).
 
 ``single`` (default) spins rclpy's ``SingleThreadedExecutor`` (an ordinary rclpy server);
 ``multi`` a ``MultiThreadedExecutor(num_threads=3)`` (the quick services and the simulation
@@ -48,8 +48,8 @@ def main(argv: list[str]) -> int:
 
     def sim(req, res):  # noqa: ANN001, ANN202
         n = max(1, len(req.joint_names))
-        rows = len(req.torques) // n
-        horizon = req.duration if req.duration > 0 else rows * req.torque_period
+        rows = len(req.efforts) // n
+        horizon = req.duration if req.duration > 0 else rows * req.effort_period
         steps = int(round(horizon / req.dt))
         stride = max(1, int(round(req.output_period / req.dt))) if req.output_period > 0 else 1
         k = len(range(0, steps + 1, stride))

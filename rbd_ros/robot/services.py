@@ -95,6 +95,24 @@ class RequestError(ValueError):
     """A request the service refuses; the message is sent back to the caller."""
 
 
+def renamed_field(new: str, new_value, old: str, old_value):
+    """A request field renamed for one release (``ForwardSimulate``'s ``torques`` ->
+    ``efforts``, ``torque_period`` -> ``effort_period``): ``(value, old_used)``, the new field's
+    value unless only the old one is given (an empty array or 0 = not given); both given and
+    different is a ``RequestError`` naming both."""
+    def given(v) -> bool:
+        return len(v) > 0 if hasattr(v, "__len__") else v != 0.0
+
+    if not given(old_value):
+        return new_value, False
+    if given(new_value):
+        a, b = np.asarray(new_value, dtype=float), np.asarray(old_value, dtype=float)
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+            raise RequestError(f"{new} and {old} are both given and differ ({old} is the deprecated "
+                               f"name of {new}): give only {new}")
+    return old_value, True
+
+
 def _raw(fn):
     """``fn`` answering its non-finite result instead of the core's ``NonFiniteResultError``
     (which carries it), so that the service's own check (``DynamicsService._finite``) names
@@ -488,7 +506,7 @@ class DynamicsService:
             arr = arr.reshape(-1)
         if not unit:
             unit = ("joints" if not self.moving else "position coordinates" if "position" in name
-                    else f"efforts {list(self._unames)}" if name == "torques" and self.names.wheels
+                    else f"efforts {list(self._unames)}" if name == "efforts" and self.names.wheels
                     else "velocity coordinates")
         if arr.size == 0:
             raise RequestError(f"{name} is empty; expected N x {n} values (N >= 1)")
@@ -713,17 +731,18 @@ class DynamicsService:
         return self._finite("the Jacobian", self._to_caller(pv, J)[None], positions=q)[0]
 
     @_serves
-    def forward_simulate(self, joint_names, initial_positions, initial_velocities, torques,
-                         torque_period: float, dt: float, integrator: str = "",
+    def forward_simulate(self, joint_names, initial_positions, initial_velocities, efforts,
+                         effort_period: float, dt: float, integrator: str = "",
                          duration: float = 0.0, output_period: float = 0.0,
                          include_actuators: bool = False) -> SimulationResult:
-        """Integrate under zero-order-hold torques (003 (5.3)-(5.4) for RK4; a floating base
+        """Integrate under zero-order-hold efforts (003 (5.3)-(5.4) for RK4; a floating base
         on SE(3) by RKMK4 or Lie-Euler, ``algorithm.floating_integrators``; a ground base by
         ``GroundFront.simulate``'s RK4, a diff_drive one in its independent speeds, so
-        ``base_vy`` stays 0; its torques are the wheel torques and the joint torques).
+        ``base_vy`` stays 0; its efforts are the wheel torques and the joint efforts).
 
-        Step k (time k dt) uses torque row floor(k dt / torque_period), the last row held
-        when ``duration`` runs past the torques. Output: the initial state, then every
+        Step k (time k dt) uses effort row floor(k dt / effort_period), the last row held
+        when ``duration`` runs past the efforts (the request's deprecated ``torques``/
+        ``torque_period``: ``renamed_field``). Output: the initial state, then every
         ``output_period`` (rounded to whole steps; 0 = every step), and always the final state
         (so an ``output_period`` longer than the horizon gives the initial and the final
         state; the times say when each row is).  The horizon runs in chunks of ``CHUNK_STEPS``
@@ -739,7 +758,7 @@ class DynamicsService:
             self._rolling("initial_velocities", qd0[None])
             space, pu = self.efforts(joint_names)
             nu = len(space)
-        tau = self._to_model(pu, self.states("torques", torques, nu, labels=self.labels(joint_names, "u")))
+        tau = self._to_model(pu, self.states("efforts", efforts, nu, labels=self.labels(joint_names, "u")))
         if self.moving:
             integrator = (integrator or self.integrators[0]).lower()
             if integrator not in self.integrators:
@@ -748,14 +767,14 @@ class DynamicsService:
         else:
             integrator = integrator or "rk4"
             integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
-        for name, value in (("dt", dt), ("torque_period", torque_period)):
+        for name, value in (("dt", dt), ("effort_period", effort_period)):
             # a subnormal dt passes here and is refused as infinitely many steps below
             if isinstance(value, bool) or not (math.isfinite(value) and value > 0):
                 raise RequestError(f"{name} must be a positive number, got {value!r}")
         for name, value in (("duration", duration), ("output_period", output_period)):
             if isinstance(value, bool) or not (math.isfinite(value) and value >= 0):
                 raise RequestError(f"{name} must be 0 or positive, got {value!r}")
-        horizon = duration if duration > 0 else len(tau) * torque_period
+        horizon = duration if duration > 0 else len(tau) * effort_period
         ratio = horizon / dt  # inf for a subnormal dt: refused below, never int(inf)
         if ratio > self.max_points:
             count = round(ratio) if math.isfinite(ratio) else "infinitely many"
@@ -765,9 +784,9 @@ class DynamicsService:
         steps = int(round(ratio))
         if steps < 1:
             raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
-        # zero-order hold: which torque row each step uses (tiny tolerance for round-off)
-        # clipped before the integer cast: a tiny torque_period overflows it (the last row held)
-        rows = np.minimum(np.floor(np.arange(steps) * dt / torque_period + 1e-9),
+        # zero-order hold: which effort row each step uses (tiny tolerance for round-off)
+        # clipped before the integer cast: a tiny effort_period overflows it (the last row held)
+        rows = np.minimum(np.floor(np.arange(steps) * dt / effort_period + 1e-9),
                           len(tau) - 1).astype(np.intp)
         tau_steps = np.ascontiguousarray(tau[rows])
         if self.mobile:

@@ -4,7 +4,7 @@
     with DynamicsClient() as dyn:                   # its own rclpy context and node
         names = dyn.joint_names                     # from /rbd/get_model
         tau = dyn.inverse_dynamics(q, qd, qdd)      # (N, n) or (n,) in, same shape out
-        sim = dyn.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001)
+        sim = dyn.forward_simulate(q0, qd0, efforts, effort_period=0.01, dt=0.001)
         T = dyn.forward_kinematics(q)               # the tool's 4x4 (numpy)
         res = dyn.inverse_kinematics(T)             # a 4x4, a list of them or geometry_msgs/Pose(s)
         res.positions, res.solved                   # rbd_ros.IKResult, the service's names
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from rbd_ros.util import validate
 
 
 class DynamicsError(RuntimeError):
@@ -328,15 +330,28 @@ class DynamicsClient:
         T._response = res
         return T
 
-    def forward_kinematics_message(self, q, joint_names: list[str] | None = None):
+    def forward_kinematics_message(self, q, joint_names: list[str] | None = None,
+                                   links: list[str] | None = None):
         """The ``ForwardKinematics`` response: ``frame_id``, ``tool_pose``, ``link_names``,
-        ``link_poses`` (geometry_msgs/Pose)."""
+        ``link_poses`` (the MDH frames), ``urdf_link_poses`` of ``links`` (URDF link names)
+        (geometry_msgs/Pose)."""
         names = self._names(joint_names)
         return self._call("forward_kinematics", self._srv.ForwardKinematics.Request(
-            joint_names=names, positions=self._packed(q)[0]))
+            joint_names=names, positions=self._packed(q)[0], links=list(links or [])))
+
+    def urdf_link_poses(self, q, links: list[str], joint_names: list[str] | None = None) -> np.ndarray:
+        """World poses ``(L, 4, 4)`` of URDF links by name for one state (fixed links too; as
+        ``Robot.urdf_link_poses``); an unknown name: ``DynamicsError`` naming it."""
+        from rbd_ros.ros.messages import pose_to_matrix
+
+        res = self.forward_kinematics_message(q, joint_names, links)
+        poses = getattr(res, "urdf_link_poses", res.poses)  # interfaces built before the rename: poses
+        return np.array([pose_to_matrix(p) for p in poses]).reshape(-1, 4, 4)
 
     def link_poses(self, q, joint_names: list[str] | None = None) -> dict[str, np.ndarray]:
-        """``{link name: 4x4 world pose}`` of every frame the service answers for one state."""
+        """``{label: 4x4 world pose}`` of the n + 1 MDH frames for one state (as
+        ``Robot.link_poses``), labelled ``"frame0"`` then the URDF link each joint moves: the
+        MDH frame of that body, not the URDF link's pose (that is ``urdf_link_poses``)."""
         from rbd_ros.ros.messages import pose_to_matrix
 
         res = self.forward_kinematics_message(q, joint_names)
@@ -348,19 +363,32 @@ class DynamicsClient:
             joint_names=names, positions=self._packed(q)[0], link=link))
         return np.asarray(res.jacobian).reshape(6, -1)
 
-    def forward_simulate(self, q0, qd0, torques, torque_period: float, dt: float,
-                         integrator: str = "", duration: float = 0.0,
+    def forward_simulate(self, q0, qd0, efforts=None, effort_period: float | None = None,
+                         dt: float | None = None, integrator: str = "", duration: float = 0.0,
                          output_period: float = 0.0, include_actuators: bool = False,
-                         joint_names: list[str] | None = None) -> Simulation:
-        """``integrator`` '' is the server's default (rk4; rkmk4 for a floating base); a
-        diff_drive base's ``torques`` are its wheel torques and the joint torques."""
+                         joint_names: list[str] | None = None, *, torques=None,
+                         torque_period: float | None = None) -> Simulation:
+        """Integrate from ``(q0, qd0)`` under ``efforts`` (M, n), each row held for
+        ``effort_period`` s, in steps of ``dt`` s; ``integrator`` '' is the server's default
+        (rk4; rkmk4 for a floating base); a diff_drive base's ``efforts`` are its wheel torques
+        and the joint efforts.  ``torques=``/``torque_period=``: the old spellings (one
+        release, ``DeprecationWarning``)."""
+        efforts = validate.renamed("DynamicsClient.forward_simulate", "torques", "efforts", torques, efforts)
+        effort_period = validate.renamed("DynamicsClient.forward_simulate", "torque_period", "effort_period",
+                                         torque_period, effort_period)
+        for name, value in (("efforts", efforts), ("effort_period", effort_period), ("dt", dt)):
+            if value is None:
+                raise TypeError(f"DynamicsClient.forward_simulate: {name} is required")
         names = self._names(joint_names)
-        res = self._call("forward_simulate", self._srv.ForwardSimulate.Request(
+        Request = self._srv.ForwardSimulate.Request
+        fields = Request.get_fields_and_field_types()
+        e, p = ("efforts", "effort_period") if "efforts" in fields else ("torques", "torque_period")
+        res = self._call("forward_simulate", Request(
             joint_names=names, initial_positions=self._packed(q0)[0],
-            initial_velocities=self._packed(qd0)[0], torques=self._packed(torques)[0],
-            torque_period=float(torque_period), dt=float(dt), integrator=integrator,
+            initial_velocities=self._packed(qd0)[0], dt=float(dt), integrator=integrator,
             duration=float(duration), output_period=float(output_period),
-            include_actuators=include_actuators))
+            include_actuators=include_actuators,
+            **{e: self._packed(efforts)[0], p: float(effort_period)}))
         K = len(res.times)
         return Simulation(np.asarray(res.times), self._rows(res.positions, K),
                           self._rows(res.velocities, K), self._rows(res.accelerations, K),

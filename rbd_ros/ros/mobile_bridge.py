@@ -52,7 +52,7 @@ def mobile_config(node, model) -> tuple[Any, str, str]:
 
 def refuse_mobile_parameters(node, model) -> None:
     """A robot without a mobile base given the mobile parameters (module docstring): refused by
-    name (they would be ignored: e.g. a URDF loaded without ``base:=diff_drive``)."""
+    name (they would be ignored: e.g. a URDF loaded without ``base_type:=diff_drive``)."""
     from rbd_ros.sim.mobile_sim import MobileConfig
 
     mobile = [f.name for f in fields(MobileConfig)] + ["odom_frame"]
@@ -60,7 +60,7 @@ def refuse_mobile_parameters(node, model) -> None:
     if given:
         raise NodeConfigError(f"parameters {', '.join(given)} are for a mobile base; '{model.name}' "
                               f"has a {model.base_type} base (a URDF's mobile base needs "
-                              f"base:=diff_drive or base:=planar); leave them out")
+                              f"base_type:=diff_drive or base_type:=planar); leave them out")
 
 
 class OdomPublisher:

@@ -8,7 +8,11 @@ checks them at start and on ``set_parameters`` (one-line reasons) and the docs a
     python -m rbd_ros.ros.parameters --write           # docs/parameters.md, every schema
 
 The schema's fields are documented at the top of ``config/schema/controller.yaml``.  Loading
-and checking are ROS-free (``Schema.check``); only ``declare`` and ``on_set`` touch rclpy.
+and checking are ROS-free (``Schema.check``, ``Schema.resolve``); only ``declare`` and
+``on_set`` touch rclpy.  A renamed parameter lists its old names (``deprecated_names``): they
+are still read from ``-p``, parameter files and ``set_parameters`` with a one-line warning
+naming the new one (``Schema.adopt_deprecated``, ``accept_deprecated_names``), and an old and
+a new name given with different values are refused, naming both.
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ class Spec:
     families: tuple[str, ...] = ()
     gain: bool = False
     config: str = ""  # the ROS-free settings class the key belongs to ('' = the node's own)
+    deprecated_names: tuple[str, ...] = ()  # old names still accepted, with a warning (resolve)
 
     def is_read_only(self, family: str = "") -> bool:
         return self.read_only if isinstance(self.read_only, bool) else family in self.read_only
@@ -147,6 +152,8 @@ def declare_settings(node: Any, cls: type, node_schema: "Schema") -> dict[str, A
         descriptor.floating_point_range, descriptor.integer_range = [], []  # the class checks
         if spec is not None and spec.range is not None:
             descriptor.additional_constraints = _range_text(spec).removeprefix("must be ")
+        if spec is not None and not node.has_parameter(f.name):
+            node_schema.adopt_deprecated(node, spec)
         value = node.declare_parameter(f.name, None, descriptor).value
         if value is None:
             continue
@@ -206,11 +213,38 @@ class Schema:
                                exclusive_min=bool(entry.get("exclusive_min", False)),
                                one_of=tuple(entry.get("one_of", ())), message=entry.get("message", ""),
                                families=tuple(entry.get("families", ())), gain=bool(entry.get("gain", False)),
-                               config=str(entry.get("config", "")))
+                               config=str(entry.get("config", "")),
+                               deprecated_names=tuple(entry.get("deprecated_names", ())))
         return cls(node=data["node"], summary=" ".join(str(data.get("summary", "")).split()), specs=specs)
 
     def __getitem__(self, name: str) -> Spec:
         return self.specs[name]
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Deprecated name -> its parameter's name (the schema's ``deprecated_names``)."""
+        return {old: s.name for s in self.specs.values() for old in s.deprecated_names}
+
+    def resolve(self, values: dict[str, Any], given: Iterable[str] | None = None) -> tuple[dict[str, Any], list[str]]:
+        """``values`` with each deprecated name's value under its parameter's name, and the
+        one-line deprecation warnings to show.  A deprecated name counts when it is in
+        ``given`` (default: when its value is not the default); given with its new name and a
+        different value, ``NodeConfigError`` naming both."""
+        out, notes = dict(values), []
+        for old, new in self.aliases.items():
+            if old not in out:
+                continue
+            value, default = out.pop(old), self.specs[new].default
+            if (old not in given) if given is not None else value == default:
+                continue
+            notes.append(f"parameter '{old}' is deprecated: use '{new}' (given {old}:={value!r})")
+            if new in out and ((new in given) if given is not None else out[new] != default) \
+                    and out[new] != value:
+                raise NodeConfigError(f"parameters '{old}' and '{new}' are one parameter ('{old}' is "
+                                      f"its deprecated name) and disagree: {old}:={value!r}, "
+                                      f"{new}:={out[new]!r}; give only '{new}'")
+            out[new] = value
+        return out, notes
 
     def defaults(self, family: str = "") -> dict[str, Any]:
         return {n: s.default for n, s in self.specs.items() if s.applies(family)}
@@ -240,6 +274,7 @@ class Schema:
             if node.has_parameter(name):
                 value = node.get_parameter(name).value
             else:
+                self.adopt_deprecated(node, spec)
                 default = spec.default
                 _widen_integer_override(node, spec)
                 if spec.type.endswith("_array") and not default:
@@ -265,6 +300,28 @@ class Schema:
                 raise NodeConfigError(reason)
             values[name] = value
         return values
+
+    def adopt_deprecated(self, node: Any, spec: Spec) -> None:
+        """Before ``spec`` is declared on ``node``: a deprecated name of it given (``-p``, a
+        parameter file) becomes the new name's value, with a one-line warning; both given and
+        different is a ``NodeConfigError`` naming both (``resolve``).  Then ``set_parameters``
+        takes the old name too (``accept_deprecated_names``)."""
+        if not spec.deprecated_names:
+            return
+        accept_deprecated_names(node, {old: spec.name for old in spec.deprecated_names})
+        overrides = getattr(node, "_parameter_overrides", None)
+        if overrides is None:
+            return
+        given = {n: overrides[n].value for n in (spec.name, *spec.deprecated_names) if n in overrides}
+        resolved, notes = self.resolve(given, given=set(given))
+        for note in notes:
+            node.get_logger().warning(note)
+        if spec.name in resolved and spec.name not in overrides:
+            from rclpy.parameter import Parameter
+
+            overrides[spec.name] = Parameter(spec.name, value=resolved[spec.name])
+        for old in spec.deprecated_names:
+            overrides.pop(old, None)
 
     def refusal(self, params: Iterable[Any]) -> str | None:
         """The one-line reason the first of ``params`` (rclpy ``Parameter``s) is refused by the
@@ -296,12 +353,61 @@ class Schema:
                 rules.append("read-only for " + ", ".join(s.read_only))
             if s.families:
                 rules.append("laws: " + ", ".join(s.families))
+            if s.deprecated_names:
+                rules.append("deprecated name: " + ", ".join(f"`{n}`" for n in s.deprecated_names))
             if s.config:
                 rules.append({"bridge": "BridgeConfig", "mobile": "MobileConfig (mobile base)"}.get(s.config, s.config))
             default = "—" if s.default is None else f"`{s.default!r}`"
             lines.append(f"| `{s.name}` | {s.type} | {default} | {'; '.join(rules)} | "
                          f"{s.description.replace('|', '/')} |")
         return "\n".join(lines) + "\n"
+
+
+def renamed(params: list[Any], table: dict[str, str], warn: Callable[[str], None]) -> list[Any]:
+    """``params`` (rclpy ``Parameter``s of a ``set_parameters``) with each deprecated name
+    (``table``: old -> new) as its new name, a warning each: a pre-set callback."""
+    from rclpy.parameter import Parameter
+
+    out = []
+    for prm in params:
+        new = table.get(prm.name)
+        if new is not None:
+            warn(f"parameter '{prm.name}' is deprecated: use '{new}' (given {prm.name}:={prm.value!r})")
+            prm = Parameter(new, prm.type_, prm.value)
+        out.append(prm)
+    return out
+
+
+def disagreement(params: list[Any], table: dict[str, str]) -> str | None:
+    """The one-line refusal when a name is set twice with different values (an old name and its
+    new one, after ``renamed``), or None."""
+    seen: dict[str, Any] = {}
+    for prm in params:
+        if prm.name in seen and seen[prm.name] != prm.value:
+            old = ", ".join(f"'{o}'" for o, n in table.items() if n == prm.name)
+            return (f"parameters {old} and '{prm.name}' are one parameter ({old} its deprecated "
+                    f"name) and disagree: {seen[prm.name]!r} vs {prm.value!r}; give only '{prm.name}'")
+        seen[prm.name] = prm.value
+    return None
+
+
+def accept_deprecated_names(node: Any, table: dict[str, str]) -> None:
+    """Make ``set_parameters`` on ``node`` take the deprecated names of ``table`` (old -> new):
+    one pre-set callback per node renames them (``renamed``; rclpy would add the lists of two),
+    one on-set callback refuses an old and a new name given together with different values."""
+    known = getattr(node, "_rbd_deprecated_names", None)
+    if known is None:
+        from rcl_interfaces.msg import SetParametersResult
+
+        known = node._rbd_deprecated_names = {}
+        node.add_pre_set_parameters_callback(lambda ps: renamed(ps, known, node.get_logger().warning))
+
+        def refuse(ps: list[Any]) -> Any:
+            reason = disagreement(ps, known)
+            return SetParametersResult(successful=reason is None, reason=reason or "")
+
+        node.add_on_set_parameters_callback(refuse)
+    known.update(table)
 
 
 @lru_cache(maxsize=None)
@@ -319,7 +425,7 @@ def parameters_markdown() -> str:
     head = ("# Node parameters\n\nGenerated from `config/schema/*.yaml` by "
             "`python -m rbd_ros.ros.parameters --write`; do not edit by hand.  The robot "
             "parameters every node shares (`model_yaml`, `robot_description`, `urdf_path`, "
-            "`base_link`, `tip_link`, `base`, `gravity`) are described in "
+            "`base_link`, `tip_link`, `base_type`, `gravity`) are described in "
             "`rbd_ros/ros/robot_params.py`.\n\n")
     return head + "\n".join(schema(p.stem).markdown() for p in sorted(schema_dir().glob("*.yaml")))
 

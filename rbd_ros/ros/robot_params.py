@@ -2,9 +2,10 @@
 MuJoCo bridge, the dynamics server and ``rbd-ros bringup``.
 
 Parameters (read-only): ``model_yaml`` (wins) | ``robot_description`` | ``urdf_path`` (none:
-the bundled default robot), ``base_link``, ``tip_link``, ``base``, ``gravity`` (this parameter >
-the model file's > [0, 0, -9.81]); each described once in ``config/schema/robot.yaml`` (the
-table: ``docs/parameters.md``), from which they are declared.
+the bundled default robot), ``base_link``, ``tip_link``, ``base_type`` (its deprecated name
+``base`` still accepted, with a warning), ``gravity`` (this parameter > the model file's >
+[0, 0, -9.81]); each described once in ``config/schema/robot.yaml`` (the table:
+``docs/parameters.md``), from which they are declared.
 
 Bad input raises ``NodeConfigError`` with one line naming the parameter and the file: a
 ``model_yaml`` that does not exist or is not YAML, a xacro that fails (missing argument), a
@@ -49,14 +50,16 @@ class LoadedRobot:
         return self.source if self.stem else self.urdf_xml
 
 
-def robot_model(params: Mapping[str, Any], base: str = "") -> LoadedRobot:
-    """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``; missing = not given);
-    ``base`` a ``MdhModel.base_type`` for the dynamics server ('' = the file's; URDF: fixed)."""
+def robot_model(params: Mapping[str, Any], base_type: str = "") -> LoadedRobot:
+    """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``, or a deprecated name of
+    one: ``base``; missing = not given); ``base_type`` a ``MdhModel.base_type`` that wins over
+    the parameter ('' = the parameter's, else the file's; URDF: fixed)."""
     from rbd_ros.model import MdhModel
     from rbd_ros.urdf import load_conversion
 
-    p = {**ROBOT_PARAMETERS, **{k: v for k, v in params.items() if v is not None}}
-    base = base or str(p["base"])
+    given, _ = schema("robot").resolve({k: v for k, v in params.items() if v is not None})
+    p = {**ROBOT_PARAMETERS, **given}
+    base = base_type or str(p["base_type"])
     gravity = _gravity(p["gravity"])
     if p["model_yaml"]:
         path = str(p["model_yaml"])
@@ -127,13 +130,15 @@ def _gravity(value: Any) -> np.ndarray | None:
 def declare_robot_parameters(node: Any) -> None:
     """Declare the robot parameters (read-only) on ``node`` (those not declared yet: a managed
     node configured again)."""
-    for name, spec in schema("robot").specs.items():
+    robot = schema("robot")
+    for name, spec in robot.specs.items():
         if not node.has_parameter(name):  # any type for gravity: an unset one stays None
+            robot.adopt_deprecated(node, spec)  # base:=... as base_type:=..., with a warning
             node.declare_parameter(name, spec.default, spec.descriptor())
 
 
-def robot_from_node(node: Any, base: str = "") -> LoadedRobot:
-    """Declare the robot parameters on ``node`` and load the model they describe (``base``:
-    ``robot_model``)."""
+def robot_from_node(node: Any, base_type: str = "") -> LoadedRobot:
+    """Declare the robot parameters on ``node`` and load the model they describe
+    (``base_type``: ``robot_model``)."""
     declare_robot_parameters(node)
-    return robot_model({name: node.get_parameter(name).value for name in ROBOT_PARAMETERS}, base)
+    return robot_model({name: node.get_parameter(name).value for name in ROBOT_PARAMETERS}, base_type)

@@ -173,8 +173,9 @@ def test_python_keywords_use_the_table() -> None:
             bad.append(f"{where}({kw}=): the glossary spells it {sorted(chosen[kw])}")
     assert not bad, "\n".join(bad)
     # every old keyword the API still takes is one the next test calls and sees warn
-    assert {(w.split(".")[-1], kw) for w, kw in found_old} == {("from_urdf", "base"), ("from_yaml", "base"),
-                                                               ("ik", "q0")}
+    assert {(w.split(".")[-1], kw) for w, kw in found_old} == {
+        ("from_urdf", "base"), ("from_yaml", "base"), ("ik", "q0"),
+        ("forward_simulate", "torques"), ("forward_simulate", "torque_period")}  # test_service_field_names
 
 
 def test_old_python_keywords_warn_and_give_the_same() -> None:

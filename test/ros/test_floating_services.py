@@ -6,7 +6,7 @@ Oracle: Pinocchio with a free-flyer root on the same URDF (``pin.rnea``, ``pin.c
 ``pin.computeGeneralizedGravity``, frame Jacobian and placement, and an RK4 in the chart written
 with ``pin.aba`` and ``pin.integrate`` for forward_simulate); the tool wrench against
 ``pin.rnea - J_pin^T w``.  Bad requests are refused with messages naming what is expected.
-One test goes through a real ``dynamics_server`` process started with ``base:=floating``."""
+One test goes through a real ``dynamics_server`` process started with ``base_type:=floating``."""
 from __future__ import annotations
 
 import numpy as np
@@ -128,7 +128,7 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:
     qc, vc, vcols = pack(names, robot, q, v)
     tc = pack(names, robot, q, tau)[1]
     dt, steps = 1e-3, 200
-    out = service.forward_simulate(names, qc, vc, tc, torque_period=steps * dt, dt=dt,
+    out = service.forward_simulate(names, qc, vc, tc, effort_period=steps * dt, dt=dt,
                                    output_period=0.05)
     assert out.positions.shape == (5, robot.nq) and out.velocities.shape == (5, robot.nv)
     assert np.allclose(out.times, [0, 0.05, 0.1, 0.15, 0.2])
@@ -142,8 +142,8 @@ def test_forward_simulate_base_pose_and_twist(setup) -> None:
     assert np.abs(out.velocities[-1] - ref_v).max() < 1e-5
     # the base moved: its pose changed by more than the tolerance
     assert np.abs(out.positions[-1] - out.positions[0]).max() > 1e-3
-    lie = service.forward_simulate(names, qc, vc, tc, torque_period=0.01, dt=dt, integrator="lie_euler")
-    rk = service.forward_simulate(names, qc, vc, tc, torque_period=0.01, dt=dt)
+    lie = service.forward_simulate(names, qc, vc, tc, effort_period=0.01, dt=dt, integrator="lie_euler")
+    rk = service.forward_simulate(names, qc, vc, tc, effort_period=0.01, dt=dt)
     assert np.abs(lie.positions[-1] - rk.positions[-1]).max() < 1e-3  # first order, 10 steps
 
 
@@ -181,7 +181,7 @@ def test_bad_requests_refused(setup, case: str, message: str) -> None:
 
 
 def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
-    """A real server with ``base:=floating``: get_model reports the base, inverse dynamics and
+    """A real server with ``base_type:=floating``: get_model reports the base, inverse dynamics and
     forward_simulate answer in the caller's order, a joints-only request is refused."""
     from rbd_ros.ros.client import DynamicsClient, DynamicsError
     from ros_helpers import NodeProcess
@@ -190,7 +190,7 @@ def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
     path = tmp_path / "arm7_floating.urdf"
     path.write_text(xml)
     proc = NodeProcess(["dynamics-server", "--ros-args", "-p", f"urdf_path:={path}",
-                        "-p", "base:=floating", "-p", "service_namespace:=floatdyn"])
+                        "-p", "base_type:=floating", "-p", "service_namespace:=floatdyn"])
     try:
         proc.wait_for("dynamics_server: ready", 120)
         with DynamicsClient(namespace="floatdyn", timeout=60) as c:

@@ -110,7 +110,7 @@ def test_planar_forward_simulate_vs_pinocchio_rk4(omni) -> None:  # noqa: ANN001
     rng = np.random.default_rng(5)
     T = rng.normal(size=(2, r.nv)) * 20.0
     dt = 1e-3
-    out = service.forward_simulate(names, q0[pc], v0[vc], T[:, vc].ravel(), torque_period=0.05,
+    out = service.forward_simulate(names, q0[pc], v0[vc], T[:, vc].ravel(), effort_period=0.05,
                                    dt=dt, output_period=0.05)
     assert np.allclose(out.times, [0.0, 0.05, 0.1])
     assert out.positions.shape == (3, r.nq) and out.velocities.shape == (3, r.nv)
@@ -175,7 +175,7 @@ def test_diff_drive_forward_simulate_vs_kkt_rk4(diff) -> None:  # noqa: ANN001
     g = r.gravity(q0)[3:]
     T = np.array([np.r_[2.0, 3.0, g], np.r_[-1.0, 2.5, g]])  # turning, the arm roughly held
     dt = 1e-3
-    out = service.forward_simulate(names, q0[pc], v0[vc], T[:, uc].ravel(), torque_period=0.05,
+    out = service.forward_simulate(names, q0[pc], v0[vc], T[:, uc].ravel(), effort_period=0.05,
                                    dt=dt, output_period=0.05)
     assert out.positions.shape == (3, r.nq) and out.velocities.shape == (3, r.nv)
 
@@ -187,7 +187,7 @@ def test_diff_drive_forward_simulate_vs_kkt_rk4(diff) -> None:  # noqa: ANN001
     assert np.abs(out.positions[2] - q2[pc]).max() < 1e-8
     assert np.abs(out.velocities[2] - v2[vc]).max() < 1e-7
     assert np.all(out.velocities[:, vc.index(1)] == 0.0)  # base_vy's column
-    full = service.forward_simulate(names, q0[pc], v0[vc], T[:, uc].ravel(), torque_period=0.05, dt=dt)
+    full = service.forward_simulate(names, q0[pc], v0[vc], T[:, uc].ravel(), effort_period=0.05, dt=dt)
     assert np.abs(full.velocities[:, vc.index(1)]).max() == 0.0  # every step
     assert np.abs(q2[2] - q0[2]) > 1e-3  # it turned
 
@@ -199,7 +199,7 @@ def test_diff_drive_forward_simulate_vs_kkt_rk4(diff) -> None:  # noqa: ANN001
     ("vy", "velocities state 1: base_vy = 0.2, but a diff_drive base cannot slide sideways"),
     ("vy_accel", "accelerations state 0: base_vy = -1, but a diff_drive base cannot slide sideways"),
     ("vy_sim", "initial_velocities state 0: base_vy = 0.5"),
-    ("torque_width", "torques has 10 values, not a multiple of 9 efforts ['left_wheel_joint'"),
+    ("torque_width", "efforts has 10 values, not a multiple of 9 efforts ['left_wheel_joint'"),
     ("nan", "velocities contains NaN or Inf (first at state 0, 'joint3')"),
     ("short", "positions has 9 values, not a multiple of 10 position coordinates"),
     ("lateral_in_gravity", "'base_lateral_force' (the diff_drive base's lateral ground force) is an answer of "
@@ -394,8 +394,9 @@ def test_ros_server_diff_drive(diff, node_process) -> None:  # noqa: ANN001
 
 
 def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:  # noqa: ANN001
-    """The URDF bringup path (``base:=planar``) with the base coordinates renamed by the
-    server's parameters; a wrong parameter stops the server with one line."""
+    """The URDF bringup path (``base:=planar``: the deprecated name of ``base_type``, still
+    accepted) with the base coordinates renamed by the server's parameters; a wrong parameter
+    stops the server with one line."""
     from rbd_ros.ros.client import DynamicsClient
 
     r, service, pm, pd = omni
@@ -419,6 +420,7 @@ def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:  # noqa: AN
     assert bad.proc.wait(180) == 2
     errors = [line for line in bad.output.splitlines() if line.startswith("dynamics_server: error:")]
     assert len(errors) == 1 and "wheel_joint_names is for a 'diff_drive' base; this one is 'planar'" in errors[0]
+    assert "parameter 'base' is deprecated: use 'base_type'" in bad.output  # the one warning line
 
 
 def test_bringup_base_parameter_switches_a_model_file() -> None:

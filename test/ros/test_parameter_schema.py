@@ -41,7 +41,7 @@ def test_dynamics_server_and_robot_defaults_are_the_core_constants() -> None:
     assert s["max_points"].default == DEFAULT_MAX_POINTS
     assert s["max_request_seconds"].default == DEFAULT_MAX_REQUEST_SECONDS
     assert schema("robot").defaults() == {"model_yaml": "", "robot_description": "", "urdf_path": "",
-                                          "base_link": "", "tip_link": "", "base": "", "gravity": None}
+                                          "base_link": "", "tip_link": "", "base_type": "", "gravity": None}
 
 
 @pytest.mark.parametrize("name, value, reason", [

@@ -108,7 +108,7 @@ def _start_simulation(namespace: str, out: dict, timeout: float = 60.0) -> threa
             out["sent"] = time.monotonic()
             try:
                 out["answer"] = c.forward_simulate(np.zeros(6), np.zeros(6), np.zeros((1, 6)),
-                                                   torque_period=1.0, dt=1e-3, duration=1000.0,
+                                                   effort_period=1.0, dt=1e-3, duration=1000.0,
                                                    output_period=1.0)
             except DynamicsError as exc:
                 out["error"] = str(exc)
@@ -152,11 +152,11 @@ def robot() -> Robot:
 def test_simulation_past_the_bound_is_refused(robot: Robot) -> None:
     service = DynamicsService(Robot(robot.model), max_points=10**6, max_request_seconds=0.2)
     names = list(robot.joint_names)
-    service.forward_simulate(names, np.zeros(6), np.zeros(6), np.zeros(6), torque_period=1.0,
+    service.forward_simulate(names, np.zeros(6), np.zeros(6), np.zeros(6), effort_period=1.0,
                              dt=1e-3, duration=0.01)  # compiled before the clock starts
     t0 = time.monotonic()
     with pytest.raises(RequestError) as info:
-        service.forward_simulate(names, np.zeros(6), np.zeros(6), np.zeros(6), torque_period=1.0,
+        service.forward_simulate(names, np.zeros(6), np.zeros(6), np.zeros(6), effort_period=1.0,
                                  dt=1e-4, duration=100.0)  # 10^6 RK4 steps: seconds of work
     took = time.monotonic() - t0
     assert "hit the server's bound of 0.2 s" in str(info.value) and "max_request_seconds" in str(info.value)
@@ -174,7 +174,7 @@ def test_chunked_simulation_is_the_one_call_simulation(robot: Robot) -> None:
     steps = 2 * CHUNK_STEPS + 123
     dt = 1e-4
     out = service.forward_simulate(list(robot.joint_names), q0, qd0, tau.ravel(),
-                                   torque_period=steps * dt / 7, dt=dt)
+                                   effort_period=steps * dt / 7, dt=dt)
     rows = np.minimum(np.floor(np.arange(steps) * dt / (steps * dt / 7) + 1e-9), 6).astype(int)
     q, qd, qdd = robot.simulate(q0, qd0, tau[rows], dt)
     assert out.positions.shape == (steps + 1, 6)

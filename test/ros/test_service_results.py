@@ -64,7 +64,7 @@ def test_overflowing_rates_are_refused_naming_the_cause(service: DynamicsService
     with pytest.raises(RequestError, match=r"\|wrench\| = 1\.7e\+308"):
         service.static_torques(names, np.ones(6), [1.7e308] * 6)
     with pytest.raises(RequestError, match="diverged at t = 0 s"):
-        service.forward_simulate(names, z, np.full(6, 1e200), z, torque_period=0.01, dt=1e-3)
+        service.forward_simulate(names, z, np.full(6, 1e200), z, effort_period=0.01, dt=1e-3)
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -107,7 +107,7 @@ def test_output_period_longer_than_the_horizon_gives_the_final_state(service: Dy
     rng = np.random.default_rng(1)
     q0, tau = rng.uniform(-1, 1, 6), rng.uniform(-2, 2, 6)
     names = list(robot.joint_names)
-    out = service.forward_simulate(names, q0, np.zeros(6), tau, torque_period=0.01, dt=1e-3,
+    out = service.forward_simulate(names, q0, np.zeros(6), tau, effort_period=0.01, dt=1e-3,
                                    output_period=1.0)
     q, qd, _ = robot.simulate(q0, np.zeros(6), np.tile(tau, (10, 1)), 1e-3)
     np.testing.assert_allclose(out.times, [0.0, 0.01], atol=1e-15)
@@ -115,7 +115,7 @@ def test_output_period_longer_than_the_horizon_gives_the_final_state(service: Dy
     np.testing.assert_array_equal(out.velocities, qd[[0, -1]])
     assert np.abs(out.positions[1] - q0).max() > 1e-6  # it moved: the last row is not t = 0 again
     # a period that does not divide the horizon: every period, then the final state
-    out = service.forward_simulate(names, q0, np.zeros(6), tau, torque_period=0.01, dt=1e-3,
+    out = service.forward_simulate(names, q0, np.zeros(6), tau, effort_period=0.01, dt=1e-3,
                                    output_period=0.004)
     np.testing.assert_allclose(out.times, [0.0, 0.004, 0.008, 0.01], atol=1e-15)
 
@@ -150,11 +150,11 @@ def test_a_joint_has_one_name_in_every_message(service: DynamicsService, robot: 
 @pytest.mark.parametrize("kw, message", [
     ({"dt": True}, "dt must be a positive number, got True"),
     ({"dt": 5e-324}, "infinitely many integration steps requested"),
-    ({"torque_period": -1.0}, "torque_period must be a positive number"),
+    ({"effort_period": -1.0}, "effort_period must be a positive number"),
     ({"output_period": float("nan")}, "output_period must be 0 or positive"),
 ])
 def test_forward_simulate_refuses(service: DynamicsService, robot: Robot, kw: dict, message: str) -> None:
-    args = {"torque_period": 0.01, "dt": 1e-3, **kw}
+    args = {"effort_period": 0.01, "dt": 1e-3, **kw}
     with pytest.raises(RequestError) as info:
         service.forward_simulate(list(robot.joint_names), np.zeros(6), np.zeros(6), np.zeros(6), **args)
     assert message in str(info.value)

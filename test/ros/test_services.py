@@ -177,7 +177,7 @@ def test_forward_simulate_matches_core(client, robot):
     q0 = rng.uniform(-1, 1, robot.dof)
     qd0 = np.zeros(robot.dof)
     torques = rng.uniform(-5, 5, (10, robot.dof))  # 10 samples held 10 ms each
-    sim = client.forward_simulate(q0, qd0, torques, torque_period=0.01, dt=0.001,
+    sim = client.forward_simulate(q0, qd0, torques, effort_period=0.01, dt=0.001,
                                   output_period=0.005)
     assert sim.positions.shape == (21, robot.dof)
     np.testing.assert_allclose(sim.times, np.arange(21) * 0.005, atol=1e-15)
@@ -197,7 +197,7 @@ def test_forward_simulate_against_pinocchio_and_its_own_positions(client, robot)
     # held 50 ms each; the wrist's small inertia takes small torques
     torques = rng.uniform(-1, 1, (4, robot.dof)) * [40.0, 40.0, 20.0, 0.5, 0.5, 0.2]
     h = 0.001
-    sim = client.forward_simulate(q0, qd0, torques, torque_period=0.05, dt=h)
+    sim = client.forward_simulate(q0, qd0, torques, effort_period=0.05, dt=h)
     assert sim.positions.shape == (201, robot.dof)
     P = sim.positions  # fourth-order central differences, error O(h^4)
     central = (P[:-4] - 8 * P[1:-3] + 8 * P[3:-1] - P[4:]) / (12 * h)
@@ -221,12 +221,12 @@ def test_forward_simulate_integrator_option(client, robot):
     rng = np.random.default_rng(14)
     q0, torques = rng.uniform(-1, 1, robot.dof), rng.uniform(-10, 10, (5, robot.dof))
     qd0 = np.zeros(robot.dof)
-    euler = client.forward_simulate(q0, qd0, torques, torque_period=0.002, dt=0.002,
+    euler = client.forward_simulate(q0, qd0, torques, effort_period=0.002, dt=0.002,
                                     integrator="euler")
     q, qd, _ = robot.simulate(q0, qd0, torques, 0.002, integrator="semi_implicit_euler")
     np.testing.assert_allclose(euler.positions, q, atol=1e-12)
     np.testing.assert_allclose(euler.velocities, qd, atol=1e-12)
-    rk4 = client.forward_simulate(q0, qd0, torques, torque_period=0.002, dt=0.002)
+    rk4 = client.forward_simulate(q0, qd0, torques, effort_period=0.002, dt=0.002)
     assert np.abs(rk4.positions - euler.positions).max() > 1e-6
 
 
@@ -257,7 +257,7 @@ def test_bad_inverse_dynamics_requests_are_refused(client, robot, mutate, messag
 @pytest.mark.parametrize("field, value, message", [
     ("integrator", "leapfrog", "integrator 'leapfrog' unknown"),
     ("dt", 0.0, "dt must be a positive number"),
-    ("torque_period", float("nan"), "torque_period must be a positive number"),
+    ("effort_period", float("nan"), "effort_period must be a positive number"),
     ("duration", 2000.0, "2000000 integration steps requested"),
 ])
 def test_bad_simulation_requests_are_refused(client, robot, field, value, message):
@@ -265,7 +265,7 @@ def test_bad_simulation_requests_are_refused(client, robot, field, value, messag
 
     req = ForwardSimulate.Request(joint_names=list(robot.joint_names),
                                   initial_positions=[0.0] * 6, initial_velocities=[0.0] * 6,
-                                  torques=[0.0] * 6, torque_period=0.01, dt=0.001)
+                                  efforts=[0.0] * 6, effort_period=0.01, dt=0.001)
     setattr(req, field, value)
     res = _raw_call(client, "forward_simulate", req)
     assert not res.success and message in res.message
@@ -276,7 +276,7 @@ def test_too_many_points_are_refused(small_client, robot):
     with pytest.raises(DynamicsError, match="positions has 11 states; this server accepts at most 10"):
         small_client.inverse_dynamics(q, q, q)
     with pytest.raises(DynamicsError, match="20 integration steps requested; .* at most 10"):
-        small_client.forward_simulate(q[0], q[0], q[:1], torque_period=0.001, dt=0.001, duration=0.02)
+        small_client.forward_simulate(q[0], q[0], q[:1], effort_period=0.001, dt=0.001, duration=0.02)
     assert small_client.inverse_dynamics(q[:10], q[:10], q[:10]).shape == (10, robot.dof)
 
 
@@ -335,7 +335,7 @@ def test_long_simulation_does_not_block_other_services(client, robot):
         assert c.wait_for_service(timeout_sec=30)
         req = ForwardSimulate.Request(joint_names=list(robot.joint_names),
                                       initial_positions=[0.0] * 6, initial_velocities=[0.0] * 6,
-                                      torques=[0.0] * 6, torque_period=0.001, dt=0.001,
+                                      efforts=[0.0] * 6, effort_period=0.001, dt=0.001,
                                       duration=400.0, output_period=1.0)
         ex = SingleThreadedExecutor(context=ctx)
         ex.add_node(node)
@@ -483,12 +483,12 @@ def test_model_yaml_start_up_and_actuator_option(yaml_client):
     np.testing.assert_allclose(with_act - plain, reflected, atol=1e-9)
     assert np.abs(reflected).max() > 0.1
     torques = rng.uniform(-5, 5, (20, model.dof))
-    sim = yaml_client.forward_simulate(q[0], qd[0], torques, torque_period=0.001, dt=0.001,
+    sim = yaml_client.forward_simulate(q[0], qd[0], torques, effort_period=0.001, dt=0.001,
                                        include_actuators=True)
     qs, qds, _ = robot.simulate(q[0], qd[0], torques, 0.001, include_actuators=True)
     np.testing.assert_allclose(sim.positions, qs, atol=1e-12)
     np.testing.assert_allclose(sim.velocities, qds, atol=1e-12)
-    bare = yaml_client.forward_simulate(q[0], qd[0], torques, torque_period=0.001, dt=0.001)
+    bare = yaml_client.forward_simulate(q[0], qd[0], torques, effort_period=0.001, dt=0.001)
     assert np.abs(bare.velocities - sim.velocities).max() > 1e-4
 
 

@@ -176,7 +176,7 @@ def test_mobile_base_odom_to_root(node_process, robot, params) -> None:
     conv = load_conversion(path, base_type="diff_drive", **params)
     lf = conv.link_frames
     assert lf.root == ("base_link" if robot == "mobile_arm7" else "base_footprint")
-    node_process(["state-publisher", "--ros-args", "-p", f"urdf_path:={path}", "-p", "base:=diff_drive",
+    node_process(["state-publisher", "--ros-args", "-p", f"urdf_path:={path}", "-p", "base_type:=diff_drive",
                   "-p", "publish_frequency:=0.0", *[a for k, v in params.items() for a in ("-p", f"{k}:={v}")]],
                  ready=READY, timeout=180)
     odom_T_base = pose_matrix([1.5, -0.4, 0.1], [0.0, 0.0, np.sin(0.35), np.cos(0.35)])

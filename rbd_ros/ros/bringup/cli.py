@@ -156,7 +156,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     add_chain_flags(p, default="", old_base_link=False)  # --tip: deprecated
     p.add_argument("--base-type", dest="base", default="", choices=["", "fixed", "planar", "diff_drive"],
                    help="a --urdf robot's base (default: the file's, a URDF's fixed), as the nodes' "
-                        "'base' parameter: diff_drive finds the wheel joints in the URDF")
+                        "'base_type' parameter: diff_drive finds the wheel joints in the URDF")
     add_deprecated(p, "--base", "--base-type", "base", choices=["", "fixed", "planar", "diff_drive"])
     p.add_argument("--controller", default="computed_torque",
                    choices=[c for c in CONTROLLER_TYPES if c != "none"])

@@ -106,7 +106,7 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
     if tip_link:
         params["tip_link"] = tip_link
     if base:
-        params["base"] = base  # a URDF's robot on a mobile base (robot_params)
+        params["base_type"] = base  # a URDF's robot on a mobile base (robot_params)
     return params
 
 

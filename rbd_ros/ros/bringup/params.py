@@ -9,7 +9,8 @@ carry every node's parameters (issue 29).
 ``-p`` wins over the file, both over what the bringup derives; the launch files take the file
 as ``params_file:=FILE`` (``launch_parameters``).  A file's sections for nodes not started are
 left out (a file shared with other launches); ``-p`` for one is refused.  Each name is checked against
-the node's schema (``config/schema``) before anything starts: an unknown node or parameter, a
+the node's schema (``config/schema``; a deprecated name as its new one, with a warning)
+before anything starts: an unknown node or parameter, a
 value of the wrong type or out of range, or a parameter the bringup sets from one of its own
 flags (the robot, the law, the clock, the start) is refused in one line naming the fix.
 
@@ -26,7 +27,7 @@ from typing import Any
 FROM_FLAGS: dict[str, str] = {
     "model_yaml": "--robot (or the model file flag)", "robot_description": "--urdf",
     "urdf_path": "--urdf", "base_link": "--base-link", "tip_link": "--tip-link",
-    "base": "--base-type", "type": "--controller", "controller_type": "--controller",
+    "base_type": "--base-type", "type": "--controller", "controller_type": "--controller",
     "mode": "--mode", "initial_positions": "--start", "integrator": "--integrator",
     "timestep": "--timestep", "rate": "--timestep (the controller's rate follows the bridge's step)",
     "use_sim_time": "nothing: the bringup's nodes run on the bridge's simulated clock",
@@ -125,6 +126,7 @@ def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]],
     merged = {s.name: dict(s.parameters) for s in specs}
     for source in overrides:
         for node, values in source.items():
+            values = current_names(node, values)
             targets = list(by_name) if node == ALL_NODES else [node]
             if node == "controller" and composed:
                 targets = ["mujoco_bridge"]
@@ -146,6 +148,22 @@ def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]],
                 raise ValueError(f"parameter /**:{unused[0]}: none of the nodes the bringup starts "
                                  f"({', '.join(by_name)}) has it")
     return [replace(s, parameters=merged[s.name]) for s in specs]
+
+
+def current_names(node: str, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with each deprecated parameter name (a schema's ``deprecated_names``:
+    ``base`` for ``base_type``) as its current one, a one-line warning each on stderr;
+    ``ValueError`` naming both when both are given, different."""
+    import sys
+
+    from rbd_ros.ros.parameters import schema, schema_dir
+
+    out = dict(values)
+    for stem in sorted(p.stem for p in schema_dir().glob("*.yaml")):
+        out, notes = schema(stem).resolve(out, given=set(out))
+        for note in notes:
+            print(f"[bringup] warning: {node}: {note}", file=sys.stderr, flush=True)
+    return out
 
 
 _SKIP = object()  # _checked: not a parameter of this node (a wildcard's) or already the bringup's

@@ -275,7 +275,7 @@ class DynamicsServer:
                                                        "max_request_seconds", "allow_shared_namespace"])
         prefix = service_prefix(prm["service_namespace"])
         bound = float(prm["max_request_seconds"])
-        loaded = robot_from_node(node)  # + base, gravity ...
+        loaded = robot_from_node(node)  # + base_type, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
         if loaded.link_frames is not None:  # a URDF: every link answers FK by name
@@ -290,6 +290,7 @@ class DynamicsServer:
         self._one_state = self.service.one_state_inverse_dynamics
         # the simulation and the IK get their own workspaces, so they run beside the others
         self.sim_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
+        self._warned_torques = False  # one log line for the deprecated ForwardSimulate fields
         self.ik_service = DynamicsService(Robot(robot.model), max_points, names, float(bound))
         types = dynamics_service_types()
         # the companion nodes: global arguments (a __node remap, parameters) are the main
@@ -383,9 +384,19 @@ class DynamicsServer:
         res.efforts = _array("d", tau.tobytes())  # C-contiguous float64 (f64 without its copy)
 
     def _forward_simulate(self, req, res) -> None:
+        from rbd_ros.robot.services import renamed_field
+
+        # torques/torque_period: the fields' old names, still read for one release
+        efforts, old_e = renamed_field("efforts", getattr(req, "efforts", ()), "torques", req.torques)
+        period, old_p = renamed_field("effort_period", getattr(req, "effort_period", 0.0), "torque_period",
+                                      req.torque_period)  # getattr: interfaces built before the rename
+        if (old_e or old_p) and not self._warned_torques:
+            self._warned_torques = True
+            self.node.get_logger().warning("a ForwardSimulate request used torques/torque_period: "
+                                           "deprecated, use efforts/effort_period (one release)")
         out = self.sim_service.forward_simulate(
-            req.joint_names, req.initial_positions, req.initial_velocities, req.torques,
-            req.torque_period, req.dt, req.integrator, req.duration, req.output_period,
+            req.joint_names, req.initial_positions, req.initial_velocities, efforts,
+            period, req.dt, req.integrator, req.duration, req.output_period,
             req.include_actuators)
         res.times = f64(out.times)
         res.positions = f64(out.positions)
@@ -413,8 +424,11 @@ class DynamicsServer:
         res.link_names = ["frame0", *model.link_names]
         res.link_poses = [matrix_to_pose(T) for T in links]
         if len(req.links):  # URDF links by name (rbd_ros.model.link_frames)
-            res.poses = [matrix_to_pose(T) for T in
-                         self.service.urdf_link_poses(req.joint_names, req.positions, list(req.links))]
+            poses = [matrix_to_pose(T) for T in
+                     self.service.urdf_link_poses(req.joint_names, req.positions, list(req.links))]
+            res.poses = poses  # the field's old name, filled for one release
+            if hasattr(res, "urdf_link_poses"):  # interfaces built before the rename have none
+                res.urdf_link_poses = poses
 
     def _jacobian(self, req, res) -> None:
         res.jacobian = f64(self.service.jacobian(req.joint_names, req.positions, req.link))

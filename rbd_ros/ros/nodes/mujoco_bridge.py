@@ -23,7 +23,7 @@ Parameters
           ``state_timeout``, ``interpolation``, ...) are given to this process as well.
 
 Mobile bases (a model with ``base_type`` diff_drive or planar, e.g. ``model_yaml:=
-config/mobile_arm7.yaml`` or ``omni_arm7.yaml``, or a URDF with ``base:=diff_drive|planar``
+config/mobile_arm7.yaml`` or ``omni_arm7.yaml``, or a URDF with ``base_type:=diff_drive|planar``
 as for the dynamics server (wheels found by ``rbd_ros.urdf.wheels``); ``rbd_ros.sim.mobile_sim``,
 ``rbd_ros.ros.mobile_bridge``)
   joints:  diff_drive: the wheel joints (``left_wheel_joint``, ``right_wheel_joint``: the
@@ -649,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
         log = level_logger(node)
         try:
             config, config_source = bridge_config(node)
-            loaded = robot_from_node(node)  # the robot parameters, "base" among them
+            loaded = robot_from_node(node)  # the robot parameters, "base_type" among them
             model, source = loaded.model, loaded.source
             if model.base_type in MOBILE_BASES:
                 from rbd_ros.ros.mobile_bridge import mobile_config

@@ -21,7 +21,7 @@ parameters of every node, ``config/schema/robot.yaml``; the table: ``docs/parame
   one is due, so a 1 kHz ``/joint_states`` costs a few microseconds a message; while messages
   name only some of the joints (several publishers), every message is read, so each joint's
   last position is current when a /tf is due.
-* A mobile base (``base:=diff_drive|planar``): ``odom -> root link`` on ``/tf`` from ``/odom``
+* A mobile base (``base_type:=diff_drive|planar``): ``odom -> root link`` on ``/tf`` from ``/odom``
   (the bridge's odometry, REP-105): the odometry's ``odom -> base_link`` pose times the root
   link's pose in ``base_link`` (the root is ``base_link`` itself unless e.g. ``base_footprint``
   is its URDF parent), at most ``publish_frequency`` per second of its stamps.
@@ -53,7 +53,7 @@ def load(node) -> tuple[Any, Any, str]:
     if p["robot_description"] or p["urdf_path"] or not p["model_yaml"]:
         if p["model_yaml"]:  # a bundled robot: its model file says the base and the chain ends
             model = robot_model(p).model
-            p["base"] = p["base"] or model.base_type
+            p["base_type"] = p["base_type"] or model.base_type
             p["base_link"] = p["base_link"] or model.base_link
             p["tip_link"] = p["tip_link"] or model.tip_link
         loaded = robot_model({**p, "model_yaml": ""})
@@ -61,7 +61,7 @@ def load(node) -> tuple[Any, Any, str]:
         model = robot_model(p).model
         loaded = robot_model({**p, "model_yaml": "", "robot_description": model_to_urdf(model),
                               "base_link": model.base_link, "tip_link": model.tip_link,
-                              "base": model.base_type})
+                              "base_type": model.base_type})
     return loaded.model, loaded.link_frames, loaded.urdf_xml
 
 
