@@ -9,7 +9,8 @@ A link uses its ``<visual>`` elements when MuJoCo can load all of them, else its
 ``<collision>`` elements (ROS descriptions often have COLLADA ``.dae`` visuals, which MuJoCo
 does not read, and ``.stl`` collision meshes), else nothing (the model's link capsules stay).
 Meshes are ``.stl``, ``.obj`` or ``.msh`` files found by ``package://NAME/...`` (a parent folder
-called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF.  A
+called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF, at
+their ``scale`` (3 finite non-zero numbers, mirroring allowed; else not loadable).  A
 package found neither way is a note (and a ``UserWarning``, once per package and process)
 naming it and its first mesh: its links fall back as above.
 """
@@ -161,8 +162,12 @@ class _Chain:
             path = resolve(uri, self.folder)
             if path is None:
                 return f"'{uri}' not found"
-            if not loadable(path):
-                return f"MuJoCo cannot read '{path.name}'"
+            scale = _scale(e.geometry)
+            if scale is None:
+                return f"'{path.name}' has scale {e.geometry.scale}: not 3 finite non-zero numbers"
+            if not loadable(path, scale):
+                return f"MuJoCo cannot read '{path.name}'" + ("" if scale == (1.0, 1.0, 1.0)
+                                                              else f" at scale {list(scale)}")
         return "no shape"
 
     def lost_packages(self, kinds: tuple[str, ...], stacklevel: int) -> list[str]:
@@ -220,13 +225,27 @@ def _shape(element, body: int, offset: np.ndarray, folder: Path | None,
     if name == "sphere":
         return Visual(body, "sphere", pose, (float(g.radius),), rgba=rgba)
     if name == "mesh":
-        path = resolve(g.filename, folder)
-        if path is None or not loadable(path):
+        path, scale = resolve(g.filename, folder), _scale(g)
+        if path is None or scale is None or not loadable(path, scale):
             return None
-        scale = tuple(float(s) for s in (g.scale or (1.0, 1.0, 1.0)))
-        return Visual(body, "mesh", pose, file=str(path), scale=scale * (3 // len(scale)),
-                      rgba=rgba)
+        return Visual(body, "mesh", pose, file=str(path), scale=scale, rgba=rgba)
     return None
+
+
+def _scale(mesh) -> tuple[float, float, float] | None:
+    """A URDF ``<mesh>``'s ``scale`` (one number or three; none: 1), or ``None`` unless its
+    entries are finite and non-zero (NaN would reach MuJoCo's vertices silently; 0 is a
+    mesh with no surface)."""
+    raw = mesh.scale if mesh.scale is not None else (1.0,)
+    try:
+        values = [float(v) for v in (raw if hasattr(raw, "__len__") else (raw,))]
+    except (TypeError, ValueError):
+        return None
+    if len(values) == 1:
+        values *= 3
+    if len(values) != 3 or not all(np.isfinite(v) and v != 0.0 for v in values):
+        return None
+    return values[0], values[1], values[2]
 
 
 def resolve(uri: str, folder: Path | None) -> Path | None:
@@ -258,19 +277,20 @@ def package_dir(package: str, folder: Path | None) -> Path | None:
         return None
 
 
-_LOADABLE: dict[str, bool] = {}
+_LOADABLE: dict[tuple[str, tuple[float, ...]], bool] = {}
 
 
-def loadable(path: Path) -> bool:
-    """Whether MuJoCo reads the mesh ``path`` (checked once per file)."""
-    key = str(path)
+def loadable(path: Path, scale: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> bool:
+    """Whether MuJoCo reads the mesh ``path`` at ``scale`` (checked once per file and scale:
+    a tiny scale leaves MuJoCo a mesh with too small a surface)."""
+    key = (str(path), tuple(scale))
     if key not in _LOADABLE:
         ok = path.suffix.lower() in LOADABLE
         if ok:
             import mujoco
 
             spec = mujoco.MjSpec()
-            spec.add_mesh(name="m", file=key)
+            spec.add_mesh(name="m", file=key[0], scale=list(scale))
             spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname="m",
                                     contype=0, conaffinity=0)
             try:
