@@ -93,6 +93,22 @@ def probe_contact(sim, tip: int, out: np.ndarray) -> bool:
     return touching
 
 
+def link_contacts(sim, tip: int, cycles: np.ndarray) -> None:
+    """Count this step in ``cycles[b]`` (per MuJoCo body) for every robot body whose collision
+    geoms other than the probe (geom ``tip``) touch the scene: the press measures the probe's
+    force only, so such a touch (a collision shape too large, a site too close to the arm)
+    makes its numbers untrustworthy (``run_press`` notes it)."""
+    from rbd_ros.sim.mujoco_model import ROBOT_BITS
+
+    m, d = sim.mj_model, sim.mj_data
+    bodies = {int(m.geom_bodyid[g]) for i in range(d.ncon)
+              if d.contact[i].exclude == 0 and d.contact[i].efc_address >= 0
+              for g in (d.contact[i].geom1, d.contact[i].geom2)
+              if g != tip and (m.geom_contype[g], m.geom_conaffinity[g]) == ROBOT_BITS}
+    for b in bodies:  # once per body and step
+        cycles[b] += 1
+
+
 def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: float = 10.0,
               scene: Any = "table", length: float = 0.1, approach: float = 0.08,
               settle: float = 0.3, approach_time: float = 1.5, press_time: float = 0.7,
@@ -155,6 +171,7 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     fc, est, fw = np.zeros(3), np.zeros(6), np.zeros(6)
     target = -force * np.concatenate([n_vec, np.zeros(3)])
     phase = 0
+    touched = np.zeros(sim.mj_model.nbody, dtype=np.int64)  # link_contacts
     for k in range(steps):
         t = sim.time
         q, qd, _ = sim.measure()
@@ -168,6 +185,7 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
         sim.command(tau)
         sim.step()
         touch = probe_contact(sim, tip, fc)
+        link_contacts(sim, tip, touched)
         sim.ft.estimate(sim._good_q, sim._pre_qd, sim._qdd, sim._ctrl, est)  # the step's torque
         R = sim.mj_data.site_xmat[mujoco.mj_name2id(sim.mj_model, mujoco.mjtObj.mjOBJ_SITE, "ft_sensor")].reshape(3, 3)
         fw[:3] = R @ sim.ft.wrench[:3]
@@ -180,6 +198,12 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
         rec["touch"][k] = touch
         rec["e_free"][k] = np.linalg.norm(e - (e @ n_vec) * n_vec)
         rec["tau_max"][k] = float(np.max(np.abs(tau) / law.limit))
+    links = {mujoco.mj_id2name(sim.mj_model, mujoco.mjtObj.mjOBJ_BODY, b): int(touched[b])
+             for b in np.flatnonzero(touched)}
+    if links:  # the numbers measure the probe only (link_contacts)
+        log_lines.append(f"warn: the scene touched the arm besides the probe ({links} cycles of "
+                         f"{steps}): the force numbers measure the probe only; a collision shape "
+                         "too large for the scene, or a contact site too close to the arm?")
     return _result(law_name, tool_model.name, force, rec, plan, sim, log_lines + list(law.gain_notes))
 
 
