@@ -506,7 +506,7 @@ class DynamicsService:
             arr = arr.reshape(-1)
         if not unit:
             unit = ("joints" if not self.moving else "position coordinates" if "position" in name
-                    else f"efforts {list(self._unames)}" if name == "efforts" and self.names.wheels
+                    else f"efforts {list(self._unames)}" if name in ("efforts", "torques") and self.names.wheels
                     else "velocity coordinates")
         if arr.size == 0:
             raise RequestError(f"{name} is empty; expected N x {n} values (N >= 1)")
@@ -734,7 +734,8 @@ class DynamicsService:
     def forward_simulate(self, joint_names, initial_positions, initial_velocities, efforts,
                          effort_period: float, dt: float, integrator: str = "",
                          duration: float = 0.0, output_period: float = 0.0,
-                         include_actuators: bool = False) -> SimulationResult:
+                         include_actuators: bool = False, *,
+                         fields: tuple[str, str] = ("efforts", "effort_period")) -> SimulationResult:
         """Integrate under zero-order-hold efforts (003 (5.3)-(5.4) for RK4; a floating base
         on SE(3) by RKMK4 or Lie-Euler, ``algorithm.floating_integrators``; a ground base by
         ``GroundFront.simulate``'s RK4, a diff_drive one in its independent speeds, so
@@ -742,7 +743,8 @@ class DynamicsService:
 
         Step k (time k dt) uses effort row floor(k dt / effort_period), the last row held
         when ``duration`` runs past the efforts (the request's deprecated ``torques``/
-        ``torque_period``: ``renamed_field``). Output: the initial state, then every
+        ``torque_period``: ``renamed_field``; ``fields``: the request's names of ``efforts`` and
+        ``effort_period``, which the refusals name). Output: the initial state, then every
         ``output_period`` (rounded to whole steps; 0 = every step), and always the final state
         (so an ``output_period`` longer than the horizon gives the initial and the final
         state; the times say when each row is).  The horizon runs in chunks of ``CHUNK_STEPS``
@@ -758,7 +760,7 @@ class DynamicsService:
             self._rolling("initial_velocities", qd0[None])
             space, pu = self.efforts(joint_names)
             nu = len(space)
-        tau = self._to_model(pu, self.states("efforts", efforts, nu, labels=self.labels(joint_names, "u")))
+        tau = self._to_model(pu, self.states(fields[0], efforts, nu, labels=self.labels(joint_names, "u")))
         if self.moving:
             integrator = (integrator or self.integrators[0]).lower()
             if integrator not in self.integrators:
@@ -767,7 +769,7 @@ class DynamicsService:
         else:
             integrator = integrator or "rk4"
             integrator_code(integrator)  # the core's table (algorithm.integrators.INTEGRATORS)
-        for name, value in (("dt", dt), ("effort_period", effort_period)):
+        for name, value in (("dt", dt), (fields[1], effort_period)):
             # a subnormal dt passes here and is refused as infinitely many steps below
             if isinstance(value, bool) or not (math.isfinite(value) and value > 0):
                 raise RequestError(f"{name} must be a positive number, got {value!r}")

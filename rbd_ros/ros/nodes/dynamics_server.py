@@ -397,7 +397,8 @@ class DynamicsServer:
         out = self.sim_service.forward_simulate(
             req.joint_names, req.initial_positions, req.initial_velocities, efforts,
             period, req.dt, req.integrator, req.duration, req.output_period,
-            req.include_actuators)
+            req.include_actuators, fields=("torques" if old_e else "efforts",
+                                           "torque_period" if old_p else "effort_period"))
         res.times = f64(out.times)
         res.positions = f64(out.positions)
         res.velocities = f64(out.velocities)
