@@ -334,7 +334,11 @@ class DynamicsClient:
                                    links: list[str] | None = None):
         """The ``ForwardKinematics`` response: ``frame_id``, ``tool_pose``, ``link_names``,
         ``link_poses`` (the MDH frames), ``urdf_link_poses`` of ``links`` (URDF link names)
-        (geometry_msgs/Pose)."""
+        (geometry_msgs/Pose); ``links`` a single string: ``TypeError`` (it would be read as
+        one link per character)."""
+        if isinstance(links, str):
+            raise TypeError(f"links must be a list of URDF link names, got the string {links!r}: "
+                            f"use [{links!r}]")
         names = self._names(joint_names)
         return self._call("forward_kinematics", self._srv.ForwardKinematics.Request(
             joint_names=names, positions=self._packed(q)[0], links=list(links or [])))
