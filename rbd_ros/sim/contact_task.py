@@ -95,17 +95,12 @@ def probe_contact(sim, tip: int, out: np.ndarray) -> bool:
 
 def link_contacts(sim, tip: int, cycles: np.ndarray) -> None:
     """Count this step in ``cycles[b]`` (per MuJoCo body) for every robot body whose collision
-    geoms other than the probe (geom ``tip``) touch the scene: the press measures the probe's
-    force only, so such a touch (a collision shape too large, a site too close to the arm)
-    makes its numbers untrustworthy (``run_press`` notes it)."""
-    from rbd_ros.sim.mujoco_model import ROBOT_BITS
+    geoms other than the probe (geom ``tip``) touch the scene (``mujoco_model.scene_touches``):
+    the press measures the probe's force only, so such a touch (a collision shape too large,
+    a site too close to the arm) makes its numbers untrustworthy (``run_press`` notes it)."""
+    from rbd_ros.sim.mujoco_model import scene_touches
 
-    m, d = sim.mj_model, sim.mj_data
-    bodies = {int(m.geom_bodyid[g]) for i in range(d.ncon)
-              if d.contact[i].exclude == 0 and d.contact[i].efc_address >= 0
-              for g in (d.contact[i].geom1, d.contact[i].geom2)
-              if g != tip and (m.geom_contype[g], m.geom_conaffinity[g]) == ROBOT_BITS}
-    for b in bodies:  # once per body and step
+    for b in scene_touches(sim.mj_model, sim.mj_data, tip):  # once per body and step
         cycles[b] += 1
 
 

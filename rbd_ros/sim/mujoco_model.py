@@ -343,6 +343,20 @@ def add_robot_collision(body, model: MdhModel, i: int, radius: float = ROBOT_RAD
                   **common)
 
 
+def scene_touches(m, d, tip: int = -1) -> set[int]:
+    """The bodies whose robot collision geoms (``ROBOT_BITS``) other than geom ``tip`` (the
+    probe) are in an active contact now (with the scene: nothing else has those bits)."""
+    out = set()
+    for i in range(d.ncon):
+        c = d.contact[i]
+        if c.exclude != 0 or c.efc_address < 0:
+            continue
+        for g in (c.geom1, c.geom2):
+            if g != tip and (m.geom_contype[g], m.geom_conaffinity[g]) == ROBOT_BITS:
+                out.add(int(m.geom_bodyid[g]))
+    return out
+
+
 def _add_shape(spec, body, shape, prefix: str = "", **geom: Any) -> None:
     """One ``urdf_visuals.Visual`` as a geom of ``body`` (its pose is in the body frame), a
     mesh added to ``spec`` under a unique name that says which file; ``geom``: the rest of

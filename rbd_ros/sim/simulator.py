@@ -51,7 +51,7 @@ from rbd_ros.algorithm.gather import gather, gather2, scatter_finite
 from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.motor import MotorModel, SensorModel
-from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum
+from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum, scene_touches
 from rbd_ros.sim.realtime import check_priority
 from rbd_ros.util.schema import check, config_keys, settings
 
@@ -327,6 +327,19 @@ class Simulator:
         self._good_q = self.q0.copy()
         self.reset(keep_time=False)
         self.integrator = self._choose_integrator()
+
+    def scene_touching_links(self) -> list[str]:
+        """The links (MuJoCo bodies) the scene touches now besides the probe
+        (``mujoco_model.scene_touches``; empty without a scene).  At the start this is a
+        collision shape too large for the scene or a start inside an object, which the F/T
+        sensor never sees: the bridge warns (``mujoco_bridge``), ``run_press`` notes every
+        such cycle (``contact_task.link_contacts``)."""
+        if self.scene is None:
+            return []
+        m, mj = self.mj_model, self._mj
+        tip = mj.mj_name2id(m, mj.mjtObj.mjOBJ_GEOM, "tip")
+        return sorted(mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, b)
+                      for b in scene_touches(m, self.mj_data, tip))
 
     def _build_model(self, model: MdhModel, cfg: BridgeConfig) -> tuple[Any, list[str]]:
         """The ``MjModel`` and its inertia fix-up warnings (a mobile base builds its own:

@@ -1,7 +1,8 @@
 """The press measures the probe's force only: when the scene touches the arm anywhere else
 (here a URDF whose forearm collision mesh is scaled 30x, so it lies on the table), the
 result says so in a note naming the link, instead of a bare 10 N error and every cycle of
-contact lost (before: no word on why).  Oracle: MuJoCo's own contact list at the press's
+contact lost (before: no word on why); ``Simulator.scene_touching_links`` names it at the
+start pose (the bridge node's warning).  Oracle: MuJoCo's own contact list at the press's
 start pose (a forearm-table contact, penetrating)."""
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def test_a_link_lying_on_the_table_is_named_in_the_press_notes(tmp_path) -> None
     assert any({d.contact[i].geom1, d.contact[i].geom2} & {table} and forearm in
                (m.geom_bodyid[d.contact[i].geom1], m.geom_bodyid[d.contact[i].geom2])
                and d.contact[i].dist < 0 for i in range(d.ncon))
+    assert sim.scene_touching_links() == ["forearm_link"]  # what the bridge node warns about
 
     result = run_press(model, "hybrid_force_position", scene="table", urdf=str(urdf))
     notes = [n for n in result.notes if "touched the arm besides the probe" in n]

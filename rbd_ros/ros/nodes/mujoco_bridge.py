@@ -667,6 +667,11 @@ def main(argv: list[str] | None = None) -> int:
                 refuse_mobile_parameters(node, model)
                 # a URDF's collision shapes touch a scene (a model file: the capsules)
                 sim = Simulator(model, config, log=log, urdf=loaded.urdf)
+                touching = sim.scene_touching_links()
+                if touching:
+                    log("warn", f"at the initial positions the scene touches {touching} besides "
+                                "the probe: the F/T sensor does not see those contacts (collision "
+                                "shapes too large for the scene, or a start inside an object?)")
         except (NodeConfigError, ValueError, FileNotFoundError):
             raise
         except Exception as exc:  # noqa: BLE001 - any start-up failure is a config error
