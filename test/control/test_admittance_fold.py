@@ -124,8 +124,8 @@ def test_the_press_retreats_to_where_it_was_sent(monkeypatch) -> None:  # noqa: 
 
     monkeypatch.setattr(simulator, "Simulator", Spy)
     monkeypatch.setattr(laws, "make_law", spy_law)
-    model = load_model(str(example_robot_urdf("ur_description/urdf/ur5_joint_limited_robot.urdf")))
-    r = run_press(model, "admittance", force=10.0, retreat_time=0.8)
+    path = str(example_robot_urdf("ur_description/urdf/ur5_joint_limited_robot.urdf"))
+    r = run_press(load_model(path), "admittance", force=10.0, retreat_time=0.8, urdf=path)
     assert r.contact_lost == 0 and r.force_rms < 0.5
     sim, law = seen["sim"], seen["law"]
     site = sim.site

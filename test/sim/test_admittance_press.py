@@ -14,13 +14,14 @@ import pytest
 from robots_data import example_robot_urdf
 
 pytestmark = pytest.mark.slow
+UR5 = str(example_robot_urdf("ur_description/urdf/ur5_joint_limited_robot.urdf"))
 
 
 @pytest.fixture(scope="module")
 def ur5():  # noqa: ANN201
     from rbd_ros.urdf import load_model
 
-    return load_model(str(example_robot_urdf("ur_description/urdf/ur5_joint_limited_robot.urdf")))
+    return load_model(UR5)
 
 
 @pytest.mark.parametrize("scene", ["table", "wall"])
@@ -28,7 +29,7 @@ def test_admittance_presses_on_the_joint_limited_ur5(ur5, scene) -> None:  # noq
     from rbd_ros.control.force_laws import VELOCITY_LIMIT
     from rbd_ros.sim.contact_task import run_press
 
-    r = run_press(ur5, "admittance", force=10.0, scene=scene)
+    r = run_press(ur5, "admittance", force=10.0, scene=scene, urdf=UR5)  # its meshes, as the bridge
     rep = r.report()
     assert r.unstable_steps == 0 and r.contact_lost == 0, rep
     assert r.force_rms < 0.5 and r.impact_peak < 2.0, rep
