@@ -6,13 +6,13 @@ puts MuJoCo's vertices where the STL's own vertices times the scale sit, placed 
 Pinocchio's forward kinematics of the URDF (oracle: numpy and Pinocchio, not our converter)."""
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from robots_data import UR5, example_robot_urdf
+from urdf_oracles import pinocchio_link_poses, stl_vertices
 
 MESHES = "robots/ur_description/meshes/ur5/collision"
 
@@ -65,20 +65,10 @@ def test_an_unusable_scale_keeps_the_capsule_and_says_why(tmp_path, monkeypatch,
     assert np.isfinite(m.mesh_vert).all()
 
 
-def _stl(path: Path) -> np.ndarray:
-    """A binary STL's vertices (k, 3)."""
-    raw = path.read_bytes()
-    count = struct.unpack_from("<I", raw, 80)[0]
-    assert len(raw) == 84 + 50 * count
-    rec = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
-    return np.frombuffer(raw, rec, count, 84)["v"].reshape(-1, 3).astype(float)
-
-
 def test_a_mirrored_anisotropic_scale_puts_the_vertices_where_the_urdf_says(tmp_path) -> None:  # noqa: ANN001
     """forearm.stl at scale (0.5, -0.5, 2): MuJoCo's world vertex box equals the box of the
     STL's vertices times the scale, placed by Pinocchio's FK at a random pose, to 1e-6 m."""
     import mujoco
-    import pinocchio as pin
 
     urdf = _ur5_with(tmp_path, "forearm.stl", "0.5 -0.5 2")
     model, sim = _sim(urdf, lambda lv, s: None)
@@ -93,16 +83,9 @@ def test_a_mirrored_anisotropic_scale_puts_the_vertices_where_the_urdf_says(tmp_
     local = m.mesh_vert[m.mesh_vertadr[k]:m.mesh_vertadr[k] + m.mesh_vertnum[k]]
     world = local @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g]
 
-    pm = pin.buildModelFromUrdf(str(urdf))
-    pd = pm.createData()
-    qp = pin.neutral(pm)
-    for name, value in zip(model.joint_names, q):
-        qp[pm.idx_qs[pm.getJointId(name)]] = value
-    pin.framesForwardKinematics(pm, pd, qp)
-    T = pd.oMf[pm.getFrameId("forearm_link")].homogeneous
-    base = np.linalg.inv(pd.oMf[pm.getFrameId(model.base_link)].homogeneous)
+    T = pinocchio_link_poses(urdf, model, q)["forearm_link"]
     share = example_robot_urdf(UR5).parents[3]
-    v = _stl(share / MESHES / "forearm.stl") * np.array([0.5, -0.5, 2.0])
-    oracle = v @ (base @ T)[:3, :3].T + (base @ T)[:3, 3]
+    v = stl_vertices(share / MESHES / "forearm.stl") * np.array([0.5, -0.5, 2.0])
+    oracle = v @ T[:3, :3].T + T[:3, 3]
     np.testing.assert_allclose(world.min(0), oracle.min(0), atol=1e-6)
     np.testing.assert_allclose(world.max(0), oracle.max(0), atol=1e-6)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from robots_data import UR5, example_robot_urdf
+from urdf_oracles import pinocchio_link_poses, stl_vertices
 
 XARM7 = "xarm_description/urdf/xarm7.urdf"
 KINOVA = "kinova_description/robots/kinova.urdf"
@@ -19,17 +20,6 @@ KINOVA = "kinova_description/robots/kinova.urdf"
 
 def _quiet(level, msg):  # noqa: ANN001, ANN202
     return None
-
-
-def _stl(path: Path) -> np.ndarray:
-    """The vertices (k, 3) of an STL file, binary or ASCII."""
-    raw = path.read_bytes()
-    count = int(np.frombuffer(raw[80:84], "<u4")[0]) if len(raw) >= 84 else -1
-    if len(raw) == 84 + 50 * count:  # binary: 80-byte header, count, 50-byte facets
-        rec = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
-        return np.frombuffer(raw, rec, count, 84)["v"].reshape(-1, 3).astype(float)
-    return np.array([[float(x) for x in line.split()[1:4]]
-                     for line in raw.decode().splitlines() if line.strip().startswith("vertex")])
 
 
 def _rpy(rpy) -> np.ndarray:  # noqa: ANN001
@@ -54,25 +44,9 @@ def _collision_meshes(path: Path) -> dict[str, list[np.ndarray]]:
             xyz = [float(v) for v in (o.get("xyz", "0 0 0") if o is not None else "0 0 0").split()]
             rpy = [float(v) for v in (o.get("rpy", "0 0 0") if o is not None else "0 0 0").split()]
             scale = [float(v) for v in mesh.get("scale", "1 1 1").split()]
-            v = _stl(share / mesh.get("filename")[len("package://"):]) * scale
+            v = stl_vertices(share / mesh.get("filename")[len("package://"):]) * scale
             out.setdefault(link.get("name"), []).append(v @ _rpy(rpy).T + xyz)
     return out
-
-
-def _pinocchio_link_poses(path: Path, model, q: np.ndarray) -> dict[str, np.ndarray]:  # noqa: ANN001
-    """Every URDF link's pose in ``model.base_link``'s frame at our joint positions ``q``."""
-    import pinocchio as pin
-
-    pm = pin.buildModelFromUrdf(str(path))
-    pd = pm.createData()
-    qp = pin.neutral(pm)
-    for name, value in zip(model.joint_names, q):
-        qp[pm.idx_qs[pm.getJointId(name)]] = value
-    pin.framesForwardKinematics(pm, pd, qp)
-    poses = {f.name: pd.oMf[k].homogeneous for k, f in enumerate(pm.frames)
-             if f.type == pin.FrameType.BODY}
-    base = np.linalg.inv(poses[model.base_link])
-    return {name: base @ T for name, T in poses.items()}
 
 
 def _robot_geoms(m, kind=None):  # noqa: ANN001, ANN202
@@ -125,7 +99,7 @@ def test_meshes_sit_where_pinocchio_puts_the_urdf_links(relpath) -> None:  # noq
     d.qpos[sim.qpos_adr] = q
     mujoco.mj_forward(m, d)
     oracle = _collision_meshes(path)
-    poses = _pinocchio_link_poses(path, model, q)
+    poses = pinocchio_link_poses(path, model, q)
     meshes = _robot_geoms(m, "mjGEOM_MESH")
     on = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, m.geom_bodyid[g]) for g in meshes}
     assert on == set(model.link_names)  # every moving body: no capsule left
@@ -165,7 +139,7 @@ def test_a_plane_touches_the_lowest_mesh_vertex_not_the_capsule(relpath) -> None
     rng = np.random.default_rng(7)
     for _ in range(50):  # a pose whose lowest point is a link, not the probe's tip sphere
         q = rng.uniform(np.maximum(model.lower, -2.5), np.minimum(model.upper, 2.5))
-        poses = _pinocchio_link_poses(path, model, q)
+        poses = pinocchio_link_poses(path, model, q)
         lowest, link = min((min(float((v @ poses[name][:3, :3].T + poses[name][:3, 3])[:, 2].min())
                                 for v in vs), name) for name, vs in meshes.items())
         probe.mj_data.qpos[probe.qpos_adr] = q

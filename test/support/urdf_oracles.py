@@ -9,10 +9,13 @@
 * :func:`random_chain_urdf`: URDF chains whose consecutive joint axes are in a chosen
   relation (skew, intersecting, parallel, ...), with random ``rpy`` everywhere, fixed links
   in between, prismatic/continuous joints, side branches and a locked joint above the base.
+* :func:`stl_vertices`, :func:`pinocchio_link_poses`: for the collision-mesh tests, an STL
+  file's vertices read with numpy and every URDF link's pose by Pinocchio's FK of the URDF.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -281,3 +284,29 @@ def random_chain_urdf(rng: np.random.Generator, cases: list[str], kinds: list[st
                  f'<origin xyz="{_fmt(rng.uniform(-.2, .2, 3))}" rpy="{_fmt(rng.uniform(-3, 3, 3))}"/></joint>')
     parts.append("</robot>")
     return RandomChain("\n".join(parts), base, "tip", chain, locked)
+
+
+# ---- collision meshes ---------------------------------------------------------------------------
+def stl_vertices(path: Path) -> np.ndarray:
+    """The vertices (k, 3) of an STL file, binary or ASCII."""
+    raw = path.read_bytes()
+    count = int(np.frombuffer(raw[80:84], "<u4")[0]) if len(raw) >= 84 else -1
+    if len(raw) == 84 + 50 * count:  # binary: 80-byte header, count, 50-byte facets
+        rec = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+        return np.frombuffer(raw, rec, count, 84)["v"].reshape(-1, 3).astype(float)
+    return np.array([[float(x) for x in line.split()[1:4]]
+                     for line in raw.decode().splitlines() if line.strip().startswith("vertex")])
+
+
+def pinocchio_link_poses(path: Path, model, q: np.ndarray) -> dict[str, np.ndarray]:  # noqa: ANN001
+    """Every URDF link's pose in ``model.base_link``'s frame at our joint positions ``q``."""
+    pm = pin.buildModelFromUrdf(str(path))
+    pd = pm.createData()
+    qp = pin.neutral(pm)
+    for name, value in zip(model.joint_names, q):
+        qp[pm.idx_qs[pm.getJointId(name)]] = value
+    pin.framesForwardKinematics(pm, pd, qp)
+    poses = {f.name: pd.oMf[k].homogeneous for k, f in enumerate(pm.frames)
+             if f.type == pin.FrameType.BODY}
+    base = np.linalg.inv(poses[model.base_link])
+    return {name: base @ T for name, T in poses.items()}
