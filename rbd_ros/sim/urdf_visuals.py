@@ -9,8 +9,10 @@ A link uses its ``<visual>`` elements when MuJoCo can load all of them, else its
 ``<collision>`` elements (ROS descriptions often have COLLADA ``.dae`` visuals, which MuJoCo
 does not read, and ``.stl`` collision meshes), else nothing (the model's link capsules stay).
 Meshes are ``.stl``, ``.obj`` or ``.msh`` files found by ``package://NAME/...`` (a parent folder
-called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF, at
-their ``scale`` (3 finite non-zero numbers, mirroring allowed; else not loadable).  A
+called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF's
+folder (URDF text has none: such a mesh is not found, never looked up in the working
+directory), at their ``scale`` (3 finite non-zero numbers, mirroring allowed; else not
+loadable).  A
 package found neither way is a note (and a ``UserWarning``, once per package and process)
 naming it and its first mesh: its links fall back as above.
 """
@@ -160,6 +162,8 @@ class _Chain:
                     return f"a {type(e.geometry).__name__} geometry"
                 continue
             path = resolve(uri, self.folder)
+            if path is None and self.folder is None and _relative(uri):
+                return f"'{uri}' is a relative path in URDF text (no folder to find it in)"
             if path is None:
                 return f"'{uri}' not found"
             scale = _scale(e.geometry)
@@ -259,8 +263,17 @@ def resolve(uri: str, folder: Path | None) -> Path | None:
             return None
         path = root / rest
     else:
-        path = Path(uri) if Path(uri).is_absolute() or folder is None else folder / uri
+        path = Path(uri)
+    if not path.is_absolute():  # relative to the URDF's folder; URDF text has none (not the CWD)
+        if folder is None:
+            return None
+        path = folder / path
     return path if path.is_file() else None
+
+
+def _relative(uri: str) -> bool:
+    """Whether a mesh ``uri`` is a relative path (not ``package://``, not absolute)."""
+    return not uri.startswith("package://") and not Path(uri.removeprefix("file://")).is_absolute()
 
 
 def package_dir(package: str, folder: Path | None) -> Path | None:
