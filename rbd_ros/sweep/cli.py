@@ -33,7 +33,7 @@ def _floats(text: str) -> list[float]:
 
 def parser() -> argparse.ArgumentParser:
     from rbd_ros.sweep.grid import TOURS
-    from rbd_ros.util.flags import add_deprecated
+    from rbd_ros.util.flags import NewSpelling, add_deprecated
 
     ap = argparse.ArgumentParser(prog="rbd-ros sweep", description=__doc__.splitlines()[0])
     ap.add_argument("--robots", type=_list, default=["arm7"],
@@ -48,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=1, help="local processes, or Ray tasks in flight (default 1)")
     ap.add_argument("--ray", metavar="ADDRESS", default=None,
                     help="run on Ray: 'local', 'auto' or HOST:PORT (needs the sweep extra)")
-    ap.add_argument("-o", "--output", default="sweep_out", help="output folder (default sweep_out)")
+    ap.add_argument("-o", "--output", default="sweep_out", action=NewSpelling,
+                    help="output folder (default sweep_out)")
     add_deprecated(ap, "--out", "--output", "output")
     return ap
 

@@ -42,7 +42,7 @@ from rbd_ros.ros.bringup.description import CONTROLLER_TYPES, MODES, describe
 from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch, within
 from rbd_ros.ros.bringup.report import real_time_factor
 from rbd_ros.ros.messages import header_stamp_ns
-from rbd_ros.util.flags import add_chain_flags, add_deprecated
+from rbd_ros.util.flags import NewSpelling, add_chain_flags, add_deprecated
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
@@ -154,7 +154,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     src.add_argument("--robot", default=None, help=f"bundled robot (default {DEFAULT_ROBOT})")
     src.add_argument("--urdf", default="", help="a .urdf/.xacro file")
     add_chain_flags(p, default="", old_base_link=False)  # --tip: deprecated
-    p.add_argument("--base-type", dest="base", default="", choices=["", "fixed", "planar", "diff_drive"],
+    p.add_argument("--base-type", dest="base", default="", action=NewSpelling,
+                   choices=["", "fixed", "planar", "diff_drive"],
                    help="a --urdf robot's base (default: the file's, a URDF's fixed), as the nodes' "
                         "'base_type' parameter: diff_drive finds the wheel joints in the URDF")
     add_deprecated(p, "--base", "--base-type", "base", choices=["", "fixed", "planar", "diff_drive"])
