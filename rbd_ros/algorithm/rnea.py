@@ -198,9 +198,14 @@ def rnea_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, q
               wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
     """``rnea_full`` for rows ``lo .. hi - 1`` on one workspace, one thread: a chunk of
     ``rnea_batch``, or a whole batch too small to win back a parallel launch
-    (``base_batch.PARALLEL_MIN``)."""
-    for k in range(lo, hi):
-        rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
+    (``base_batch.PARALLEL_MIN``).  The flags are tested once, not per state: the plain
+    case calls ``rnea`` itself (~0.31 -> 0.235 us per 7-DoF state, issue 32)."""
+    if use_wrench or actuators:
+        for k in range(lo, hi):
+            rnea_full(mp, ws, q[k], qd[k], qdd[k], wrench, use_wrench, actuators, tau[k])
+    else:
+        for k in range(lo, hi):
+            rnea(mp, ws, q[k], qd[k], qdd[k], tau[k])
 
 
 @njit(cache=True, parallel=True)
