@@ -86,3 +86,22 @@ def test_public_calls_take_every_other_input_through_the_full_path(panda) -> Non
     M = np.triu(M) + np.triu(M, 1).T
     assert np.abs(robot.mass_matrix(q.astype(">f8")) - M).max() < 1e-12
     assert np.abs(robot.forward_dynamics(list(q), qd, ref) - qdd).max() < 1e-9
+
+
+def test_kernels_take_the_entry_points_and_fall_back_to_the_kernels(panda) -> None:  # noqa: ANN001
+    robot, pm, pd = panda
+    n = robot.dof
+    k = robot.kernels
+    rng = np.random.default_rng(5)
+    q, qd, qdd = rng.uniform(-2, 2, (3, n))
+    ref = pin.rnea(pm, pd, q, qd, qdd)
+    assert np.array_equal(k.rnea(q, qd, qdd), robot.inverse_dynamics(q, qd, qdd))
+    assert np.abs(k.rnea(q, qd, qdd) - ref).max() < 1e-12
+    ro = q.copy()
+    ro.flags.writeable = False
+    for x in (np.repeat(q, 2)[::2], ro, np.repeat(q, 2).reshape(n, 2)[:, 0]):  # strided, read-only: the kernel
+        assert np.abs(k.rnea(x, qd, qdd) - ref).max() < 1e-12
+        assert np.abs(k.gravity(x) - pin.computeGeneralizedGravity(pm, pd, q)).max() < 1e-12
+        assert np.abs(k.crba(x) - robot.mass_matrix(q)).max() == 0.0
+        assert np.abs(k.forward_dynamics(x, qd, ref) - qdd).max() < 1e-9
+        assert np.array_equal(k.jacobian(x), robot.jacobian(q))  # the fallback: as the contiguous call
