@@ -230,7 +230,7 @@ def crba_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: n
         crba_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def crba_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
     """``crba`` for rows ``lo .. hi - 1`` on one workspace, one thread (``rnea.rnea_rows``)."""
     for k in range(lo, hi):
