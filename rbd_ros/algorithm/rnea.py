@@ -47,6 +47,7 @@ from rbd_ros.algorithm.layout import (
     vrow,
 )
 from rbd_ros.algorithm.spatial6 import (
+    CONTRACT,
     add3,
     cross3,
     load3,
@@ -72,7 +73,7 @@ def body_wrench(mp: np.ndarray, i: int, w: tuple, wd: tuple, vd: tuple) -> tuple
     return (m * a0, m * a1, m * a2), N  # F = m s''
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float, fe2: float,
                   ne0: float, ne1: float, ne2: float, tau: np.ndarray) -> None:
     """Force recursion (4.35)-(4.39) after ``velocity_acceleration_pass``.  ``fe, ne``: force
@@ -91,14 +92,14 @@ def backward_pass(mp: np.ndarray, ws: np.ndarray, n: int, fe0: float, fe1: float
         tau[i] = nn[2] if mp[i, ATYPE] == 0.0 else f[2]  # (4.38)-(4.39)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def add_actuator_torques(mp: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> None:
     """``tau += G^2 Jm qdd + B qd + Tc sign(qd)`` (003 (6.16)-(6.17), ``algorithm.actuators``)."""
     for i in range(qd.shape[0]):
         tau[i] += armature(mp, i) * qdd[i] + friction(mp, i, qd[i])
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def rnea(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
          tau: np.ndarray) -> None:
     """Rigid-body inverse dynamics ``tau = M qdd + h`` (003 §4.5), no wrench, no actuators."""
@@ -119,7 +120,7 @@ def wrench_in_last_frame(mp: np.ndarray, ws: np.ndarray, n: int, f0: float, f1: 
     return f[0], f[1], f[2], m[0], m[1], m[2]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def rnea_full(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
               wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
     """RNEA with an optional tool wrench (module docstring) and actuator terms."""
@@ -136,7 +137,7 @@ def rnea_full(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd
         add_actuator_torques(mp, qd, qdd, tau)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def gravity(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, tau: np.ndarray) -> None:
     """Generalized gravity ``g(q)`` = RNEA(q, 0, 0) (003 §4.5), with what the zero motion
     leaves of the recursion (issue 32: about a third of the full RNEA's arithmetic):
@@ -169,7 +170,7 @@ def gravity(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, tau: np.ndarray) -> N
         tau[i] = h[0] * v1 - h[1] * v0 if mp[i, ATYPE] == 0.0 else mbar * v2  # z.(h x vd), z.(mbar vd)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def bias(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> None:
     """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` = RNEA(q, qd, 0)."""
     z = ws[vrow(q.shape[0]) + VZERO, :q.shape[0]]
