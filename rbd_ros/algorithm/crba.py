@@ -39,6 +39,7 @@ from rbd_ros.algorithm.layout import (
     com_inertia,
 )
 from rbd_ros.algorithm.spatial6 import (
+    CONTRACT,
     add3,
     dot6,
     inertia_motion,
@@ -152,7 +153,7 @@ def crba_world(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> 
     crba_from_transforms(mp, ws, q.shape[0], M, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)  # FMA fusion only (spatial6.CONTRACT)
 def crba_local(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
     """Mass matrix M(q) (n x n) into ``M``, in the links' own frames (Featherstone's CRBA on
     the MDH structure, as ``rnea``): no world transforms.  The composite inertia of links
