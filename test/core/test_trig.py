@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rbd_ros.algorithm.spatial6 import CONTRACT
 from rbd_ros.algorithm.trig import sincos
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)  # as inlined into kinematics.joint_angles
 def _both(x: np.ndarray, out: np.ndarray) -> None:
     for i in range(x.shape[0]):
         out[i, 0], out[i, 1] = sincos(x[i])
