@@ -11,8 +11,12 @@ which takes whatever it took before (strided, read-only, other dtypes).  Measure
 ``rnea`` through a closure: 0.45 us through numba's dispatcher, ~0.3 us here.
 
 Like the kernels, they trust the sizes (``robot.kernels``' contract) and allocate nothing.
+Each is compiled (or loaded from the cache) on first use, ``compiled(name)``: eagerly, all
+five would cost a fresh install ~7 s in the first ``Robot()``.
 """
 from __future__ import annotations
+
+from typing import Any, Callable
 
 from numba import njit, types
 
@@ -34,15 +38,13 @@ def _strided(x) -> bool:  # noqa: ANN001
     return x.strides[0] != 8 or x.ctypes.data & 7 != 0
 
 
-@njit(_I(_M, _M, _X, _X, _X, _V), cache=True, _nrt=False)
-def rnea_entry(mp, ws, q, qd, qdd, tau):  # noqa: ANN001, ANN201 - typed by the signature
+def rnea_entry(mp, ws, q, qd, qdd, tau):  # noqa: ANN001, ANN201 - typed by _SIGNATURES
     if _strided(q) or _strided(qd) or _strided(qdd):
         return 1
     rnea(mp, ws, q[:], qd[:], qdd[:], tau)
     return 0
 
 
-@njit(_I(_M, _M, _X, _X, _X, types.boolean, _V), cache=True, _nrt=False)
 def forward_dynamics_entry(mp, ws, q, qd, tau, actuators, qdd):  # noqa: ANN001, ANN201
     if _strided(q) or _strided(qd) or _strided(tau):
         return 1
@@ -50,7 +52,6 @@ def forward_dynamics_entry(mp, ws, q, qd, tau, actuators, qdd):  # noqa: ANN001,
     return 0
 
 
-@njit(_I(_M, _M, _X, _M), cache=True, _nrt=False)
 def crba_entry(mp, ws, q, M):  # noqa: ANN001, ANN201
     if _strided(q):
         return 1
@@ -58,7 +59,6 @@ def crba_entry(mp, ws, q, M):  # noqa: ANN001, ANN201
     return 0
 
 
-@njit(_I(_M, _M, _X, _V), cache=True, _nrt=False)
 def gravity_entry(mp, ws, q, g):  # noqa: ANN001, ANN201
     if _strided(q):
         return 1
@@ -66,9 +66,22 @@ def gravity_entry(mp, ws, q, g):  # noqa: ANN001, ANN201
     return 0
 
 
-@njit(_I(_M, _M, _X, _I, _M), cache=True, _nrt=False)
 def jacobian_entry(mp, ws, q, frame, J):  # noqa: ANN001, ANN201
     if _strided(q):
         return 1
     jacobian(mp, ws, q[:], frame, J)
     return 0
+
+
+_SIGNATURES = {"rnea_entry": _I(_M, _M, _X, _X, _X, _V),
+               "forward_dynamics_entry": _I(_M, _M, _X, _X, _X, types.boolean, _V),
+               "crba_entry": _I(_M, _M, _X, _M), "gravity_entry": _I(_M, _M, _X, _V),
+               "jacobian_entry": _I(_M, _M, _X, _I, _M)}
+_COMPILED: dict[str, Any] = {}
+
+
+def compiled(name: str) -> Callable[..., Any]:
+    """The dispatcher of entry point ``name``, compiled for its one signature on first use."""
+    if name not in _COMPILED:
+        _COMPILED[name] = njit(_SIGNATURES[name], cache=True, _nrt=False)(globals()[name])
+    return _COMPILED[name]

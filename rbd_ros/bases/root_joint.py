@@ -52,8 +52,7 @@ class KernelCall(NamedTuple):
         from rbd_ros.algorithm import checked, entries
         from rbd_ros.algorithm.f8vector import NATIVE_CHECK
 
-        ep = checked.entry(getattr(entries, self.entry))
-        return ep if NATIVE_CHECK else None
+        return checked.entry(entries.compiled(self.entry)) if NATIVE_CHECK else None
 
 
 def _integrate_fixed(q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:

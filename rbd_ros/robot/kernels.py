@@ -16,7 +16,6 @@ would pay ~0.35 us to box it again).  A fixed base's calls go through the entry 
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -127,6 +126,23 @@ class Kernels:
         for op, call in root.kernels.items():
             call: KernelCall
             consts = tuple(named.get(c, c) if isinstance(c, str) else c for c in call.constants)
-            e = call.load_entry()
-            bind = _bind if e is None else functools.partial(_bind_entry, e)
-            setattr(self, op, bind(call.load(), mp, ws, outs[op], _ARITY[op], consts))
+            if call.entry:
+                setattr(self, op, self._on_first_call(op, call, mp, ws, outs[op], consts))
+            else:
+                setattr(self, op, _bind(call.load(), mp, ws, outs[op], _ARITY[op], consts))
+
+    def _on_first_call(self, op: str, call: KernelCall, mp: np.ndarray, ws: np.ndarray, out: np.ndarray,
+                       consts: tuple) -> Callable[..., np.ndarray]:
+        """A stand-in for ``op`` that compiles (or loads) its entry point on the first call, then
+        puts the bound call in its place: a robot pays only for the kernels it calls."""
+        bound: list[Callable[..., np.ndarray]] = []
+
+        def first(*inputs: np.ndarray) -> np.ndarray:
+            if not bound:
+                e, k = call.load_entry(), call.load()
+                bound.append(_bind(k, mp, ws, out, _ARITY[op], consts) if e is None
+                             else _bind_entry(e, k, mp, ws, out, _ARITY[op], consts))
+                setattr(self, op, bound[0])
+            return bound[0](*inputs)
+
+        return first
