@@ -2,7 +2,7 @@
 
 Each calls the kernel of the same name with the same arguments (``rnea_entry(mp, ws, q, qd,
 qdd, tau)`` is ``rnea.rnea(mp, ws, q, qd, qdd, tau)``) and returns 0, or 1 without calling it
-when a state argument is not contiguous.  Compiled eagerly, without numba's runtime
+when a state argument is not contiguous.  Compiled for one signature, without numba's runtime
 (``_nrt=False``), with the state arguments typed ``algorithm.f8vector``, they are called as
 ``checked.entry(...)``, the compiled function itself, like ``algorithm.checked``'s: no
 dispatcher typing and no ``MemInfo`` per array; anything but a 1-D float64 ndarray is a
