@@ -11,7 +11,8 @@ by the caller before it leaves.  Each state gives bit for bit the single-state k
 Before these, ``FloatingBaseRobot`` and the dynamics services looped over the states in
 Python, one checked core call each.
 
-Threads: ``run`` gives a batch of fewer than ``PARALLEL_MIN`` states one thread.  Measured on
+Threads: ``run`` gives a batch of fewer than ``PARALLEL_MIN`` states one thread (the serial
+``*_rows`` kernel each ``prange`` chunk calls, run on the calling thread).  Measured on
 the 2-core machine at load average ~9 (1000 planar states, ~0.22 ms of work): the ``prange``
 launch over two OpenMP threads took 8-24 ms in median (best 0.13 ms), one thread 0.23 ms
 median; a parallel launch waits for a core, and a small batch cannot win that back.
@@ -28,88 +29,126 @@ from rbd_ros.algorithm.rnea import PARALLEL_MIN  # batches of fewer states run o
 
 
 def run(kernel, mp: np.ndarray, wss: np.ndarray, N: int, *args) -> None:  # noqa: ANN001
-    """``kernel(mp, wss, chunks, *args)`` for a batch of ``N`` states: one chunk on one thread
-    below ``PARALLEL_MIN`` states, else a chunk per thread (at most ``len(wss)``)."""
+    """``kernel(mp, wss, chunks, *args)`` for a batch of ``N`` states, a chunk per thread (at
+    most ``len(wss)``); below ``PARALLEL_MIN`` states its serial rows kernel on this thread
+    instead, ``rows(mp, wss[0], 0, N, *args)``: no ``prange`` launch, and no
+    ``numba.set_num_threads(1)`` around one (~9 us at 16 states, issue 32)."""
     if N >= PARALLEL_MIN:
         kernel(mp, wss, max(1, min(numba.get_num_threads(), len(wss), N)), *args)
-        return
-    threads = numba.get_num_threads()  # per calling thread in numba
-    numba.set_num_threads(1)
-    try:
-        kernel(mp, wss, 1, *args)
-    finally:
-        numba.set_num_threads(threads)
+    else:
+        _ROWS[kernel](mp, wss[0], 0, N, *args)
+
+
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+def rnea_floating_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
+                       a: np.ndarray, tau: np.ndarray) -> None:
+    """``floating_base.rnea_floating`` for rows ``lo .. hi - 1``: ``tau[k] = M(q_k) a_k + h(q_k, v_k)``."""
+    for k in range(lo, hi):
+        rnea_floating(mp, ws, q[k], v[k], a[k], tau[k])
 
 
 @njit(cache=True, parallel=True)
 def rnea_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
                         a: np.ndarray, tau: np.ndarray) -> None:
-    """``floating_base.rnea_floating`` for each row: ``tau[k] = M(q_k) a_k + h(q_k, v_k)``."""
+    """``rnea_floating_rows`` over ``chunks`` chunks of the states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            rnea_floating(mp, ws, q[k], v[k], a[k], tau[k])
+        rnea_floating_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, a, tau)
+
+
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+def crba_floating_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
+    """``floating_base.crba_floating`` for rows ``lo .. hi - 1``: ``M[k] = M(q_k)``, (N, 6 + n, 6 + n)."""
+    for k in range(lo, hi):
+        crba_floating(mp, ws, q[k], M[k])
 
 
 @njit(cache=True, parallel=True)
 def crba_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: np.ndarray) -> None:
-    """``floating_base.crba_floating`` for each row: ``M[k] = M(q_k)``, (N, 6 + n, 6 + n)."""
+    """``crba_floating_rows`` over ``chunks`` chunks of the states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            crba_floating(mp, ws, q[k], M[k])
+        crba_floating_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
+
+
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+def aba_floating_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
+                      tau: np.ndarray, actuators: bool, a: np.ndarray) -> None:
+    """``floating_base.aba_floating`` for rows ``lo .. hi - 1``: ``a[k] = M^{-1}(tau_k - h)``."""
+    for k in range(lo, hi):
+        aba_floating(mp, ws, q[k], v[k], tau[k], actuators, a[k])
 
 
 @njit(cache=True, parallel=True)
 def aba_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
                        tau: np.ndarray, actuators: bool, a: np.ndarray) -> None:
-    """``floating_base.aba_floating`` for each row: ``a[k] = M^{-1}(tau_k - h)``."""
+    """``aba_floating_rows`` over ``chunks`` chunks of the states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            aba_floating(mp, ws, q[k], v[k], tau[k], actuators, a[k])
+        aba_floating_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, tau, actuators, a)
+
+
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+def rnea_ground_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
+                     a: np.ndarray, diff_drive: bool, out: np.ndarray) -> None:
+    """``planar_base.rnea_planar`` (``[F_x, F_y, M_z, joints]``) or, ``diff_drive``,
+    ``rnea_diff_drive`` (``[tau_L, tau_R, lam, joints]``) for rows ``lo .. hi - 1``; no tool wrench."""
+    for k in range(lo, hi):
+        if diff_drive:
+            rnea_diff_drive(mp, ws, q[k], v[k], a[k], a[k], False, out[k])
+        else:
+            rnea_planar(mp, ws, q[k], v[k], a[k], a[k], False, out[k])
 
 
 @njit(cache=True, parallel=True)
 def rnea_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
                       a: np.ndarray, diff_drive: bool, out: np.ndarray) -> None:
-    """``planar_base.rnea_planar`` (``[F_x, F_y, M_z, joints]``) or, ``diff_drive``,
-    ``rnea_diff_drive`` (``[tau_L, tau_R, lam, joints]``) for each row; no tool wrench."""
+    """``rnea_ground_rows`` over ``chunks`` chunks of the states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            if diff_drive:
-                rnea_diff_drive(mp, ws, q[k], v[k], a[k], a[k], False, out[k])
-            else:
-                rnea_planar(mp, ws, q[k], v[k], a[k], a[k], False, out[k])
+        rnea_ground_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, a, diff_drive, out)
+
+
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+def crba_ground_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
+    """``planar_base.crba_planar`` for rows ``lo .. hi - 1`` (base rates; a diff drive's wheel
+    inertia included)."""
+    for k in range(lo, hi):
+        crba_planar(mp, ws, q[k], M[k])
 
 
 @njit(cache=True, parallel=True)
 def crba_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: np.ndarray) -> None:
-    """``planar_base.crba_planar`` for each row (base rates; a diff drive's wheel inertia included)."""
+    """``crba_ground_rows`` over ``chunks`` chunks of the states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            crba_planar(mp, ws, q[k], M[k])
+        crba_ground_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
+
+
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+def aba_ground_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
+                    u: np.ndarray, diff_drive: bool, a: np.ndarray, lam: np.ndarray) -> None:
+    """Forward dynamics for rows ``lo .. hi - 1``: planar ``planar_base.aba_ground`` (``u = [F_x,
+    F_y, M_z, joints]``); ``diff_drive`` the constrained ``aba_diff_drive`` (``u = [tau_L, tau_R,
+    joints]``, ``lam[k]`` the lateral ground force)."""
+    for k in range(lo, hi):
+        if diff_drive:
+            lam[k] = aba_diff_drive(mp, ws, q[k], v[k], u[k], a[k])
+        else:
+            aba_ground(mp, ws, q[k], v[k], u[k, 0], u[k, 1], u[k, 2], u[k, 3:], False, a[k])
+            lam[k] = 0.0
 
 
 @njit(cache=True, parallel=True)
 def aba_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, v: np.ndarray,
                      u: np.ndarray, diff_drive: bool, a: np.ndarray, lam: np.ndarray) -> None:
-    """Forward dynamics for each row: planar ``planar_base.aba_ground`` (``u = [F_x, F_y, M_z,
-    joints]``); ``diff_drive`` the constrained ``aba_diff_drive`` (``u = [tau_L, tau_R,
-    joints]``, ``lam[k]`` the lateral ground force)."""
+    """``aba_ground_rows`` over ``chunks`` chunks of the states."""
     N = q.shape[0]
     for c in prange(chunks):
-        ws = wss[c]
-        for k in range(c * N // chunks, (c + 1) * N // chunks):
-            if diff_drive:
-                lam[k] = aba_diff_drive(mp, ws, q[k], v[k], u[k], a[k])
-            else:
-                aba_ground(mp, ws, q[k], v[k], u[k, 0], u[k, 1], u[k, 2], u[k, 3:], False, a[k])
-                lam[k] = 0.0
+        aba_ground_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, u, diff_drive, a, lam)
+
+
+#: each batch kernel's serial rows kernel (``run``)
+_ROWS = {rnea_floating_batch: rnea_floating_rows, crba_floating_batch: crba_floating_rows,
+         aba_floating_batch: aba_floating_rows, rnea_ground_batch: rnea_ground_rows,
+         crba_ground_batch: crba_ground_rows, aba_ground_batch: aba_ground_rows}

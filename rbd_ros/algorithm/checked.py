@@ -28,14 +28,17 @@ Call cost, not arithmetic, dominates a 7-DoF call, so these entry points
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from rbd_ros.algorithm.crba import crba
+from rbd_ros.algorithm.f8vector import f8vector
 from rbd_ros.algorithm.forward_dynamics import forward_dynamics
 from rbd_ros.algorithm.rnea import bias, gravity, rnea
 
-_M = "float64[:, ::1]"
-_V = "float64[::1]"
+_M = types.float64[:, ::1]
+_V = types.float64[::1]
+_X = f8vector  # a state argument: its unboxing checks ndim and dtype (``algorithm.f8vector``); x[:] is a _V
+_I = types.int64
 
 
 @njit(cache=True, inline="always")
@@ -68,47 +71,52 @@ def _split(mw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mw[1:n + 4], mw[n + 4:]
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+@njit(_I(_M, _X, _X, _X, _V), cache=True, _nrt=False)
 def rnea_checked(mw, q, qd, qdd, tau):  # noqa: ANN001, ANN201 - typed by the signature
     """``rnea`` if q, qd, qdd have n finite entries (and tau n entries), else 1."""
     mp, ws = _split(mw)
+    q, qd, qdd = q[:], qd[:], qdd[:]
     if _bad(mp, q) or _bad(mp, qd) or _bad(mp, qdd) or tau.shape[0] != q.shape[0]:
         return 1
     rnea(mp, ws, q, qd, qdd, tau)
     return 2 if _nonfinite(tau) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+@njit(_I(_M, _X, _X, _X, _V), cache=True, _nrt=False)
 def forward_dynamics_checked(mw, q, qd, tau, qdd):  # noqa: ANN001, ANN201
     """``forward_dynamics`` (no actuators) after the same checks."""
     mp, ws = _split(mw)
+    q, qd, tau = q[:], qd[:], tau[:]
     if _bad(mp, q) or _bad(mp, qd) or _bad(mp, tau) or qdd.shape[0] != q.shape[0]:
         return 1
     forward_dynamics(mp, ws, q, qd, tau, False, qdd)
     return 2 if _nonfinite(qdd) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_M})", cache=True, _nrt=False)
+@njit(_I(_M, _X, _M), cache=True, _nrt=False)
 def crba_checked(mw, q, M):  # noqa: ANN001, ANN201
     mp, ws = _split(mw)
+    q = q[:]
     if _bad(mp, q) or M.shape[0] != q.shape[0] or M.shape[1] != q.shape[0]:
         return 1
     crba(mp, ws, q, M)
     return 2 if _nonfinite(M) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_V})", cache=True, _nrt=False)
+@njit(_I(_M, _X, _V), cache=True, _nrt=False)
 def gravity_checked(mw, q, g):  # noqa: ANN001, ANN201
     mp, ws = _split(mw)
+    q = q[:]
     if _bad(mp, q) or g.shape[0] != q.shape[0]:
         return 1
     gravity(mp, ws, q, g)
     return 2 if _nonfinite(g) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+@njit(_I(_M, _X, _X, _V), cache=True, _nrt=False)
 def bias_checked(mw, q, qd, h):  # noqa: ANN001, ANN201
     mp, ws = _split(mw)
+    q, qd = q[:], qd[:]
     if _bad(mp, q) or _bad(mp, qd) or h.shape[0] != q.shape[0]:
         return 1
     bias(mp, ws, q, qd, h)

@@ -39,6 +39,7 @@ from rbd_ros.algorithm.layout import (
     com_inertia,
 )
 from rbd_ros.algorithm.spatial6 import (
+    CONTRACT,
     add3,
     dot6,
     inertia_motion,
@@ -152,7 +153,7 @@ def crba_world(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> 
     crba_from_transforms(mp, ws, q.shape[0], M, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)  # FMA fusion only (spatial6.CONTRACT)
 def crba_local(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, M: np.ndarray) -> None:
     """Mass matrix M(q) (n x n) into ``M``, in the links' own frames (Featherstone's CRBA on
     the MDH structure, as ``rnea``): no world transforms.  The composite inertia of links
@@ -230,7 +231,7 @@ def crba_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: n
         crba_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def crba_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
     """``crba`` for rows ``lo .. hi - 1`` on one workspace, one thread (``rnea.rnea_rows``)."""
     for k in range(lo, hi):

@@ -77,7 +77,7 @@ def forward_dynamics_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.n
         forward_dynamics_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, tau, actuators, qdd)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def forward_dynamics_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
                           tau: np.ndarray, actuators: bool, qdd: np.ndarray) -> None:
     """``forward_dynamics`` for rows ``lo .. hi - 1`` on one workspace, one thread

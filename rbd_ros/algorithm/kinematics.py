@@ -15,11 +15,12 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.layout import A0, AP, AR, ATYPE, VZERO, WCC, WCS, WGP, WGR, WP, WR, WS, WV, WVD, WW, WWD, vrow
-from rbd_ros.algorithm.spatial6 import add3, cross3, load3, mat3_vec, mdh_rot_t, point_acceleration, store3
+from rbd_ros.algorithm.spatial6 import CONTRACT, add3, cross3, load3, mat3_vec, mdh_rot_t, point_acceleration, store3
+from rbd_ros.algorithm.trig import sincos
 from rbd_ros.lie.so3 import euler_zyz
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def joint_angles(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
     """``cos, sin`` of each joint's total angle ``theta_i`` (offset + q_i for revolute joints)
     into ``ws[i, WCS:WCS+2]``, and the local origin ``^{i-1}p_i`` into ``ws[i, WP:WP+3]``.
@@ -34,8 +35,7 @@ def joint_angles(mp: np.ndarray, ws: np.ndarray, q: np.ndarray) -> None:
         c0 = mp[i, AR]
         s0 = -mp[i, AR + 1]
         if mp[i, ATYPE] == 0.0:
-            c = np.cos(q[i])
-            s = np.sin(q[i])
+            s, c = sincos(q[i])  # polynomials, within an ulp of glibc (algorithm.trig)
             ws[i, WCS] = c0 * c - s0 * s
             ws[i, WCS + 1] = s0 * c + c0 * s
             for r in range(3):
@@ -210,7 +210,7 @@ def com_velocity(ws: np.ndarray, k: int) -> tuple[float, float, float]:
     return add3(load3(ws, k, WV + 3), cross3(load3(ws, k, WV), load3(ws, k, WCC)))
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def velocity_acceleration_pass(mp: np.ndarray, ws: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                                gravity: bool) -> None:
     """Forward recursion of 003 (4.29)-(4.34) in frame i, after ``joint_angles``::

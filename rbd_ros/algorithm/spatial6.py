@@ -22,6 +22,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: numba ``fastmath`` flags of the recursive Newton-Euler kernels: ``contract`` only, i.e. a
+#: product and a sum may be fused into one FMA (one rounding instead of two); no reassociation,
+#: no assumption about NaN or Inf.  7-DoF RNEA per state 232 -> 207 ns (issue 32), as close to
+#: Pinocchio as before (3.6e-14 N m on Panda over 2000 states, either way)
+CONTRACT = {"contract"}
+
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------
 
 

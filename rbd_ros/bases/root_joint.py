@@ -31,15 +31,28 @@ from rbd_ros.model import BASE_COORDINATES, BASE_TYPES
 class KernelCall(NamedTuple):
     """``module.function(mp, ws, *inputs, *constants, out)``: an unchecked kernel call
     (``module`` under ``rbd_ros.algorithm`` unless dotted).  Constants ``"wrench0"`` (no tool
-    wrench, six zeros) and ``"tool"`` (the tool's frame index, n + 1) are bound per robot."""
+    wrench, six zeros) and ``"tool"`` (the tool's frame index, n + 1) are bound per robot.
+    ``entry``: the same call's entry point in ``rbd_ros.algorithm.entries`` (tried first, a
+    cheaper call: that module's docstring), ``""`` for none."""
 
     module: str
     function: str
     constants: tuple = ()
+    entry: str = ""
 
     def load(self) -> Callable[..., Any]:
         path = self.module if "." in self.module else f"rbd_ros.algorithm.{self.module}"
         return getattr(importlib.import_module(path), self.function)
+
+    def load_entry(self) -> Callable[..., Any] | None:
+        """The compiled entry point (``checked.entry``), or ``None`` (none named, or the
+        unboxing's checks not verified here: ``algorithm.f8vector.NATIVE_CHECK``)."""
+        if not self.entry:
+            return None
+        from rbd_ros.algorithm import checked, entries
+        from rbd_ros.algorithm.f8vector import NATIVE_CHECK
+
+        return checked.entry(entries.compiled(self.entry)) if NATIVE_CHECK else None
 
 
 def _integrate_fixed(q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
@@ -131,11 +144,12 @@ _GROUND = {"rnea": KernelCall("planar_base", "rnea_planar", ("wrench0", False)),
 ROOT_JOINTS: dict[str, RootJoint] = {
     "fixed": RootJoint(
         "fixed", 0, 0, 0, _integrate_fixed, _no_constraint,
-        {"rnea": KernelCall("rnea", "rnea"),
-         "forward_dynamics": KernelCall("forward_dynamics", "forward_dynamics", (False,)),
-         "crba": KernelCall("crba", "crba"),
-         "gravity": KernelCall("rnea", "gravity"),
-         "jacobian": KernelCall("kinematics", "jacobian", ("tool",))},
+        {"rnea": KernelCall("rnea", "rnea", entry="rnea_entry"),
+         "forward_dynamics": KernelCall("forward_dynamics", "forward_dynamics", (False,),
+                                        entry="forward_dynamics_entry"),
+         "crba": KernelCall("crba", "crba", entry="crba_entry"),
+         "gravity": KernelCall("rnea", "gravity", entry="gravity_entry"),
+         "jacobian": KernelCall("kinematics", "jacobian", ("tool",), entry="jacobian_entry")},
         ""),
     "floating": RootJoint(
         "floating", 7, 6, 6, _integrate_floating, _no_constraint,

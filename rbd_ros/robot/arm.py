@@ -47,6 +47,7 @@ import numpy as np
 
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
+from rbd_ros.algorithm.f8vector import NATIVE_CHECK
 from rbd_ros.algorithm.rnea import PARALLEL_MIN
 from rbd_ros.bases import root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
@@ -60,13 +61,15 @@ from rbd_ros.util import validate
 
 _empty = np.empty
 # Fast path of the single-state calls: the compiled checked entry points called directly
-# (no dispatcher typing; ``algorithm.checked``), behind the one type check of
-# ``robot.fast_path`` (1-D float64 ndarrays); anything else takes the full validation path.
+# (no dispatcher typing; ``algorithm.checked``), whose unboxing refuses all but 1-D float64
+# ndarrays (``algorithm.f8vector``; where its field offsets are not verified, behind the type
+# check of ``robot.fast_path``); anything else takes the full validation path.
 _rnea_checked = checked.entry(checked.rnea_checked)
 _fd_checked = checked.entry(checked.forward_dynamics_checked)
 _crba_checked = checked.entry(checked.crba_checked)
 _gravity_checked = checked.entry(checked.gravity_checked)
 _bias_checked = checked.entry(checked.bias_checked)
+_UNBOX = NATIVE_CHECK  # their state arguments are f8vectors: no Python type check needed (fast_path)
 _RNEA, _CRBA = "rnea", "crba"  # default methods: identity check first keeps the fast path fast
 
 
@@ -242,7 +245,8 @@ class Robot(StaticsAndIK, Simulation):
 
     # ---- dynamics ----------------------------------------------------------------------------
     @fast_path(("q", "qd", "qdd"), "_rnea_checked(self._mw, q, qd, qdd, out)",
-               when="(method is _RNEA or method == _RNEA) and tool_wrench is None and include_actuators is False")
+               when="(method is _RNEA or method == _RNEA) and tool_wrench is None and include_actuators is False",
+               checked_unbox=_UNBOX)
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, tool_wrench: Any = None,
                          include_actuators: bool = False, method: str = "rnea") -> np.ndarray:
         """``tau = M qdd + h [+ actuators] - J_tool^T w`` (003 §4.5, RNEA); ``method`` picks
@@ -262,7 +266,8 @@ class Robot(StaticsAndIK, Simulation):
             rnea.rnea_full(self._mp, self._ws, q, qd, qdd, w, use_w, act, tau)
         return validate.finite_result("inverse_dynamics", tau, q=q, qd=qd, qdd=qdd, tool_wrench=w)
 
-    @fast_path(("q", "qd", "tau"), "_fd_checked(self._mw, q, qd, tau, out)", when="include_actuators is False")
+    @fast_path(("q", "qd", "tau"), "_fd_checked(self._mw, q, qd, tau, out)", when="include_actuators is False",
+               checked_unbox=_UNBOX)
     def forward_dynamics(self, q: Any, qd: Any, tau: Any,
                          include_actuators: bool = False) -> np.ndarray:
         """``qdd = M^{-1}(tau - h)`` (003 (5.2); ``algorithm.forward_dynamics``).  Raises
@@ -308,7 +313,7 @@ class Robot(StaticsAndIK, Simulation):
         return SingularMassMatrixError("singular mass matrix: the forward dynamics divided by zero")
 
     @fast_path(("q",), "_crba_checked(self._mw, q, out)", alloc="out = _empty(self._nn)",
-               when="(method is _CRBA or method == _CRBA) and include_actuators is False")
+               when="(method is _CRBA or method == _CRBA) and include_actuators is False", checked_unbox=_UNBOX)
     def mass_matrix(self, q: Any, include_actuators: bool = False, method: str = "crba") -> np.ndarray:
         """M(q), ``(n, n)`` or ``(N, n, n)`` (CRBA, or ``method``: ``rbd_ros.formulations``);
         ``+ diag(G^2 Jm)`` with actuators."""
@@ -326,7 +331,7 @@ class Robot(StaticsAndIK, Simulation):
             M += np.diag(self.model.armature)
         return validate.finite_result("mass_matrix", M, q=q)
 
-    @fast_path(("q",), "_gravity_checked(self._mw, q, out)")
+    @fast_path(("q",), "_gravity_checked(self._mw, q, out)", checked_unbox=_UNBOX)
     def gravity(self, q: Any) -> np.ndarray:
         """Generalized gravity g(q) (RNEA at rest)."""
         q = self._states("q", q)
@@ -337,7 +342,7 @@ class Robot(StaticsAndIK, Simulation):
             rnea.gravity(self._mp, self._ws, q, g)
         return validate.finite_result("gravity", g, q=q)
 
-    @fast_path(("q", "qd"), "_bias_checked(self._mw, q, qd, out)")
+    @fast_path(("q", "qd"), "_bias_checked(self._mw, q, qd, out)", checked_unbox=_UNBOX)
     def bias(self, q: Any, qd: Any) -> np.ndarray:
         """Bias ``h(q, qd) = C(q, qd) qd + g(q)`` (RNEA at qdd = 0)."""
         batch, (q, qd) = self._batch(q=q, qd=qd)

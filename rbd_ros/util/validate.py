@@ -133,9 +133,21 @@ def _all_finite(a: np.ndarray) -> bool:
     return _all_finite(a)
 
 
+#: from this many values on, NumPy's vectorised ``isfinite(a).all()`` (~0.15 ns a value, ~1 us
+#: a call) beats the compiled loop (~0.4 ns a value, ~0.2 us a call): a 20 000-state 7-DoF
+#: batch's three inputs 10 -> 3.6 ns per state (issue 32)
+_LOOP_MAX = 8192
+
+
+def _finite64(a: np.ndarray) -> bool:
+    """No NaN or Inf in the float64 array ``a``: the compiled loop for small arrays, NumPy's
+    vectorised check for large ones (``_LOOP_MAX``)."""
+    return _all_finite(a) if a.size < _LOOP_MAX else bool(np.isfinite(a).all())
+
+
 def finite_array(name: str, arr: np.ndarray) -> np.ndarray:
     """``arr`` unchanged if it holds no NaN or Inf."""
-    if not (_all_finite(arr) if arr.dtype == np.float64 else np.isfinite(arr).all()):
+    if not (_finite64(arr) if arr.dtype == np.float64 else np.isfinite(arr).all()):
         raise ValueError(f"{name} contains {'NaN' if np.isnan(arr).any() else 'Inf'}")
     return arr
 
@@ -219,7 +231,7 @@ def floating_base_body(base_link: str, mass: float, inertia: np.ndarray) -> None
 def finite_result(what: str, out: Any, **inputs: Any) -> Any:
     """``out`` unchanged when finite, else ``NonFiniteResultError`` naming the likely cause:
     the input with the largest magnitude (finite inputs too large for float64)."""
-    if _all_finite(out) if isinstance(out, np.ndarray) and out.dtype == np.float64 else np.isfinite(out).all():
+    if _finite64(out) if isinstance(out, np.ndarray) and out.dtype == np.float64 else np.isfinite(out).all():
         return out
     raise NonFiniteResultError(f"{what}: the result is NaN or Inf although the inputs are finite; {_cause(inputs)}",
                                result=out)
