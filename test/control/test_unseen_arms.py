@@ -1,0 +1,82 @@
+"""Arms no other test drove, brought up as a user would (``rbd-ros bringup --urdf``), here
+ROS-free (``plan_tour`` + ``run_tour``: the law in lockstep with the MuJoCo simulator).
+
+* The PR2's right arm from its ``torso_lift_link``: at q = 0 the whole chain lies in the
+  base link's xy-plane (Pinocchio on the URDF says so), only a camera frame 4.4 cm above it.
+  That frame made ``default_floor`` take the arm for a table-mounted one: a floor at the
+  shoulder's height, no start whose tour stays above it, bringup refused for every law.
+* TALOS's left arm (``talos_left_arm.urdf``) to its default tip: the gripper joint's dry
+  friction (1 N m) equals its effort limit, so every tour needed 100 % of it and bringup
+  refused ("try a longer --segment-time", which cannot help).  The tour now leaves such a
+  joint still and says so.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from rbd_ros.control.tour import plan_tour
+from rbd_ros.sim.closed_loop import run_tour
+from robots_data import example_robot_urdf
+
+PR2 = ("pr2_description/urdf/pr2.urdf", "torso_lift_link", "r_wrist_roll_link")
+TALOS = "talos_data/robots/talos_left_arm.urdf"
+
+
+def _guard_points(conv):  # noqa: ANN001, ANN202 - as ``rbd-ros bringup`` builds them
+    return [(name, i, off[:3, 3]) for name, (i, off) in conv.link_offsets.items()]
+
+
+def test_pr2_arm_lying_in_its_torso_plane_gets_no_floor_and_tracks_its_tour() -> None:
+    from rbd_ros.urdf import load_conversion
+
+    path = str(example_robot_urdf(PR2[0]))
+    conv = load_conversion(path, PR2[1], PR2[2])
+    model = conv.model
+    # the oracle: Pinocchio on the URDF puts every arm joint in the torso_lift_link plane at 0
+    pm = pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, pin.neutral(pm))
+    base = pd.oMf[pm.getFrameId(PR2[1])]
+    z = [(base.inverse() * pd.oMi[pm.getJointId(j)]).translation[2] for j in model.joint_names]
+    assert np.abs(z).max() < 1e-9
+    tour = plan_tour(model, points=_guard_points(conv))
+    assert tour.floor is None, tour.notes
+    assert not any("floor" in n for n in tour.notes), tour.notes  # (shrunk for its 30 N m drives)
+    for law, limit in (("computed_torque", 1e-3), ("pd_gravity", 2e-2)):
+        r = run_tour(model, law, tour=tour, duration=3.0)
+        assert r.unstable_steps == 0 and r.saturated == 0.0, (law, r.notes)
+        assert r.rms_error.max() < limit, (law, r.rms_error.tolist())
+
+
+def test_talos_arm_with_its_gripper_tours_and_leaves_the_gripper_still() -> None:
+    from rbd_ros.urdf import load_model
+
+    path = str(example_robot_urdf(TALOS))
+    model = load_model(path)
+    # the oracle: the URDF's own friction and effort limit, read by Pinocchio
+    pm = pin.buildModelFromUrdf(path)
+    j = pm.joints[pm.getJointId("gripper_left_joint")]
+    assert pm.friction[j.idx_v] >= 0.7 * pm.effortLimit[j.idx_v] > 0
+    tour = plan_tour(model)
+    grip = model.joint_names.index("gripper_left_joint")
+    assert tour.amplitude[grip] == 0.0 and np.all(np.delete(tour.amplitude, grip) > 0)
+    assert any("'gripper_left_joint'" in n and "left still" in n for n in tour.notes), tour.notes
+    assert np.all(tour.waypoints[:, grip] == tour.start[grip])
+    r = run_tour(model, "computed_torque", tour=tour, duration=3.0)
+    assert r.unstable_steps == 0 and r.saturated == 0.0, r.notes
+    assert r.rms_error.max() < 1e-3, r.rms_error.tolist()
+
+
+def test_a_joint_that_friction_alone_overloads_is_left_still_on_any_arm() -> None:
+    """The rule is the model's, not TALOS's: the UR10 with dry friction at its wrist's limit."""
+    from rbd_ros.urdf import load_model
+
+    model = load_model(str(example_robot_urdf("ur_description/urdf/ur10_robot.urdf")))
+    coulomb = np.zeros(6)
+    coulomb[5] = 0.75 * model.effort_limit[5]  # > the tour's 70 % margin
+    tour = plan_tour(model.replace(coulomb=coulomb))
+    assert tour.amplitude[5] == 0.0 and np.all(tour.amplitude[:5] > 0)
+    with pytest.raises(ValueError, match="no tour fits"):  # nothing to move at all: refused
+        plan_tour(model.replace(coulomb=np.asarray(model.effort_limit, float)))
