@@ -5,6 +5,7 @@ ROS-free (``plan_tour`` + ``run_tour``: the law in lockstep with the MuJoCo simu
   base link's xy-plane (Pinocchio on the URDF says so), only a camera frame 4.4 cm above it.
   That frame made ``default_floor`` take the arm for a table-mounted one: a floor at the
   shoulder's height, no start whose tour stays above it, bringup refused for every law.
+* iCub's left arm: its URDF's empty ``<texture/>`` elements made the parser refuse the file.
 * TALOS's left arm (``talos_left_arm.urdf``) to its default tip: the gripper joint's dry
   friction (1 N m) equals its effort limit, so every tour needed 100 % of it and bringup
   refused ("try a longer --segment-time", which cannot help).  The tour now leaves such a
@@ -19,6 +20,7 @@ import pytest
 from rbd_ros.control.tour import plan_tour
 from rbd_ros.sim.closed_loop import run_tour
 from robots_data import example_robot_urdf
+from urdf_oracles import pin_reference
 
 PR2 = ("pr2_description/urdf/pr2.urdf", "torso_lift_link", "r_wrist_roll_link")
 TALOS = "talos_data/robots/talos_left_arm.urdf"
@@ -80,3 +82,25 @@ def test_a_joint_that_friction_alone_overloads_is_left_still_on_any_arm() -> Non
     assert tour.amplitude[5] == 0.0 and np.all(tour.amplitude[:5] > 0)
     with pytest.raises(ValueError, match="no tour fits"):  # nothing to move at all: refused
         plan_tour(model.replace(coulomb=np.asarray(model.effort_limit, float)))
+
+
+def test_icub_arm_with_empty_textures_converts_and_equals_pinocchio() -> None:
+    """iCub's URDF gives 40 materials a ``<texture/>`` without a filename: urdfdom (Pinocchio)
+    reads it, ``urdf_parser_py`` refused the whole file.  The converter drops such textures
+    (it reads no materials) and the left arm, chest -> l_hand, equals Pinocchio."""
+    from rbd_ros.robot import Robot
+    from rbd_ros.urdf import load_model
+
+    path = example_robot_urdf("icub_description/robots/icub.urdf")
+    assert "<texture />" in path.read_text()
+    model = load_model(str(path), "chest", "l_hand")
+    assert model.joint_names[:2] == ("l_shoulder_pitch", "l_shoulder_roll") and model.dof == 7
+    ref = pin_reference(path.read_text(), model, {})
+    robot = Robot(model)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        q = rng.uniform(model.lower, model.upper)
+        v, a = rng.normal(size=7), rng.normal(size=7)
+        np.testing.assert_allclose(robot.fk(q), ref.link_pose(q, "l_hand"), atol=1e-12)
+        np.testing.assert_allclose(robot.inverse_dynamics(q, v, a), ref.rnea(q, v, a), atol=1e-10)
+        np.testing.assert_allclose(robot.mass_matrix(q), ref.mass_matrix(q), atol=1e-12)
