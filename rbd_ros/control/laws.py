@@ -313,8 +313,10 @@ def _task_pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarra
             s += J[r, j] * kp[r] * e[r]  # (J^T K_p e)_j
         tau[j] += s + kd[j] * (qdr[j] - qd[j])
         if actuators:  # v = q_d' + s / (kd + D): _coulomb_toward with "kp e" = s
-            damping = kd[j] + viscous(mp, j, 1.0)
-            tau[j] += viscous(mp, j, qdr[j]) + _coulomb_toward(mp, j, qdr[j], s, damping, 1.0, band)
+            tau[j] += viscous(mp, j, qdr[j])
+            if coulomb(mp, j, 1.0) < lim[j]:  # a drive its friction holds at any command: not pushed
+                damping = kd[j] + viscous(mp, j, 1.0)
+                tau[j] += _coulomb_toward(mp, j, qdr[j], s, damping, 1.0, band)
     return _finish(tau, lim, sat, OK)
 
 
@@ -697,7 +699,9 @@ class TaskPD(_TaskLaw):
     whose ``kd_j`` is 0): the task stiffness a light wrist sees, ``(J^T K_p J)_jj``, is ~10
     N m/rad, so 1 N m of dry friction left TIAGo Pro's wrist 0.1 rad behind and the tool
     0.16-0.22 rad off in orientation (xArm 7, 2 N m s/rad drives: 0.53 rad); with it 2-11
-    mrad.  A joint with neither damping gets ``T_c`` at ``q_d'`` only."""
+    mrad.  A joint with neither damping gets ``T_c`` at ``q_d'`` only; one whose ``T_c`` is
+    at least its effort limit (TALOS's gripper: 1 N m of 1 N m) none: no command moves it, and
+    pushing it only held it at its limit (45 % of the tour's cycles)."""
 
     name = "task_pd"
 

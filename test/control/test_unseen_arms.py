@@ -69,6 +69,11 @@ def test_talos_arm_with_its_gripper_tours_and_leaves_the_gripper_still() -> None
     r = run_tour(model, "computed_torque", tour=tour, duration=3.0)
     assert r.unstable_steps == 0 and r.saturated == 0.0, r.notes
     assert r.rms_error.max() < 1e-3, r.rms_error.tolist()
+    # task PD feeds the drives' friction forward, but not the gripper's: no command moves it,
+    # and pushing it held it at its limit (45 % of the cycles through the nodes)
+    r = run_tour(model, "task_pd", tour=tour)
+    assert r.unstable_steps == 0 and r.saturated_joint[grip] == 0.0, r.saturated_joint
+    assert r.tool_orientation_rms < 5e-3, r.tool_orientation_rms  # 0.11 rad uncompensated
 
 
 def test_a_joint_that_friction_alone_overloads_is_left_still_on_any_arm() -> None:
