@@ -161,3 +161,16 @@ def test_task_pd_feeds_the_drives_friction_forward_on_light_wrists() -> None:
         assert np.abs(law.error).max() < 2e-3, law.error
         flips = (np.sign(tau[-500:-1, light]) * np.sign(tau[-499:, light]) < 0).sum(axis=0)
         assert np.all(flips <= 2), flips
+
+
+def test_task_pd_tracks_the_xarm7_tool_orientation() -> None:
+    """The xArm 7 (2-10 N m s/rad drives, 1 N m dry friction, 1e-4 kg m^2 wrist): task PD left
+    its tool 0.53 rad RMS off in orientation over the tour (test_any_arm checks the position
+    only: 7.3 mm, its one known miss); with the drives fed forward 11 mrad, 0.30 mm."""
+    from rbd_ros.urdf import load_model
+
+    model = load_model(str(example_robot_urdf("xarm_description/urdf/xarm7.urdf")))
+    r = run_tour(model, "task_pd", duration=3.0)
+    assert r.unstable_steps == 0 and r.saturated == 0.0 and r.chatter == 0.0
+    assert r.tool_orientation_rms < 0.03, r.tool_orientation_rms
+    assert r.tool_position_rms < 1e-3, r.tool_position_rms
