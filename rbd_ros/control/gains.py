@@ -69,7 +69,9 @@ error it pushes toward the reference instead of vanishing with ``q_d'`` (a light
 TIAGo Pro, 5e-4 kg m^2 under 1 N m, stayed 0.02 rad off: ``M kp e`` = 0.04 N m cannot
 break 1 N m), and it fades without a step at zero velocity -- dead band
 ``FRICTION_BAND kd / kp`` (3e-5 rad at 10 Hz); ``pd``/``pd_gravity``: ``T_c / kp``;
-``pid``: none while ``T_c <= i_clamp``; ``task_pd``: ``T_c / (J^T K_p J)_jj``.
+``pid``: none while ``T_c <= i_clamp``; ``task_pd`` compensates ``T_c`` toward
+``q_d' + (J^T K_p e)_j / (kd_j + D_j)``: ``FRICTION_BAND (kd_j + D_j) / (J^T K_p J)_jj``
+(``T_c / (J^T K_p J)_jj`` where ``kd_j + D_j = 0``).
 
 Caps (each reported in the notes the node logs):
 
@@ -359,7 +361,10 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
         notes.append(f"task stiffness scaled by {(w_max / w_mode) ** 2:.3g} (stiffest mode "
                      f"{w_mode:.3g} rad/s > {w_max:.3g} rad/s: discrete stability)")
     k_joint = np.diag(J.T @ np.diag(kp_t) @ J)  # the joint stiffness J^T K_p J shows at q0
-    notes += friction_dead_band(law, model, tc / np.maximum(k_joint, 1e-300))
+    # compensated toward the reference (laws.TaskPD): FRICTION_BAND (kd_j + D_j) / k_j
+    damping = kd_j + np.abs(np.asarray(model.viscous, dtype=float))
+    notes += friction_dead_band(law, model, np.where(damping > 0, FRICTION_BAND * damping, tc)
+                                / np.maximum(k_joint, 1e-300))
     return {"kp": kp_t, "kd": kd_j}, notes
 
 
@@ -367,7 +372,8 @@ def friction_dead_band(law: str, model: Any, band: np.ndarray) -> list[str]:
     """One note: the dead band (rad or m) dry friction ``T_c`` (003 (6.16)) leaves each joint
     that has some, under ``law`` with the derived gains -- where a joint held by its friction
     may stop short of a resting reference: ``T_c / kp`` for ``pd``/``pd_gravity`` (``kp``
-    raised toward ``T_c / E_FRICTION``), ``T_c / (J^T K_p J)_jj`` at ``q0`` for ``task_pd``,
+    raised toward ``T_c / E_FRICTION``), ``FRICTION_BAND (kd_j + D_j) / (J^T K_p J)_jj`` at
+    ``q0`` for ``task_pd`` (``T_c / (J^T K_p J)_jj`` where ``kd_j + D_j = 0``),
     none for ``pid`` while ``T_c <= i_clamp`` (the integral term outgrows it), and
     ``FRICTION_BAND kd / kp`` for ``computed_torque`` / ``resolved_acceleration`` (joint
     reference), which compensate ``T_c`` toward the reference (``laws._coulomb_toward``).
@@ -378,6 +384,7 @@ def friction_dead_band(law: str, model: Any, band: np.ndarray) -> list[str]:
         return []
     how = {"computed_torque": "compensated toward the reference",
            "resolved_acceleration": "compensated toward a joint reference",
+           "task_pd": "compensated toward the reference where damped",
            "pid": "integral action"}.get(law, "no compensation, stiffness only")
     items = ", ".join(f"'{model.joint_names[i]}' {band[i]:.2g}" for i in idx)
     return [f"dry friction dead band ({how}), rad or m: {items}"]

@@ -37,6 +37,9 @@ runs, and changed until it fits:
   moved for the floor or a singularity moves on (staying clear of both) to where the whole
   tour needs less; then the amplitude is **shrunk** (by 0.7 per try) until the tour fits.
   No fit -> ``ValueError`` naming the joint and the torques.
+  A joint whose dry friction alone needs ``margin`` of its limit (a gripper finger's often
+  equals it) is left still, with a note; a failure that gravity and dry friction alone
+  cause says that no slower tour helps.
 
 ``Tour.notes`` says what was moved, reversed or shrunk and why (nothing when nothing moved).
 """
@@ -239,16 +242,18 @@ class Floor:
 
 def default_floor(guard: Guard) -> float | None:
     """The base link's xy-plane (0) for an arm that stands above it at its zero pose (clipped
-    into the limits): every guarded point at most ``tol`` below the plane and some above it
-    by more (``tol`` = 2 % of the arm's length, at least 1 cm); None for an arm that hangs
-    below its base link (from a torso) or lies in the plane."""
+    into the limits): every guarded point at most ``tol`` below the plane and some joint
+    frame or the tool above it by more (``tol`` = 2 % of the arm's length, at least 1 cm);
+    None for an arm that hangs below its base link (from a torso) or lies in the plane.  A
+    URDF point off the chain (a camera frame, a finger) does not make an arm that lies in
+    its plane (the PR2's arm from its ``torso_lift_link``) a table-mounted one."""
     m = guard.robot.model
     q0 = np.clip(np.zeros(m.dof), m.lower, m.upper)
     h = guard.heights(q0)
     poses = guard.robot.link_poses(q0)
     length = float(np.sum(np.linalg.norm(np.diff(poses[:, :3, 3], axis=0), axis=1)))
     tol = max(0.01, 0.02 * length)
-    return 0.0 if h.min() >= -tol and h.max() > tol else None
+    return 0.0 if h.min() >= -tol and h[: m.dof + 1].max() > tol else None  # n frames + tool
 
 
 def _dense(tour: Tour, per_segment: int = FLOOR_SAMPLES) -> np.ndarray:
@@ -474,6 +479,7 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
         slow = [model.joint_names[i] for i in np.flatnonzero(amp > v_amp)]
         notes.append(f"amplitude of {slow} reduced for their velocity limits")
         amp = np.minimum(amp, v_amp)
+    amp = _still_for_friction(model, amp, cap, effort_margin, notes)
     if q_start is not None:
         start = _given_start(robot, model, q_start, cap, lim, effort_margin, guard, notes)
     else:
@@ -527,9 +533,37 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
                          f"{low} even on the smallest tour tried from {np.round(start, 3).tolist()}; "
                          "give a start farther from the floor (--start) or a lower --floor")
     i = int(np.argmax(tau / cap))
+    hold = float(np.abs(robot.gravity(_dense(tour, 20))[:, i]).max() + abs(model.coulomb[i]))
+    fix = "try a longer --segment-time"
+    if hold > cap[i]:  # gravity and dry friction need no speed: a slower tour needs them too
+        fix = (f"its dry friction and gravity alone need {hold:.1f} N m, which no slower tour "
+               "avoids: end the chain before it (--tip-link) or give a start where it is lighter")
     raise ValueError(f"no tour fits: joint '{model.joint_names[i]}' needs {tau[i]:.1f} N m along "
                      f"even the smallest tour tried, more than {effort_margin:.0%} of its effort "
-                     f"limit {lim[i]:g}; try a longer --segment-time")
+                     f"limit {lim[i]:g}; {fix}")
+
+
+def _still_for_friction(model: MdhModel, amp: np.ndarray, cap: np.ndarray, effort_margin: float,
+                        notes: list[str]) -> np.ndarray:
+    """``amp`` with 0 for every joint whose dry friction alone needs at least ``cap`` (003
+    (6.16): ``Tc sign(qd)`` at any speed, so no smaller or slower tour moves it within the
+    margin; a gripper's finger joint often has ``Tc`` = its effort limit): the tour leaves it
+    still (``sign(0) = 0``) and says so in ``notes``."""
+    coul = np.abs(np.asarray(model.coulomb, dtype=float))
+    still = np.flatnonzero((coul >= cap) & (amp > 0))
+    if still.size == 0:
+        return amp
+    names = [model.joint_names[i] for i in still]
+    if np.all((amp == 0) | ((coul >= cap) & (amp > 0))):
+        raise ValueError(f"no tour fits: the dry friction of {names} is at least {effort_margin:.0%} "
+                         "of their effort limits and no other joint moves; check the URDF's "
+                         "<dynamics friction> against its <limit effort>")
+    notes.append(f"joints {names} left still: their dry friction {coul[still].tolist()} "
+                 f"is at least {effort_margin:.0%} of their effort limits {(cap[still] / effort_margin).tolist()}; "
+                 "no tour moves them within that margin")
+    out = amp.copy()
+    out[still] = 0.0
+    return out
 
 
 # ---- mobile bases: a figure eight for the base while the arm tours --------------------------

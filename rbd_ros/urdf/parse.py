@@ -182,7 +182,7 @@ def parse_urdf(text: str, label: str = "robot_description string") -> UrdfTree:
     if root.tag != "robot":
         raise UrdfError(f"{label}: the root element is <{root.tag}>, expected <robot>")
     _check_names(root, label)
-    robot, warnings = _urdf_parser_py(_without_transmissions(root, text), label)
+    robot, warnings = _urdf_parser_py(text, label)
 
     links: dict[str, LinkInfo] = {}
     for link in robot.links:
@@ -232,24 +232,34 @@ def _check_names(root: ET.Element, label: str) -> None:
             seen.add(name)
 
 
-def _without_transmissions(root: ET.Element, text: str) -> str:
-    """The URDF text for ``urdf_parser_py`` minus ``<transmission>`` elements: the converter
-    does not read them, and the parser refuses the old (pre-ros_control) form some robots still
-    ship (e.g. PR2's ``<transmission type=...>``)."""
-    found = root.findall("transmission")
+def _for_parser(text: str) -> str:
+    """The URDF text for ``urdf_parser_py`` minus what the converter does not read and the
+    parser refuses although urdfdom (Pinocchio, robot_state_publisher) accepts it:
+    ``<transmission>`` elements (the old pre-ros_control form some robots still ship, e.g.
+    PR2's ``<transmission type=...>``) and a material's ``<texture/>`` without a
+    ``filename`` (no texture; iCub's URDF has 40)."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return text  # the parser names the error
+    found = [(root, el) for el in root.findall("transmission")]
+    for material in root.iter("material"):
+        found += [(material, el) for el in material.findall("texture") if not el.get("filename")]
     if not found:
         return text
-    for el in found:
-        root.remove(el)
+    for parent, el in found:
+        parent.remove(el)
     return ET.tostring(root, encoding="unicode")
 
 
 def _urdf_parser_py(text: str, label: str):
-    """Run ``urdf_parser_py`` collecting its warnings instead of printing them."""
+    """Run ``urdf_parser_py`` on ``_for_parser(text)`` collecting its warnings instead of
+    printing them."""
     import urdf_parser_py.xml_reflection as xmlr
     import urdf_parser_py.xml_reflection.core as core
     from urdf_parser_py.urdf import URDF
 
+    text = _for_parser(text)
     warnings: list[str] = []
     with _PARSER_LOCK:
         saved = core.on_error, xmlr.on_error

@@ -74,13 +74,21 @@ def test_task_pd_is_jt_kp_e_minus_kv_qd_plus_g(arm7: Robot) -> None:
     q, qd, qr, _, _ = _state(arm7)
     T_d = arm7.fk(qr)
     kp = np.array([1000, 1200, 1400, 50, 60, 70.0])
-    law = TaskPD(arm7, {"kp": kp, "kd": 3.0})
+    law = TaskPD(arm7, {"kp": kp, "kd": 3.0}, model_actuators=False)
     tau = law.compute(0.0, q, qd, Reference(7).set_task(T_d))
     T = arm7.fk(q)
     e = np.concatenate([T_d[:3, 3] - T[:3, 3], orientation_error(T_d[:3, :3], T[:3, :3])])
     np.testing.assert_allclose(law.error, e, atol=1e-12)
-    np.testing.assert_allclose(tau, arm7.jacobian(q).T @ (kp * e) - 3.0 * qd + arm7.gravity(q), rtol=1e-10,
-                               atol=1e-10)
+    textbook = arm7.jacobian(q).T @ (kp * e) - 3.0 * qd + arm7.gravity(q)
+    np.testing.assert_allclose(tau, textbook, rtol=1e-10, atol=1e-10)
+    # with the drives: T_c toward the velocity the feedback asks for, (J^T K_p e) / kd (q_d' = 0)
+    from rbd_ros.control.gains import FRICTION_BAND
+
+    tau = TaskPD(arm7, {"kp": kp, "kd": 3.0}).compute(0.0, q, qd, Reference(7).set_task(T_d))
+    v = arm7.jacobian(q).T @ (kp * e) / 3.0
+    friction = np.abs(arm7.model.coulomb) * np.clip(v / FRICTION_BAND, -1, 1)
+    assert np.abs(arm7.model.coulomb).min() > 0
+    np.testing.assert_allclose(tau, textbook + friction, rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("dof, joint_ref", [(6, False), (7, False), (7, True)])
