@@ -20,6 +20,7 @@ is missing (``pytest.importorskip("pinocchio")``, ``pytest.skip("Xvfb is not ins
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import random
@@ -35,6 +36,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 _DOMAIN_LOCKS: list = []  # open files: this session's claims, released when it ends
+atexit.register(lambda: [handle.close() for handle in _DOMAIN_LOCKS])  # no ResourceWarning at exit
 
 
 def claim_free_domain() -> str:
