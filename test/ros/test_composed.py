@@ -223,12 +223,12 @@ class Watcher:
                     raise TimeoutError(f"timed out waiting for {what}")
                 self.cv.wait(0.1)
 
-    def set_parameter(self, name: str, value, timeout: float = 10.0):
+    def set_parameter(self, name: str, value, timeout: float = 10.0, node: str = "controller"):
         from rcl_interfaces.srv import SetParameters
         from rclpy.parameter import Parameter
 
-        client = self.node.create_client(SetParameters, "/controller/set_parameters")
-        assert client.wait_for_service(timeout_sec=timeout), "no /controller/set_parameters"
+        client = self.node.create_client(SetParameters, f"/{node}/set_parameters")
+        assert client.wait_for_service(timeout_sec=timeout), f"no /{node}/set_parameters"
         future = client.call_async(SetParameters.Request(
             parameters=[Parameter(name, value=value).to_parameter_msg()]))
         deadline = time.monotonic() + timeout
@@ -253,6 +253,11 @@ class Watcher:
         msg = joint_trajectory_msg([f"joint{i}" for i in range(1, 8)], [0.3], (q0 + 0.05)[None])
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(round(t_start * 1e9)), 10**9)
         self.traj_pub.publish(msg)
+        # the bridge stops after the window: a lockstep bridge runs ahead at up to 8x real time,
+        # and a reader in a busy test process that fell 10 000 samples (the recordable history)
+        # behind lost the window itself (2 suite runs: 81-96 of 600 states in it)
+        res = self.set_parameter("pause_at", t_start + 0.7, node="mujoco_bridge")
+        assert res.successful, res.reason
         self.wait(lambda: self.states[-1][0] > t_start + 0.6, 120, "0.6 s of the tour")
         with self.cv:
             rows = [s for s in self.states if t_start - 1e-9 <= s[0] <= t_start + 0.6]
