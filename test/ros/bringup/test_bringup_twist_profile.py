@@ -82,7 +82,10 @@ def test_the_base_drove_the_documented_profile(run) -> None:  # noqa: ANN001
     bag = read_bag(out / "bag")
     assert {"/odom", "/controller/cmd_vel", "/joint_states"} <= set(bag)
     twists = bag["/controller/cmd_vel"]
-    assert len(twists) >= 1000  # every 10 ms of simulated time over 12.5 s (some clocks dropped)
+    # every 10 ms of simulated time over 12.5 s is 1250; the player rides /clock and a loaded
+    # process drops clocks (941, gaps up to 0.37 s, in one suite run, its paths still within
+    # 3.3 mm): the profile and the paths below are the checks, the count only that it ran
+    assert len(twists) >= 600
     # the twists sent are the documented profile's (closed form here, not the module's)
     tour = bag["/controller/joint_trajectory"][0][1]
     T, t0 = 4.0, tour.header.stamp.sec + 1e-9 * tour.header.stamp.nanosec  # the profile starts with the tour
