@@ -439,12 +439,13 @@ def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 1
         return {"stiffness": K, "damping": D, "k_null": k_null}, notes
     sel = np.where(free, 1.0, np.array(PRESS_AXES))
     vlim = np.full(6, VELOCITY_LIMIT)
+    force_i = np.where(free, 0.0, omega / 2.0)  # both laws' force integral gain
     if law == "hybrid_force_position":
         return {"kp": ra["kp"], "kd": ra["kd"], "selection": sel,
-                "force_p": np.where(free, 0.0, FORCE_P), "force_i": np.where(free, 0.0, omega / 2.0),
+                "force_p": np.where(free, 0.0, FORCE_P), "force_i": force_i,
                 "force_damping": ra["kd"], "velocity_limit": vlim, "k_null": k_null}, notes
     return {"mass": lam, "damping": D, "stiffness": np.where(sel > 0.5, K, 0.0), "kp": ra["kp"],
-            "kd": ra["kd"], "force_i": np.where(free, 0.0, omega / 2.0), "velocity_limit": vlim,
+            "kd": ra["kd"], "force_i": force_i, "velocity_limit": vlim,
             "k_null": k_null}, notes
 
 

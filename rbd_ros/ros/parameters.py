@@ -237,7 +237,7 @@ class Schema:
             value, default = out.pop(old), self.specs[new].default
             if (old not in given) if given is not None else value == default:
                 continue
-            notes.append(f"parameter '{old}' is deprecated: use '{new}' (given {old}:={value!r})")
+            notes.append(_deprecation_note(old, new, value))
             if new in out and ((new in given) if given is not None else out[new] != default) \
                     and out[new] != value:
                 raise NodeConfigError(f"parameters '{old}' and '{new}' are one parameter ('{old}' is "
@@ -363,6 +363,11 @@ class Schema:
         return "\n".join(lines) + "\n"
 
 
+def _deprecation_note(old: str, new: str, value: Any) -> str:
+    """The one-line warning for a deprecated parameter name given (``resolve``, ``renamed``)."""
+    return f"parameter '{old}' is deprecated: use '{new}' (given {old}:={value!r})"
+
+
 def renamed(params: list[Any], table: dict[str, str], warn: Callable[[str], None]) -> list[Any]:
     """``params`` (rclpy ``Parameter``s of a ``set_parameters``) with each deprecated name
     (``table``: old -> new) as its new name, a warning each: a pre-set callback."""
@@ -372,7 +377,7 @@ def renamed(params: list[Any], table: dict[str, str], warn: Callable[[str], None
     for prm in params:
         new = table.get(prm.name)
         if new is not None:
-            warn(f"parameter '{prm.name}' is deprecated: use '{new}' (given {prm.name}:={prm.value!r})")
+            warn(_deprecation_note(prm.name, new, prm.value))
             prm = Parameter(new, prm.type_, prm.value)
         out.append(prm)
     return out

@@ -199,8 +199,10 @@ class _Chain:
 
 def _is_file(source: str | os.PathLike) -> bool:
     """Whether ``source`` names a file (not URDF text, which may be too long for a path)."""
+    from rbd_ros.urdf.parse import _looks_like_xml
+
     text = str(source)
-    if text.lstrip().startswith("<"):
+    if _looks_like_xml(text):
         return False
     try:
         return Path(text).is_file()
