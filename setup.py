@@ -7,7 +7,7 @@ package_name = "rbd_ros"
 
 setup(
     name=package_name,
-    version="0.1.0",
+    version="0.3.0",
     packages=find_packages(include=["rbd_ros", "rbd_ros.*"]),
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),

@@ -44,7 +44,7 @@ from rbd_ros.model import MdhModel  # noqa: E402
 ROBOTS = {"puma560": ROOT / "config" / "puma560.yaml", "arm7": ROOT / "config" / "arm7.yaml"}
 
 
-def median_us(fn, number: int, repeat: int) -> float:  # noqa: ANN001
+def median_us(fn, number: int, repeat: int) -> float:
     return 1e6 * statistics.median(t / number for t in timeit.repeat(fn, number=number, repeat=repeat))
 
 
@@ -63,7 +63,7 @@ def bench_laws(quick: bool) -> dict:
         for law_name in LAWS:
             law = make_law(law_name, model)
             law.compute(0.0, q, qd, ref)
-            out[name][law_name] = median_us(lambda: law.compute(0.0, q, qd, ref), number, repeat)  # noqa: B023
+            out[name][law_name] = median_us(lambda: law.compute(0.0, q, qd, ref), number, repeat)
     return out
 
 
@@ -108,7 +108,7 @@ def bench_callback(quick: bool) -> dict:
             real_cmd, real_state = ctrl.cmd_pub.publish, ctrl.state_pub.publish
             real_task = ctrl.task_pub.publish if ctrl.task_pub is not None else None
 
-            def stub(*_a) -> None:  # noqa: ANN002
+            def stub(*_a) -> None:
                 return None
 
             for label, cmd, state in (("no_publish", stub, stub), ("publish_command", real_cmd, stub),

@@ -78,7 +78,7 @@ def robots(quick: bool) -> dict[int | str, MdhModel]:
     return out
 
 
-def interleaved(fns: dict, number: int, repeat: int) -> dict[str, float]:  # noqa: ANN001
+def interleaved(fns: dict, number: int, repeat: int) -> dict[str, float]:
     """Median seconds per call of each function, measured in alternation."""
     samples: dict[str, list[float]] = {k: [] for k in fns}
     for f in fns.values():

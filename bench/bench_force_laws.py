@@ -64,11 +64,11 @@ def bench(quick: bool) -> dict:
             ref = Reference(n).set_joint(q + 0.01) if law_name == "computed_torque" else \
                 Reference(n).set_task(T)
             if law_name in ("impedance", "hybrid_force_position", "admittance"):
-                def cycle(law=law, ref=ref) -> None:  # noqa: ANN001
+                def cycle(law=law, ref=ref) -> None:
                     law.set_measured_wrench(wrench)
                     law.compute(0.001, q, qd, ref)
             else:
-                def cycle(law=law, ref=ref) -> None:  # noqa: ANN001
+                def cycle(law=law, ref=ref) -> None:
                     law.compute(0.001, q, qd, ref)
             cycle()
             assert not law.fault, (name, law_name, law.status)

@@ -77,7 +77,7 @@ def operation_counts(ns: list[int]) -> dict:
 
 
 # ---- timing ----------------------------------------------------------------------------------
-def callers(model) -> dict:  # noqa: ANN001
+def callers(model) -> dict:
     """Per method, a zero-argument call at a fixed random state (kernel level)."""
     n = model.dof
     robot = Robot(model)
@@ -112,7 +112,7 @@ def callers(model) -> dict:  # noqa: ANN001
     }
 
 
-def time_call(fn, budget: float = 0.004) -> float:  # noqa: ANN001
+def time_call(fn, budget: float = 0.004) -> float:
     """Average seconds per call over ~``budget`` seconds."""
     t0 = time.perf_counter()
     fn()

@@ -152,13 +152,13 @@ class Caller:
         self.ex.add_node(self.node)
         self.qos = SERVICE_QOS()
 
-    def client(self, srv_type, name: str):  # noqa: ANN001, ANN201
+    def client(self, srv_type, name: str):
         cli = self.node.create_client(srv_type, name, qos_profile=self.qos)
         if not cli.wait_for_service(timeout_sec=30):
             raise RuntimeError(f"{name} not available")
         return cli
 
-    def timed(self, cli, req, check: bool = True):  # noqa: ANN001, ANN201
+    def timed(self, cli, req, check: bool = True):
         """A callable: one round trip, returns seconds."""
         ex = self.ex
 
@@ -174,7 +174,7 @@ class Caller:
 
         return call
 
-    def burst(self, cli, req, count: int):  # noqa: ANN001, ANN201
+    def burst(self, cli, req, count: int):
         """A callable: ``count`` calls in flight at once; returns seconds per call."""
         ex = self.ex
 
@@ -197,7 +197,7 @@ class Caller:
         rclpy.shutdown(context=self.ctx)
 
 
-def states(robot, count: int, seed: int = 0):  # noqa: ANN001, ANN201
+def states(robot, count: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     n = robot.model.dof
     lo, hi = np.clip(robot.model.lower, -2, 2), np.clip(robot.model.upper, -2, 2)
@@ -205,7 +205,7 @@ def states(robot, count: int, seed: int = 0):  # noqa: ANN001, ANN201
     return q, rng.normal(size=(count, n)), rng.normal(size=(count, n))
 
 
-def sim_requests(robot, names: list[str]):  # noqa: ANN001, ANN201
+def sim_requests(robot, names: list[str]):
     """(10 000 torque rows, 1 held row) ForwardSimulate requests: 10 s at 1 kHz, RK4, output
     every step; torques = gravity at q0 (+ a small wave for the 10 000 rows)."""
     from rbd_ros_interfaces.srv import ForwardSimulate
@@ -244,7 +244,7 @@ def profile_server(quick: bool) -> dict:
     names = list(robot.joint_names)
     repeat = 5 if quick else 15
 
-    def med_ms(fn, number: int) -> float:  # noqa: ANN001
+    def med_ms(fn, number: int) -> float:
         fn()
         return 1e3 * statistics.median(t / number for t in timeit.repeat(fn, number=number,
                                                                           repeat=repeat))
@@ -263,16 +263,16 @@ def profile_server(quick: bool) -> dict:
         qa, qda, qdda = (svc._one(x) for x in (qa, qda, qdda))  # as the service calls the core
         tau = robot.inverse_dynamics(qa, qda, qdda)
         row = {
-            "deserialize_request": med_ms(lambda: deserialize_message(raw_req, InverseDynamics.Request), number),  # noqa: B023
-            "handler_total": med_ms(lambda: handler(req, InverseDynamics.Response()), number),  # noqa: B023
+            "deserialize_request": med_ms(lambda: deserialize_message(raw_req, InverseDynamics.Request), number),
+            "handler_total": med_ms(lambda: handler(req, InverseDynamics.Response()), number),
             "validate_and_convert": med_ms(lambda: (svc.permutation(req.joint_names),
                                                     svc.states("p", req.positions, 7),
                                                     svc.states("v", req.velocities, 7),
                                                     svc.states("a", req.accelerations, 7)), number),
-            "kernel": med_ms(lambda: robot.inverse_dynamics(qa, qda, qdda), number),  # noqa: B023
-            "fill_response": med_ms(lambda: setattr(res, "efforts", f64(tau)), number),  # noqa: B023
-            "fill_numpy_assign": med_ms(lambda: setattr(res, "efforts", tau.reshape(-1)), number),  # noqa: B023
-            "serialize_response": med_ms(lambda: serialize_message(res), number),  # noqa: B023
+            "kernel": med_ms(lambda: robot.inverse_dynamics(qa, qda, qdda), number),
+            "fill_response": med_ms(lambda: setattr(res, "efforts", f64(tau)), number),
+            "fill_numpy_assign": med_ms(lambda: setattr(res, "efforts", tau.reshape(-1)), number),
+            "serialize_response": med_ms(lambda: serialize_message(res), number),
             "request_bytes": len(raw_req), "response_bytes": len(serialize_message(res)),
         }
         out[label] = row
@@ -286,7 +286,7 @@ def profile_server(quick: bool) -> dict:
         kernel = []
 
         def run() -> None:
-            r = handler(req, ForwardSimulate.Response())  # noqa: B023
+            r = handler(req, ForwardSimulate.Response())
             kernel.append(r.compute_time)
 
         number = 1 if quick else 3
@@ -295,21 +295,21 @@ def profile_server(quick: bool) -> dict:
             req.effort_period, req.dt, req.integrator, req.duration, req.output_period, False)
         fields = ("times", "positions", "velocities", "accelerations")
 
-        def fill(conv) -> None:  # noqa: ANN001
+        def fill(conv) -> None:
             r = ForwardSimulate.Response()
             for k in fields:
-                setattr(r, k, conv(getattr(sim, k)))  # noqa: B023
+                setattr(r, k, conv(getattr(sim, k)))
 
         out[label] = {
-            "deserialize_request": med_ms(lambda: deserialize_message(raw_req, ForwardSimulate.Request), number),  # noqa: B023
+            "deserialize_request": med_ms(lambda: deserialize_message(raw_req, ForwardSimulate.Request), number),
             "handler_total": med_ms(run, number),
             "kernel": 1e3 * statistics.median(kernel),
-            "service_call": med_ms(lambda: server.sim_service.forward_simulate(  # noqa: B023
-                req.joint_names, req.initial_positions, req.initial_velocities, req.efforts,  # noqa: B023
-                req.effort_period, req.dt, req.integrator, req.duration, req.output_period, False), number),  # noqa: B023
+            "service_call": med_ms(lambda: server.sim_service.forward_simulate(
+                req.joint_names, req.initial_positions, req.initial_velocities, req.efforts,
+                req.effort_period, req.dt, req.integrator, req.duration, req.output_period, False), number),
             "fill_response": med_ms(lambda: fill(f64), number),
             "fill_numpy_assign": med_ms(lambda: fill(lambda x: x.reshape(-1)), number),
-            "serialize_response": med_ms(lambda: serialize_message(res), number),  # noqa: B023
+            "serialize_response": med_ms(lambda: serialize_message(res), number),
             "request_bytes": len(raw_req), "response_bytes": len(serialize_message(res)),
         }
     server.close()
@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         sim_many, sim_held, (q0, g0, rows) = sim_requests(robot, names)
         compute: list[float] = []
 
-        def sim_timed_kernel(req) -> callable:  # noqa: ANN001
+        def sim_timed_kernel(req) -> callable:
             def call() -> float:
                 t0 = time.perf_counter()
                 fut = c["sim"].call_async(req)

@@ -36,17 +36,17 @@ def main(argv: list[str]) -> int:
     node = rclpy.create_node("peer_servers")
     quick, slow = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
 
-    def trigger(_req, res):  # noqa: ANN001, ANN202
+    def trigger(_req, res):
         return res
 
-    def echo(req, res):  # noqa: ANN001, ANN202
+    def echo(req, res):
         res.efforts = req.positions
         res.success, res.message = True, "ok"
         return res
 
     cache: dict = {}
 
-    def sim(req, res):  # noqa: ANN001, ANN202
+    def sim(req, res):
         n = max(1, len(req.joint_names))
         rows = len(req.efforts) // n
         horizon = req.duration if req.duration > 0 else rows * req.effort_period
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
         stride = max(1, int(round(req.output_period / req.dt))) if req.output_period > 0 else 1
         k = len(range(0, steps + 1, stride))
         if (k, n) not in cache:
-            # array.array, as the real server assigns (rbd_ros.robot.services.f64): a numpy value
+            # array.array, as the real server assigns (rbd_ros.services.f64): a numpy value
             # would be copied element by element by the generated setter and inflate the echo.
             cache[(k, n)] = (f64(np.arange(k) * req.dt * stride), f64(np.zeros(k * n)))
         t, z = cache[(k, n)]

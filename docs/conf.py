@@ -11,10 +11,20 @@ sys.path.insert(0, ROOT)
 
 project = "rbd_ros"
 author = "rbd_ros contributors"
-copyright = "rbd_ros contributors"  # noqa: A001
+copyright = "rbd_ros contributors"
 release = "0.1.0"
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode"]
+# ``make docs-fast`` (RBD_DOCS_FAST=1): the same pages, text and API reference, without the two
+# costs that grow with the package (measured, docs/guides/performance-notes.md "The documentation
+# build"): viewcode's highlighted source pages (one per module, each also given furo's whole
+# navigation tree) and the per-function entries of the "On this page" panel
+# (``toc_object_entries``: furo copies the site's toctree, those ~5,000 nodes included, for every
+# page).  The full site is ``make docs``.
+FAST = os.environ.get("RBD_DOCS_FAST", "") not in ("", "0")
+if FAST:
+    extensions.remove("sphinx.ext.viewcode")
+    toc_object_entries = False
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
@@ -26,3 +36,7 @@ autodoc_default_options = {"members": True, "undoc-members": False, "show-inheri
 autodoc_typehints = "description"
 # docstrings name other objects in ``literal`` form, not as cross-references
 nitpicky = False
+# the only cross-references are autodoc's type hints: a builtin there (``-> type``) is looked up
+# among the package's attributes of that name (``JointInfo.type``, ``GripperJoint.type``), and two
+# of them are "more than one target found", a warning about a link nobody wrote
+suppress_warnings = ["ref.python"]

@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "controller": ("rbd_ros.ros.nodes.controller", "node: joint/task-space torque controllers"),
     "state-publisher": ("rbd_ros.ros.nodes.state_publisher",
                         "node: /robot_description, /tf_static, /tf of every URDF link"),
+    "ft-compensator": ("rbd_ros.ros.nodes.ft_compensator",
+                       "node: a real arm's F/T topic minus its identified payload (~/wrench_compensated)"),
     "bringup": ("rbd_ros.ros.bringup.cli", "start bridge, services and a controller; report"),
     "view": ("rbd_ros.ros.nodes.viewer", "MuJoCo's interactive viewer: live /joint_states or a recording"),
     "identify": ("rbd_ros.identification.cli", "dynamic parameters of an arm from a bringup recording"),

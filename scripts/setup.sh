@@ -92,26 +92,31 @@ for exe in "$VENV"/lib/rbd_ros/*; do
 done
 
 # numba compiles each kernel on first use and caches it; on a fresh machine the first bringup's
-# three or four nodes would all compile the same kernels at once (minutes). Compile them here,
-# once, in two processes (rbd_ros/sim/warm.py), in the background while colcon builds the
-# interfaces (warm imports neither rclpy nor them), in a process group of its own that is stopped
-# with setup on any exit or signal. Stamped with rbd_ros's sources (those of jit_cache.py's
-# digest and more) and the pins, and the number of cache files it left (fewer: caches deleted):
-# loading the ~115 cached kernel files takes 11-40 s, so a run where nothing changed skips it.
+# three or four nodes would all compile the same kernels at once. Compile them here, once, in two
+# processes (rbd_ros/sim/warm.py), in the background while colcon builds the interfaces (warm
+# imports neither rclpy nor them), in a process group of its own that is stopped with setup on
+# any exit or signal: for `make demo` only what its bringup runs (warm --demo: the nodes compile
+# only what they call, issue 39), for `make test` everything. Each kind is stamped with rbd_ros's
+# sources (those of jit_cache.py's digest and more) and the pins, and the number of cache files
+# it left (fewer: caches deleted); a full warm-up covers the demo's. Loading the ~115 cached
+# kernel files takes 11-40 s, so a run where nothing changed skips it.
 # numba's caches need no cleaning here: rbd_ros stamps every cached kernel with all its sources
 # (rbd_ros/algorithm/jit_cache.py), so a changed callee recompiles its callers wherever the cache lives
 kern=$(digest requirements.txt $(find rbd_ros -name '*.py' -not -path 'rbd_ros/ros/*' | sort))
 n_caches() { find rbd_ros -name '*.nbi' | wc -l; }
-warm_stamp=$(cat "$STAMPS/warm" 2>/dev/null || true)
+warm_kind=warm-demo warm_args=(--demo)
+if [ "$WITH_TEST" = 1 ]; then warm_kind=warm warm_args=(); fi
+warm_done() { local stamp; stamp=$(cat "$STAMPS/$1" 2>/dev/null || true)
+  [ "${stamp% *}" = "$kern" ] && [ "$(n_caches)" -ge "${stamp#* }" ]; }
 warm_pid=""
 stop_warm() { if [ -n "$warm_pid" ]; then kill -TERM -- "-$warm_pid" 2>/dev/null || true; fi; }
 trap stop_warm EXIT
 trap 'stop_warm; exit 130' INT
 trap 'stop_warm; exit 143' TERM
-if [ "${warm_stamp% *}" != "$kern" ] || [ "$(n_caches)" -lt "${warm_stamp#* }" ]; then
-  log "compiling the kernels in the background (rbd-ros warm, build/warm.log)"
+if ! warm_done "$warm_kind" && ! warm_done warm; then
+  log "compiling the kernels in the background (rbd-ros warm ${warm_args[*]}, build/warm.log)"
   set -m
-  "$VENV/bin/python" -m rbd_ros.sim.warm --jobs 2 > "$ROOT/build/warm.log" 2>&1 &
+  "$VENV/bin/python" -m rbd_ros.sim.warm --jobs 2 "${warm_args[@]}" > "$ROOT/build/warm.log" 2>&1 &
   warm_pid=$!
   set +m
 fi
@@ -121,6 +126,10 @@ fi
 # pinned release (same RIHS01 type hashes). Each is built into the venv only where no real package
 # of that name imports (a ROS install on the path, or a pip wheel ros-<name>); ours are the ones
 # colcon marked in the venv, rebuilt when their files change.
+# Only the generators Python uses run (rosidl_generator_c/_py, the C type supports for every RMW):
+# the C++ ones, which nothing here uses, were most of the build (scripts/cmake/python_typesupports_only.cmake,
+# test/ros/test_python_typesupports.py). A change of that file rebuilds the packages
+ONLY_PY="$ROOT/scripts/cmake/python_typesupports_only.cmake"
 compat=()
 for dir in interfaces_compat/*/; do
   [ -f "$dir/package.xml" ] || continue
@@ -132,11 +141,11 @@ for dir in interfaces_compat/*/; do
     echo real > "$STAMPS/compat-$name"
     continue
   fi
-  d=$(digest $(find "$dir" -type f | sort))
+  d=$(digest $(find "$dir" -type f | sort) "$ONLY_PY")
   stamp_ok "compat-$name" "$d" && [ -d "$VENV/share/$name" ] && continue
   compat+=("$dir")
 done
-ifc=$(digest $(find rbd_ros_interfaces -type f | sort))
+ifc=$(digest $(find rbd_ros_interfaces -type f | sort) "$ONLY_PY")
 # rbd_ros_interfaces is rebuilt with any compat package it may use; one colcon call builds them all
 # (independent packages in parallel)
 if [ "${#compat[@]}" -gt 0 ] || ! stamp_ok interfaces "$ifc" || ! [ -d "$VENV/share/rbd_ros_interfaces" ]; then
@@ -145,12 +154,19 @@ if [ "${#compat[@]}" -gt 0 ] || ! stamp_ok interfaces "$ifc" || ! [ -d "$VENV/sh
   (
     export PATH="$VENV/bin:$PATH" CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
     export COLCON_LOG_PATH="$ROOT/build/colcon-log"
+    # the packages side by side, as many as cores (none depends on another): colcon's parallel
+    # executor (colcon-parallel-executor, requirements.txt); without it, one after the other
+    executor=()
+    if "$VENV/bin/python" -c "import colcon_parallel_executor" 2>/dev/null; then
+      executor=(--executor parallel)
+    fi
     "$VENV/bin/colcon" build --merge-install --install-base "$VENV" --build-base "$ROOT/build/colcon" \
-      --base-paths "${pkgs[@]}" \
-      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF
+      --base-paths "${pkgs[@]}" "${executor[@]}" \
+      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF \
+        -DCMAKE_PROJECT_INCLUDE="$ONLY_PY"
   ) > "$ROOT/build/colcon.log" 2>&1 || { tail -40 "$ROOT/build/colcon.log"; exit 1; }
   for dir in "${compat[@]}"; do
-    digest $(find "$dir" -type f | sort) > "$STAMPS/compat-$(basename "$dir")"
+    digest $(find "$dir" -type f | sort) "$ONLY_PY" > "$STAMPS/compat-$(basename "$dir")"
   done
   echo "$ifc" > "$STAMPS/interfaces"
 fi
@@ -165,7 +181,7 @@ if [ -n "$warm_pid" ]; then
     tail -20 "$ROOT/build/warm.log"
     log "WARNING: rbd-ros warm exited with status $warm_rc (above): kernels compile on first use"
   elif ! grep -q "skipped" "$ROOT/build/warm.log"; then
-    echo "$kern $(n_caches)" > "$STAMPS/warm"
+    echo "$kern $(n_caches)" > "$STAMPS/$warm_kind"
   fi
 fi
 # rbd_ros's own bytecode (and the tests'), for the same reason: an editable install compiles none,

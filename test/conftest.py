@@ -50,7 +50,7 @@ def claim_free_domain() -> str:
     candidates = list(range(1, 201))
     random.SystemRandom().shuffle(candidates)
     for domain in candidates:
-        handle = open(os.path.join(folder, f"{domain}.lock"), "a")  # noqa: SIM115 - held
+        handle = open(os.path.join(folder, f"{domain}.lock"), "a")  # held
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -130,20 +130,20 @@ def _remove_zombie_segments() -> None:
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _zombie_segments():  # noqa: ANN202
+def _zombie_segments():
     yield
     _remove_zombie_segments()
 
 
-def pytest_sessionstart(session) -> None:  # noqa: ANN001
+def pytest_sessionstart(session) -> None:
     _remove_zombie_segments()
 
 
-def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ANN001
+def pytest_sessionfinish(session, exitstatus) -> None:
     _remove_zombie_segments()
 
 
-def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
+def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup``: one work unit per file, the heavy files one unit, sent first (in
     collection order, which puts them first).  xdist's own loadgroup reads the
     ``xdist_group`` marks before this file's collection hook adds them: measured, every
@@ -162,7 +162,7 @@ def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
-def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
+def pytest_collection_modifyitems(config, items) -> None:
     heavy = set()
     for item in items:
         path = Path(str(item.path)).resolve()
@@ -213,10 +213,34 @@ def _skips_to_failures(report) -> None:
             report.outcome, report.longrepr = "failed", message
 
 
+#: s: a test (its call, or its setup: the fixtures it starts) not marked ``slow`` that takes longer
+#: gets a ``SlowUnmarkedWarning`` in the summary (issue 39: mark it ``slow`` or make it faster; the
+#: fast tier, ``make test-fast``, is ``-m "not slow"``)
+UNMARKED_LIMIT = 30.0
+
+
+class SlowUnmarkedWarning(pytest.PytestWarning):
+    """A test not marked ``slow`` took more than ``UNMARKED_LIMIT`` s."""
+
+
+def slow_unmarked(item, call) -> str | None:
+    """The warning's text when ``call`` (a phase of ``item``) took over ``UNMARKED_LIMIT`` s and
+    ``item`` is not marked ``slow``, else None."""
+    if call.when not in ("setup", "call") or call.duration <= UNMARKED_LIMIT:
+        return None
+    if item.get_closest_marker("slow") is not None:
+        return None
+    return (f"{item.nodeid}: {call.when} took {call.duration:.1f} s (over {UNMARKED_LIMIT:.0f} s) and the "
+            "test is not marked slow: mark it @pytest.mark.slow or make it faster")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     _skips_to_failures(outcome.get_result())
+    message = slow_unmarked(item, call)
+    if message:
+        item.warn(SlowUnmarkedWarning(message))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -260,7 +284,7 @@ def node_process():
 # loop: tens of seconds on CI); the files using it are in the heavy xdist group, so one worker
 # runs it once for all of them
 @pytest.fixture(scope="session")
-def mobile_run(tmp_path_factory):  # noqa: ANN001, ANN201
+def mobile_run(tmp_path_factory):
     """``mobile_arm7`` under ``whole_body_computed_torque`` for 2 s, recorded with its video:
     ``(CompletedProcess, the record folder)`` (test_bringup_mobile, test_bringup_mobile_page,
     test_bringup_tf)."""

@@ -23,12 +23,13 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from rbd_ros.algorithm.first_use import njit_no_nrt
 from rbd_ros.algorithm.floating_base import aba_floating, crba_floating, rnea_floating
 from rbd_ros.algorithm.planar_base import aba_diff_drive, aba_ground, crba_planar, rnea_diff_drive, rnea_planar
 from rbd_ros.algorithm.rnea import PARALLEL_MIN  # batches of fewer states run on one thread (module docstring)
 
 
-def run(kernel, mp: np.ndarray, wss: np.ndarray, N: int, *args) -> None:  # noqa: ANN001
+def run(kernel, mp: np.ndarray, wss: np.ndarray, N: int, *args) -> None:
     """``kernel(mp, wss, chunks, *args)`` for a batch of ``N`` states, a chunk per thread (at
     most ``len(wss)``); below ``PARALLEL_MIN`` states its serial rows kernel on this thread
     instead, ``rows(mp, wss[0], 0, N, *args)``: no ``prange`` launch, and no
@@ -39,7 +40,7 @@ def run(kernel, mp: np.ndarray, wss: np.ndarray, N: int, *args) -> None:  # noqa
         _ROWS[kernel](mp, wss[0], 0, N, *args)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def rnea_floating_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
                        a: np.ndarray, tau: np.ndarray) -> None:
     """``floating_base.rnea_floating`` for rows ``lo .. hi - 1``: ``tau[k] = M(q_k) a_k + h(q_k, v_k)``."""
@@ -56,7 +57,7 @@ def rnea_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndar
         rnea_floating_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, a, tau)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def crba_floating_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
     """``floating_base.crba_floating`` for rows ``lo .. hi - 1``: ``M[k] = M(q_k)``, (N, 6 + n, 6 + n)."""
     for k in range(lo, hi):
@@ -71,7 +72,7 @@ def crba_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndar
         crba_floating_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def aba_floating_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
                       tau: np.ndarray, actuators: bool, a: np.ndarray) -> None:
     """``floating_base.aba_floating`` for rows ``lo .. hi - 1``: ``a[k] = M^{-1}(tau_k - h)``."""
@@ -88,7 +89,7 @@ def aba_floating_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarr
         aba_floating_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, tau, actuators, a)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def rnea_ground_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
                      a: np.ndarray, diff_drive: bool, out: np.ndarray) -> None:
     """``planar_base.rnea_planar`` (``[F_x, F_y, M_z, joints]``) or, ``diff_drive``,
@@ -109,7 +110,7 @@ def rnea_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarra
         rnea_ground_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, v, a, diff_drive, out)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def crba_ground_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
     """``planar_base.crba_planar`` for rows ``lo .. hi - 1`` (base rates; a diff drive's wheel
     inertia included)."""
@@ -125,7 +126,7 @@ def crba_ground_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarra
         crba_ground_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def aba_ground_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, v: np.ndarray,
                     u: np.ndarray, diff_drive: bool, a: np.ndarray, lam: np.ndarray) -> None:
     """Forward dynamics for rows ``lo .. hi - 1``: planar ``planar_base.aba_ground`` (``u = [F_x,

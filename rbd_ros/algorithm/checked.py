@@ -1,7 +1,9 @@
 """Validated single-state entry points used by ``Robot``'s fast path.
 
-Eagerly compiled for exactly ``float64`` C-contiguous arrays (the 2-D ``mw`` of
-``data.model_workspace``, 1-D states and outputs): numba's dispatcher then refuses any
+Compiled for exactly ``float64`` C-contiguous arrays (the 2-D ``mw`` of
+``data.model_workspace``, 1-D states and outputs), each on its first use
+(``algorithm.first_use``: importing this module compiles nothing, a process pays only for the
+entry points it calls): numba's dispatcher then refuses any
 other argument type (``TypeError``) instead of compiling a new specialisation, and the
 kernel checks lengths and finiteness itself, which costs nanoseconds instead of the
 microseconds of NumPy checks from Python.  A non-zero return code means "invalid" (1: an
@@ -31,7 +33,8 @@ import numpy as np
 from numba import njit, types
 
 from rbd_ros.algorithm.crba import crba
-from rbd_ros.algorithm.f8vector import f8vector
+from rbd_ros.algorithm.f8vector import bad_vector, f8vector
+from rbd_ros.algorithm.first_use import entry, one_signature
 from rbd_ros.algorithm.forward_dynamics import forward_dynamics
 from rbd_ros.algorithm.rnea import bias, gravity, rnea
 
@@ -43,19 +46,12 @@ _I = types.int64
 
 @njit(cache=True, inline="always")
 def _bad(mp: np.ndarray, x: np.ndarray) -> bool:
-    """Not ``n`` finite values in one aligned contiguous row.  Stride and alignment are
-    checked here because ``Robot`` calls the compiled entry point directly (``ENTRY``),
-    which, unlike the dispatcher, unboxes any 1-D 8-byte-item array as this C-layout type."""
-    if x.shape[0] != mp.shape[0] - 3 or x.strides[0] != 8 or x.ctypes.data & 7 != 0:
-        return True
-    for i in range(x.shape[0]):
-        if not np.isfinite(x[i]):
-            return True
-    return False
+    """Not ``n`` finite values in one aligned contiguous row (``f8vector.bad_vector``)."""
+    return bad_vector(x, mp.shape[0] - 3)
 
 
 @njit(cache=True, inline="always")
-def _nonfinite(x: np.ndarray) -> bool:
+def nonfinite(x: np.ndarray) -> bool:
     """Any NaN or Inf in the result ``x`` (1-D or 2-D): a result is checked before it leaves
     (``rbd_ros.util.validate``); finite inputs can still overflow (``qd = 1e200``)."""
     for v in x.flat:
@@ -65,71 +61,63 @@ def _nonfinite(x: np.ndarray) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _split(mw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def split_workspace(mw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(mp, ws)`` views of ``mw`` (``data.model_workspace``)."""
     n = int(mw[0, 0])
     return mw[1:n + 4], mw[n + 4:]
 
 
-@njit(_I(_M, _X, _X, _X, _V), cache=True, _nrt=False)
-def rnea_checked(mw, q, qd, qdd, tau):  # noqa: ANN001, ANN201 - typed by the signature
+@one_signature(_I(_M, _X, _X, _X, _V), cache=True, _nrt=False)
+def rnea_checked(mw, q, qd, qdd, tau):  # typed by the signature
     """``rnea`` if q, qd, qdd have n finite entries (and tau n entries), else 1."""
-    mp, ws = _split(mw)
+    mp, ws = split_workspace(mw)
     q, qd, qdd = q[:], qd[:], qdd[:]
     if _bad(mp, q) or _bad(mp, qd) or _bad(mp, qdd) or tau.shape[0] != q.shape[0]:
         return 1
     rnea(mp, ws, q, qd, qdd, tau)
-    return 2 if _nonfinite(tau) else 0
+    return 2 if nonfinite(tau) else 0
 
 
-@njit(_I(_M, _X, _X, _X, _V), cache=True, _nrt=False)
-def forward_dynamics_checked(mw, q, qd, tau, qdd):  # noqa: ANN001, ANN201
+@one_signature(_I(_M, _X, _X, _X, _V), cache=True, _nrt=False)
+def forward_dynamics_checked(mw, q, qd, tau, qdd):
     """``forward_dynamics`` (no actuators) after the same checks."""
-    mp, ws = _split(mw)
+    mp, ws = split_workspace(mw)
     q, qd, tau = q[:], qd[:], tau[:]
     if _bad(mp, q) or _bad(mp, qd) or _bad(mp, tau) or qdd.shape[0] != q.shape[0]:
         return 1
     forward_dynamics(mp, ws, q, qd, tau, False, qdd)
-    return 2 if _nonfinite(qdd) else 0
+    return 2 if nonfinite(qdd) else 0
 
 
-@njit(_I(_M, _X, _M), cache=True, _nrt=False)
-def crba_checked(mw, q, M):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(_I(_M, _X, _M), cache=True, _nrt=False)
+def crba_checked(mw, q, M):
+    mp, ws = split_workspace(mw)
     q = q[:]
     if _bad(mp, q) or M.shape[0] != q.shape[0] or M.shape[1] != q.shape[0]:
         return 1
     crba(mp, ws, q, M)
-    return 2 if _nonfinite(M) else 0
+    return 2 if nonfinite(M) else 0
 
 
-@njit(_I(_M, _X, _V), cache=True, _nrt=False)
-def gravity_checked(mw, q, g):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(_I(_M, _X, _V), cache=True, _nrt=False)
+def gravity_checked(mw, q, g):
+    mp, ws = split_workspace(mw)
     q = q[:]
     if _bad(mp, q) or g.shape[0] != q.shape[0]:
         return 1
     gravity(mp, ws, q, g)
-    return 2 if _nonfinite(g) else 0
+    return 2 if nonfinite(g) else 0
 
 
-@njit(_I(_M, _X, _X, _V), cache=True, _nrt=False)
-def bias_checked(mw, q, qd, h):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(_I(_M, _X, _X, _V), cache=True, _nrt=False)
+def bias_checked(mw, q, qd, h):
+    mp, ws = split_workspace(mw)
     q, qd = q[:], qd[:]
     if _bad(mp, q) or _bad(mp, qd) or h.shape[0] != q.shape[0]:
         return 1
     bias(mp, ws, q, qd, h)
-    return 2 if _nonfinite(h) else 0
+    return 2 if nonfinite(h) else 0
 
 
-def entry(dispatcher):  # noqa: ANN001, ANN201
-    """The compiled entry point of an eagerly compiled, single-signature ``dispatcher``
-    (``CompileResult.entry_point``), or the dispatcher itself if this numba has none.
-    Callers must check argument types themselves (module docstring)."""
-    try:
-        (sig,) = dispatcher.signatures
-        ep = dispatcher.overloads[sig].entry_point
-    except (AttributeError, KeyError, ValueError):
-        return dispatcher
-    return ep if callable(ep) else dispatcher
+__all__ = ["bias_checked", "crba_checked", "entry", "forward_dynamics_checked", "gravity_checked",
+           "rnea_checked"]

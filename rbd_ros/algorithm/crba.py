@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from rbd_ros.algorithm.first_use import njit_no_nrt
 from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, motion_subspace
 from rbd_ros.algorithm.layout import (
     ATYPE,
@@ -231,7 +232,7 @@ def crba_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, M: n
         crba_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, M)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def crba_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, M: np.ndarray) -> None:
     """``crba`` for rows ``lo .. hi - 1`` on one workspace, one thread (``rnea.rnea_rows``)."""
     for k in range(lo, hi):

@@ -11,7 +11,7 @@ An ``f8vector`` argument is unboxed in the compiled wrapper after reading the nd
 fields: the object is an ndarray (numba's adaptor, into scratch room for any ``ndim``), its
 ``nd`` is 1, its dtype's ``type_num`` is ``NPY_DOUBLE`` and its byte order native.  Anything
 else raises ``TypeError`` before the function runs (~7 ns per array).  Stride and alignment
-are left to the function (``checked._bad``).  Inside, ``x[:]`` is a plain
+are left to the function (``strided``, ``bad_vector`` below).  Inside, ``x[:]`` is a plain
 ``float64[::1]`` array, so the kernels it calls are the ones already compiled.
 
 The field offsets are those of NumPy's ``PyArrayObject_fields`` and ``PyArray_Descr`` (the same
@@ -25,7 +25,7 @@ import ctypes
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.core.datamodel import models, register_default
 from numba.extending import NativeValue, unbox
@@ -46,6 +46,26 @@ register_default(F8Vector)(models.ArrayModel)
 f8vector = F8Vector()
 
 
+@njit(cache=True, inline="always")
+def strided(x: np.ndarray) -> bool:
+    """Not one aligned contiguous row.  The entry points check it themselves because they are
+    called directly (``first_use.entry``), which, unlike the dispatcher, unboxes any 1-D
+    8-byte-item array (an ``f8vector`` too, after its checks) as this C-layout type."""
+    return x.strides[0] != 8 or x.ctypes.data & 7 != 0
+
+
+@njit(cache=True, inline="always")
+def bad_vector(x: np.ndarray, size: int) -> bool:
+    """Not ``size`` finite values in one aligned contiguous row (``strided``): a state argument
+    of a validated entry point (``checked``, ``floating_base``, ``planar_base``, the derivatives)."""
+    if x.shape[0] != size or strided(x):
+        return True
+    for i in range(size):
+        if not np.isfinite(x[i]):
+            return True
+    return False
+
+
 def _field(b: ir.IRBuilder, ptr: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
     """The ``ty`` at byte ``offset`` of the object at ``ptr``."""
     at = b.gep(b.bitcast(ptr, ir.IntType(8).as_pointer()), [ir.Constant(ir.IntType(64), offset)])
@@ -53,7 +73,7 @@ def _field(b: ir.IRBuilder, ptr: ir.Value, offset: int, ty: ir.Type) -> ir.Value
 
 
 @unbox(F8Vector)
-def _unbox_f8vector(typ: F8Vector, obj: ir.Value, c) -> NativeValue:  # noqa: ANN001 - numba's boxing context
+def _unbox_f8vector(typ: F8Vector, obj: ir.Value, c) -> NativeValue:  # numba's boxing context
     b = c.builder
     i8, i32 = ir.IntType(8), ir.IntType(32)
     probe = cgutils.alloca_once(b, ir.ArrayType(ir.IntType(64), 5 + 2 * _MAXDIMS))  # any ndim fits

@@ -36,8 +36,10 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.aba import aba_accelerations, aba_articulate, aba_velocities
-from rbd_ros.algorithm.checked import _nonfinite
+from rbd_ros.algorithm.checked import nonfinite
 from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
+from rbd_ros.algorithm.f8vector import bad_vector
+from rbd_ros.algorithm.first_use import one_signature
 from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, velocity_acceleration_from
 from rbd_ros.algorithm.layout import AP, AR, COM, GRAV, IC, MASS, MCOM, WA, WCH, WCI, WCM, WF, WIA, WN, WP, WPA
 from rbd_ros.algorithm.rnea import backward_pass, body_wrench
@@ -62,7 +64,7 @@ from rbd_ros.algorithm.spatial6 import (
     sub6,
 )
 
-_OFF = PACKED  #: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
+PACKED6 = PACKED  #: packed upper-triangle offsets of a symmetric 6x6 (aba.py "PACKED")
 
 
 @njit(cache=True, inline="always")
@@ -78,7 +80,7 @@ def base_gravity(mp: np.ndarray, q: np.ndarray) -> tuple[float, float, float]:
     g0 = mp[g, GRAV]
     g1 = mp[g, GRAV + 1]
     g2 = mp[g, GRAV + 2]
-    # R^T g with R of (x, y, z, w) (so3._quaternion_to_rotation), column by column
+    # R^T g with R of (x, y, z, w) (so3.quaternion_to_rotation_into), column by column
     return ((1.0 - 2.0 * (y * y + z * z)) * g0 + 2.0 * (x * y + z * w) * g1 + 2.0 * (x * z - y * w) * g2,
             2.0 * (x * y - z * w) * g0 + (1.0 - 2.0 * (x * x + z * z)) * g1 + 2.0 * (y * z + x * w) * g2,
             2.0 * (x * z + y * w) * g0 + 2.0 * (y * z - x * w) * g1 + (1.0 - 2.0 * (x * x + y * y)) * g2)
@@ -207,28 +209,28 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
     x = ws[b, WIA:WIA + 21]
     # IA_0 a' = -pA_0: Cholesky U^T U of the packed IA_0 in place, then two triangular solves
     for j in range(6):
-        d = x[_OFF[j]]
+        d = x[PACKED6[j]]
         for k in range(j):
-            u = x[_OFF[k] + j - k]
+            u = x[PACKED6[k] + j - k]
             d -= u * u
         d = np.sqrt(d)
-        x[_OFF[j]] = d
+        x[PACKED6[j]] = d
         for c in range(j + 1, 6):
-            e = x[_OFF[j] + c - j]
+            e = x[PACKED6[j] + c - j]
             for k in range(j):
-                e -= x[_OFF[k] + j - k] * x[_OFF[k] + c - k]
-            x[_OFF[j] + c - j] = e / d
+                e -= x[PACKED6[k] + j - k] * x[PACKED6[k] + c - k]
+            x[PACKED6[j] + c - j] = e / d
     y = ws[b, WA:WA + 6]
     for j in range(6):
         e = -ws[b, WPA + j]
         for k in range(j):
-            e -= x[_OFF[k] + j - k] * y[k]
-        y[j] = e / x[_OFF[j]]
+            e -= x[PACKED6[k] + j - k] * y[k]
+        y[j] = e / x[PACKED6[j]]
     for j in range(5, -1, -1):
         e = y[j]
         for c in range(j + 1, 6):
-            e -= x[_OFF[j] + c - j] * y[c]
-        y[j] = e / x[_OFF[j]]
+            e -= x[PACKED6[j] + c - j] * y[c]
+        y[j] = e / x[PACKED6[j]]
     aba_accelerations(mp, ws, n, y[0], y[1], y[2], y[3], y[4], y[5], a[6:])
     gx, gy, gz = base_gravity(mp, q)
     a[0] = y[3] + gx  # a = a' + [0; g_b], back to [v-dot; w-dot]
@@ -240,8 +242,9 @@ def aba_floating(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, v: np.ndarray, t
 
 
 # ---- validated entry points (FloatingBaseRobot's fast path; non-zero return = invalid) -----
-# Eagerly compiled without numba's runtime and called through their compiled entry point
-# (``checked.entry``), as ``algorithm.checked`` does for the fixed base: the caller checks
+# Compiled for one signature on first use (``first_use``), without numba's runtime, and called
+# through their compiled entry point (``first_use.on_first_call``), as ``algorithm.checked``
+# does for the fixed base: the caller checks
 # ``ndim`` and ``dtype``; lengths, stride, alignment, finiteness and the unit quaternion are
 # checked here; 2: the result is NaN or Inf (``rbd_ros.util.validate``).
 _M = "float64[:, ::1]"
@@ -249,46 +252,36 @@ _V = "float64[::1]"
 
 
 @njit(cache=True, inline="always")
-def _bad(x: np.ndarray, size: int) -> bool:
-    if x.shape[0] != size or x.strides[0] != 8 or x.ctypes.data & 7 != 0:
-        return True
-    for i in range(size):
-        if not np.isfinite(x[i]):
-            return True
-    return False
-
-
-@njit(cache=True, inline="always")
-def _bad_q(mp: np.ndarray, q: np.ndarray) -> bool:
+def bad_configuration(mp: np.ndarray, q: np.ndarray) -> bool:
     """Not ``7 + n`` finite values with a unit quaternion (to ~1e-6) in ``q[3:7]``."""
-    if _bad(q, mp.shape[0] + 4):
+    if bad_vector(q, mp.shape[0] + 4):
         return True
     s = q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]
     return abs(s - 1.0) > 2e-6
 
 
-@njit(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
-def rnea_floating_checked(mp, ws, q, v, a, tau):  # noqa: ANN001, ANN201 - typed by the signature
+@one_signature(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def rnea_floating_checked(mp, ws, q, v, a, tau):  # typed by the signature
     nv = mp.shape[0] + 3
-    if _bad_q(mp, q) or _bad(v, nv) or _bad(a, nv) or tau.shape[0] != nv:
+    if bad_configuration(mp, q) or bad_vector(v, nv) or bad_vector(a, nv) or tau.shape[0] != nv:
         return 1
     rnea_floating(mp, ws, q, v, a, tau)
-    return 2 if _nonfinite(tau) else 0
+    return 2 if nonfinite(tau) else 0
 
 
-@njit(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
-def aba_floating_checked(mp, ws, q, v, tau, a):  # noqa: ANN001, ANN201
+@one_signature(f"int64({_M}, {_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def aba_floating_checked(mp, ws, q, v, tau, a):
     nv = mp.shape[0] + 3
-    if _bad_q(mp, q) or _bad(v, nv) or _bad(tau, nv) or a.shape[0] != nv:
+    if bad_configuration(mp, q) or bad_vector(v, nv) or bad_vector(tau, nv) or a.shape[0] != nv:
         return 1
     aba_floating(mp, ws, q, v, tau, False, a)
-    return 2 if _nonfinite(a) else 0
+    return 2 if nonfinite(a) else 0
 
 
-@njit(f"int64({_M}, {_M}, {_V}, {_M})", cache=True, _nrt=False)
-def crba_floating_checked(mp, ws, q, M):  # noqa: ANN001, ANN201
+@one_signature(f"int64({_M}, {_M}, {_V}, {_M})", cache=True, _nrt=False)
+def crba_floating_checked(mp, ws, q, M):
     nv = mp.shape[0] + 3
-    if _bad_q(mp, q) or M.shape[0] != nv or M.shape[1] != nv:
+    if bad_configuration(mp, q) or M.shape[0] != nv or M.shape[1] != nv:
         return 1
     crba_floating(mp, ws, q, M)
-    return 2 if _nonfinite(M) else 0
+    return 2 if nonfinite(M) else 0

@@ -16,8 +16,8 @@ from numba import njit
 
 from rbd_ros.algorithm.floating_base import aba_floating
 from rbd_ros.lie.integrators import LIE_EULER, RKMK4, lie_finish, lie_rate, lie_stage, stage_count, step_scratch
-from rbd_ros.lie.se3 import _compose_exp
-from rbd_ros.lie.so3 import _quaternion_to_rotation, _rotation_to_quaternion
+from rbd_ros.lie.se3 import compose_exp_into
+from rbd_ros.lie.so3 import quaternion_to_rotation_into, rotation_to_quaternion_into
 
 __all__ = ["LIE_EULER", "RKMK4", "integrate_config", "integrate_floating", "pose_of"]
 
@@ -26,7 +26,7 @@ __all__ = ["LIE_EULER", "RKMK4", "integrate_config", "integrate_floating", "pose
 def pose_of(q: np.ndarray, T: np.ndarray) -> None:
     """4x4 base pose of ``q = [p; quaternion; ...]`` (quaternion normalised)."""
     s = 1.0 / np.sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6])
-    _quaternion_to_rotation(q[3] * s, q[4] * s, q[5] * s, q[6] * s, T)
+    quaternion_to_rotation_into(q[3] * s, q[4] * s, q[5] * s, q[6] * s, T)
     for r in range(3):
         T[r, 3] = q[r]
         T[3, r] = 0.0
@@ -39,7 +39,7 @@ def _store_pose(T: np.ndarray, q: np.ndarray, out_q: np.ndarray) -> None:
     side of ``q[3:7]`` (continuous trajectories, as Pinocchio's ``integrate``)."""
     for r in range(3):
         out_q[r] = T[r, 3]
-    _rotation_to_quaternion(T, out_q[3:7])  # reads T[:3, :3]
+    rotation_to_quaternion_into(T, out_q[3:7])  # reads T[:3, :3]
     if out_q[3] * q[3] + out_q[4] * q[4] + out_q[5] * q[5] + out_q[6] * q[6] < 0.0:
         for r in range(3, 7):
             out_q[r] = -out_q[r]
@@ -56,7 +56,7 @@ def integrate_config(q: np.ndarray, v: np.ndarray, dt: float, out: np.ndarray) -
     pose_of(q, T)
     for r in range(6):
         phi[r] = dt * v[r]
-    _compose_exp(T, phi, E, Tn)  # T exp(dt V^)
+    compose_exp_into(T, phi, E, Tn)  # T exp(dt V^)
     _store_pose(Tn, q, out)
     for i in range(7, q.shape[0]):
         out[i] = q[i] + dt * v[i - 1]

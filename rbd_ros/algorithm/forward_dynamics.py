@@ -27,6 +27,7 @@ from numba import njit, prange
 from rbd_ros.algorithm.aba import aba
 from rbd_ros.algorithm.actuators import armature, friction
 from rbd_ros.algorithm.crba import crba_from_transforms
+from rbd_ros.algorithm.first_use import njit_no_nrt
 from rbd_ros.algorithm.kinematics import joint_transforms, velocity_acceleration_pass, world_transforms
 from rbd_ros.algorithm.layout import VZERO, mrow, vrow
 from rbd_ros.algorithm.linalg import cholesky_solve_inplace  # also imported from here (control.laws)
@@ -77,7 +78,7 @@ def forward_dynamics_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.n
         forward_dynamics_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, tau, actuators, qdd)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def forward_dynamics_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
                           tau: np.ndarray, actuators: bool, qdd: np.ndarray) -> None:
     """``forward_dynamics`` for rows ``lo .. hi - 1`` on one workspace, one thread

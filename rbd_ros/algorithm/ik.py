@@ -36,7 +36,7 @@ from numba import njit, prange
 from rbd_ros.algorithm.kinematics import forward_kinematics, frame_jacobian
 from rbd_ros.algorithm.layout import WGP, WGR
 from rbd_ros.algorithm.linalg import cholesky_solve_inplace
-from rbd_ros.lie.so3 import _log as so3_log
+from rbd_ros.lie.so3 import log_into as so3_log
 
 LAM0 = 1e-1  # initial damping (m^2)
 LAM_MIN = 1e-12

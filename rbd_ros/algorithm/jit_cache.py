@@ -1,4 +1,4 @@
-"""numba's on-disk cache, keyed on the sources of the whole package instead of one file.
+"""numba's on-disk cache, keyed on the sources a kernel depends on instead of its one file.
 
 numba stamps a cached kernel with the content hash of the file that defines it only
 (``numba.core.caching``; its docs: "cache invalidation fails to recognize changes in functions
@@ -9,12 +9,14 @@ callee's module, the caller's stale cache would still load and run the old code.
 :func:`register` puts a cache locator in front of numba's own for the files under a package
 directory: the same cache places numba would pick (``NUMBA_CACHE_DIR`` when set, else the
 ``__pycache__`` beside the file when writable, else the user-wide cache directory, e.g.
-``~/.cache/numba`` for a read-only install), but every kernel's stamp is :func:`source_digest`
-of the package: its modules that import numba and every package module they import,
-transitively (:func:`kernel_sources`), with their relative paths and the Python, numba and
-NumPy versions.  Any change to any of them makes every cached kernel of the package stale, and
-each recompiles once on its next first call (and its cache file is overwritten, so nothing
-piles up); while nothing changes, the caches load as before.
+``~/.cache/numba`` for a read-only install), but a kernel's stamp is :func:`source_digest`
+from the file that defines it: that file and every package module it imports, transitively
+(:func:`kernel_sources` with ``start``), with their relative paths and the Python, numba and
+NumPy versions.  A change to one of them makes the kernels of that file stale (issue 45: an
+edit recompiles what it touches, not the whole cache: editing ``rnea.py`` recompiles the
+kernels of the modules that import it, editing ``control/tour.py`` none), and each
+recompiles once on its next first call (and its cache file is overwritten, so nothing piles
+up); while nothing changes, the caches load as before.
 
 ``rbd_ros/__init__.py`` registers ``rbd_ros`` itself (its ROS adapters in ``rbd_ros/ros``
 excepted: no kernel reads them) before any kernel module can be imported: at once if numba
@@ -43,7 +45,8 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 _REGISTERED: dict[str, tuple[str, ...]] = {}  # package directory -> excluded subdirectories
-_DIGESTS: dict[str, str] = {}  # package directory -> digest, computed once per process
+_DIGESTS: dict[tuple[str, str], str] = {}  # (package directory, kernel file) -> stamp, per process
+_GRAPHS: dict[str, _Graph] = {}  # package directory -> its sources, read once per process
 
 
 _NUMBA = re.compile(rb"^[ \t]*(?:from|import)[ \t]+numba\b", re.M)
@@ -51,34 +54,38 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)
                      rb"|import[ \t]+([\w.]+))", re.M)
 
 
-def kernel_sources(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()
-                   ) -> dict[str, bytes]:
-    """The ``.py`` files under ``package_dir`` (not under its subdirectories ``exclude``) a
-    compiled kernel can depend on, by relative path: those importing numba and, transitively,
-    every module of the package they import (anywhere in the file, so lazy imports count too):
-    a kernel freezes the code of its callees and the values of the globals it reads, wherever
-    they come from.  Modules no kernel module reaches (plotting, ROS adapters, ...) are left
-    out, so editing them recompiles nothing."""
-    root = os.path.realpath(package_dir)
-    skip = tuple(os.path.join(root, e) for e in exclude)
-    files: dict[str, str] = {}  # dotted module name in the package ('' the package) -> path
-    for folder, dirs, names in os.walk(root):
-        if folder.startswith(skip) and any(folder == s or folder.startswith(s + os.sep) for s in skip):
-            dirs[:] = []
-            continue
-        rel = os.path.relpath(folder, root)
-        prefix = "" if rel == "." else rel.replace(os.sep, ".") + "."
-        for n in names:
-            if n.endswith(".py"):
-                mod = prefix + n[:-3] if n != "__init__.py" else prefix[:-1]
-                files[mod] = os.path.join(folder, n)
-    text = {mod: Path(path).read_bytes() for mod, path in files.items()}
-    name = os.path.basename(root).encode()
+class _Graph:
+    """One snapshot of a package's ``.py`` files (read once per process and package): dotted
+    module name -> path and bytes, and each module's imports of package modules."""
 
-    def imported(mod: str) -> list[str]:
+    def __init__(self, package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> None:
+        root = os.path.realpath(package_dir)
+        skip = tuple(os.path.join(root, e) for e in exclude)
+        files: dict[str, str] = {}  # dotted module name in the package ('' the package) -> path
+        for folder, dirs, names in os.walk(root):
+            if any(folder == s or folder.startswith(s + os.sep) for s in skip):
+                dirs[:] = []
+                continue
+            rel = os.path.relpath(folder, root)
+            prefix = "" if rel == "." else rel.replace(os.sep, ".") + "."
+            for n in names:
+                if n.endswith(".py"):
+                    mod = prefix + n[:-3] if n != "__init__.py" else prefix[:-1]
+                    files[mod] = os.path.join(folder, n)
+        self.root, self.files = root, files
+        self.text = {mod: Path(path).read_bytes() for mod, path in files.items()}
+        self.name = os.path.basename(root).encode()
+        self._imports: dict[str, list[str]] = {}
+        self._closures: dict[str, tuple[str, ...]] = {}
+
+    def imported(self, mod: str) -> list[str]:
+        """The package modules ``mod`` imports (anywhere in the file: lazy imports count)."""
+        if mod in self._imports:
+            return self._imports[mod]
+        files, name = self.files, self.name
         package = mod if files[mod].endswith("__init__.py") else mod.rpartition(".")[0]
         out = []
-        for m in _IMPORT.finditer(text[mod]):
+        for m in _IMPORT.finditer(self.text[mod]):
             base, names = (m[1], m[2]) if m[1] else (m[3], b"")
             if base.startswith(b"."):  # relative: from the file's package upward
                 level = len(base) - len(base.lstrip(b"."))
@@ -92,31 +99,78 @@ def kernel_sources(package_dir: str | os.PathLike[str], exclude: tuple[str, ...]
             out.append(target)
             for n in re.findall(rb"\w+", names if b"(" in names else names.split(b" as ")[0]):
                 out.append(f"{target}.{n.decode()}" if target else n.decode())  # a submodule
-        return [t for t in out if t in files]
+        self._imports[mod] = [t for t in out if t in files]
+        return self._imports[mod]
 
-    stack = [mod for mod, source in text.items() if b"numba" in source and _NUMBA.search(source)]
-    keep = set(stack)
-    while stack:
-        for found in imported(stack.pop()):
-            if found not in keep:
-                keep.add(found)
-                stack.append(found)
-    return {os.path.relpath(files[m], root).replace(os.sep, "/"): text[m]
-            for m in sorted(keep, key=lambda m: files[m])}
+    def closure(self, start: list[str]) -> tuple[str, ...]:
+        """``start`` and every package module they import, transitively, in path order."""
+        keep, stack = set(start), list(start)
+        while stack:
+            for found in self.imported(stack.pop()):
+                if found not in keep:
+                    keep.add(found)
+                    stack.append(found)
+        return tuple(sorted(keep, key=lambda m: self.files[m]))
+
+    def module_of(self, py_file: str) -> str | None:
+        path = os.path.realpath(py_file)
+        for mod, p in self.files.items():
+            if p == path:
+                return mod
+        return None
+
+    def sources(self, mods: tuple[str, ...]) -> dict[str, bytes]:
+        return {os.path.relpath(self.files[m], self.root).replace(os.sep, "/"): self.text[m]
+                for m in mods}
+
+    def digest(self, mods: tuple[str, ...]) -> str:
+        """SHA-256 of the modules' relative paths and bytes and of the Python, numba and NumPy
+        versions."""
+        import numba
+        import numpy
+
+        h = hashlib.sha256()
+        h.update(f"{sys.version} {platform.machine()} {numba.__version__} {numpy.__version__}".encode())
+        for path, source in self.sources(mods).items():
+            h.update(b"\0" + path.encode() + b"\0")
+            h.update(source)
+        return h.hexdigest()
 
 
-def source_digest(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> str:
-    """SHA-256 of :func:`kernel_sources` (relative paths and bytes) and of the Python, numba and
-    NumPy versions."""
-    import numba
-    import numpy
+def _closure(package_dir: str | os.PathLike[str], exclude: tuple[str, ...],
+             start: str | os.PathLike[str] | None) -> tuple[_Graph, tuple[str, ...]]:
+    graph = _Graph(package_dir, exclude)
+    if start is None:
+        roots = [m for m, source in graph.text.items() if b"numba" in source and _NUMBA.search(source)]
+    else:
+        mod = graph.module_of(str(start))
+        if mod is None:
+            raise ValueError(f"{start} is not a module of {package_dir}")
+        roots = [mod]
+    return graph, graph.closure(roots)
 
-    h = hashlib.sha256()
-    h.update(f"{sys.version} {platform.machine()} {numba.__version__} {numpy.__version__}".encode())
-    for path, source in kernel_sources(package_dir, exclude).items():
-        h.update(b"\0" + path.encode() + b"\0")
-        h.update(source)
-    return h.hexdigest()
+
+def kernel_sources(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = (),
+                   start: str | os.PathLike[str] | None = None) -> dict[str, bytes]:
+    """The ``.py`` files under ``package_dir`` (not under its subdirectories ``exclude``) a
+    compiled kernel can depend on, by relative path.  With ``start`` (a file of the package):
+    that file and, transitively, every module of the package it imports (anywhere in the file,
+    so lazy imports count too): a kernel freezes the code of its callees and the values of the
+    globals it reads, and a cached kernel's callees and globals are names of its own module
+    (numba refuses to cache a kernel that is handed a function value: "dynamic globals").
+    Without ``start``: the union over every module that imports numba.  Modules no kernel
+    module reaches (plotting, ROS adapters, ...) are left out, so editing them recompiles
+    nothing."""
+    graph, mods = _closure(package_dir, exclude, start)
+    return graph.sources(mods)
+
+
+def source_digest(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = (),
+                  start: str | os.PathLike[str] | None = None) -> str:
+    """:meth:`_Graph.digest` of :func:`kernel_sources`: with ``start``, the stamp of every
+    cached kernel defined in that file."""
+    graph, mods = _closure(package_dir, exclude, start)
+    return graph.digest(mods)
 
 
 def _package_of(py_file: str) -> str | None:
@@ -129,10 +183,19 @@ def _package_of(py_file: str) -> str | None:
     return None
 
 
-def _digest(root: str) -> str:
-    if root not in _DIGESTS:  # once per process: all kernels of one run share one snapshot
-        _DIGESTS[root] = source_digest(root, _REGISTERED[root])
-    return _DIGESTS[root]
+def _digest(root: str, py_file: str) -> str:
+    """The stamp of the kernels defined in ``py_file``: :func:`source_digest` from that file,
+    over one snapshot of the package per process (all kernels of one run see the same sources)."""
+    key = (root, os.path.realpath(py_file))
+    if key not in _DIGESTS:
+        graph = _GRAPHS.get(root)
+        if graph is None:
+            graph = _GRAPHS[root] = _Graph(root, _REGISTERED[root])
+        mod = graph.module_of(py_file)
+        # a file outside the snapshot (created after it): stamped with the whole package
+        mods = graph.closure([mod]) if mod is not None else tuple(graph.files)
+        _DIGESTS[key] = graph.digest(mods)
+    return _DIGESTS[key]
 
 
 def _locators() -> list[type]:
@@ -141,9 +204,10 @@ def _locators() -> list[type]:
 
     class _PackageStamp:
         _package: str
+        _py_file: str
 
         def get_source_stamp(self) -> Any:
-            return ("rbd_ros.jit_cache", _digest(self._package))
+            return ("rbd_ros.jit_cache", _digest(self._package, self._py_file))
 
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> Any:
@@ -152,7 +216,7 @@ def _locators() -> list[type]:
                 return None  # not ours: numba's own locators take it
             self = super().from_function(py_func, py_file)  # type: ignore[misc]
             if self is not None:
-                self._package = package
+                self._package, self._py_file = package, py_file
             return self
 
     bases = [getattr(caching, name, None) or getattr(caching, "_" + name)  # numba < 0.59: _Name
@@ -258,8 +322,8 @@ def one_compiler(folder: str, wait: float = 300.0) -> Iterator[SimpleNamespace]:
             finally:
                 held.discard(path)  # the lock is released with the file
 
-    Dispatcher.compile = compile
+    Dispatcher.compile = compile  # type: ignore[method-assign]  # the patch is the point (undone below)
     try:
         yield stats
     finally:
-        Dispatcher.compile = compile_
+        Dispatcher.compile = compile_  # type: ignore[method-assign]  # numba's own method back

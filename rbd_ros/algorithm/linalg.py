@@ -2,7 +2,8 @@
 
 * ``cholesky_solve_inplace``: ``A x = b`` for a symmetric positive-definite ``A`` held as a
   block of rows of a larger array: ``A = L L^T`` (Cholesky, the lower triangle overwritten by
-  L), then ``L y = b`` and ``L^T x = y``.  Used by ``forward_dynamics.fd_cholesky`` (M qdd =
+  L), then ``L y = b`` and ``L^T x = y`` (``cholesky_substitute``, alone for a factor made
+  elsewhere: ``rnea_derivatives.fd_factor``).  Used by ``forward_dynamics.fd_cholesky`` (M qdd =
   tau - h), ``ik.lm_step`` (the damped normal equations) and ``control.laws``.
 """
 from __future__ import annotations
@@ -29,6 +30,14 @@ def cholesky_solve_inplace(ws: np.ndarray, r0: int, n: int, b: np.ndarray) -> bo
             for k in range(j):
                 s -= ws[r0 + i, k] * ws[r0 + j, k]
             ws[r0 + i, j] = s * inv
+    cholesky_substitute(ws, r0, n, b)
+    return True
+
+
+@njit(cache=True, inline="always")
+def cholesky_substitute(ws: np.ndarray, r0: int, n: int, b: np.ndarray) -> None:
+    """``b <- (L L^T)^{-1} b`` for the factor ``L`` in the lower triangle of ``ws[r0:r0+n, :n]``:
+    ``L y = b``, then ``L^T x = y``."""
     for i in range(n):  # L y = b
         s = b[i]
         for k in range(i):
@@ -39,4 +48,3 @@ def cholesky_solve_inplace(ws: np.ndarray, r0: int, n: int, b: np.ndarray) -> bo
         for k in range(i + 1, n):
             s -= ws[r0 + k, i] * b[k]
         b[i] = s / ws[r0 + i, i]
-    return True

@@ -51,9 +51,11 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.algorithm.aba import aba_accelerations
-from rbd_ros.algorithm.checked import _nonfinite, _split
+from rbd_ros.algorithm.checked import nonfinite, split_workspace
 from rbd_ros.algorithm.crba import composite_times_motion, crba_from_transforms
-from rbd_ros.algorithm.floating_base import _OFF, _bad, aba_root_articulate, rnea_root, root_composite
+from rbd_ros.algorithm.f8vector import bad_vector
+from rbd_ros.algorithm.first_use import one_signature
+from rbd_ros.algorithm.floating_base import PACKED6, aba_root_articulate, rnea_root, root_composite
 from rbd_ros.algorithm.kinematics import forward_kinematics, joint_angles
 from rbd_ros.algorithm.layout import GRAV, WHEEL, WIA, WPA, vrow
 from rbd_ros.algorithm.rnea import wrench_in_last_frame
@@ -64,7 +66,7 @@ def _ia(x: np.ndarray, r: int, c: int) -> float:
     """Entry (r, c) of the packed symmetric ``IA`` (``aba`` PACKED)."""
     if r > c:
         r, c = c, r
-    return x[_OFF[r] + c - r]
+    return x[PACKED6[r] + c - r]
 
 
 @njit(cache=True, inline="always")
@@ -318,10 +320,10 @@ def simulate_ground_callback(mp: np.ndarray, ws: np.ndarray, q0: np.ndarray, v0:
 
 
 # ---- validated entry points (MobileBaseRobot's fast path; non-zero return = invalid) -------
-# As ``algorithm.checked``: eagerly compiled without numba's runtime, called through their
-# compiled entry point on ``mw`` (``data.model_workspace``); the caller checks ``ndim`` and
+# As ``algorithm.checked``: compiled for one signature on first use, without numba's runtime,
+# called through their compiled entry point on ``mw`` (``data.model_workspace``); the caller checks ``ndim`` and
 # ``dtype``, these check lengths, stride, alignment, finiteness and (diff drive) ``v_y = 0``
-# with the tolerance of ``formulations.diff_drive._check_rolling``; 2: the result is NaN or Inf.
+# with the tolerance of ``bases.root_joint.check_rolling``; 2: the result is NaN or Inf.
 _M = "float64[:, ::1]"
 _V = "float64[::1]"
 
@@ -335,53 +337,54 @@ def _slides(x: np.ndarray) -> bool:
     return abs(x[1]) > 1e-9 * big
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
-def rnea_planar_checked(mw, q, v, a, tau):  # noqa: ANN001, ANN201 - typed by the signature
-    mp, ws = _split(mw)
+@one_signature(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def rnea_planar_checked(mw, q, v, a, tau):  # typed by the signature
+    mp, ws = split_workspace(mw)
     nv = mp.shape[0]
-    if _bad(q, nv) or _bad(v, nv) or _bad(a, nv) or tau.shape[0] != nv:
+    if bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(a, nv) or tau.shape[0] != nv:
         return 1
     if mp[nv - 1, WHEEL] > 0.0 and (_slides(v) or _slides(a)):  # a diff drive: v_y = a_y = 0
         return 1
     rnea_planar(mp, ws, q, v, a, a, False, tau)
-    return 2 if _nonfinite(tau) else 0
+    return 2 if nonfinite(tau) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
-def rnea_diff_drive_checked(mw, q, v, a, out):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def rnea_diff_drive_checked(mw, q, v, a, out):
+    mp, ws = split_workspace(mw)
     nv = mp.shape[0]
-    if _bad(q, nv) or _bad(v, nv) or _bad(a, nv) or out.shape[0] != nv or _slides(v) or _slides(a):
+    if bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(a, nv) or out.shape[0] != nv or _slides(v) or _slides(a):
         return 1
     rnea_diff_drive(mp, ws, q, v, a, a, False, out)
-    return 2 if _nonfinite(out) else 0
+    return 2 if nonfinite(out) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_M})", cache=True, _nrt=False)
-def crba_planar_checked(mw, q, M):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(f"int64({_M}, {_V}, {_M})", cache=True, _nrt=False)
+def crba_planar_checked(mw, q, M):
+    mp, ws = split_workspace(mw)
     nv = mp.shape[0]
-    if _bad(q, nv) or M.shape[0] != nv or M.shape[1] != nv:
+    if bad_vector(q, nv) or M.shape[0] != nv or M.shape[1] != nv:
         return 1
     crba_planar(mp, ws, q, M)
-    return 2 if _nonfinite(M) else 0
+    return 2 if nonfinite(M) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
-def aba_planar_checked(mw, q, v, f, a):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(f"int64({_M}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def aba_planar_checked(mw, q, v, f, a):
+    mp, ws = split_workspace(mw)
     nv = mp.shape[0]
-    if _bad(q, nv) or _bad(v, nv) or _bad(f, nv) or a.shape[0] != nv:
+    if bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(f, nv) or a.shape[0] != nv:
         return 1
     aba_ground(mp, ws, q, v, f[0], f[1], f[2], f[3:], False, a)
-    return 2 if _nonfinite(a) else 0
+    return 2 if nonfinite(a) else 0
 
 
-@njit(f"int64({_M}, {_V}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
-def aba_diff_drive_checked(mw, q, v, u, a, lam):  # noqa: ANN001, ANN201
-    mp, ws = _split(mw)
+@one_signature(f"int64({_M}, {_V}, {_V}, {_V}, {_V}, {_V})", cache=True, _nrt=False)
+def aba_diff_drive_checked(mw, q, v, u, a, lam):
+    mp, ws = split_workspace(mw)
     nv = mp.shape[0]
-    if _bad(q, nv) or _bad(v, nv) or _bad(u, nv - 1) or a.shape[0] != nv or lam.shape[0] < 1 or _slides(v):
+    if (bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(u, nv - 1) or a.shape[0] != nv
+            or lam.shape[0] < 1 or _slides(v)):
         return 1
     lam[0] = aba_diff_drive(mp, ws, q, v, u, a)
-    return 2 if _nonfinite(a) or not np.isfinite(lam[0]) else 0
+    return 2 if nonfinite(a) or not np.isfinite(lam[0]) else 0

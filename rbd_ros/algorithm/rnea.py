@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from rbd_ros.algorithm.actuators import armature, friction
+from rbd_ros.algorithm.first_use import njit_no_nrt
 from rbd_ros.algorithm.kinematics import angles, forward_kinematics, joint_angles, velocity_acceleration_pass
 from rbd_ros.algorithm.layout import (
     A0,
@@ -194,7 +195,7 @@ def rnea_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: 
                   tau)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def rnea_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
               wrench: np.ndarray, use_wrench: bool, actuators: bool, tau: np.ndarray) -> None:
     """``rnea_full`` for rows ``lo .. hi - 1`` on one workspace, one thread: a chunk of
@@ -212,6 +213,19 @@ def rnea_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, q
             rnea(mp, ws, q[k], qd[k], qdd[k], tau[k])
 
 
+@njit_no_nrt(cache=True, nogil=True)
+def rnea_rows_released(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
+                       qdd: np.ndarray, wrench: np.ndarray, use_wrench: bool, actuators: bool,
+                       tau: np.ndarray) -> None:
+    """``rnea_rows`` without the GIL, for a caller that owns ``ws`` (a workspace of its own,
+    not a shared ``Robot``'s, whose single-state calls rely on the GIL to run whole): the
+    planner's path check and retiming (``path_limits.PathLimits.torques``), so that the
+    control cycle's thread runs while a long trajectory's torques are computed (issue 37).
+    One thread: a ``prange`` launch on a loaded 2-core machine costs more than the 20 001
+    states of a 10 000-point goal (``Robot._run_batch``), and would hold the GIL while it waits."""
+    rnea_rows(mp, ws, lo, hi, q, qd, qdd, wrench, use_wrench, actuators, tau)
+
+
 @njit(cache=True, parallel=True)
 def gravity_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, tau: np.ndarray) -> None:
     """``gravity`` for each row of ``q`` (N x n), ``prange`` over chunks of states."""
@@ -220,7 +234,7 @@ def gravity_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, t
         gravity_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, tau)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def gravity_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, tau: np.ndarray) -> None:
     """``gravity`` for rows ``lo .. hi - 1``, one thread (``rnea_rows``)."""
     for k in range(lo, hi):
@@ -236,7 +250,7 @@ def bias_batch(mp: np.ndarray, wss: np.ndarray, chunks: int, q: np.ndarray, qd: 
         bias_rows(mp, wss[c], c * N // chunks, (c + 1) * N // chunks, q, qd, tau)
 
 
-@njit(cache=True, _nrt=False)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
+@njit_no_nrt(cache=True)  # no NRT: no MemInfo incref/decref per row view (rnea.rnea_rows)
 def bias_rows(mp: np.ndarray, ws: np.ndarray, lo: int, hi: int, q: np.ndarray, qd: np.ndarray,
               tau: np.ndarray) -> None:
     """``bias`` for rows ``lo .. hi - 1``, one thread (``rnea_rows``)."""

@@ -66,21 +66,26 @@ def store3(a: np.ndarray, i: int, col: int, x: tuple) -> None:
 
 
 @njit(cache=True, inline="always")
+def _mat3_strided_vec(a: np.ndarray, i: int, col: int, rs: int, cs: int, x: tuple) -> tuple[float, float, float]:
+    """``B x`` for the 3x3 ``B[r, k] = a[i, col + r rs + k cs]`` (constant strides: inlined,
+    the compiler folds the offsets)."""
+    x0, x1, x2 = x
+    r1, r2, c1, c2 = col + rs, col + 2 * rs, cs, 2 * cs
+    return (a[i, col] * x0 + a[i, col + c1] * x1 + a[i, col + c2] * x2,
+            a[i, r1] * x0 + a[i, r1 + c1] * x1 + a[i, r1 + c2] * x2,
+            a[i, r2] * x0 + a[i, r2 + c1] * x1 + a[i, r2 + c2] * x2)
+
+
+@njit(cache=True, inline="always")
 def mat3_vec(a: np.ndarray, i: int, col: int, x: tuple) -> tuple[float, float, float]:
     """``R x``, ``R`` the 3x3 stored row-major in ``a[i, col:col + 9]``."""
-    x0, x1, x2 = x
-    return (a[i, col] * x0 + a[i, col + 1] * x1 + a[i, col + 2] * x2,
-            a[i, col + 3] * x0 + a[i, col + 4] * x1 + a[i, col + 5] * x2,
-            a[i, col + 6] * x0 + a[i, col + 7] * x1 + a[i, col + 8] * x2)
+    return _mat3_strided_vec(a, i, col, 3, 1, x)
 
 
 @njit(cache=True, inline="always")
 def mat3t_vec(a: np.ndarray, i: int, col: int, x: tuple) -> tuple[float, float, float]:
-    """``R^T x``, ``R`` the 3x3 stored row-major in ``a[i, col:col + 9]``."""
-    x0, x1, x2 = x
-    return (a[i, col] * x0 + a[i, col + 3] * x1 + a[i, col + 6] * x2,
-            a[i, col + 1] * x0 + a[i, col + 4] * x1 + a[i, col + 7] * x2,
-            a[i, col + 2] * x0 + a[i, col + 5] * x1 + a[i, col + 8] * x2)
+    """``R^T x`` (the same nine entries, rows and columns swapped)."""
+    return _mat3_strided_vec(a, i, col, 1, 3, x)
 
 
 @njit(cache=True, inline="always")
@@ -237,28 +242,18 @@ def dot6(a: tuple, b: tuple) -> float:
 @njit(cache=True, inline="always")
 def motion_cross(V: tuple, m: tuple) -> tuple[float, float, float, float, float, float]:
     """``V x m = [w x mw; w x mv + v x mw]`` for ``V = [w; v]``, ``m = [mw; mv]`` (004 (8))."""
-    w = (V[0], V[1], V[2])
-    v = (V[3], V[4], V[5])
+    w, v = (V[0], V[1], V[2]), (V[3], V[4], V[5])
     mw = (m[0], m[1], m[2])
-    mv = (m[3], m[4], m[5])
-    a0, a1, a2 = cross3(w, mw)
-    b0, b1, b2 = cross3(w, mv)
-    c0, c1, c2 = cross3(v, mw)
-    return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
+    return cross3(w, mw) + add3(cross3(w, (m[3], m[4], m[5])), cross3(v, mw))
 
 
 @njit(cache=True, inline="always")
 def force_cross(V: tuple, F: tuple) -> tuple[float, float, float, float, float, float]:
     """``V x* F = [w x n + v x f; w x f]`` for ``V = [w; v]``, ``F = [n; f]`` (``-ad_V^T``,
     004 (7)-(8))."""
-    w = (V[0], V[1], V[2])
-    v = (V[3], V[4], V[5])
-    n = (F[0], F[1], F[2])
+    w, v = (V[0], V[1], V[2]), (V[3], V[4], V[5])
     f = (F[3], F[4], F[5])
-    a0, a1, a2 = cross3(w, n)
-    b0, b1, b2 = cross3(v, f)
-    c0, c1, c2 = cross3(w, f)
-    return a0 + b0, a1 + b1, a2 + b2, c0, c1, c2
+    return add3(cross3(w, (F[0], F[1], F[2])), cross3(v, f)) + cross3(w, f)
 
 
 @njit(cache=True, inline="always")
@@ -307,28 +302,11 @@ def load_sym6(a: np.ndarray, i: int, col: int) -> tuple:
 
 @njit(cache=True, inline="always")
 def store_sym6(a: np.ndarray, i: int, col: int, X: tuple) -> None:
-    """``a[i, col:col + 21] = X`` (packed; written out: a loop indexing the tuple is slower)."""
-    a[i, col] = X[0]
-    a[i, col + 1] = X[1]
-    a[i, col + 2] = X[2]
-    a[i, col + 3] = X[3]
-    a[i, col + 4] = X[4]
-    a[i, col + 5] = X[5]
-    a[i, col + 6] = X[6]
-    a[i, col + 7] = X[7]
-    a[i, col + 8] = X[8]
-    a[i, col + 9] = X[9]
-    a[i, col + 10] = X[10]
-    a[i, col + 11] = X[11]
-    a[i, col + 12] = X[12]
-    a[i, col + 13] = X[13]
-    a[i, col + 14] = X[14]
-    a[i, col + 15] = X[15]
-    a[i, col + 16] = X[16]
-    a[i, col + 17] = X[17]
-    a[i, col + 18] = X[18]
-    a[i, col + 19] = X[19]
-    a[i, col + 20] = X[20]
+    """``a[i, col:col + 21] = X`` (packed; in constant slices: a loop indexing the tuple is slower)."""
+    store6(a, i, col, X[0:6])
+    store6(a, i, col + 6, X[6:12])
+    store6(a, i, col + 12, X[12:18])
+    store3(a, i, col + 18, X[18:21])
 
 
 @njit(cache=True, inline="always")

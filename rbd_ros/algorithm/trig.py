@@ -57,6 +57,6 @@ def sincos(x: float) -> tuple[float, float]:
     return float(1 - (k & 2)) * (c if odd else s), float(1 - ((k + 1) & 2)) * (s if odd else c)
 
 
-def sincos_libm(x):  # noqa: ANN001, ANN201 - any number type (counts.Counted)
+def sincos_libm(x):  # any number type (counts.Counted)
     """``(np.sin(x), np.cos(x))``: ``sincos`` for ``counts.pure``."""
     return np.sin(x), np.cos(x)

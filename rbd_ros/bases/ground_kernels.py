@@ -7,6 +7,6 @@ from rbd_ros.algorithm.planar_base import aba_ground
 
 
 @njit(cache=True)
-def aba_planar(mp, ws, q, v, tau, act, out):  # noqa: ANN001, ANN201 - typed by the call
+def aba_planar(mp, ws, q, v, tau, act, out):  # typed by the call
     """``a = M^{-1}(tau - h)`` on a planar root, ``tau = [F_x, F_y, M_z, joints]`` (ABA)."""
     aba_ground(mp, ws, q, v, tau[0], tau[1], tau[2], tau[3:], act, out)

@@ -27,6 +27,10 @@ import numpy as np
 
 from rbd_ros.model import BASE_COORDINATES, BASE_TYPES
 
+#: the largest ``abs(yaw)`` a ground base accepts (rad): a double's spacing there is 1.2e-10
+#: rad; beyond ~1e15 it is a turn (``Robot`` on a planar or diff-drive root refuses more, naming it)
+MAX_YAW = 1e6
+
 
 class KernelCall(NamedTuple):
     """``module.function(mp, ws, *inputs, *constants, out)``: an unchecked kernel call
@@ -40,9 +44,13 @@ class KernelCall(NamedTuple):
     constants: tuple = ()
     entry: str = ""
 
+    @property
+    def path(self) -> str:
+        """The dotted module of the kernel (what the layout test reads as an import)."""
+        return self.module if "." in self.module else f"rbd_ros.algorithm.{self.module}"
+
     def load(self) -> Callable[..., Any]:
-        path = self.module if "." in self.module else f"rbd_ros.algorithm.{self.module}"
-        return getattr(importlib.import_module(path), self.function)
+        return getattr(importlib.import_module(self.path), self.function)
 
     def load_entry(self) -> Callable[..., Any] | None:
         """The compiled entry point (``checked.entry``), or ``None`` (none named, or the
@@ -86,20 +94,21 @@ def _no_constraint(v: np.ndarray, name: str) -> None:
     """A holonomic root: every ``v`` is admissible."""
 
 
-def _rolling(v: np.ndarray, name: str) -> None:
-    """The rolling constraint ``v_y = 0`` at the base point (001 (64); its one home:
-    ``formulations.diff_drive``)."""
-    from rbd_ros.formulations.diff_drive import _check_rolling
-
-    _check_rolling(v, name)
+def check_rolling(v: np.ndarray, what: str, tol: float = 1e-9) -> None:
+    """The rolling constraint of a differential drive, ``v_y = 0`` at the base point (001 (64)),
+    on the base rates ``v = (v_x, v_y, omega, ...)``: ``ValueError`` naming ``what`` when the
+    lateral rate exceeds ``tol`` relative to the largest rate (its one home: the robot's checks
+    and the ``formulations.diff_drive`` cross-checks use it)."""
+    if abs(v[1]) > tol * max(1.0, np.abs(v).max()):
+        raise ValueError(f"diff_drive: {what}[1] (lateral, v_y) = {v[1]:.3g} violates the rolling "
+                         "constraint v_y = 0 at the base point (001 (64))")
 
 
 @dataclass(frozen=True)
 class RootJoint:
     """One base kind (module docstring).  ``nq0``/``nv0``/``nu0``: the root's blocks of ``q``,
-    ``v`` and of the inputs; ``front``: ``"module:Class"`` of the ``rbd_ros.robot.front.RootFront``
-    whose methods ``Robot`` binds for this root, ``""`` for ``Robot``'s own (the fixed base's;
-    a name: the robot floor sits above this one and registers nothing here)."""
+    ``v`` and of the inputs.  The methods ``Robot`` binds for a moving root (its front) are
+    the robot floor's to name (``rbd_ros.robot.arm.FRONTS``): this floor names nothing above it."""
 
     kind: str
     nq0: int
@@ -108,7 +117,6 @@ class RootJoint:
     integrate: Callable[[np.ndarray, np.ndarray, float], np.ndarray]
     check_velocity: Callable[[np.ndarray, str], None]
     kernels: dict[str, KernelCall]
-    front: str
     constraint: str = ""
     neutral0: tuple[float, ...] = field(default=())
 
@@ -128,13 +136,6 @@ class RootJoint:
         """``q`` with the base at the world origin and all joints at zero."""
         return np.concatenate([np.array(self.neutral0, dtype=float), np.zeros(dof)])
 
-    def front_class(self) -> type | None:
-        """The ``RootFront`` of this root (imported on first use), ``None`` for a fixed base."""
-        if not self.front:
-            return None
-        module, name = self.front.split(":")
-        return getattr(importlib.import_module(module), name)
-
 
 _GROUND = {"rnea": KernelCall("planar_base", "rnea_planar", ("wrench0", False)),
            "forward_dynamics": KernelCall("rbd_ros.bases.ground_kernels", "aba_planar", (False,)),
@@ -149,22 +150,21 @@ ROOT_JOINTS: dict[str, RootJoint] = {
                                         entry="forward_dynamics_entry"),
          "crba": KernelCall("crba", "crba", entry="crba_entry"),
          "gravity": KernelCall("rnea", "gravity", entry="gravity_entry"),
-         "jacobian": KernelCall("kinematics", "jacobian", ("tool",), entry="jacobian_entry")},
-        ""),
+         "jacobian": KernelCall("kinematics", "jacobian", ("tool",), entry="jacobian_entry")}),
     "floating": RootJoint(
         "floating", 7, 6, 6, _integrate_floating, _no_constraint,
         {"rnea": KernelCall("floating_base", "rnea_floating"),
          "forward_dynamics": KernelCall("floating_base", "aba_floating", (False,)),
          "crba": KernelCall("floating_base", "crba_floating")},
-        "rbd_ros.robot.floating:FloatingFront", neutral0=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
+        neutral0=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)),
     "planar": RootJoint(
         "planar", 3, 3, 3, _integrate_planar, _no_constraint, _GROUND,
-        "rbd_ros.robot.mobile:GroundFront", neutral0=(0.0, 0.0, 0.0)),
+        neutral0=(0.0, 0.0, 0.0)),
     "diff_drive": RootJoint(
-        "diff_drive", 3, 3, 2, _integrate_planar, _rolling,
+        "diff_drive", 3, 3, 2, _integrate_planar, check_rolling,
         {**_GROUND, "rnea": KernelCall("planar_base", "rnea_diff_drive", ("wrench0", False)),
          "forward_dynamics": KernelCall("planar_base", "aba_diff_drive")},
-        "rbd_ros.robot.mobile:GroundFront", constraint="v_y = 0 at the base point (001 (64))",
+        constraint="v_y = 0 at the base point (001 (64))",
         neutral0=(0.0, 0.0, 0.0)),
 }
 assert tuple(ROOT_JOINTS) == BASE_TYPES  # one entry per base type of the model

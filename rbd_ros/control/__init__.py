@@ -1,3 +1,3 @@
-"""Control laws, gains, references and the control loop (ROS-free).  Importing the package
-registers the force laws (``force_laws``) in ``laws.LAW_CLASSES``."""
-from rbd_ros.control import force_laws as _force_laws  # noqa: F401 - registers the laws
+"""Control laws, gains, references and the control loop (ROS-free).  The laws ``make_law``
+builds are named in one registry, ``laws.LAW_CLASSES`` (the force laws by name: importing the
+package registers nothing)."""

@@ -1,13 +1,19 @@
 """Laws that touch the world: impedance, hybrid force/position and admittance (ROS-free).
 
-They are ``ControlLaw``s of ``rbd_ros.control.laws`` (registered in its ``LAW_CLASSES`` when
-``rbd_ros.control`` is imported), task-space laws on the pose reference of ``Reference``
+They are ``ControlLaw``s of ``rbd_ros.control.laws`` (named in its ``LAW_CLASSES``, imported at
+the first one ``make_law`` builds), task-space laws on the pose reference of ``Reference``
 (``ref.T, ref.v, ref.a``, or a joint reference mapped through the kinematics), plus two
 wrenches, both ``[f; n]`` in world axes at the tool origin, **what the tool exerts on the
 environment** (the ``m`` of 003 (2.1)-(2.2); ``rbd_ros.control.wrench``): ``wrench_target``
 (``set_target_wrench``) and ``wrench_measured`` (``set_measured_wrench``, e.g. from the
 payload-compensated F/T sensor, whose frame is the tool's).  Pressing 10 N down on a table is
-``f_z = -10``.
+``f_z = -10``.  A joint reference (a FollowJointTrajectory goal, issue 41.3) is mapped through
+the kinematics each cycle and a redundant arm's null space held to its ``q_d`` (``_task_kernel``);
+``contact()`` / ``contact_note`` give the goal's result the contact force.
+``use_compensated_wrench=True`` (the controller's parameter of that name): the
+measured wrench is the F/T reading compensated with the *identified* payload
+(``/ft_sensor/wrench_compensated``, ``identification.payload``), not with the model's last
+body: a heavy tool the model does not know then biases no press (issue 41.3).
 
 All three share one kernel (:func:`_task_kernel`), the operational-space form of 003
 (6.48)-(6.49) in RNEA form: a task acceleration ``a*`` and a task force ``F`` give
@@ -84,18 +90,19 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from rbd_ros.algorithm.actuators import coulomb
 from rbd_ros.algorithm.kinematics import jacobian_dot_times_qd
 from rbd_ros.algorithm.rnea import rnea_full
 from rbd_ros.control.gains import model_gains
 from rbd_ros.control.laws import (
     BAD_INPUT,
-    LAW_CLASSES,
     OK,
     ResolvedAcceleration,
-    _all_finite,
-    _dls_solve,
-    _finish,
-    _TaskLaw,
+    TaskSpaceLaw,
+    all_finite,
+    dls_pinv_times,
+    dls_solve,
+    finish_torque,
 )
 
 VELOCITY_LIMIT = 0.05  # m/s (rad/s) along force-controlled axes, the default bound
@@ -103,21 +110,39 @@ FORCE_P = 0.5  # the hybrid law's proportional force feedback, default
 CONTACT_SHARE = 0.1  # hybrid: a measured force past this share of the target is a contact
 OVER_DAMPING = 10.0  # hybrid: the damping past the velocity bound, times force_damping
 PRESS_AXES = (1.0, 1.0, 0.0, 1.0, 1.0, 1.0)  # default selection: force along z (a table)
+RAMP_TIME = 0.1  # s: a running law's gains and target wrench move to new values over this
+RAMPED = ("stiffness", "damping", "mass", "kp", "kd", "force_p", "force_i", "force_damping",
+          "velocity_limit")
+CONTACT_REPORT = 1.0  # N: past this contact force a trajectory goal's result says "in contact"
+#: rad/s: impedance compensates a joint's Coulomb friction at the sign of the reference's
+#: velocity past this speed, of the measured one below (``Impedance``).  Measured (10 N press,
+#: force error RMS over the slide): at 1e-3 the xArm 7's wall press slipped by 4 N where its
+#: slide's reference had just started (1.45 N), at 5e-3 TIAGo Pro's table press came to 0.209 N;
+#: at 2.5e-3 0.50 and 0.187 N (the sign of the measured velocity: 0.28 and 0.10 N)
+REFERENCE_FRICTION_SPEED = 0.0025
 
 @njit(cache=True)
 def _task_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray,
                  acc: np.ndarray, force: np.ndarray, knull: np.ndarray, lam2: float,
                  actuators: bool, no_wrench: np.ndarray, A: np.ndarray, y: np.ndarray,
                  jdqd: np.ndarray, z: np.ndarray, qdd_star: np.ndarray, lim: np.ndarray,
-                 tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover - jitted
+                 tau: np.ndarray, sat: np.ndarray, joint_ref: bool, qr: np.ndarray,
+                 qdr: np.ndarray, qddr: np.ndarray, rv: np.ndarray, band: float,
+                 qv: np.ndarray) -> int:  # pragma: no cover - jitted
     """``qdd* = J^#(a* - J' q') + (I - J^# J) z``, ``tau = RNEA(q, q', qdd*) + J^T F``
-    (module docstring; 003 (6.48)-(6.49), (2.2))."""
+    (module docstring; 003 (6.48)-(6.49), (2.2)); ``z = -k_null q'``, or with a joint
+    reference (``joint_ref``: a trajectory goal) the posture ``z = q_d'' + k_null (q_d' - q')
+    + (k_null / 2)^2 (q_d - q)`` (critically damped at the bandwidth ``k_null / 2``).
+    ``band > 0`` (impedance, with the drives modelled): the Coulomb friction compensated at
+    the sign of the reference's joint velocity ``q_v`` (``q_d'``, or ``J^# r_d'`` for a pose
+    reference) on the joints it moves by at least ``band`` (rad/s), instead of RNEA's
+    ``T_c sign(q')`` (kept on the others: ``Impedance``)."""
     n = q.shape[0]
     jacobian_dot_times_qd(mp, ws, q, qd, jdqd)
     for r in range(6):
         y[r] = acc[r] - jdqd[r]  # a* - J' q'
-    if not _dls_solve(J, lam2, A, y):
-        return _finish(tau, lim, sat, 2)
+    if not dls_solve(J, lam2, A, y):
+        return finish_torque(tau, lim, sat, 2)
     for j in range(n):
         s = 0.0
         for r in range(6):
@@ -125,26 +150,41 @@ def _task_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, 
         qdd_star[j] = s
     if n > 6:  # (I - J^# J) z, z = -k_null q'
         for j in range(n):
-            z[j] = -knull[j] * qd[j]
+            if joint_ref:
+                z[j] = qddr[j] + knull[j] * (qdr[j] - qd[j]) + 0.25 * knull[j] * knull[j] * (qr[j] - q[j])
+            else:
+                z[j] = -knull[j] * qd[j]
         for r in range(6):
             s = 0.0
             for j in range(n):
                 s += J[r, j] * z[j]
             y[r] = s
-        if not _dls_solve(J, lam2, A, y):
-            return _finish(tau, lim, sat, 2)
+        if not dls_solve(J, lam2, A, y):
+            return finish_torque(tau, lim, sat, 2)
         for j in range(n):
             s = 0.0
             for r in range(6):
                 s += J[r, j] * y[r]
             qdd_star[j] += z[j] - s
     rnea_full(mp, ws, q, qd, qdd_star, no_wrench, False, actuators, tau)
+    if actuators and band > 0.0:  # Coulomb at the reference's joint velocity
+        if joint_ref:
+            for j in range(n):
+                qv[j] = qdr[j]
+        else:  # J^# r_d'
+            for r in range(6):
+                y[r] = rv[r]
+            if not dls_pinv_times(J, lam2, A, y, qv):
+                return finish_torque(tau, lim, sat, 2)
+        for j in range(n):
+            if abs(qv[j]) >= band:  # where the reference rests: RNEA's T_c sign(q')
+                tau[j] += coulomb(mp, j, qv[j]) - coulomb(mp, j, qd[j])
     for j in range(n):  # + J^T F (003 (2.2))
         s = 0.0
         for r in range(6):
             s += J[r, j] * force[r]
         tau[j] += s
-    return _finish(tau, lim, sat, OK)
+    return finish_torque(tau, lim, sat, OK)
 
 
 @njit(cache=True)
@@ -225,16 +265,26 @@ def _admittance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarr
         force[r] = 0.0
 
 
-class _ForceLaw(_TaskLaw):
+class _ForceLaw(TaskSpaceLaw):
     """The common part (module docstring): wrench inputs, task velocity, the kernel."""
 
     dls_damping = ResolvedAcceleration.dls_damping
+    #: rad/s: > 0, the Coulomb friction of a joint the reference moves faster than this is
+    #: compensated at the reference's velocity (``_task_kernel``); 0, at the measured one's sign
+    coulomb_band = 0.0
 
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        #: the measured wrench is to come from the identified payload's compensation (the
+        #: bridge's ``/ft_sensor/wrench_compensated``, ``FTSensor.compensated``), not the model's
+        self.use_compensated_wrench = bool(kw.pop("use_compensated_wrench", False))
+        self._now: dict[str, np.ndarray] = {}  # the RAMPED gains this cycle uses
+        self._ramps: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}  # from, to, t0
         super().__init__(robot, gains, **kw)
         n = self.dof
         self.wrench_target = np.zeros(6)
+        self.wrench_now = np.zeros(6)  # the target this cycle uses (RAMP_TIME)
         self.wrench_measured = np.zeros(6)
+        self.measured = False  # a measured wrench was given (set_measured_wrench)
         self.velocity = np.zeros(6)  # J q' (world, tool origin)
         self.integral = np.zeros(6)  # int (m_d - m) dt along force axes, N s (0: impedance)
         self.touching = np.zeros(6)  # 1 along a force axis in contact (CONTACT_SHARE)
@@ -249,12 +299,65 @@ class _ForceLaw(_TaskLaw):
         self._q_last = np.full(n, np.nan)
         self._t_prev = math.nan
         self._w = np.zeros(6)
+        self._qv = np.zeros(n)  # the reference's joint velocity (coulomb_band)
 
     # ---- gains from the model -----------------------------------------------------------------
     @staticmethod
     def gain_design(*args: Any, **kw: Any) -> tuple[dict[str, np.ndarray], list[str]]:
         """``ControlLaw._model_gains`` derives a force law's gains with ``force_model_gains``."""
         return force_model_gains(*args, **kw)
+
+    # ---- online changes without a bump --------------------------------------------------------
+    def set_gains(self, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        """``ControlLaw.set_gains``; on a running law (a cycle computed since the last
+        ``reset``) the ``RAMPED`` gains (stiffness, damping, mass, position and force gains,
+        the velocity bound: a bound stepped down brakes a tool above it at once, ``10 D_f`` of
+        the excess: the press's guarded approach, 5 -> 1 cm/s, ~50 m/s^2)
+        move from the values in use to the new ones linearly over ``RAMP_TIME`` (ros2_controllers
+        issue 1178: a stiffness stepped in contact steps the force by ``dK e``).  ``gains``
+        shows the new values at once; the cycle uses ``_now``.  Admittance's zero ``mass`` (no
+        admittance) and zero ``stiffness`` (a force axis) are modes: switched at once.  The
+        selection and the rest apply at once."""
+        before = {k: v.copy() for k, v in self._now.items()}
+        super().set_gains(gains, **kw)
+        running = math.isfinite(getattr(self, "_t_prev", math.nan))
+        for k in RAMPED:
+            if k not in self.gains:
+                continue
+            goal = self.gains[k]
+            if not running or k not in before:
+                self._now[k] = goal.copy()
+                self._ramps.pop(k, None)
+                continue
+            if np.array_equal(before[k], goal) and k not in self._ramps:
+                continue
+            start = before[k]
+            if self.name == "admittance" and k in ("mass", "stiffness"):  # zero: a mode
+                switch = (start == 0.0) | (goal == 0.0)
+                start[switch] = goal[switch]
+            self._ramps[k] = (start, goal.copy(), math.nan)
+
+    def _advance_ramps(self, t: float) -> None:
+        """This cycle's gains and target on their ramps (``set_gains``); the force integral
+        rescaled with ``force_i`` so that ``k_i int (m_d - m) dt`` stays what it was."""
+        for k, (a, b, t0) in list(self._ramps.items()):
+            if not math.isfinite(t0):
+                t0 = t
+                self._ramps[k] = (a, b, t0)
+            s = min(max((t - t0) / RAMP_TIME, 0.0), 1.0)
+            now = self.wrench_now if k == "wrench" else self._now[k]
+            new = a + s * (b - a)
+            if k == "force_i":  # k_i I continuous: I' = I k_i / k_i'
+                keep = (now > 0.0) & (new > 0.0)
+                self.integral[keep] *= now[keep] / new[keep]
+            np.copyto(now, new)
+            if s >= 1.0:
+                del self._ramps[k]
+
+    def _end_ramps(self) -> None:
+        for k, (_, b, _) in self._ramps.items():
+            np.copyto(self.wrench_now if k == "wrench" else self._now[k], b)
+        self._ramps.clear()
 
     # ---- wrench inputs ------------------------------------------------------------------------
     def set_target_wrench(self, wrench: Any, q: Any = None) -> None:
@@ -276,7 +379,14 @@ class _ForceLaw(_TaskLaw):
         correction of the model's errors (gravity, friction), which does not scale with the
         target, so a target ramped by a stream of wrench messages keeps its integral action.  From a zero target the
         integral is kept too (a zero target's integral regulates the force to zero, and a
-        press starts from it)."""
+        press starts from it).
+
+        **Without a bump** (ros2_controllers issue 1178): on a running law the target the
+        cycle uses (``wrench_now``) moves to the new one over ``RAMP_TIME``, as the gains do
+        (``set_gains``), except on the axes that start a new task, taken at once: a flip, to
+        zero (the integral restarts) and from zero (a press's start: ramped, the approach
+        changed, the Z1's joint-torque estimate 0.07 -> 0.67 N RMS).  ``wrench_target`` is the
+        new target at once."""
         w = np.asarray(wrench, dtype=float).reshape(-1)
         if w.shape != (6,) or not np.isfinite(w).all():
             raise ValueError(f"target wrench must be 6 finite numbers [fx fy fz tx ty tz], "
@@ -295,14 +405,24 @@ class _ForceLaw(_TaskLaw):
                                  f"effort limits at the current pose: {names}")
         old = self.wrench_target
         flipped = (old != 0.0) & (w * old <= 0.0)  # a sign change, or to zero
+        fresh = flipped | (old == 0.0)  # a new task: flipped, cleared or from zero
         self.integral[flipped] = 0.0
         self.touching[flipped] = 0.0
         np.copyto(self.wrench_target, w)
+        if math.isfinite(self._t_prev):  # running: the cycle's target ramps (set_gains),
+            start = self.wrench_now.copy()  # but an axis flipped, cleared or set from zero
+            start[fresh] = w[fresh]  # is a new task (a press's start): taken at once
+            self._ramps["wrench"] = (start, w.copy(), math.nan)
+            np.copyto(self.wrench_now, start)
+        else:
+            np.copyto(self.wrench_now, w)
+            self._ramps.pop("wrench", None)
 
     def set_measured_wrench(self, wrench: np.ndarray, sensor_frame: bool = True) -> None:
         """The measured wrench on the environment (module docstring): in the tool (sensor)
         frame by default, rotated into world axes with the tool orientation of the last cycle
         (nothing allocated)."""
+        self.measured = True
         if not sensor_frame:
             np.copyto(self.wrench_measured, wrench)
             return
@@ -311,10 +431,23 @@ class _ForceLaw(_TaskLaw):
         np.dot(R, wrench[3:], out=self._w[3:])
         np.copyto(self.wrench_measured, self._w)
 
+    def contact(self) -> tuple[float, str]:
+        """The contact force the last cycle saw, ``(|f| in N, what it is)``: the measured
+        wrench's (``set_measured_wrench``: the F/T) when one was given, else the law's own
+        estimate where it has one (``Impedance``: its task force), else ``(nan, ...)``.  A
+        trajectory goal's result names it (``contact_note``)."""
+        if self.measured:
+            return math.hypot(*self.wrench_measured[:3]), "measured"
+        return self._contact_estimate()
+
+    def _contact_estimate(self) -> tuple[float, str]:
+        return math.nan, "no measured wrench"
+
     def reset(self) -> None:
         self._t_prev = math.nan
         self.integral[:] = 0.0
         self.touching[:] = 0.0
+        self._end_ramps()
 
     def fold_offset(self, T: np.ndarray) -> bool:
         """``Admittance.fold_offset``; the other laws keep no offset: False."""
@@ -327,30 +460,55 @@ class _ForceLaw(_TaskLaw):
 
     # ---- the cycle ----------------------------------------------------------------------------
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Any) -> int:
-        if not self._task_inputs(q, qd, ref) or not _all_finite(self.wrench_measured):
-            return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+        if not self._task_inputs(q, qd, ref) or not all_finite(self.wrench_measured):
+            return finish_torque(self.tau, self.limit, self.saturated, BAD_INPUT)
         np.copyto(self._q_last, q)
         np.dot(self.J, qd, out=self.velocity)
+        if self._ramps:
+            self._advance_ramps(t)
         self._task_terms(self._step_dt(t))
         return _task_kernel(self.mp, self.ws, q, qd, self.J, self.acc, self.force,
                             self.gains["k_null"], self.dls_damping**2, self.model_actuators,
                             self._none, self._A, self._y, self.jdqd, self._z, self.qdd_star,
-                            self.limit, self.tau, self.saturated)
+                            self.limit, self.tau, self.saturated, not ref.task, ref.q, ref.qd,
+                            ref.qdd, self._friction_velocity(), self.coulomb_band, self._qv)
 
     def _task_terms(self, dt: float) -> None:
         """Fill ``acc`` (a*) and ``force`` (F) from ``error``, ``velocity`` and the reference."""
         raise NotImplementedError
 
+    def _friction_velocity(self) -> np.ndarray:
+        """The task velocity the Coulomb compensation goes with (``coulomb_band`` > 0)."""
+        return self.ref_v
+
 
 class Impedance(_ForceLaw):
-    """Task-space impedance (module docstring): ``a* = r_d''``, ``F = K e + D e' + m_d``."""
+    """Task-space impedance (module docstring): ``a* = r_d''``, ``F = K e + D e' + m_d``.
+
+    The Coulomb friction of a joint the reference moves (faster than ``coulomb_band``,
+    ``REFERENCE_FRICTION_SPEED``) is compensated at the sign of the reference's joint velocity,
+    as the joint laws do (``gains.coulomb_compensation``), not at the measured one's: nothing
+    but the spring holds the force, and sliding under a press a joint that barely moves flips
+    ``sign(q')`` by ``2 T_c`` from cycle to cycle (TIAGo++'s right arm, 1 N m per joint: 1.03 N
+    RMS over the slide, 5.7 N at worst; TALOS's left arm 0.32 N; xArm 7 0.33 N; now 0.11, 0.08
+    and 0.18 N; TIAGo++ without any friction 0.11 N).  A joint the reference leaves at rest (or
+    moves slower) keeps the measured sign: compensated at the resting reference (zero), the
+    joints' static friction held TALOS's press at 5.7 of its 10 N until the slide moved them."""
 
     name = "impedance"
+    coulomb_band = REFERENCE_FRICTION_SPEED
+
+    def _contact_estimate(self) -> tuple[float, str]:
+        """``|F|`` of the force part of ``F = K e + D e' + m_d``: with the exact model the
+        task obeys ``Lambda (r'' - a*) = F - m``, so at rest (a contact holding the tool) the
+        contact force is ``F`` (module docstring); moving in free space ``F`` is the model's
+        error, ``Lambda (r'' - a*)``."""
+        return math.hypot(*self.force[:3]), "the impedance's estimate"
 
     def _task_terms(self, dt: float) -> None:
-        g = self.gains
+        g = self._now
         _impedance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["stiffness"],
-                         g["damping"], self.wrench_target, self.acc, self.force)
+                         g["damping"], self.wrench_now, self.acc, self.force)
 
 
 class HybridForcePosition(_ForceLaw):
@@ -359,10 +517,10 @@ class HybridForcePosition(_ForceLaw):
     name = "hybrid_force_position"
 
     def _task_terms(self, dt: float) -> None:
-        g = self.gains
-        _hybrid_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["kp"], g["kd"],
-                      g["selection"], g["force_p"], g["force_i"], g["force_damping"],
-                      g["velocity_limit"], self.wrench_target, self.wrench_measured, dt,
+        g, r = self.gains, self._now
+        _hybrid_terms(self.ref_a, self.ref_v, self.velocity, self.error, r["kp"], r["kd"],
+                      g["selection"], r["force_p"], r["force_i"], r["force_damping"],
+                      r["velocity_limit"], self.wrench_now, self.wrench_measured, dt,
                       self.integral, self.touching, self.acc, self.force)
 
 
@@ -414,10 +572,10 @@ class Admittance(_ForceLaw):
         return True
 
     def _task_terms(self, dt: float) -> None:
-        g = self.gains
-        _admittance_terms(self.ref_a, self.ref_v, self.velocity, self.error, g["mass"],
-                          g["damping"], g["stiffness"], g["kp"], g["kd"], g["force_i"],
-                          g["velocity_limit"], self.wrench_target, self.wrench_measured, dt,
+        r = self._now
+        _admittance_terms(self.ref_a, self.ref_v, self.velocity, self.error, r["mass"],
+                          r["damping"], r["stiffness"], r["kp"], r["kd"], r["force_i"],
+                          r["velocity_limit"], self.wrench_now, self.wrench_measured, dt,
                           self.offset, self.offset_v, self.offset_a, self.integral,
                           self.touching, self.acc, self.force)
 
@@ -449,6 +607,12 @@ def force_model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = 1
             "k_null": k_null}, notes
 
 
-FORCE_LAW_CLASSES = {"impedance": Impedance, "hybrid_force_position": HybridForcePosition,
-                     "admittance": Admittance}
-LAW_CLASSES.update(FORCE_LAW_CLASSES)
+def contact_note(law: Any) -> str:
+    """``"in contact (9.76 N, measured)"`` when ``law`` is a force law whose contact force
+    (``_ForceLaw.contact``) is past ``CONTACT_REPORT``, else ``""``: what a trajectory goal's
+    result adds to a tolerance violation or a success (``GoalExecution.contact``)."""
+    contact = getattr(law, "contact", None)
+    if contact is None:
+        return ""
+    f, what = contact()
+    return f"in contact ({f:.3g} N, {what})" if f > CONTACT_REPORT else ""

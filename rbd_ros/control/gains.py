@@ -82,7 +82,9 @@ Caps (each reported in the notes the node logs):
   ``b = kd dt / m``; by Jury's test it is stable iff ``a/2 < b < 2``.  The joint can see
   less than ``M_ii`` -- as little as ``m_min = 1 / (M^-1)_ii`` when the other joints give way --
   so the gains are capped to ``kd dt / m_min <= 1`` (half the limit) and
-  ``omega dt <= 2 zeta`` (half of ``a/2 < b``).  Task stiffness is capped the same way on
+  ``omega dt <= 2 zeta`` (half of ``a/2 < b``); ``computed_torque`` and
+  ``resolved_acceleration`` (``m = 1``: ``kd = 2 zeta omega``) also ``omega dt <= 1 / (2 zeta)``
+  (half of ``b < 2``: 40 Hz at a 250 Hz loop was ``b = 2.01``).  Task stiffness is capped the same way on
   the stiffest joint-space mode ``w_mode = sqrt(max eig(M^-1 J^T K_p J))``, damped by the
   joint damping of bandwidth ``w_j``: ``w_mode^2 dt <= 2 zeta min(w_j)``.
 * **effort.**  A joint law's stiffness is capped so that an error of ``E_LINEAR`` (0.02 rad
@@ -108,7 +110,9 @@ with the full ``M^-1`` (armature included): the column sums bound every eigenval
 ``b <= 1`` (half of Jury's ``b < 2``) and ``a/2 <= b/2``.  The node logs the nominal gains;
 a note names the joints whose ``kd`` the schedule lowers at ``q0``, at ``poses`` or at
 ``_TASK_POSES`` poses inside the limits, and how far.  Given gains (argument or YAML) are
-used as given.  ``computed_torque`` and ``resolved_acceleration`` multiply their feedback by
+used as given at the start; a change at runtime (the node's ``set_parameters``) must pass
+``gain_bound_refusal``: Jury's bound itself (not its half) at the current pose, and effort
+limits no larger than the model's.  ``computed_torque`` and ``resolved_acceleration`` multiply their feedback by
 ``M(q)`` themselves: their error dynamics (6.46) do not depend on the pose.
 """
 from __future__ import annotations
@@ -296,6 +300,8 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     notes: list[str] = []
     # discrete-stability bound on omega: omega dt <= 2 zeta, and kd dt / m_min <= 1
     w_cap = 2.0 * zeta / dt
+    if law in ("computed_torque", "resolved_acceleration"):
+        w_cap = min(w_cap, 1.0 / (2.0 * zeta * dt))  # m = 1: kd dt = 2 zeta omega dt <= 1 (b < 2, halved)
     if omega > w_cap:
         notes.append(f"bandwidth capped to {w_cap / (2 * np.pi):.3g} Hz for the {rate:g} Hz loop")
         omega = w_cap
@@ -455,3 +461,104 @@ def load_gains(law: str, robot_names: list[str] | tuple[str, ...] = (), path: st
             out.update((robots[name] or {}).get(law) or {})
             break
     return out
+
+
+#: laws whose ``kp``/``kd`` are acceleration gains (``e'' + kd e' + kp e = 0`` per axis, m = 1)
+_ACCELERATION_LAWS = ("computed_torque", "resolved_acceleration", "hybrid_force_position", "admittance")
+
+
+def gain_bound_refusal(law: str, model: Any, gains: Mapping[str, Any], rate: float,
+                       q: Any = None, scheduled: bool = False,
+                       names: tuple[str, ...] | None = None) -> str | None:
+    """Why ``gains`` (the complete set a law would run with: validated arrays) are refused
+    by the discrete-time stability rule of the module docstring at ``rate`` Hz and pose ``q``
+    (default: zero clipped into the limits), or by the model's effort limits; None if they
+    pass.  ``names``: the gains being changed (default: all), the only ones named.
+
+    Jury's test on the zero-order-hold map, ``a/2 < b < 2`` with ``a = kp dt^2 / m`` and
+    ``b = kd dt / m``, per joint ``m = 1 / (M^-1)_jj`` at ``q``; the drive's viscous friction
+    ``D`` (003 (6.16)) acts in continuous time and damps as ``kd`` does in ``a/2 < b`` (with
+    ``kd = 0`` the first-order rule of ``_joint_pd``, ``kp dt < 2 D``):
+
+    * ``pd``, ``pid``, ``pd_gravity``: ``kp_j dt < 2 (kd_j + D_j)`` (``m`` cancels) and, unless
+      ``kd`` is ``scheduled`` with the inertia each cycle, ``kd_j dt < 2 m_j``;
+      ``pid`` also Routh's ``ki_j M_jj < (kd_j + D_j) kp_j`` (the cubic ``m s^3 + (kd + D) s^2
+      + kp s + ki``);
+    * the acceleration gains of ``computed_torque`` (6.46), ``resolved_acceleration`` (6.49)
+      and the inner loops of ``hybrid_force_position`` / ``admittance``: ``kp dt < 2 kd`` and
+      ``kd dt < 2`` per axis (``m = 1``), ``kp_null`` / ``k_null`` the same;
+    * ``task_pd`` (6.47): the stiffest joint-space mode, ``w^2 = max eig(M^-1 J^T K_p J)``,
+      ``w^2 dt < 2 min_j (kd_j + D_j) / M_jj``, and ``kd`` as for the joint laws;
+    * every law: ``effort_limit`` no larger than the model's (URDF's) limit of each joint
+      (``inf`` = no extra limit).
+
+    The force laws' task stiffness and damping (``impedance``, ``admittance``'s outer loop) are
+    not bounded here.  Each reason names the gain, the joint or axis, the value and the bound."""
+    from rbd_ros.robot import Robot
+
+    _check_law(law)
+    dt = 1.0 / float(rate)
+    changed = set(gains) if names is None else set(names)
+    joints = list(model.joint_names)
+    axes = ["x", "y", "z", "rx", "ry", "rz"]
+
+    def first(name: str, value: np.ndarray, bound: np.ndarray, rule: str, labels: list[str],
+              involved: tuple[str, ...] = ()) -> str | None:
+        """The reason for the first entry of ``value`` not below ``bound`` (if ``name`` or a
+        gain of the bound, ``involved``, is being changed)."""
+        bad = np.flatnonzero(~((value < bound) | (value == 0.0)))  # a zero gain feeds nothing back
+        if not changed & {name, *involved} or not bad.size:
+            return None
+        i = int(bad[0])
+        return (f"{name} of {'joint' if labels is joints else 'axis'} '{labels[i]}' = {value[i]:.6g} is past "
+                f"the discrete-time stability bound {rule} = {bound[i]:.6g} at the {float(rate):g} Hz "
+                f"control rate (Jury's test, rbd_ros.control.gains); give a smaller {name}")
+
+    lim = gains.get("effort_limit")
+    if lim is not None and "effort_limit" in changed:
+        model_lim = np.abs(np.asarray(model.effort_limit, dtype=float))
+        arr = np.asarray(lim, dtype=float)
+        over = np.flatnonzero(np.isfinite(arr) & (arr > model_lim))
+        if over.size:
+            i = int(over[0])
+            return (f"effort_limit of joint '{joints[i]}' = {arr[i]:.6g} N m is above the model's (URDF's) "
+                    f"effort limit {model_lim[i]:.6g} N m: effort_limit can only tighten it "
+                    f"(give at most {model_lim[i]:.6g}, or .inf for no extra limit)")
+    D = np.abs(np.asarray(model.viscous, dtype=float))
+    g = {k: np.asarray(v, dtype=float) for k, v in gains.items()}
+    if law in _ACCELERATION_LAWS:
+        for p, d in (("kp", "kd"), ("kp_null", "k_null")):
+            if p in g and d in g:
+                labels = joints if LAW_GAINS[law][d] == JOINT else axes
+                reason = (first(d, g[d], np.full(g[d].shape, 2.0 / dt), "2 / dt", labels)
+                          or first(p, g[p], 2.0 * g[d] / dt, f"2 {d} / dt", labels, (d,)))
+                if reason:
+                    return reason
+        return None
+    if law not in ("pd", "pid", "pd_gravity", "task_pd"):
+        return None
+    robot = Robot(model)
+    n = model.dof
+    q = np.clip(np.zeros(n), model.lower, model.upper) if q is None else np.asarray(q, dtype=float).reshape(n)
+    M, Minv = mass_matrix_checked(robot, q, what="cannot check the gains against the model")
+    kd = g["kd"]
+    if not scheduled:
+        reason = first("kd", kd, 2.0 / (dt * np.diag(Minv)), "2 / (dt (M^-1)_jj)", joints)
+        if reason:
+            return reason
+    if law == "task_pd":
+        J = robot.jacobian(q)
+        w2 = float(max(np.linalg.eigvals(Minv @ J.T @ np.diag(g["kp"]) @ J).real.max(), 0.0))
+        bound = float(np.min(2.0 * (kd + D) / (dt * np.diag(M))))
+        if changed & {"kp", "kd"} and not w2 < bound:
+            return (f"kp (task stiffness) {np.round(g['kp'], 6).tolist()} is past the discrete-time "
+                    f"stability bound: its stiffest joint-space mode max eig(M^-1 J^T K_p J) = "
+                    f"{w2:.6g} 1/s^2 must stay below 2 min_j (kd_j + D_j) / (dt M_jj) = {bound:.6g} at the "
+                    f"{float(rate):g} Hz control rate (Jury's test, rbd_ros.control.gains); give a "
+                    f"smaller kp")
+        return None
+    reason = first("kp", g["kp"], 2.0 * (kd + D) / dt, "2 (kd_j + D_j) / dt", joints, ("kd",))
+    if reason or law != "pid":
+        return reason
+    return first("ki", g["ki"], (kd + D) * g["kp"] / np.diag(M), "(kd_j + D_j) kp_j / M_jj", joints,
+                 ("kp", "kd"))

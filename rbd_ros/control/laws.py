@@ -29,9 +29,10 @@ kernel also adds the actuator terms of (6.16)-(6.17) (armature ``G^T J_M G qdd*`
 """
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numba import njit
@@ -55,7 +56,7 @@ from rbd_ros.control.gains import (
     validate_gain,
     validate_gains,
 )
-from rbd_ros.lie.so3 import _orientation_error
+from rbd_ros.lie.so3 import orientation_error_into
 from rbd_ros.model import MdhModel
 from rbd_ros.model.data import empty_workspace, pack_model
 
@@ -70,7 +71,11 @@ class Reference:
 
     ``joint`` / ``task`` tell which parts are valid.  Joint-space laws need the joint part;
     task-space laws use the task part, or map the joint part through the kinematics when only
-    that is given (``r_d = fk(q_d)``, ``r_d' = J q_d'``, ``r_d'' = J q_d'' + J' q_d'``)."""
+    that is given (``r_d = fk(q_d)``, ``r_d' = J q_d'``, ``r_d'' = J q_d'' + J' q_d'``).
+    ``effort`` (n, N m; ``feedforward`` True when set): a torque the trajectory asks for on top
+    of the law (a FollowJointTrajectory goal's efforts, issue 37), added before the
+    saturation by computed torque and PD + gravity (``follow_trajectory.FEED_FORWARD_LAWS``;
+    the loop refuses such goals for the other laws); zero otherwise."""
 
     def __init__(self, dof: int) -> None:
         self.q = np.zeros(dof)
@@ -79,27 +84,31 @@ class Reference:
         self.T = np.eye(4)
         self.v = np.zeros(6)
         self.a = np.zeros(6)
+        self.effort = np.zeros(dof)
         self.joint = True
         self.task = False
+        self.feedforward = False
 
     def set_joint(self, q: np.ndarray, qd: np.ndarray | None = None, qdd: np.ndarray | None = None) -> "Reference":
-        self.q[:] = q
-        self.qd[:] = 0.0 if qd is None else qd
-        self.qdd[:] = 0.0 if qdd is None else qdd
+        _fill((self.q, self.qd, self.qdd), (q, qd, qdd))
         self.joint, self.task = True, False
         return self
 
     def set_task(self, T: np.ndarray, v: np.ndarray | None = None, a: np.ndarray | None = None) -> "Reference":
-        self.T[:] = T
-        self.v[:] = 0.0 if v is None else v
-        self.a[:] = 0.0 if a is None else a
+        _fill((self.T, self.v, self.a), (T, v, a))
         self.joint, self.task = False, True
         return self
 
 
+def _fill(into: tuple[np.ndarray, ...], values: tuple[np.ndarray | None, ...]) -> None:
+    """Each ``into[i][:] = values[i]``, zero where a value is None (a reference's rates)."""
+    for dst, x in zip(into, values):
+        dst[:] = 0.0 if x is None else x
+
+
 # ---- jitted pieces (one call per cycle for the joint-space laws) --------------------------------
 @njit(cache=True)
-def _all_finite(x: np.ndarray) -> bool:  # pragma: no cover - jitted
+def all_finite(x: np.ndarray) -> bool:  # pragma: no cover - jitted
     for v in x.ravel():
         if not math.isfinite(v):
             return False
@@ -109,11 +118,11 @@ def _all_finite(x: np.ndarray) -> bool:  # pragma: no cover - jitted
 @njit(cache=True)
 def _joint_inputs_ok(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray,
                      qddr: np.ndarray) -> bool:  # pragma: no cover - jitted
-    return _all_finite(q) and _all_finite(qd) and _all_finite(qr) and _all_finite(qdr) and _all_finite(qddr)
+    return all_finite(q) and all_finite(qd) and all_finite(qr) and all_finite(qdr) and all_finite(qddr)
 
 
 @njit(cache=True)
-def _finish(tau: np.ndarray, lim: np.ndarray, sat: np.ndarray, code: int) -> int:  # pragma: no cover
+def finish_torque(tau: np.ndarray, lim: np.ndarray, sat: np.ndarray, code: int) -> int:  # pragma: no cover
     """Saturate at ``+-lim``; a non-finite entry (or ``code != OK``) zeroes everything."""
     n = tau.shape[0]
     if code == OK:
@@ -193,18 +202,20 @@ def _schedule_gains(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, kp: np.ndarra
 @njit(cache=True)
 def _pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qr: np.ndarray,
                qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray, kd: np.ndarray, with_gravity: bool,
-               lim: np.ndarray, e: np.ndarray, tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
-    """(6.18) ``tau = K_p e + K_v e'``; with ``with_gravity`` (6.34) ``+ g(q)``."""
+               ff: np.ndarray, lim: np.ndarray, e: np.ndarray, tau: np.ndarray,
+               sat: np.ndarray) -> int:  # pragma: no cover
+    """(6.18) ``tau = K_p e + K_v e'``; with ``with_gravity`` (6.34) ``+ g(q)``; ``+ ff`` (the
+    trajectory's effort feed-forward, zeros when none)."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
-        return _finish(tau, lim, sat, BAD_INPUT)
+        return finish_torque(tau, lim, sat, BAD_INPUT)
     if with_gravity:
         gravity(mp, ws, q, tau)
     else:
         tau[:] = 0.0
     for i in range(q.shape[0]):
         e[i] = qr[i] - q[i]
-        tau[i] += kp[i] * e[i] + kd[i] * (qdr[i] - qd[i])
-    return _finish(tau, lim, sat, OK)
+        tau[i] += kp[i] * e[i] + kd[i] * (qdr[i] - qd[i]) + ff[i]  # (6.34) + tau_ff
+    return finish_torque(tau, lim, sat, OK)
 
 
 @njit(cache=True)
@@ -214,7 +225,7 @@ def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, 
                 sat: np.ndarray) -> int:  # pragma: no cover
     """(6.28) ``tau = K_p e + K_v e' + int K_i e dt`` with the integral term clamped."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
-        return _finish(tau, lim, sat, BAD_INPUT)
+        return finish_torque(tau, lim, sat, BAD_INPUT)
     for i in range(q.shape[0]):
         e[i] = qr[i] - q[i]
         it = iterm[i] + ki[i] * e[i] * dt
@@ -224,7 +235,7 @@ def _pid_kernel(q: np.ndarray, qd: np.ndarray, qr: np.ndarray, qdr: np.ndarray, 
             it = -iclamp[i]
         iterm[i] = it
         tau[i] = kp[i] * e[i] + kd[i] * (qdr[i] - qd[i]) + it
-    return _finish(tau, lim, sat, OK)
+    return finish_torque(tau, lim, sat, OK)
 
 
 @njit(cache=True)
@@ -248,11 +259,12 @@ def _coulomb_toward(mp: np.ndarray, i: int, qdr: float, kp: float, kd: float, e:
 def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray,
                             qr: np.ndarray, qdr: np.ndarray, qddr: np.ndarray, kp: np.ndarray,
                             kd: np.ndarray, actuators: bool, vref: np.ndarray, wrench: np.ndarray,
-                            band: float, lim: np.ndarray, e: np.ndarray, qdd_star: np.ndarray,
-                            tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
-    """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``."""
+                            band: float, ff: np.ndarray, lim: np.ndarray, e: np.ndarray,
+                            qdd_star: np.ndarray, tau: np.ndarray, sat: np.ndarray) -> int:  # pragma: no cover
+    """(6.41)-(6.42) in RNEA form: ``tau = RNEA(q, q', qdd_d + K_v e' + K_p e)``, ``+ ff`` (the
+    trajectory's effort feed-forward, zeros when none)."""
     if not _joint_inputs_ok(q, qd, qr, qdr, qddr):
-        return _finish(tau, lim, sat, BAD_INPUT)
+        return finish_torque(tau, lim, sat, BAD_INPUT)
     for i in range(q.shape[0]):
         e[i] = qr[i] - q[i]
         qdd_star[i] = qddr[i] + kd[i] * (qdr[i] - qd[i]) + kp[i] * e[i]
@@ -261,7 +273,9 @@ def _computed_torque_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: n
         for i in range(q.shape[0]):
             tau[i] += (_coulomb_toward(mp, i, qdr[i], kp[i], kd[i], e[i], band)
                        - coulomb(mp, i, qd[i]) + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
-    return _finish(tau, lim, sat, OK)
+    for i in range(q.shape[0]):  # + tau_ff
+        tau[i] += ff[i]
+    return finish_torque(tau, lim, sat, OK)
 
 
 @njit(cache=True)
@@ -277,7 +291,7 @@ def _pose_error(Td: np.ndarray, T: np.ndarray, e: np.ndarray) -> None:  # pragma
     """``e = [p_d - p; log(R_d R^T)]`` (the task laws' pose error)."""
     for r in range(3):
         e[r] = Td[r, 3] - T[r, 3]
-    _orientation_error(Td, T, e, 3)
+    orientation_error_into(Td, T, e, 3)
 
 
 @njit(cache=True)
@@ -317,7 +331,7 @@ def _task_pd_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarra
             if coulomb(mp, j, 1.0) < lim[j]:  # a drive its friction holds at any command: not pushed
                 damping = kd[j] + viscous(mp, j, 1.0)
                 tau[j] += _coulomb_toward(mp, j, qdr[j], s, damping, 1.0, band)
-    return _finish(tau, lim, sat, OK)
+    return finish_torque(tau, lim, sat, OK)
 
 
 @njit(cache=True)
@@ -326,18 +340,28 @@ def _dls_joint_velocity(J: np.ndarray, v: np.ndarray, lam2: float, A: np.ndarray
     """``out = J^T (J J^T + lam2 I)^{-1} v``: joint velocities of the task twist ``v``."""
     for r in range(6):
         y[r] = v[r]
-    if not _dls_solve(J, lam2, A, y):
+    if not dls_pinv_times(J, lam2, A, y, out):
         out[:] = 0.0
-        return
+
+
+@njit(cache=True)
+def dls_pinv_times(J: np.ndarray, lam2: float, A: np.ndarray, y: np.ndarray,
+                   out: np.ndarray) -> bool:  # pragma: no cover - jitted
+    """``out = J^# y = J^T (J J^T + lam2 I)^{-1} y``, the damped pseudo-inverse of the 6 x n
+    ``J`` times ``y`` (``y`` overwritten, ``A`` scratch); False if the solve failed (``out``
+    untouched)."""
+    if not dls_solve(J, lam2, A, y):
+        return False
     for j in range(J.shape[1]):
         s = 0.0
         for r in range(6):
             s += J[r, j] * y[r]
         out[j] = s
+    return True
 
 
 @njit(cache=True)
-def _dls_solve(J: np.ndarray, lam2: float, A: np.ndarray, y: np.ndarray) -> bool:  # pragma: no cover
+def dls_solve(J: np.ndarray, lam2: float, A: np.ndarray, y: np.ndarray) -> bool:  # pragma: no cover
     """``y <- (J J^T + lam2 I)^{-1} y`` (Cholesky of the core)."""
     n = J.shape[1]
     for r in range(6):
@@ -372,13 +396,8 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
             y[r] = 0.0
             for j in range(n):
                 J[r, j] = 0.0
-    if not _dls_solve(J, lam2, A, y):
-        return _finish(tau, lim, sat, BAD_OUTPUT)
-    for j in range(n):
-        s = 0.0
-        for r in range(6):
-            s += J[r, j] * y[r]
-        qdd_star[j] = s
+    if not dls_pinv_times(J, lam2, A, y, qdd_star):  # qdd* = J^# (r''* - J' q')
+        return finish_torque(tau, lim, sat, BAD_OUTPUT)
     if n > 6:  # (I - J^# J) z, z the null-space (posture) acceleration
         for j in range(n):
             z[j] = -knull[j] * qd[j]
@@ -389,19 +408,16 @@ def _resolved_acceleration_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray,
             for j in range(n):
                 s += J[r, j] * z[j]
             y[r] = s
-        if not _dls_solve(J, lam2, A, y):
-            return _finish(tau, lim, sat, BAD_OUTPUT)
+        if not dls_pinv_times(J, lam2, A, y, tau):  # tau as scratch: J^# J z
+            return finish_torque(tau, lim, sat, BAD_OUTPUT)
         for j in range(n):
-            s = 0.0
-            for r in range(6):
-                s += J[r, j] * y[r]
-            qdd_star[j] += z[j] - s
+            qdd_star[j] += z[j] - tau[j]
     rnea_full(mp, ws, q, qd, qdd_star, wrench, False, actuators, tau)
     if actuators and posture:  # friction toward the joint reference, as in computed torque
         for i in range(n):
             tau[i] += (_coulomb_toward(mp, i, qdr[i], kpnull[i], knull[i], qr[i] - q[i], band)
                        - coulomb(mp, i, qd[i]) + vref[i] * viscous(mp, i, qdr[i] - qd[i]))
-    return _finish(tau, lim, sat, OK)
+    return finish_torque(tau, lim, sat, OK)
 
 
 # ---- the laws -------------------------------------------------------------------------------------
@@ -443,6 +459,7 @@ class ControlLaw:
         self.fault = False
         self.status = "ok"
         self._wrench = np.zeros(6)
+        self._no_effort = np.zeros(n)  # the feed-forward of the laws that add none
         self._model_limit = np.where(np.isfinite(model.effort_limit), model.effort_limit, np.inf)
         self.limit = self._model_limit.copy()
         self.gains: dict[str, np.ndarray] = {}
@@ -504,8 +521,9 @@ class ControlLaw:
     def _use_gains(self) -> None:
         """The arrays the kernels read: the scheduled copies or the gains themselves."""
         g = self.gains
-        self._kd_use = self._kd_now if self._schedule else g.get("kd")
-        self._kp_use = self._kp_now if self._schedule and self._schedule_kp else g.get("kp")
+        # (None for a law without that gain, whose kernel never reads it: an array for the checker)
+        self._kd_use = self._kd_now if self._schedule else cast(np.ndarray, g.get("kd"))
+        self._kp_use = self._kp_now if self._schedule and self._schedule_kp else cast(np.ndarray, g.get("kp"))
 
     @property
     def schedule(self) -> bool:
@@ -555,8 +573,8 @@ class PD(ControlLaw):
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         self.scheduled_gains(q)
         return _pd_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, self._kp_use, self._kd_use,
-                          self.gravity_compensation, self.limit, self.error, self.tau,
-                          self.saturated)
+                          self.gravity_compensation, ref.effort if self.gravity_compensation else self._no_effort,
+                          self.limit, self.error, self.tau, self.saturated)
 
 
 class PDGravity(PD):
@@ -634,11 +652,11 @@ class ComputedTorque(ControlLaw):
         g = self.gains
         return _computed_torque_kernel(self.mp, self.ws, q, qd, ref.q, ref.qd, ref.qdd, g["kp"], g["kd"],
                                        self.model_actuators, self._vref, self._wrench, FRICTION_BAND,
-                                       self.limit, self.error,
+                                       ref.effort, self.limit, self.error,
                                        self.qdd_star, self.tau, self.saturated)
 
 
-class _TaskLaw(ControlLaw):
+class TaskSpaceLaw(ControlLaw):
     """Task-space common part: tool pose ``T``, Jacobian ``J`` (6 x n, [linear; angular],
     world), pose error ``e = [p_d - p; orientation_error(R_d, R)]`` (rotation vector, exact
     for angles below pi).  Axes the arm cannot move (e.g. z, rx, ry of a planar arm) need
@@ -670,10 +688,10 @@ class _TaskLaw(ControlLaw):
                                        self.ref_v, self.ref_a)
 
     def _task_inputs(self, q: np.ndarray, qd: np.ndarray, ref: Reference) -> bool:
-        if not (_all_finite(q) and _all_finite(qd)):
+        if not (all_finite(q) and all_finite(qd)):
             return False
         if ref.task:
-            if not (_all_finite(ref.T) and _all_finite(ref.v) and _all_finite(ref.a)):
+            if not (all_finite(ref.T) and all_finite(ref.v) and all_finite(ref.a)):
                 return False
         elif not _joint_inputs_ok(q, qd, ref.q, ref.qd, ref.qdd):
             return False
@@ -683,7 +701,7 @@ class _TaskLaw(ControlLaw):
         return True
 
 
-class TaskPD(_TaskLaw):
+class TaskPD(TaskSpaceLaw):
     """Task-space PD with gravity compensation, 003 (6.47):
     ``tau = J^T(q) K_p (r_d - r) + K_v (q_d' - q') + g(q)``, ``r_d - r`` the pose error above,
     ``K_p`` task stiffness (6), ``K_v`` joint damping (n).  For a set point ``q_d' = 0`` and
@@ -713,7 +731,7 @@ class TaskPD(_TaskLaw):
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         if not self._task_inputs(q, qd, ref):
-            return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+            return finish_torque(self.tau, self.limit, self.saturated, BAD_INPUT)
         if ref.task:
             _dls_joint_velocity(self.J, self.ref_v, ResolvedAcceleration.dls_damping**2, self._A,
                                 self._y, self._qdr)
@@ -725,7 +743,7 @@ class TaskPD(_TaskLaw):
                                self.saturated)
 
 
-class ResolvedAcceleration(_TaskLaw):
+class ResolvedAcceleration(TaskSpaceLaw):
     """Resolved acceleration control, 003 (6.48)-(6.49), in RNEA form:
 
     ``r''* = r_d'' + K_v (r_d' - J q') + K_p (r_d - r)``,
@@ -759,7 +777,7 @@ class ResolvedAcceleration(_TaskLaw):
 
     def _compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> int:
         if not self._task_inputs(q, qd, ref):
-            return _finish(self.tau, self.limit, self.saturated, BAD_INPUT)
+            return finish_torque(self.tau, self.limit, self.saturated, BAD_INPUT)
         g = self.gains
         return _resolved_acceleration_kernel(
             self.mp, self.ws, q, qd, self.J, self.error, self.ref_v, self.ref_a, g["kp"], g["kd"],
@@ -789,20 +807,111 @@ def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.nda
     return (np.abs(model.viscous) / float(rate) / m_min > STIFF_DAMPING).astype(float)
 
 
-LAW_CLASSES: dict[str, type[ControlLaw]] = {
+#: the registry of the laws ``make_law`` builds, one entry per name of ``LAWS``, in its order:
+#: this module's classes, and the force laws by name (``"module:Class"``, imported at the first
+#: law built from them: ``force_laws`` extends this module's classes, so it cannot be imported
+#: here; nothing registers itself on import, test/core/test_layout.py reads these names)
+LAW_CLASSES: dict[str, type[ControlLaw] | str] = {
     "pd": PD,
     "pid": PID,
     "pd_gravity": PDGravity,
     "computed_torque": ComputedTorque,
     "task_pd": TaskPD,
     "resolved_acceleration": ResolvedAcceleration,
+    "impedance": "rbd_ros.control.force_laws:Impedance",
+    "hybrid_force_position": "rbd_ros.control.force_laws:HybridForcePosition",
+    "admittance": "rbd_ros.control.force_laws:Admittance",
 }
-# the force laws (``rbd_ros.control.force_laws``) add themselves on ``import rbd_ros.control``
-assert LAWS[:len(LAW_CLASSES)] == tuple(LAW_CLASSES) and set(LAW_CLASSES) <= set(LAW_GAINS)
+assert tuple(LAW_CLASSES) == LAWS and set(LAW_CLASSES) <= set(LAW_GAINS)
+
+
+def law_class(name: str) -> type[ControlLaw]:
+    """The class of the law called ``name`` (``LAW_CLASSES``; ``ValueError`` naming the laws)."""
+    entry = LAW_CLASSES.get(name)
+    if entry is None:
+        raise ValueError(f"unknown controller type '{name}'; use one of {', '.join(LAWS)}")
+    if isinstance(entry, str):
+        module, cls = entry.split(":")
+        return cast("type[ControlLaw]", getattr(importlib.import_module(module), cls))
+    return entry
 
 
 def make_law(name: str, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> ControlLaw:
     """The law called ``name`` (one of ``LAWS``) over ``robot`` (Robot or MdhModel)."""
-    if name not in LAW_CLASSES:
-        raise ValueError(f"unknown controller type '{name}'; use one of {', '.join(LAWS)}")
-    return LAW_CLASSES[name](robot, gains, **kw)
+    return law_class(name)(robot, gains, **kw)
+
+
+# ---- a position command interface: no law, the reference itself ------------------------------------
+@njit(cache=True)
+def _pass_through_kernel(qr: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                         out: np.ndarray) -> int:  # pragma: no cover - jitted
+    """``PositionPassThrough``: ``out = clip(qr, lo, hi)``; a non-finite ``qr`` leaves ``out``
+    as it was (the last command) and returns ``BAD_INPUT``."""
+    if not all_finite(qr):
+        return BAD_INPUT
+    for i in range(qr.shape[0]):
+        out[i] = min(max(qr[i], lo[i]), hi[i])
+    return OK
+
+
+class PositionPassThrough(ControlLaw):
+    """The controller node on a **position** command interface (``command_interface:
+    position``): not a torque law -- the command is the reference position ``q_d(t)`` itself,
+    which ros2_control's joint_trajectory_controller sends to a position interface; the drive
+    closes the loop (the bridge's ``rbd_ros.sim.drives`` servo, or the vendor's on a real arm).
+
+    ``tau`` holds positions (rad, m), not torques: ``q_d`` clipped into the joint limits.  A
+    non-finite reference keeps the last command (the first measured position before any
+    command; ``fault`` and ``status`` say so): to a position drive zero is a place to move
+    to, not the rest a zero torque is.  No gains (``set_gains`` refuses any), no effort limit
+    (the drive's), nothing saturates.  Not in ``LAWS``: the node picks it by
+    ``command_interface``, whatever ``type``."""
+
+    name = "position"
+
+    def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        model = robot if isinstance(robot, MdhModel) else robot.model
+        self.model = model
+        self.dof = n = model.dof
+        self.joint_names = tuple(model.joint_names)
+        self.model_actuators = False
+        self.tau = np.full(n, math.nan)  # no command yet: ``hold`` sets it
+        self.error = np.zeros(n)
+        self.saturated = np.zeros(n, dtype=np.bool_)
+        self.fault, self.status = False, "ok"
+        self.limit = np.full(n, np.inf)
+        self.gains, self.gain_source, self.gain_notes = {}, {}, []
+        self._schedule = self._schedule_kp = False
+        self._lo = np.asarray(model.lower, dtype=float).copy()
+        self._hi = np.asarray(model.upper, dtype=float).copy()
+        self.set_gains(gains)
+
+    def set_gains(self, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        new = {**(gains or {}), **kw}
+        if new:
+            raise ValueError(f"the position interface's controller takes no gains (got "
+                             f"{', '.join(new)}): the drive's are its own (the bridge's "
+                             "drive_kp, drive_kd)")
+
+    def derive_gains(self, q0: np.ndarray) -> dict[str, np.ndarray]:
+        """No gains; the first command, before any finite reference, is ``q0`` (held)."""
+        if not np.isfinite(self.tau).all():
+            self.tau[:] = np.clip(np.asarray(q0, dtype=float), self._lo, self._hi)
+        return {}
+
+    @property
+    def schedule(self) -> bool:
+        return False
+
+    @schedule.setter
+    def schedule(self, on: bool) -> None:
+        pass  # nothing to schedule
+
+    def compute(self, t: float, q: np.ndarray, qd: np.ndarray, ref: Reference) -> np.ndarray:
+        """The command ``clip(q_d, lower, upper)``; a non-finite ``q_d`` (or a task-space
+        reference: no joint positions) keeps the last (class docstring)."""
+        code = _pass_through_kernel(ref.q, self._lo, self._hi, self.tau)
+        np.subtract(ref.q, q, out=self.error)
+        self.fault = code != OK
+        self.status = "ok" if code == OK else "non-finite reference: the last position command held"
+        return self.tau

@@ -68,7 +68,6 @@ from rbd_ros.control.gains import (
     coulomb_compensation,
     model_gains,
 )
-from rbd_ros.robot.mobile import _rnea_checked
 
 MOBILE_LAWS = ("diff_drive_velocity", "whole_body_computed_torque")
 DEFAULT_BASE_BANDWIDTH = 2.0  # Hz
@@ -132,6 +131,12 @@ class MobileLaw:
                          ("cmd_vel_timeout", cmd_vel_timeout)):
             if not (isinstance(val, (int, float)) and math.isfinite(val) and val > 0):
                 raise ValueError(f"{key} must be a positive number, got {val!r}")
+        from rbd_ros.algorithm.first_use import entry
+        from rbd_ros.algorithm.planar_base import rnea_planar_checked
+
+        # h = ID(q, v, 0) of the cycle: the compiled entry, loaded (or compiled) here, not at the
+        # import of this module (which the law registries import for the names: issue 39)
+        self._rnea_checked = entry(rnea_planar_checked)
         self.robot = robot
         self.model = model = robot.model
         self.diff = robot.base_type == "diff_drive"
@@ -231,7 +236,7 @@ class MobileLaw:
         robot = self.robot
         Q, h = self.generalized, self._h
         np.dot(robot.kernels.crba(q), self.a_star, out=Q)  # M a*
-        if _rnea_checked(robot._mw, q, vv, robot._zv, h) != 0:  # h = ID(q, v, 0)
+        if self._rnea_checked(robot._mw, q, vv, robot._zv, h) != 0:  # h = ID(q, v, 0)
             h[:] = robot.bias(q, vv)  # the checked path's error
         Q += h
         Qa, tmp = Q[3:], self._tmp

@@ -35,7 +35,10 @@ runs, and changed until it fits:
   start needs more, the start is **moved**: projected descent on ``sum (g_i / tau_max,i)^2``
   (inside the limits) until holding it needs half of that; a default start that had to be
   moved for the floor or a singularity moves on (staying clear of both) to where the whole
-  tour needs less; then the amplitude is **shrunk** (by 0.7 per try) until the tour fits.
+  tour needs less; then the amplitude is **shrunk** (by 0.7 per try) until the tour fits,
+  and until it passes the check the controller's planner makes of every ``~/joint_trajectory``
+  (``path_limits.check_path`` with the same margin: the whole path, finer than these samples),
+  so that the controller runs it as planned, not retimed (under the model's own limits).
   No fit -> ``ValueError`` naming the joint and the torques.
   A joint whose dry friction alone needs ``margin`` of its limit (a gripper finger's often
   equals it) is left still, with a note; a failure that gravity and dry friction alone
@@ -46,9 +49,11 @@ runs, and changed until it fits:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
+from rbd_ros.control.path_limits import PathLimits, check_path
 from rbd_ros.model import PRISMATIC, MdhModel
 
 SAMPLES_PER_SEGMENT = 60
@@ -89,7 +94,7 @@ class Tour:
                                        start=(self.start, np.zeros(n), np.zeros(n)))
 
 
-def _inner_limits(model: MdhModel) -> tuple[np.ndarray, np.ndarray]:
+def inner_limits(model: MdhModel) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = np.asarray(model.lower, float), np.asarray(model.upper, float)
     span = hi - lo
     ok = np.isfinite(span)
@@ -304,29 +309,11 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
     def good(s: tuple[float, float]) -> bool:
         return s[0] <= 1e-9 and s[1] >= KAPPA_MIN
 
-    def climb(q: np.ndarray, s: tuple[float, float], h: float, seed: int) -> tuple[np.ndarray, tuple]:
-        rng = np.random.default_rng(seed)
-        for _ in range(iterations):
-            if good(s) or h < 1e-3:
-                break
-            best, s_best = None, s
-            for d in rng.standard_normal((2 * len(q), len(q))):
-                x = np.clip(q + d * (h / np.abs(d).max()), lo, hi)
-                if np.any(np.abs(robot.gravity(x)) > cap):
-                    continue
-                sx = score(x)
-                if better(sx, s_best):
-                    best, s_best = x, sx
-            if best is None:
-                h *= 0.5
-            else:
-                q, s = best, s_best
-        return q, s
-
     s0 = score(start)
     if good(s0):
         return start
-    q, s = climb(start.copy(), s0, step, 0)
+    q, s = _random_search(robot, start.copy(), s0, score, lambda x, sx, sb: better(sx, sb), good, lo, hi, cap,
+                          step, 1e-3, iterations, seed=0)
     if not good(s):  # stalled on a plateau: the nearest good pose, ring by ring around the start
         rng = np.random.default_rng(2)
         for ring in np.arange(1, rings + 1) * step:
@@ -352,8 +339,9 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
     if moved > 0:
         why = []
         if s0[0] > 1e-9:
-            why.append(f"the tour from it came {s0[0]:.3f} m below the floor z = {floor.height:g} m "
-                       f"+ {floor.margin:g} m" + (f", {s[0]:.3f} m now" if s[0] > 1e-9 else ""))
+            f = cast(Floor, floor)  # a deficit: there is a floor (score)
+            why.append(f"the tour from it came {s0[0]:.3f} m below the floor z = {f.height:g} m "
+                       f"+ {f.margin:g} m" + (f", {s[0]:.3f} m now" if s[0] > 1e-9 else ""))
         if s0[1] < KAPPA_MIN:
             why.append(f"it is near a singular pose (tool Jacobian conditioning {s0[1]:.3f} -> "
                        f"{s[1]:.3f} at the start and along the tour)")
@@ -383,24 +371,38 @@ def _less_torque(robot, q: np.ndarray, amp: np.ndarray, segment_time: float, lo:
     """``q`` moved (random search as in ``_search_start``, fixed seed) to where the full tour
     needs less torque beyond ``cap``, only through poses ``keeps(x)`` accepts (floor and
     conditioning still good); ``q`` itself when its tour already fits."""
-    e = _torque_excess(robot, q, amp, segment_time, lo, hi, cap)  # the same q back when none helps
-    rng = np.random.default_rng(4)
+    def excess(x: np.ndarray) -> float:
+        return _torque_excess(robot, x, amp, segment_time, lo, hi, cap)
+
+    q, _ = _random_search(robot, q, excess(q), excess, lambda x, ex, e_best: ex < e_best and keeps(x),
+                          lambda e: e <= 0, lo, hi, cap, step, 0.02, iterations, seed=4)
+    return q  # the same q back when none helps
+
+
+def _random_search(robot, q: np.ndarray, s, score, improves, done, lo: np.ndarray, hi: np.ndarray,
+                   cap: np.ndarray, step: float, min_step: float, iterations: int, seed: int) -> tuple:
+    """Random search from ``q`` (score ``s = score(q)``), for ``_search_start`` and ``_less_torque``:
+    each iteration draws ``2 n`` directions (fixed ``seed``) scaled to ``step`` in the largest
+    joint, clipped into ``[lo, hi]``; of the poses that hold ``|g| <= cap`` it moves to the best
+    one ``improves(x, score(x), best so far)`` accepts, or halves ``step`` when none; until
+    ``done(s)``, ``step < min_step`` or ``iterations``.  Returns ``(q, s)``."""
+    rng = np.random.default_rng(seed)
     for _ in range(iterations):
-        if e <= 0 or step < 0.02:
+        if done(s) or step < min_step:
             break
-        best, e_best = None, e
+        best, s_best = None, s
         for d in rng.standard_normal((2 * len(q), len(q))):
             x = np.clip(q + d * (step / np.abs(d).max()), lo, hi)
             if np.any(np.abs(robot.gravity(x)) > cap):
                 continue
-            ex = _torque_excess(robot, x, amp, segment_time, lo, hi, cap)
-            if ex < e_best and keeps(x):
-                best, e_best = x, ex
+            sx = score(x)
+            if improves(x, sx, s_best):
+                best, s_best = x, sx
         if best is None:
             step *= 0.5
         else:
-            q, e = best, e_best
-    return q
+            q, s = best, s_best
+    return q, s
 
 
 def _given_start(robot, model: MdhModel, q_start, cap: np.ndarray, lim: np.ndarray,
@@ -459,7 +461,7 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
     robot = Robot(model)
     n = model.dof
     notes: list[str] = []
-    lo_in, hi_in = _inner_limits(model)
+    lo_in, hi_in = inner_limits(model)
     if isinstance(floor, str):
         if floor != "auto":
             raise ValueError(f"floor must be a height in m, 'auto' or None, got '{floor}'")
@@ -468,6 +470,13 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
         raise ValueError(f"floor must be a finite height in m, got {floor}")
     guard = None if floor is None else Floor(Guard(robot, points), float(floor))
     lim = np.abs(np.asarray(model.effort_limit, dtype=float))
+    none = np.flatnonzero(lim == 0)
+    if none.size:  # a drive that can exert nothing moves nothing: say why, not "needs 0.0 N m"
+        names = [model.joint_names[i] for i in none]
+        raise ValueError(f"no tour fits: the URDF gives joint(s) {names} no effort limit (effort=0 in "
+                         f"their <limit>), so no torque may move them; give the real limits in N m "
+                         f"(<limit effort=\"...\"/>, or effort_limit in a model file), or lock the joints "
+                         f"(urdf2mdh --lock {names[0]}=0)")
     cap = effort_margin * lim  # inf where there is no limit
     prismatic = np.asarray(model.joint_type) == PRISMATIC
     span = np.asarray(model.upper, float) - np.asarray(model.lower, float)
@@ -503,6 +512,9 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
                              f"{guard.describe_low(start)}); give a lower --floor")
     first = amp.copy()
     lo_w, hi_w = np.minimum(lo_in, start), np.maximum(hi_in, start)
+    # what ~/joint_trajectory's planner checks (path_limits.check_path, finer than the samples
+    # above): a tour it passes is run as planned, never retimed (under the model's limits)
+    limits = PathLimits.from_model(model, effort_margin=effort_margin, robot=robot)
     low, shrunk_for = "", set()
     for attempt in range(tries):
         for flip in (1.0, -1.0):  # the other way round when the first goes through the floor
@@ -510,9 +522,11 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
                         amp.copy(), np.zeros(n), notes)
             tau = _required_torque(robot, tour).max(axis=0)
             tour.peak_torque = tau
-            if np.any(tau > cap):
+            planned = check_path(tour.spline(), limits).violation  # the controller's own check
+            if np.any(tau > cap) or planned is not None:
                 low = ""
-                shrunk_for.add(f"{effort_margin:.0%} of the effort limits")
+                shrunk_for.add(f"{effort_margin:.0%} of the effort limits" if planned is None
+                               else f"the controller's planner (its {planned.quantity} limits)")
                 break  # the other direction needs the same torques, near enough: shrink
             if guard is not None:
                 q = _dense(tour)
@@ -529,6 +543,7 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
             return tour
         amp = 0.7 * amp
     if low:
+        guard = cast(Floor, guard)  # low is set only below a floor
         raise ValueError(f"no tour fits above the floor z = {guard.height:g} m (+ {guard.margin:g} m): "
                          f"{low} even on the smallest tour tried from {np.round(start, 3).tolist()}; "
                          "give a start farther from the floor (--start) or a lower --floor")
@@ -637,7 +652,7 @@ class FigureEight:
 
 
 def plan_mobile_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: float = 4.0,
-                     size: float = 0.8, **arm: float) -> tuple[Tour, FigureEight]:
+                     size: float = 0.8, **arm: Any) -> tuple[Tour, FigureEight]:
     """The bringup tour of a mobile manipulator: the arm's ``plan_tour`` (three segments of
     ``segment_time``) and a figure eight of ``size`` m for the base over the same time, from
     the origin heading along x.  ``q_start`` is the arm's part; the arm's tour is planned on the

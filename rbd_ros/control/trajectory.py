@@ -35,7 +35,7 @@ from typing import Protocol
 import numpy as np
 from numba import njit
 
-from rbd_ros.lie.so3 import _exp as so3_exp_into
+from rbd_ros.lie.so3 import exp_into as so3_exp_into
 
 INTERPOLATIONS = ("auto", "cubic", "quintic")
 
@@ -48,9 +48,10 @@ class JointReference(Protocol):
 
 # ---- polynomial segments -----------------------------------------------------------------------
 def quintic_coefficients(p0: np.ndarray, v0: np.ndarray, a0: np.ndarray, p1: np.ndarray,
-                         v1: np.ndarray, a1: np.ndarray, T: float) -> np.ndarray:
+                         v1: np.ndarray, a1: np.ndarray, T: float | np.ndarray) -> np.ndarray:
     """Coefficients ``c[0..5]`` (shape (6, n)) of ``p(s) = sum c_k s^k``, ``0 <= s <= T``, with
-    ``p, p', p''`` equal to ``(p0, v0, a0)`` at ``s = 0`` and ``(p1, v1, a1)`` at ``s = T``."""
+    ``p, p', p''`` equal to ``(p0, v0, a0)`` at ``s = 0`` and ``(p1, v1, a1)`` at ``s = T``.
+    Many segments at once: ``(m, n)`` ends and ``T`` of shape ``(m, 1)`` give ``(6, m, n)``."""
     p0, v0, a0, p1, v1, a1 = (np.asarray(x, dtype=float) for x in (p0, v0, a0, p1, v1, a1))
     dp = p1 - p0
     c = np.empty((6,) + p0.shape)
@@ -62,9 +63,9 @@ def quintic_coefficients(p0: np.ndarray, v0: np.ndarray, a0: np.ndarray, p1: np.
 
 
 def cubic_coefficients(p0: np.ndarray, v0: np.ndarray, p1: np.ndarray, v1: np.ndarray,
-                       T: float) -> np.ndarray:
+                       T: float | np.ndarray) -> np.ndarray:
     """Cubic Hermite segment as (6, n) coefficients (``c[4] = c[5] = 0``): ``p, p'`` equal to
-    ``(p0, v0)`` at ``s = 0`` and ``(p1, v1)`` at ``s = T``."""
+    ``(p0, v0)`` at ``s = 0`` and ``(p1, v1)`` at ``s = T`` (many at once as ``quintic_coefficients``)."""
     p0, v0, p1, v1 = (np.asarray(x, dtype=float) for x in (p0, v0, p1, v1))
     c = np.zeros((6,) + p0.shape)
     c[0], c[1] = p0, v0
@@ -76,50 +77,54 @@ def cubic_coefficients(p0: np.ndarray, v0: np.ndarray, p1: np.ndarray, v1: np.nd
 def clamped_spline_velocities(times: np.ndarray, positions: np.ndarray, v_start: np.ndarray,
                               v_end: np.ndarray) -> np.ndarray:
     """Knot velocities of the C2 cubic spline through ``positions`` (m+1, n) at ``times`` with
-    the end velocities clamped (the tridiagonal system of the classic clamped spline)."""
+    the end velocities clamped (the tridiagonal system of the classic clamped spline, solved
+    by the Thomas algorithm in one jitted pass over the knots, every joint at once)."""
     t = np.asarray(times, dtype=float)
-    p = np.asarray(positions, dtype=float)
+    p = np.ascontiguousarray(positions, dtype=float)
     m = len(t) - 1
     v = np.empty_like(p)
     v[0], v[m] = v_start, v_end
     if m < 2:
         return v
     h = np.diff(t)
-    k = m - 1  # unknowns v[1..m-1]
-    sub = np.zeros(k)
-    diag = np.zeros(k)
-    sup = np.zeros(k)
-    rhs = np.zeros((k, p.shape[1]))
-    for j in range(1, m):
-        r = j - 1
-        sub[r], diag[r], sup[r] = h[j], 2.0 * (h[j - 1] + h[j]), h[j - 1]
-        rhs[r] = 3.0 * (h[j] * (p[j] - p[j - 1]) / h[j - 1] + h[j - 1] * (p[j + 1] - p[j]) / h[j])
+    slope = np.diff(p, axis=0) / h[:, None]  # (p[j+1] - p[j]) / h[j]
+    sub, sup = h[1:].copy(), h[:-1].copy()  # rows j = 1 .. m-1: h[j] v[j-1] + 2 (h[j-1] + h[j]) v[j] + h[j-1] v[j+1]
+    diag = 2.0 * (h[:-1] + h[1:])
+    rhs = 3.0 * (h[1:, None] * slope[:-1] + h[:-1, None] * slope[1:])
     rhs[0] -= sub[0] * v[0]
-    rhs[k - 1] -= sup[k - 1] * v[m]
-    # Thomas algorithm (diagonally dominant, so stable without pivoting)
-    for r in range(1, k):
+    rhs[-1] -= sup[-1] * v[m]
+    _thomas(sub, diag, sup, rhs)  # diagonally dominant, so stable without pivoting
+    v[1:m] = rhs
+    return v
+
+
+@njit(cache=True, nogil=True)  # (a planner's worker: the cycle's thread runs meanwhile)
+def _thomas(sub: np.ndarray, diag: np.ndarray, sup: np.ndarray,
+            rhs: np.ndarray) -> None:  # pragma: no cover - jitted
+    """Solve the tridiagonal system (``sub[r] x[r-1] + diag[r] x[r] + sup[r] x[r+1] = rhs[r]``,
+    one column of ``rhs`` per joint) in place: ``rhs`` becomes ``x``; ``diag`` is overwritten."""
+    k, n = rhs.shape
+    for r in range(1, k):  # forward elimination
         w = sub[r] / diag[r - 1]
         diag[r] -= w * sup[r - 1]
-        rhs[r] -= w * rhs[r - 1]
-    x = np.empty_like(rhs)
-    x[k - 1] = rhs[k - 1] / diag[k - 1]
+        for j in range(n):
+            rhs[r, j] -= w * rhs[r - 1, j]
+    for j in range(n):  # back substitution
+        rhs[k - 1, j] /= diag[k - 1]
     for r in range(k - 2, -1, -1):
-        x[r] = (rhs[r] - sup[r] * x[r + 1]) / diag[r]
-    v[1:m] = x
-    return v
+        for j in range(n):
+            rhs[r, j] = (rhs[r, j] - sup[r] * rhs[r + 1, j]) / diag[r]
 
 
 def _spline_accelerations(times: np.ndarray, positions: np.ndarray, velocities: np.ndarray) -> np.ndarray:
     """Second derivatives at the knots of the cubic Hermite spline (continuous if the velocities
     came from ``clamped_spline_velocities``); at the end of each segment for the last knot."""
     t, p, v = np.asarray(times, float), np.asarray(positions, float), np.asarray(velocities, float)
+    T = np.diff(t)[:, None]
+    c = cubic_coefficients(p[:-1], v[:-1], p[1:], v[1:], T)  # (6, m, n): every segment at once
     a = np.empty_like(p)
-    for k in range(len(t) - 1):
-        c = cubic_coefficients(p[k], v[k], p[k + 1], v[k + 1], t[k + 1] - t[k])
-        a[k] = 2 * c[2]
-        if k == len(t) - 2:
-            T = t[k + 1] - t[k]
-            a[k + 1] = 2 * c[2] + 6 * c[3] * T
+    a[:-1] = 2 * c[2]
+    a[-1] = 2 * c[2, -1] + 6 * c[3, -1] * T[-1]
     return a
 
 
@@ -158,6 +163,30 @@ def _eval_spline(knots: np.ndarray, coeffs: np.ndarray, t: float, q: np.ndarray,
         q[j] = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
         qd[j] = c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))
         qdd[j] = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))
+
+
+@njit(cache=True, nogil=True)  # (a planner's worker: the cycle's thread runs meanwhile)
+def _eval_many(knots: np.ndarray, coeffs: np.ndarray, ts: np.ndarray,
+               out: np.ndarray) -> None:  # pragma: no cover - jitted
+    """``_eval_spline`` at each of the times ``ts`` (any order, none before ``knots[0]``) into
+    ``out[0], out[1], out[2]`` (q, qd, qdd), each (len(ts), n)."""
+    for i in range(ts.shape[0]):
+        _eval_spline(knots, coeffs, ts[i], out[0, i], out[1, i], out[2, i])
+
+
+@njit(cache=True, nogil=True)  # (a planner's worker: the cycle's thread runs meanwhile)
+def _eval_segments(coeffs: np.ndarray, seg: np.ndarray, s: np.ndarray,
+                   out: np.ndarray) -> None:  # pragma: no cover - jitted
+    """Segment ``seg[i]`` at local time ``s[i]`` (Horner) into ``out[:, i]`` (q, qd, qdd)."""
+    n = coeffs.shape[2]
+    for i in range(s.shape[0]):
+        k, x = seg[i], s[i]
+        for j in range(n):
+            c0, c1, c2 = coeffs[k, 0, j], coeffs[k, 1, j], coeffs[k, 2, j]
+            c3, c4, c5 = coeffs[k, 3, j], coeffs[k, 4, j], coeffs[k, 5, j]
+            out[0, i, j] = c0 + x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))))  # p
+            out[1, i, j] = c1 + x * (2 * c2 + x * (3 * c3 + x * (4 * c4 + x * 5 * c5)))  # p'
+            out[2, i, j] = 2 * c2 + x * (6 * c3 + x * (12 * c4 + x * 20 * c5))  # p''
 
 
 def _real_roots_in(ascending: np.ndarray, T: float) -> list[float]:
@@ -252,17 +281,46 @@ class JointSpline:
                                 f"give the segment more time or add points")
         return None
 
-    def sample(self, times: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(q, qd, qdd)`` at many times, each of shape (len(times), n) (for tests and plots)."""
-        t = np.asarray(times, dtype=float)
+    def sample(self, times: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, qd, qdd)`` at many times, each of shape (len(times), n): one jitted call (before
+        the start: the start state; after the end: the hold)."""
+        t = np.maximum(np.asarray(times, dtype=float).reshape(-1), self.start_time)
         out = np.empty((3, len(t), self.dof))
-        for i, ti in enumerate(t):
-            _eval_spline(self.knots, self.coeffs, max(float(ti), self.start_time), out[0, i], out[1, i], out[2, i])
+        _eval_many(self.knots, self.coeffs, t, out)
         return out[0], out[1], out[2]
+
+    def sample_left(self, times: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As ``sample``, but the limits from the left: at a knot, the end of the segment before
+        it (``q''`` steps at the knots of a C1 spline; ``sample`` gives the segment after).
+        Times inside ``[start_time, end_time]``; one jitted call."""
+        t = np.clip(np.asarray(times, dtype=float).reshape(-1), self.start_time, self.end_time)
+        m = self.coeffs.shape[0]
+        seg = np.clip(np.searchsorted(self.knots, t, side="left") - 1, 0, m - 1)
+        out = np.empty((3, len(t), self.dof))
+        _eval_segments(self.coeffs, seg, t - self.knots[seg], out)
+        return out[0], out[1], out[2]
+
+    def segment_samples(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+        """``counts[k]`` evenly spaced samples of each segment ``k`` (from its start), then the
+        end of the last one (its own values, not the hold's): ``(t, seg, (q, qd, qdd))``, the
+        absolute times, the segment of each sample and the states ((S, n) each); one jitted
+        call."""
+        counts = np.asarray(counts, dtype=np.intp)
+        m = self.coeffs.shape[0]
+        T = np.diff(self.knots)
+        seg = np.append(np.repeat(np.arange(m), counts), m - 1)
+        first = np.cumsum(counts) - counts
+        frac = np.empty(len(seg))
+        frac[:-1] = (np.arange(len(seg) - 1) - np.repeat(first, counts)) / np.repeat(counts, counts)
+        frac[-1] = 1.0
+        s = frac * T[seg]
+        out = np.empty((3, len(seg), self.dof))
+        _eval_segments(self.coeffs, seg, s, out)
+        return self.knots[seg] + s, seg, (out[0], out[1], out[2])
 
     # ---- construction ------------------------------------------------------------------------
     @classmethod
-    def from_points(cls, t0: float, times_from_start: Sequence[float], positions: np.ndarray,
+    def from_points(cls, t0: float, times_from_start: Sequence[float] | np.ndarray, positions: np.ndarray,
                     velocities: np.ndarray | None = None, accelerations: np.ndarray | None = None,
                     start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                     interpolation: str = "auto", previous: JointReference | None = None) -> "JointSpline":
@@ -307,6 +365,7 @@ class JointSpline:
             q0, v0, a0 = (np.asarray(x, dtype=float).reshape(n) for x in start)
         times = np.concatenate([[0.0], tfs])
         pos = np.vstack([q0, P])
+        T = np.diff(times)[:, None]  # every segment at once: (m, 6, n) coefficients below
         kind = interpolation
         if kind == "auto":
             kind = "quintic" if A is not None else "cubic"
@@ -315,8 +374,7 @@ class JointSpline:
                 vel = clamped_spline_velocities(times, pos, v0, np.zeros(n))
             else:
                 vel = np.vstack([v0, V])
-            coeffs = np.stack([cubic_coefficients(pos[k], vel[k], pos[k + 1], vel[k + 1], times[k + 1] - times[k])
-                               for k in range(len(times) - 1)])
+            coeffs = cubic_coefficients(pos[:-1], vel[:-1], pos[1:], vel[1:], T).transpose(1, 0, 2)
             kind = "cubic" if V is not None else "cubic spline"
         else:
             if V is None:
@@ -328,8 +386,8 @@ class JointSpline:
                 acc[0], acc[-1] = a0, 0.0
             else:
                 acc = np.vstack([a0, A])
-            coeffs = np.stack([quintic_coefficients(pos[k], vel[k], acc[k], pos[k + 1], vel[k + 1], acc[k + 1],
-                                                    times[k + 1] - times[k]) for k in range(len(times) - 1)])
+            coeffs = quintic_coefficients(pos[:-1], vel[:-1], acc[:-1], pos[1:], vel[1:], acc[1:],
+                                          T).transpose(1, 0, 2)
         return cls(t0 + times, coeffs, previous=previous, kind=kind)
 
 

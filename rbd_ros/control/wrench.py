@@ -31,8 +31,8 @@ from numba import njit
 
 from rbd_ros.algorithm.kinematics import forward_kinematics, frame_jacobian
 from rbd_ros.algorithm.layout import WF, WGR, WN
-from rbd_ros.algorithm.linalg import cholesky_solve_inplace
 from rbd_ros.algorithm.rnea import rnea_full
+from rbd_ros.control.laws import dls_solve
 from rbd_ros.model import MdhModel
 from rbd_ros.model.data import empty_workspace, pack_model
 
@@ -96,19 +96,12 @@ def estimate_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarra
         tau[j] = tau_measured[j] - tau[j]  # tau_ext
     forward_kinematics(mp, ws, q)
     frame_jacobian(mp, ws, n, n + 1 if link == n - 1 else link + 1, J)  # J_s (tool or origin)
-    for r in range(6):  # y = J tau_ext, A = J J^T + lam2 I
+    for r in range(6):  # y = J tau_ext
         s = 0.0
         for j in range(n):
             s += J[r, j] * tau[j]
         y[r] = s
-        for c in range(r + 1):
-            s = 0.0
-            for j in range(n):
-                s += J[r, j] * J[c, j]
-            A[r, c] = s
-            A[c, r] = s
-        A[r, r] += lam2
-    if not cholesky_solve_inplace(A, 0, 6, y):
+    if not dls_solve(J, lam2, A, y):  # y <- (J J^T + lam2 I)^{-1} y
         return False
     row = n if link == n - 1 else link  # the sensor's world rotation: tool or body
     for c in range(3):  # world -> sensor axes: x_s = R^T x_w
@@ -159,13 +152,16 @@ class WrenchModel:
 
 def payload_wrench(model: MdhModel, q, qd, qdd, link: str = "") -> np.ndarray:
     """The payload wrench at the sensor on ``link`` (module docstring), a new array."""
-    return WrenchModel(model, link).payload(*(np.asarray(x, dtype=float) for x in (q, qd, qdd)),
-                                            np.zeros(6))
+    wm = WrenchModel(model, link)
+    q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+    return wm.payload(q, qd, qdd, np.zeros(6))
 
 
 def estimate_from_torques(model: MdhModel, q, qd, qdd, tau_measured, link: str = "") -> np.ndarray:
     """The contact wrench at the sensor on ``link`` from the joint torques (module
     docstring), a new array."""
     out = np.zeros(6)
-    WrenchModel(model, link).estimate(*(np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured)), out)
+    wm = WrenchModel(model, link)
+    q, qd, qdd, tau_measured = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured))
+    wm.estimate(q, qd, qdd, tau_measured, out)
     return out

@@ -65,7 +65,7 @@ class Formulations:
                          wrench: np.ndarray | None = None) -> np.ndarray:
         """``tau = M qdd + h - J_tool^T w`` by ``method`` (``Robot.inverse_dynamics``'s wrench)."""
         use_w = wrench is not None
-        w = wrench if use_w else self._zero6
+        w = self._zero6 if wrench is None else wrench
         tau = np.empty(self.n)
         if method == "lagrange":
             M, _, h, g, wf = self._buffers()

@@ -221,15 +221,9 @@ def world_kinematics(pk: np.ndarray, q: np.ndarray, qd: np.ndarray, T: np.ndarra
     tmp = np.empty((4, 4))
     A = np.empty((4, 4))
     eye = np.eye(4)
-    wx = 0.0
-    wy = 0.0
-    wz = 0.0
-    ux = 0.0
-    uy = 0.0
-    uz = 0.0
-    px = 0.0
-    py = 0.0
-    pz = 0.0
+    wx = wy = wz = 0.0  # w_{i-1}
+    ux = uy = uz = 0.0  # v_o(i-1)
+    px = py = pz = 0.0  # o_{i-1}
     for i in range(n + 1):
         if i < n:
             joint_transform(pk, i, q[i], A)
@@ -238,15 +232,11 @@ def world_kinematics(pk: np.ndarray, q: np.ndarray, qd: np.ndarray, T: np.ndarra
         mm4(eye if i == 0 else T[i - 1], A, tmp)
         T[i] = tmp
         # origin velocity: v_o(i) = v_o(i-1) + w_{i-1} x (o_i - o_{i-1})
-        dx = tmp[0, 3] - px
-        dy = tmp[1, 3] - py
-        dz = tmp[2, 3] - pz
+        dx, dy, dz = tmp[0, 3] - px, tmp[1, 3] - py, tmp[2, 3] - pz
         ux += wy * dz - wz * dy
         uy += wz * dx - wx * dz
         uz += wx * dy - wy * dx
-        px = tmp[0, 3]
-        py = tmp[1, 3]
-        pz = tmp[2, 3]
+        px, py, pz = tmp[0, 3], tmp[1, 3], tmp[2, 3]
         if i < n:
             for r in range(3):
                 Z[i, r] = tmp[r, 0] * pk[i, KS] + tmp[r, 1] * pk[i, KS + 1] + tmp[r, 2] * pk[i, KS + 2]
@@ -259,12 +249,8 @@ def world_kinematics(pk: np.ndarray, q: np.ndarray, qd: np.ndarray, T: np.ndarra
             ux += Z[i, 3] * qd[i]
             uy += Z[i, 4] * qd[i]
             uz += Z[i, 5] * qd[i]
-        w[i, 0] = wx
-        w[i, 1] = wy
-        w[i, 2] = wz
-        vo[i, 0] = ux
-        vo[i, 1] = uy
-        vo[i, 2] = uz
+        w[i, 0], w[i, 1], w[i, 2] = wx, wy, wz
+        vo[i, 0], vo[i, 1], vo[i, 2] = ux, uy, uz
 
 
 @njit(cache=True)

@@ -26,7 +26,7 @@ def rel_diff(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
 
 
-def _time(fn, args_list) -> float:  # noqa: ANN001
+def _time(fn, args_list) -> float:
     """Median seconds per call over the states (after one warm-up call each)."""
     for a in args_list:
         fn(*a)
@@ -40,7 +40,7 @@ def _time(fn, args_list) -> float:  # noqa: ANN001
     return float(np.median(ts))
 
 
-def compare(robot, states: int = 5, seed: int = 0) -> list[tuple[str, str, float, float]]:  # noqa: ANN001
+def compare(robot, states: int = 5, seed: int = 0) -> list[tuple[str, str, float, float]]:
     """Rows ``(quantity, method, largest relative difference, seconds per call)``."""
     rng = np.random.default_rng(seed)
     n = robot.dof

@@ -157,7 +157,7 @@ def _plain_numba() -> Iterator[None]:
     sys.modules["numba"] = fake
     try:
         trig = importlib.import_module("rbd_ros.algorithm.trig")
-        trig.sincos = trig.sincos_libm  # sin and cos tallied as such, not the polynomials
+        trig.sincos = trig.sincos_libm  # type: ignore[attr-defined]  # sin and cos tallied as such, not the polynomials
         yield
     finally:
         for k in list(sys.modules):

@@ -44,9 +44,11 @@ the ground's normal forces).  It adds to ``M`` on ``v_x, omega`` and leaves ``la
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
+from rbd_ros.bases.root_joint import check_rolling
 from rbd_ros.formulations import Formulations, gauss, kane, lagrange, planar_base
 from rbd_ros.formulations.chain import KC, KG, KM, world_kinematics
 from rbd_ros.formulations.planar_base import base_accelerations, base_rates, to_base_frame, world_rates
@@ -124,12 +126,6 @@ def generalized_force(wheels: Wheels, tau_wheels: np.ndarray, tau_arm: np.ndarra
     return np.concatenate([[Fx, 0.0, Mz], np.asarray(tau_arm, dtype=float)])
 
 
-def _check_rolling(v: np.ndarray, what: str, tol: float = 1e-9) -> None:
-    if abs(v[1]) > tol * max(1.0, np.abs(v).max()):
-        raise ValueError(f"diff_drive: {what}[1] (lateral, v_y) = {v[1]:.3g} violates the rolling "
-                         "constraint v_y = 0 at the base point (001 (64))")
-
-
 def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.ndarray,
                          method: str = "kane", wheels: Wheels | None = None) -> tuple[np.ndarray, float]:
     """Constrained forward dynamics, **base rates** in and out: ``(v-dot, lam)`` with
@@ -139,7 +135,7 @@ def constrained_dynamics(F: Formulations, q: np.ndarray, v: np.ndarray, f: np.nd
     their spin inertia ``M_w`` (module docstring)."""
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
-    _check_rolling(v, "v")
+    check_rolling(v, "v")
     n = len(q)
     mv, Iw = (0.0, 0.0) if wheels is None else wheels.added_inertia()
     qd = world_rates(q, v)
@@ -217,8 +213,8 @@ def inverse_dynamics(F: Formulations, wheels: Wheels, q: np.ndarray, v: np.ndarr
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
     vd = np.asarray(vd, dtype=float)
-    _check_rolling(v, "v")
-    _check_rolling(vd, "vd")
+    check_rolling(v, "v")
+    check_rolling(vd, "vd")
     fb = planar_base.inverse_dynamics(F, q, v, vd, method, wrench)
     mv, Iw = wheels.added_inertia()
     return wheels.torques(fb[0] + mv * vd[0], fb[2] + Iw * vd[2]), fb[3:], float(fb[1])
@@ -240,8 +236,14 @@ def energy(F: Formulations, q: np.ndarray, qd: np.ndarray, wheels: Wheels | None
     return 0.5 * qd @ F.mass_matrix("kane", q) @ qd + wheel - float(F.pk[:n, KM] @ (c @ g))
 
 
+def _constant(value: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A fixed arm torque as a law ``(q, v) -> value``."""
+    return lambda q, v: value
+
+
 def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
-             tau_wheels: np.ndarray, tau_arm: np.ndarray, dt: float, steps: int,
+             tau_wheels: np.ndarray, tau_arm: np.ndarray | Callable[[np.ndarray, np.ndarray], np.ndarray],
+             dt: float, steps: int,
              method: str = "kane", stabilise: str | None = None,
              gamma: float = 10.0) -> dict[str, np.ndarray]:
     """RK4 under constant wheel torques and arm torques ``tau_arm`` (an array, or a callable
@@ -261,11 +263,10 @@ def simulate(F: Formulations, wheels: Wheels, q0: np.ndarray, v0: np.ndarray,
     if stabilise not in (None, "baumgarte", "projection"):
         raise ValueError(f"simulate: stabilise must be None, baumgarte or projection, got {stabilise!r}")
     n = F.n
-    fixed_arm = None if callable(tau_arm) else np.asarray(tau_arm, dtype=float)
-    arm_law = tau_arm if fixed_arm is None else (lambda q, v: fixed_arm)
+    arm_law = tau_arm if callable(tau_arm) else _constant(np.asarray(tau_arm, dtype=float))
     q = np.asarray(q0, dtype=float).copy()
     v0 = np.asarray(v0, dtype=float)
-    _check_rolling(v0, "v0")
+    check_rolling(v0, "v0")
     M = np.empty((n, n))
     Cm = np.empty((n, n))
     g = np.empty(n)

@@ -100,24 +100,24 @@ def pack(chain: Chain) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _row3(a: np.ndarray, i: int, c: int) -> tuple[float, float, float]:
+def row3(a: np.ndarray, i: int, c: int) -> tuple[float, float, float]:
     return (a[i, c], a[i, c + 1], a[i, c + 2])
 
 
 @njit(cache=True, inline="always")
-def _row6(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, float, float]:
+def row6(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, float, float]:
     return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5])
 
 
 @njit(cache=True, inline="always")
-def _row9(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, float, float,
+def row9(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, float, float,
                                                    float, float, float]:
     return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
             a[i, c + 6], a[i, c + 7], a[i, c + 8])
 
 
 @njit(cache=True, inline="always")
-def _dq(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, float, float,
+def dq_at(a: np.ndarray, i: int, c: int) -> tuple[float, float, float, float, float, float,
                                                  float, float]:
     return (a[i, c], a[i, c + 1], a[i, c + 2], a[i, c + 3], a[i, c + 4], a[i, c + 5],
             a[i, c + 6], a[i, c + 7])
@@ -128,7 +128,7 @@ def dqne(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench:
          use_wrench: bool, ws: np.ndarray, tau: np.ndarray) -> None:
     """001 (19)-(30) (module docstring).  ``ws``: ``(n, NWS)`` scratch."""
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    dqne_seeded(dp, q, qd, qdd, zero, zero, _row3(dp, q.shape[0], DG), (1.0, 0.0, 0.0, 0.0),
+    dqne_seeded(dp, q, qd, qdd, zero, zero, row3(dp, q.shape[0], DG), (1.0, 0.0, 0.0, 0.0),
                 wrench, use_wrench, ws, tau)
 
 
@@ -147,13 +147,13 @@ def dqne_seeded(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
     gx = g0[0]
     gy = g0[1]
     gz = g0[2]
-    Kprev = _dq(dp, n, DK)
+    Kprev = dq_at(dp, n, DK)
     racc = r0
     for i in range(n):
-        S = _row6(dp, i, DS)
+        S = row6(dp, i, DS)
         # y_i = x_{c_i}^{j_{i-1}}(q_i);  z_i = x_{c_i}^{c_{i-1}} = K_{i-1} y_i
         y = dqmul(joint_pose((S[0], S[1], S[2]), (S[3], S[4], S[5]), q[i]),
-                  pose((1.0, 0.0, 0.0, 0.0), _row3(dp, i, DC)))
+                  pose((1.0, 0.0, 0.0, 0.0), row3(dp, i, DC)))
         z = dqmul(Kprev, y)
         Ry, py = frame(y)
         Rz, pz = frame(z)
@@ -182,7 +182,7 @@ def dqne_seeded(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
         fx = m * (xid[3] + wy * xi[5] - wz * xi[4] - gx)
         fy = m * (xid[4] + wz * xi[3] - wx * xi[5] - gy)
         fz = m * (xid[5] + wx * xi[4] - wy * xi[3] - gz)
-        I = _row9(dp, i, DI)
+        I = row9(dp, i, DI)
         lx = I[0] * wx + I[1] * wy + I[2] * wz
         ly = I[3] * wx + I[4] * wy + I[5] * wz
         lz = I[6] * wx + I[7] * wy + I[8] * wz
@@ -197,23 +197,23 @@ def dqne_seeded(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
         ws[i, 15] = py[0]
         ws[i, 16] = py[1]
         ws[i, 17] = py[2]
-        Kprev = _dq(dp, i, DK)
+        Kprev = dq_at(dp, i, DK)
     zeta = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     if use_wrench:
         # zeta_{n+1} in the tool frame: -(R_tool^T f, R_tool^T m), R_tool = R_{c_n} R_K
         Rc = rotation_matrix(racc)
         f = rtmul(Rc, wrench[0], wrench[1], wrench[2])
         mm = rtmul(Rc, wrench[3], wrench[4], wrench[5])
-        RK = _row9(dp, n - 1, DR)
+        RK = row9(dp, n - 1, DR)
         f = rtmul(RK, f[0], f[1], f[2])
         mm = rtmul(RK, mm[0], mm[1], mm[2])
         zeta = (-f[0], -f[1], -f[2], -mm[0], -mm[1], -mm[2])
     for i in range(n - 1, -1, -1):
         # (29): zeta_i = Ad(y_i) (zeta_{c_i} + Ad(K_i) zeta_{i+1})
-        k = ad_frame(_row9(dp, i, DR), _row3(dp, i, DP), zeta)
-        zc = (ws[i, 0] + k[0], ws[i, 1] + k[1], ws[i, 2] + k[2],
-              ws[i, 3] + k[3], ws[i, 4] + k[4], ws[i, 5] + k[5])
-        zeta = ad_frame(_row9(ws, i, 6), _row3(ws, i, 15), zc)
+        kz = ad_frame(row9(dp, i, DR), row3(dp, i, DP), zeta)  # not k: the loop index above
+        zc = (ws[i, 0] + kz[0], ws[i, 1] + kz[1], ws[i, 2] + kz[2],
+              ws[i, 3] + kz[3], ws[i, 4] + kz[4], ws[i, 5] + kz[5])
+        zeta = ad_frame(row9(ws, i, 6), row3(ws, i, 15), zc)
         # (30): generalized force = D(<zeta_i, S_i>)
-        tau[i] = inner(zeta, _row6(dp, i, DS))[1]
+        tau[i] = inner(zeta, row6(dp, i, DS))[1]
     return zeta

@@ -35,7 +35,7 @@ from numba import njit
 
 from rbd_ros.formulations.chain import project_body
 from rbd_ros.formulations.dq import ad_frame, ad_frame_inv, cross, dqmul, frame, joint_pose, pose
-from rbd_ros.formulations.dual_quaternion import DC, DG, DI, DK, DM, DS, _dq, _row3, _row6, _row9
+from rbd_ros.formulations.dual_quaternion import DC, DG, DI, DK, DM, DS, dq_at, row3, row6, row9
 
 
 @njit(cache=True)
@@ -45,23 +45,23 @@ def gauss_jacobians(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray
     the CoM frames ``F[i] = (R 9, p 3)`` of ``x_{c_i}^0`` (``F[n]``: the tool frame)."""
     n = q.shape[0]
     Sw = np.empty((n, 6))  # joint screws in the world frame
-    x = _dq(dp, n, DK)  # x_{j_0}^0 = X[0]
+    x = dq_at(dp, n, DK)  # x_{j_0}^0 = X[0]
     for i in range(n):
         # screw of joint i in the world: Ad(x_{j_{i-1}}^0) S_i
         Rj, pj = frame(x)
-        s = ad_frame(Rj, pj, _row6(dp, i, DS))
+        s = ad_frame(Rj, pj, row6(dp, i, DS))
         for r in range(6):
             Sw[i, r] = s[r]
-        S = _row6(dp, i, DS)
+        S = row6(dp, i, DS)
         # x_{c_i}^0 = x_{j_{i-1}}^0 exp(S q) (1 + eps com/2)
         x = dqmul(x, dqmul(joint_pose((S[0], S[1], S[2]), (S[3], S[4], S[5]), q[i]),
-                           pose((1.0, 0.0, 0.0, 0.0), _row3(dp, i, DC))))
+                           pose((1.0, 0.0, 0.0, 0.0), row3(dp, i, DC))))
         R, p = frame(x)
         for r in range(9):
             F[i, r] = R[r]
         for r in range(3):
             F[i, 9 + r] = p[r]
-        x = dqmul(x, _dq(dp, i, DK))  # x_{j_i}^0 = x_{c_i}^0 K_i
+        x = dqmul(x, dq_at(dp, i, DK))  # x_{j_i}^0 = x_{c_i}^0 K_i
     R, p = frame(x)
     for r in range(9):
         F[n, r] = R[r]
@@ -70,10 +70,10 @@ def gauss_jacobians(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, J: np.ndarray
     J[:] = 0.0
     Jd[:] = 0.0
     for i in range(n):
-        R = _row9(F, i, 0)
-        p = _row3(F, i, 9)
+        R = row9(F, i, 0)
+        p = row3(F, i, 9)
         for j in range(i + 1):
-            c = ad_frame_inv(R, p, _row6(Sw, j, 0))
+            c = ad_frame_inv(R, p, row6(Sw, j, 0))
             for r in range(6):
                 J[i, r, j] = c[r]
         # J-dot col j = -(sum_{j<k<=i} col_k qd_k) x col j
@@ -113,7 +113,7 @@ def body_matrices(dp: np.ndarray, i: int, J: np.ndarray, qd: np.ndarray, P: np.n
         w2 += J[2, j] * qd[j]
     P[:] = 0.0
     Sb[:] = 0.0
-    I = _row9(dp, i, DI)
+    I = row9(dp, i, DI)
     for r in range(3):
         for c in range(3):
             P[r, c] = I[3 * r + c]
@@ -156,7 +156,7 @@ def gauss(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, wrench: np.ndarray, use
         project_body(J[i], Jd[i], P, Sb, M, C, i + 1, PJ, K)
         # (50): g_GP = - J_D^T (m R^T g)
         m = dp[i, DM]
-        R = _row9(F, i, 0)
+        R = row9(F, i, 0)
         gx = m * (R[0] * dp[n, DG] + R[3] * dp[n, DG + 1] + R[6] * dp[n, DG + 2])
         gy = m * (R[1] * dp[n, DG] + R[4] * dp[n, DG + 1] + R[7] * dp[n, DG + 2])
         gz = m * (R[2] * dp[n, DG] + R[5] * dp[n, DG + 1] + R[8] * dp[n, DG + 2])
@@ -165,7 +165,7 @@ def gauss(dp: np.ndarray, q: np.ndarray, qd: np.ndarray, wrench: np.ndarray, use
     if use_wrench:
         # sigma = [tau; f] at the last CoM, c_n axes: tau = R^T (m + (p_tool - p_c) x f)
         k = n - 1
-        R = _row9(F, k, 0)
+        R = row9(F, k, 0)
         px = F[n, 9] - F[k, 9]
         py = F[n, 10] - F[k, 10]
         pz = F[n, 11] - F[k, 11]

@@ -51,6 +51,29 @@ def pseudo_inertia(block: np.ndarray) -> np.ndarray:
     return J
 
 
+def physical_checks(model) -> list[dict]:  # an MdhModel
+    """Per link of ``model``, each condition of a physical body checked and named: ``mass`` > 0,
+    the pseudo-inertia ``J`` positive semidefinite (``psd_margin``: its least eigenvalue over its
+    largest), and the **triangle inequalities** of the principal moments about the centre of
+    mass, ``I_a <= I_b + I_c`` for each moment (``triangle_margin``: the least of ``I_b + I_c -
+    I_a`` over the largest moment).  ``J >= 0`` implies the other two (module docstring); they are
+    checked on their own so that a report names which one fails."""
+    out = []
+    for i, name in enumerate(model.joint_names):
+        m, c, I = float(model.mass[i]), np.asarray(model.com[i], float), np.asarray(model.inertia[i], float)
+        moments = np.linalg.eigvalsh(0.5 * (I + I.T))
+        top = max(float(np.abs(moments).max()), 1e-300)
+        triangle = min(moments[(k + 1) % 3] + moments[(k + 2) % 3] - moments[k] for k in range(3)) / top
+        Io = I + m * ((c @ c) * np.eye(3) - np.outer(c, c))
+        block = np.array([Io[0, 0], Io[0, 1], Io[0, 2], Io[1, 1], Io[1, 2], Io[2, 2], *(m * c), m])
+        ev = np.linalg.eigvalsh(pseudo_inertia(block))
+        psd = float(ev[0] / max(abs(ev[-1]), 1e-300))
+        out.append({"joint": name, "mass": m, "psd_margin": psd, "triangle_margin": float(triangle),
+                    "physical": bool(m > 0 and psd >= -PSD_TOL and triangle >= -PSD_TOL
+                                     and moments[0] >= -PSD_TOL * top)})
+    return out
+
+
 def from_pseudo_inertia(J: np.ndarray) -> np.ndarray:
     """The ten inertial parameters of ``J`` (inverse of ``pseudo_inertia``)."""
     S = J[:3, :3]
@@ -151,7 +174,7 @@ def alternating_projections(B: np.ndarray, beta: np.ndarray, phi_start: np.ndarr
     x = T @ phi_start
     for _ in range(iterations):
         y = _project_physical(x, margin)
-        if np.linalg.norm(y - x) <= 1e-13 * max(np.linalg.norm(x), 1.0):
+        if np.linalg.norm(y - x) <= 1e-13 * max(float(np.linalg.norm(x)), 1.0):
             break
         x = y - Cp @ (C @ y - beta)  # onto B phi = beta
     return Tinv @ _project_physical(x, margin)

@@ -49,7 +49,7 @@ class SolverUnavailable(RuntimeError):
     """cvxpy or its Clarabel solver is not installed, or the solver did not converge."""
 
 
-def _import_cvxpy():  # noqa: ANN202
+def _import_cvxpy():
     try:
         import cvxpy as cp
     except ImportError as exc:
@@ -59,7 +59,7 @@ def _import_cvxpy():  # noqa: ANN202
     return cp
 
 
-def _solve(cp, problem) -> None:  # noqa: ANN001
+def _solve(cp, problem) -> None:
     try:
         with warnings.catch_warnings():  # "may be inaccurate": the status says it, checked below
             warnings.simplefilter("ignore", UserWarning)

@@ -17,6 +17,22 @@ with the drives along it) and stays above the floor (``control.tour``'s ``Floor`
 objective is the condition number of the base regressor with unit-norm columns
 (``estimate.check_excitation``'s number) at ``SAMPLES`` points of a period, minimised by a
 (1+1) evolution strategy with the 1/5 success rule (Rechenberg), seeded.
+
+``optimise=True`` (issue 44.3) changes the objective to the one the identification's accuracy
+depends on: the expected mean relative standard deviation of the base parameters (an
+A-optimal design in relative units, Swevers et al. 1997 §IV; Gautier & Khalil's weighted least
+squares),
+
+    J = mean_i sqrt([ (Y^T W Y)^-1 ]_ii) / s_i,   W = diag(1 / rms_j^2),
+
+with ``Y`` the base regressor stacked over the samples, ``rms_j`` each joint's RMS torque
+along the candidate (torque noise proportional to it: the weights ``estimate.identify`` finds)
+and ``s_i = max(|beta_i|, 1e-3 max |beta|)`` the prior's own base parameters: a parameter that
+moves the torques by little against the noise costs in proportion.  The unit-norm condition
+number ignores exactly that (every column is scaled to 1).  The result is then checked along
+the whole path (``control.path_limits.check_path`` on ``spline()``: positions, velocities and
+efforts between the samples too) and shrunk by 5 % until it passes (and, with a floor, keeps
+above it).
 """
 from __future__ import annotations
 
@@ -60,7 +76,7 @@ class Excitation:
     def segment_time(self) -> float:
         return self.period
 
-    def sample(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001
+    def sample(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``q, qd, qdd`` (S, n) at times ``t`` (S,) from the start."""
         return fourier(self.start, self.a, self.b, self.omega, np.asarray(t, dtype=float))
 
@@ -93,7 +109,7 @@ class Excitation:
                 f"regressor condition number {self.condition:.3g}, "
                 + (f"above the floor z = {self.floor:g} m" if self.floor is not None else "no floor"))
 
-    def spline(self, t0: float = 0.0):  # noqa: ANN201
+    def spline(self, t0: float = 0.0):
         from rbd_ros.control.trajectory import JointSpline
 
         n = len(self.start)
@@ -122,10 +138,12 @@ def rest_basis(harmonics: int, w: float) -> np.ndarray:
 
 def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, periods: int = 2,
                     harmonics: int = 5, floor: float | None = None, points=(), evaluations: int = 80,
-                    effort_margin: float = 0.7, velocity_margin: float = 0.8, seed: int = 0) -> Excitation:
+                    effort_margin: float = 0.7, velocity_margin: float = 0.8, seed: int = 0,
+                    optimise: bool = False) -> Excitation:
     """The optimised series from ``start`` (module docstring); ``floor``/``points`` as
-    ``control.tour.plan_tour``'s (a height or None).  ``ValueError`` when no motion fits."""
-    from rbd_ros.control.tour import Floor, Guard, _inner_limits
+    ``control.tour.plan_tour``'s (a height or None); ``optimise``: the relative-std
+    objective and the whole-path check (module docstring).  ``ValueError`` when no motion fits."""
+    from rbd_ros.control.tour import Floor, Guard, inner_limits
     from rbd_ros.robot import Robot
 
     if not (np.isfinite(period) and period > 0 and periods >= 1 and harmonics >= 2):
@@ -136,7 +154,7 @@ def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, per
     start = np.asarray(start, dtype=float)
     base = base_parameters(model)
     guard = None if floor is None else Floor(Guard(robot, points), float(floor))
-    lo, hi = _inner_limits(model)
+    lo, hi = inner_limits(model)
     notes = []
     span = hi - lo
     inner = np.clip(start, lo + 0.2 * span, hi - 0.2 * span)  # room to swing: 20 % of the range
@@ -151,6 +169,10 @@ def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, per
     cap = effort_margin * np.abs(model.effort_limit)
     N = rest_basis(harmonics, w)
     t = np.linspace(0.0, period, SAMPLES, endpoint=False)
+    if optimise:
+        from rbd_ros.identification.regressor import standard_parameters
+
+        beta_prior = base.beta(standard_parameters(model))
 
     def realise(z: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """The largest feasible scale of ``z`` and (condition, a, b, peak torque)."""
@@ -164,7 +186,10 @@ def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, per
             tau = np.abs(robot.inverse_dynamics(q, qd, qdd, include_actuators=True)).max(axis=0)
             low = not np.any(tau > cap) and guard is not None and guard.clearance(q[::4])[0] < 0
             if not (np.any(tau > cap) or low):
-                Y = regressor(model, q, qd, qdd)[:, :, base.independent].reshape(-1, base.count)
+                Y = regressor(model, q, qd, qdd)[:, :, base.independent]
+                if optimise:
+                    return relative_std(Y, beta_prior), s * a, s * b, tau
+                Y = Y.reshape(-1, base.count)
                 Y = Y / np.maximum(np.linalg.norm(Y, axis=0), 1e-300)
                 sv = np.linalg.svd(Y, compute_uv=False)
                 return float(sv[0] / max(sv[-1], 1e-300)), s * a, s * b, tau
@@ -190,7 +215,56 @@ def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, per
         else:
             sigma *= 1.5 ** -0.25  # the 1/5 success rule
     cond, a, b, tau = best
+    if optimise:
+        exc = Excitation(start, a, b, float(period), int(periods), np.nan, tau, notes, floor)
+        a, b, tau = fit_whole_path(model, exc, effort_margin, velocity_margin, guard)
+        Y = regressor(model, *fourier(start, a, b, w, t))[:, :, base.independent]
+        notes.append(f"optimised for the base parameters' mean relative std (issue 44.3): "
+                     f"{relative_std(Y, beta_prior):.3g} per sample of unit relative noise")
+        Y = Y.reshape(-1, base.count)
+        Y = Y / np.maximum(np.linalg.norm(Y, axis=0), 1e-300)
+        sv = np.linalg.svd(Y, compute_uv=False)
+        cond = float(sv[0] / max(sv[-1], 1e-300))
     if cond > 1e3:
         notes.append(f"the regressor's condition number {cond:.3g} is high: some base parameters will "
                      "be poorly identified (a longer period or more room in the limits helps)")
     return Excitation(start, a, b, float(period), int(periods), cond, tau, notes, floor)
+
+
+def relative_std(Y: np.ndarray, beta: np.ndarray) -> float:
+    """``J`` of the module docstring for the base regressor ``Y`` (S, n, b) at the prior's base
+    parameters ``beta`` (b,), per sample of unit relative torque noise (so ``J noise / sqrt(N)``
+    with ``N`` independent samples of ``noise`` times each joint's RMS torque is the expected
+    mean relative standard deviation).  ``inf`` for a rank-deficient ``Y``."""
+    S, n, b = Y.shape
+    scale = np.maximum(np.abs(beta), 1e-3 * np.abs(beta).max())
+    rms = np.sqrt(np.mean((Y @ beta) ** 2, axis=0))  # (n,) each joint's RMS torque
+    rms = np.maximum(rms, 1e-6 * max(rms.max(), 1e-300))
+    A = (Y * scale / rms[None, :, None]).reshape(-1, b)
+    ev, V = np.linalg.eigh(A.T @ A)  # the information matrix (b, b): cheap, b << S n
+    if ev[0] <= 1e-20 * ev[-1]:  # condition number of A over 1e10
+        return np.inf
+    return float(np.mean(np.sqrt((V**2 / ev).sum(axis=1) * S)))
+
+
+def fit_whole_path(model: MdhModel, exc: Excitation, effort_margin: float, velocity_margin: float,
+                   guard=None):
+    """``exc``'s ``(a, b, peak torque)`` shrunk by 5 % steps until ``spline()`` passes the whole-
+    path check of the position (the model's limits), velocity (``velocity_margin``) and effort
+    (``effort_margin``) limits (``control.path_limits``) and, with a ``guard`` (``control.tour``'s
+    ``Floor``), stays above the floor at the sent points."""
+    from dataclasses import replace
+
+    from rbd_ros.control.path_limits import PathLimits, check_path
+
+    limits = PathLimits.from_model(model, effort_margin=effort_margin)
+    limits = replace(limits, velocity=velocity_margin * limits.velocity)
+    a, b = exc.a, exc.b
+    for _ in range(40):
+        trial = replace(exc, a=a, b=b)
+        res = check_path(trial.spline(), limits)
+        if res.violation is None and (guard is None or guard.clearance(trial.waypoints)[0] >= 0):
+            return a, b, res.peak_effort
+        a, b = 0.95 * a, 0.95 * b
+    raise ValueError(f"excitation of '{model.name}': no scale passes the whole-path check "
+                     f"({res.violation or 'below the floor'})")

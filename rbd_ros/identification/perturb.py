@@ -43,7 +43,7 @@ def perturb(model: MdhModel, percent: float, seed: int = 0) -> MdhModel:
     com = model.com.copy()
     for i in range(n):
         d = rng.normal(size=3)
-        reach = max(np.linalg.norm(com[i]), 0.05)
+        reach = max(float(np.linalg.norm(com[i])), 0.05)
         com[i] += p * reach * rng.uniform(0.0, 1.0) * d / np.linalg.norm(d)
     inertia = model.inertia.copy()
     for i in range(n):

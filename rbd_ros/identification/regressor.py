@@ -119,9 +119,11 @@ def link_wrench_matrix(w: np.ndarray, wd: np.ndarray, vd: np.ndarray) -> np.ndar
     return A
 
 
-def regressor(model: MdhModel, q, qd, qdd) -> np.ndarray:
+def regressor(model: MdhModel, q, qd, qdd, qd_viscous=None) -> np.ndarray:
     """``Y`` (N, n, 13 n) with ``tau[k] = Y[k] @ phi`` (``standard_parameters``), for states
-    (N, n) or one state (n,) (then (n, 13 n))."""
+    (N, n) or one state (n,) (then (n, 13 n)).  ``qd_viscous``: the velocity of the viscous
+    column ``FV`` where it differs from ``qd`` (``recording.Samples.qd_step``: a step's mean
+    velocity, the exact integral of ``FV qd`` over it); None: ``qd``."""
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     single = q.ndim == 1
     q, qd, qdd = (np.atleast_2d(x) for x in (q, qd, qdd))
@@ -131,6 +133,10 @@ def regressor(model: MdhModel, q, qd, qdd) -> np.ndarray:
                          f"{q.shape}, {qd.shape}, {qdd.shape}")
     if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(qdd).all()):
         raise ValueError("regressor: q, qd, qdd contain NaN or Inf")
+    qd_viscous = qd if qd_viscous is None else np.atleast_2d(np.asarray(qd_viscous, dtype=float))
+    if qd_viscous.shape != qd.shape or not np.isfinite(qd_viscous).all():
+        raise ValueError(f"regressor: qd_viscous must be finite and shaped as qd {qd.shape}, got "
+                         f"{qd_viscous.shape}")
     N = q.shape[0]
     R, p, w, wd, vd = velocities(model, q, qd, qdd)
     prism = np.asarray(model.joint_type) == PRISMATIC
@@ -146,7 +152,7 @@ def regressor(model: MdhModel, q, qd, qdd) -> np.ndarray:
                 A = np.concatenate([Rf, Rn + np.cross(p[:, j, :, None], Rf, axis=1)], axis=1)
     for j in range(n):  # the drive: Ia qdd + FV qd + FC sign(qd)  (6.16)-(6.17)
         Y[:, j, NP * j + 10] = qdd[:, j]
-        Y[:, j, NP * j + 11] = qd[:, j]
+        Y[:, j, NP * j + 11] = qd_viscous[:, j]
         Y[:, j, NP * j + 12] = np.sign(qd[:, j])
     return Y[0] if single else Y
 

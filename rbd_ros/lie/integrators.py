@@ -11,7 +11,7 @@ of these schemes and of their names; ``lie.rigid_body`` (one body, ``f`` = 004 (
 * ``lie_euler``: ``T+ = T exp(h (H v)^)``, ``x+ = x + h v_x``, ``v+ = v + h a``;
 * ``rkmk4`` (Runge-Kutta-Munthe-Kaas): the classical RK4 tableau in the chart
   ``T = T_k exp(phi^)``, ``phi-dot = S(phi)^{-1} H v`` with 004's ``S(phi) = dexp(-phi)``
-  ((29), (55)) inverted by its Bernoulli series (``se3._dexp_inv_series``); stage poses
+  ((29), (55)) inverted by its Bernoulli series (``se3.dexp_inv_series_into``); stage poses
   ``T_k exp(phi_s^)``, ``T+ = T_k exp(phi(h)^)``.
 
 The caller owns the dynamics (no function is passed, so every kernel stays cacheable and is
@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rbd_ros.lie.se3 import _compose_exp, _dexp_inv_series
+from rbd_ros.lie.se3 import compose_exp_into, dexp_inv_series_into
 
 LIE_EULER = 0
 RKMK4 = 1
@@ -61,7 +61,7 @@ def stage_count(method: int) -> int:
 
 
 @njit(cache=True)
-def step_scratch(nv: int):  # noqa: ANN201
+def step_scratch(nv: int):
     """Scratch for one step with ``nv`` velocities: ``(a, V, K, phi, E, t1, t2)``; ``a``
     (4, nv) the stage accelerations (the caller fills row s), ``V`` (4, nv) the stage
     velocities (row 0 unused: the start ``v``), ``K`` (4, 6) the chart rates."""
@@ -91,7 +91,7 @@ def lie_stage(s: int, T: np.ndarray, x: np.ndarray, v: np.ndarray, dt: float, a:
     h = dt * _C[s]
     for r in range(6):
         phi[r] = h * K[s - 1, r]
-    _compose_exp(T, phi, E, Ts)  # T_k exp(phi^)
+    compose_exp_into(T, phi, E, Ts)  # T_k exp(phi^)
     if s == 1:  # the previous stage is the start
         for i in range(p):
             xs[i] = x[i] + h * v[o + i]
@@ -110,7 +110,7 @@ def lie_rate(s: int, Vt: np.ndarray, K: np.ndarray, phi: np.ndarray, t1: np.ndar
         for r in range(6):
             K[0, r] = Vt[r]
     else:
-        _dexp_inv_series(phi, Vt, K[s], t1, t2)
+        dexp_inv_series_into(phi, Vt, K[s], t1, t2)
 
 
 @njit(cache=True, inline="always")
@@ -125,7 +125,7 @@ def lie_finish(method: int, T: np.ndarray, x: np.ndarray, v: np.ndarray, dt: flo
     if method == LIE_EULER:
         for r in range(6):  # phi = h H v
             phi[r] = dt * K[0, r]
-        _compose_exp(T, phi, E, T_out)
+        compose_exp_into(T, phi, E, T_out)
         for i in range(p):
             x_out[i] = x[i] + dt * v[o + i]
         for i in range(nv):
@@ -133,7 +133,7 @@ def lie_finish(method: int, T: np.ndarray, x: np.ndarray, v: np.ndarray, dt: flo
         return
     for r in range(6):  # phi(h) = h/6 (K1 + 2 K2 + 2 K3 + K4)
         phi[r] = dt / 6.0 * (K[0, r] + 2.0 * K[1, r] + 2.0 * K[2, r] + K[3, r])
-    _compose_exp(T, phi, E, T_out)
+    compose_exp_into(T, phi, E, T_out)
     for i in range(p):
         j = o + i
         x_out[i] = x[i] + dt / 6.0 * (v[j] + 2.0 * V[1, j] + 2.0 * V[2, j] + V[3, j])

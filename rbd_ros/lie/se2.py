@@ -20,7 +20,7 @@ H = np.zeros((6, 3))  # 004 (77): V = [u, v, r] -> [u, v, 0, 0, 0, r]
 H[0, 0] = H[1, 1] = H[5, 2] = 1.0
 
 
-def hat(V: Sequence[float]) -> np.ndarray:
+def hat(V: Sequence[float] | np.ndarray) -> np.ndarray:
     u, v, r = (float(x) for x in V)
     return np.array([[0.0, -r, u], [r, 0.0, v], [0.0, 0.0, 0.0]])
 
@@ -29,13 +29,13 @@ def vee(X: np.ndarray) -> np.ndarray:
     return np.array([X[0, 2], X[1, 2], 0.5 * (X[1, 0] - X[0, 1])])
 
 
-def ad(V: Sequence[float]) -> np.ndarray:
+def ad(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """004 (78)."""
     u, v, r = (float(x) for x in V)
     return np.array([[0.0, -r, v], [r, 0.0, -u], [0.0, 0.0, 0.0]])
 
 
-def ad_tilde(p: Sequence[float]) -> np.ndarray:
+def ad_tilde(p: Sequence[float] | np.ndarray) -> np.ndarray:
     """004 (83): ``ad~_p V = -ad_V^T p``."""
     p1, p2, _ = (float(x) for x in p)
     return np.array([[0.0, 0.0, -p2], [0.0, 0.0, p1], [p2, -p1, 0.0]])
@@ -63,7 +63,7 @@ def rz(theta: float, k: int) -> np.ndarray:
     return T
 
 
-def exp(V: Sequence[float]) -> np.ndarray:
+def exp(V: Sequence[float] | np.ndarray) -> np.ndarray:
     u, v, r = (float(x) for x in V)
     T = rz(r, 3)
     T[:2, 2] = planar_exp(u, v, r)
@@ -76,12 +76,12 @@ def log(T: np.ndarray) -> np.ndarray:
     return np.array([*planar_log(theta, T[:2, 2]), theta])
 
 
-def dexp(V: Sequence[float]) -> np.ndarray:
+def dexp(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """``sum_k ad_V^k / (k+1)!`` (004's ``S(phi) = dexp(-phi)``, (72))."""
     return so3.three_term(ad(V), float(V[2]), False)
 
 
-def dexp_inv(V: Sequence[float]) -> np.ndarray:
+def dexp_inv(V: Sequence[float] | np.ndarray) -> np.ndarray:
     return so3.three_term(ad(V), float(V[2]), True)
 
 

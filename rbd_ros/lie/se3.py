@@ -10,7 +10,7 @@
   ``dexp_inv = [[J^-1, -J^-1 Q J^-1], [0, J^-1]]``.  004's ``S(phi) = dexp(-phi)`` (29)/(55).
 
 Jitted kernels for hot loops (no allocation): :func:`_exp` (4x4 into a buffer),
-:func:`_ad_apply` and :func:`_dexp_inv_series` (``S(phi)^{-1} x`` by its Bernoulli series
+:func:`_ad_apply` and :func:`dexp_inv_series_into` (``S(phi)^{-1} x`` by its Bernoulli series
 through ``ad^8``, 004 (29) inverted: relative error below
 ``2e-8 |phi|^10``, so exact to rounding for integrator steps with ``|phi| < 0.1``).
 """
@@ -35,7 +35,7 @@ def to_se3(T: np.ndarray) -> np.ndarray:
 from_se3 = to_se3
 
 
-def hat(V: Sequence[float]) -> np.ndarray:
+def hat(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """``V^`` (4x4) of a twist ``[v; w]``."""
     V = np.asarray(V, dtype=float)
     out = np.zeros((4, 4))
@@ -50,14 +50,14 @@ def vee(X: np.ndarray) -> np.ndarray:
     return np.concatenate([X[:3, 3], so3.vee(X[:3, :3])])
 
 
-def ad(V: Sequence[float]) -> np.ndarray:
+def ad(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """``ad_V = [[w^, v^], [0, w^]]`` (004 (8)), ``ad_V X = [V, X]``."""
     V = np.asarray(V, dtype=float)
     W = so3.hat(V[3:])
     return np.block([[W, so3.hat(V[:3])], [np.zeros((3, 3)), W]])
 
 
-def ad_tilde(p: Sequence[float]) -> np.ndarray:
+def ad_tilde(p: Sequence[float] | np.ndarray) -> np.ndarray:
     """``ad~_p = [[0, -f^], [-f^, -h^]]`` for ``p = [f; h]`` (004 (73), misprint 004 (74))."""
     p = np.asarray(p, dtype=float)
     F = so3.hat(p[:3])
@@ -70,7 +70,7 @@ def _exp(V: np.ndarray, T: np.ndarray) -> None:
     w0 = V[3]
     w1 = V[4]
     w2 = V[5]
-    so3._exp(w0, w1, w2, T)
+    so3.exp_into(w0, w1, w2, T)
     _, b, c, _, _ = so3.series_coefficients(np.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
     v0 = V[0]
     v1 = V[1]
@@ -89,7 +89,7 @@ def _exp(V: np.ndarray, T: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _compose_exp(T0: np.ndarray, phi: np.ndarray, E: np.ndarray, out: np.ndarray) -> None:
+def compose_exp_into(T0: np.ndarray, phi: np.ndarray, E: np.ndarray, out: np.ndarray) -> None:
     """``out = T0 exp(phi^)`` (``E`` a 4x4 scratch)."""
     _exp(phi, E)
     for r in range(4):
@@ -100,7 +100,7 @@ def _compose_exp(T0: np.ndarray, phi: np.ndarray, E: np.ndarray, out: np.ndarray
             out[r, k] = acc
 
 
-def exp(V: Sequence[float]) -> np.ndarray:
+def exp(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """``exp(V^)`` (4x4) in closed form."""
     T = np.empty((4, 4))
     _exp(np.ascontiguousarray(V, dtype=float), T)
@@ -133,14 +133,14 @@ def _q_block(V: np.ndarray) -> np.ndarray:
             + c3 * (WP @ WW + WW @ PW))
 
 
-def dexp(V: Sequence[float]) -> np.ndarray:
+def dexp(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """``sum_k ad_V^k / (k+1)!`` (6x6) in closed form (module docstring)."""
     V = np.asarray(V, dtype=float)
     J = so3.dexp(V[3:])
     return np.block([[J, _q_block(V)], [np.zeros((3, 3)), J]])
 
 
-def dexp_inv(V: Sequence[float]) -> np.ndarray:
+def dexp_inv(V: Sequence[float] | np.ndarray) -> np.ndarray:
     """Inverse of :func:`dexp` in closed form (``|w| < 2 pi``)."""
     V = np.asarray(V, dtype=float)
     Ji = so3.dexp_inv(V[3:])
@@ -160,12 +160,13 @@ def _ad_apply(phi: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     out[5] = w0 * b1 - w1 * b0
 
 
-#: Bernoulli coefficients of S(phi)^{-1} = sum_k B_k (-ad_phi)^k / k! (k = 0..8)
-_BERNOULLI = (1.0, 0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0, -1.0 / 1209600.0)
+#: Bernoulli coefficients of S(phi)^{-1} = sum_k B_k (-ad_phi)^k / k! (k = 0..8), as the series
+#: S(phi)^{-1} = sum_k c_k ad_phi^k (dexp_inv_series_into; robot.discrete differentiates it)
+BERNOULLI_SERIES = (1.0, 0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0, -1.0 / 1209600.0)
 
 
 @njit(cache=True)
-def _dexp_inv_series(phi: np.ndarray, x: np.ndarray, out: np.ndarray, t1: np.ndarray,
+def dexp_inv_series_into(phi: np.ndarray, x: np.ndarray, out: np.ndarray, t1: np.ndarray,
                      t2: np.ndarray) -> None:
     """``out = S(phi)^{-1} x = x + 1/2 ad x + 1/12 ad^2 x - 1/720 ad^4 x + ...`` through
     ``ad^8`` (004 (29) inverted); ``t1, t2`` are 6-vector scratch."""
@@ -174,7 +175,7 @@ def _dexp_inv_series(phi: np.ndarray, x: np.ndarray, out: np.ndarray, t1: np.nda
         t1[i] = x[i]
     for k in range(1, 9):
         _ad_apply(phi, t1, t2)
-        c = _BERNOULLI[k]
+        c = BERNOULLI_SERIES[k]
         for i in range(6):
             t1[i] = t2[i]
             out[i] += c * t2[i]

@@ -31,7 +31,7 @@ from numba import njit
 _EPS = 1e-2  # below this angle the closed forms switch to their Taylor series (error < 1e-17)
 
 
-def hat(w: Sequence[float]) -> np.ndarray:
+def hat(w: Sequence[float] | np.ndarray) -> np.ndarray:
     """``w^`` (3x3 skew-symmetric), ``w^ x = w x x``."""
     w0, w1, w2 = (float(v) for v in w)
     return np.array([[0.0, -w2, w1], [w2, 0.0, -w0], [-w1, w0, 0.0]])
@@ -46,7 +46,7 @@ def vee(W: np.ndarray) -> np.ndarray:
 ad = hat  # ad_w = w^ on so(3)
 
 
-def ad_tilde(p: Sequence[float]) -> np.ndarray:
+def ad_tilde(p: Sequence[float] | np.ndarray) -> np.ndarray:
     """``ad~_p = -p^`` (004 (68), misprint 004 Table 1): ``ad~_p v = -ad_v^T p``."""
     return -hat(p)
 
@@ -69,7 +69,7 @@ def series_coefficients(t: float) -> tuple[float, float, float, float, float]:
 
 
 @njit(cache=True)
-def _exp(w0: float, w1: float, w2: float, R: np.ndarray) -> None:
+def exp_into(w0: float, w1: float, w2: float, R: np.ndarray) -> None:
     """``R = exp(w^)`` (Rodrigues) into a 3x3 (or the top-left of a larger) array."""
     a, b, _, _, _ = series_coefficients(np.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
     R[0, 0] = 1.0 - b * (w1 * w1 + w2 * w2)
@@ -83,21 +83,21 @@ def _exp(w0: float, w1: float, w2: float, R: np.ndarray) -> None:
     R[2, 1] = b * w1 * w2 + a * w0
 
 
-def exp(w: Sequence[float]) -> np.ndarray:
+def exp(w: Sequence[float] | np.ndarray) -> np.ndarray:
     """``exp(w^)``, the rotation by ``|w|`` about ``w`` (Rodrigues)."""
     R = np.empty((3, 3))
     w0, w1, w2 = (float(v) for v in w)
-    _exp(w0, w1, w2, R)
+    exp_into(w0, w1, w2, R)
     return R
 
 
-def axis_rotation(axis: Sequence[float], angle: float) -> np.ndarray:
+def axis_rotation(axis: Sequence[float] | np.ndarray, angle: float) -> np.ndarray:
     """Rotation by ``angle`` about the unit vector ``axis``: ``exp(angle axis)``."""
     return exp(np.asarray(axis, dtype=float) * float(angle))
 
 
 @njit(cache=True)
-def _log(r00: float, r01: float, r02: float, r10: float, r11: float, r12: float, r20: float,
+def log_into(r00: float, r01: float, r02: float, r10: float, r11: float, r12: float, r20: float,
          r21: float, r22: float) -> tuple[float, float, float, float]:
     """Rotation vector and angle ``(x, y, z, th)`` of the rotation matrix with entries ``rij``
     (jitted, scalar; :func:`log`, the IK's orientation error)."""
@@ -138,7 +138,7 @@ def _log(r00: float, r01: float, r02: float, r10: float, r11: float, r12: float,
 def log(R: np.ndarray) -> np.ndarray:
     """Rotation vector (axis * angle, angle in [0, pi]) of a rotation matrix: ``exp(log R) = R``."""
     R = np.asarray(R, dtype=float)
-    x, y, z, _ = _log(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2])
+    x, y, z, _ = log_into(R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2])
     return np.array([x, y, z])
 
 
@@ -147,12 +147,12 @@ def orientation_error(R_desired: np.ndarray, R: np.ndarray) -> np.ndarray:
     orientation part of a task-space error, exact for any angle below pi."""
     e = np.empty(3)
     # C-contiguous copies of views (``T[:3, :3]``): one kernel signature for any input
-    _orientation_error(np.ascontiguousarray(R_desired, dtype=float), np.ascontiguousarray(R, dtype=float), e, 0)
+    orientation_error_into(np.ascontiguousarray(R_desired, dtype=float), np.ascontiguousarray(R, dtype=float), e, 0)
     return e
 
 
 @njit(cache=True)
-def _orientation_error(Rd: np.ndarray, R: np.ndarray, e: np.ndarray, k: int) -> float:
+def orientation_error_into(Rd: np.ndarray, R: np.ndarray, e: np.ndarray, k: int) -> float:
     """``e[k:k+3] = log(R_d R^T)`` of the top-left 3x3 blocks of ``Rd`` and ``R`` (rotations
     or poses), in place for the control laws' cycle; returns the angle."""
     # R_e = R_d R^T, entry (i, j) = sum_m Rd[i, m] R[j, m]
@@ -165,7 +165,7 @@ def _orientation_error(Rd: np.ndarray, R: np.ndarray, e: np.ndarray, k: int) -> 
     r20 = Rd[2, 0] * R[0, 0] + Rd[2, 1] * R[0, 1] + Rd[2, 2] * R[0, 2]
     r21 = Rd[2, 0] * R[1, 0] + Rd[2, 1] * R[1, 1] + Rd[2, 2] * R[1, 2]
     r22 = Rd[2, 0] * R[2, 0] + Rd[2, 1] * R[2, 1] + Rd[2, 2] * R[2, 2]
-    e[k], e[k + 1], e[k + 2], th = _log(r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    e[k], e[k + 1], e[k + 2], th = log_into(r00, r01, r02, r10, r11, r12, r20, r21, r22)
     return th
 
 
@@ -177,12 +177,12 @@ def three_term(A: np.ndarray, t: float, inverse: bool) -> np.ndarray:
     return E - 0.5 * A + d * (A @ A) if inverse else E + b * A + c * (A @ A)
 
 
-def dexp(w: Sequence[float]) -> np.ndarray:
+def dexp(w: Sequence[float] | np.ndarray) -> np.ndarray:
     """``sum_k ad_w^k / (k+1)!`` in closed form (004's ``S(phi)`` is ``dexp(-phi)``, (64))."""
     return three_term(hat(w), float(np.linalg.norm(np.asarray(w, dtype=float))), False)
 
 
-def dexp_inv(w: Sequence[float]) -> np.ndarray:
+def dexp_inv(w: Sequence[float] | np.ndarray) -> np.ndarray:
     """Inverse of :func:`dexp`: ``E - 1/2 w^ + (1 - (t/2) cot(t/2)) / t^2 w^2`` (``|w| < 2 pi``)."""
     return three_term(hat(w), float(np.linalg.norm(np.asarray(w, dtype=float))), True)
 
@@ -205,7 +205,7 @@ def from_se3(T: np.ndarray) -> np.ndarray:
 
 # ---- quaternions (x, y, z, w), scalar last ---------------------------------------------------
 @njit(cache=True)
-def _quaternion_to_rotation(x: float, y: float, z: float, w: float, R: np.ndarray) -> None:
+def quaternion_to_rotation_into(x: float, y: float, z: float, w: float, R: np.ndarray) -> None:
     """Rotation matrix of a unit quaternion into ``R`` (3x3 or the top-left of a 4x4)."""
     R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
     R[0, 1] = 2.0 * (x * y - z * w)
@@ -219,7 +219,7 @@ def _quaternion_to_rotation(x: float, y: float, z: float, w: float, R: np.ndarra
 
 
 @njit(cache=True)
-def _rotation_to_quaternion(R: np.ndarray, out: np.ndarray) -> None:
+def rotation_to_quaternion_into(R: np.ndarray, out: np.ndarray) -> None:
     """Unit quaternion (x, y, z, w), w >= 0, of ``R`` (Shepperd's method: the largest of the
     four squared components first, so it is accurate everywhere)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
@@ -247,11 +247,11 @@ def _rotation_to_quaternion(R: np.ndarray, out: np.ndarray) -> None:
 def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
     """Unit quaternion (x, y, z, w), w >= 0, of a rotation matrix."""
     q = np.empty(4)
-    _rotation_to_quaternion(np.ascontiguousarray(R, dtype=float)[:3, :3], q)
+    rotation_to_quaternion_into(np.ascontiguousarray(R, dtype=float)[:3, :3], q)
     return q
 
 
-def quaternion_to_rotation(q: Sequence[float]) -> np.ndarray:
+def quaternion_to_rotation(q: Sequence[float] | np.ndarray) -> np.ndarray:
     """Rotation matrix of a quaternion (x, y, z, w); normalised first, zero norm refused."""
     x, y, z, w = np.asarray(q, dtype=float)
     s = x * x + y * y + z * z + w * w
@@ -259,11 +259,11 @@ def quaternion_to_rotation(q: Sequence[float]) -> np.ndarray:
         raise ValueError(f"quaternion {tuple(q)} has zero or non-finite norm")
     R = np.empty((3, 3))
     k = 1.0 / np.sqrt(s)
-    _quaternion_to_rotation(x * k, y * k, z * k, w * k, R)
+    quaternion_to_rotation_into(x * k, y * k, z * k, w * k, R)
     return R
 
 
-def pose_matrix(position: Sequence[float], quaternion: Sequence[float]) -> np.ndarray:
+def pose_matrix(position: Sequence[float] | np.ndarray, quaternion: Sequence[float] | np.ndarray) -> np.ndarray:
     """4x4 homogeneous transform from a position and a quaternion (x, y, z, w)."""
     T = np.eye(4)
     T[:3, :3] = quaternion_to_rotation(quaternion)
@@ -272,7 +272,7 @@ def pose_matrix(position: Sequence[float], quaternion: Sequence[float]) -> np.nd
 
 
 # ---- roll-pitch-yaw (URDF) -------------------------------------------------------------------
-def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
+def rpy_matrix(rpy: Sequence[float] | np.ndarray) -> np.ndarray:
     """Rotation matrix of URDF roll-pitch-yaw angles, ``Rz(y) Ry(p) Rx(r)``."""
     r, p, y = (float(v) for v in rpy)
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)

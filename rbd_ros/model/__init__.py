@@ -10,7 +10,7 @@
 
 ``from rbd_ros.model import MdhModel`` imports only the description (no numba).
 """
-from rbd_ros.model.mdh_model import (  # noqa: F401 - the model floor's public names
+from rbd_ros.model.mdh_model import (  # the model floor's public names
     BASE_COORDINATES,
     BASE_TYPES,
     JOINT_TYPE_CODES,

@@ -65,7 +65,8 @@ def empty_workspace(n: int) -> np.ndarray:
 
 def thread_workspaces(n: int, threads: int | None = None) -> np.ndarray:
     """A stack ``(threads, *ws_shape)`` of workspaces, one per ``prange`` chunk."""
-    t = numba.config.NUMBA_NUM_THREADS if threads is None else threads
+    # numba.config sets its names at import (from the environment): the checker cannot see them
+    t = numba.config.NUMBA_NUM_THREADS if threads is None else threads  # type: ignore[attr-defined]
     return np.zeros((max(1, t), *L.ws_shape(n)))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -48,6 +49,8 @@ class LinkFrames:
     offset: np.ndarray  # (L, 4, 4)
     joints: tuple[TreeJoint, ...] = ()
     root: str = ""  # the tree's top link (tf's root below odom / world)
+    if TYPE_CHECKING:  # set by __post_init__, not a field (declared for the type checker only)
+        _index: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
         body = np.asarray(self.body, dtype=np.int64).reshape(-1)

@@ -41,9 +41,8 @@ voltage mode.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +65,10 @@ BASE_COORDINATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "diff_drive": (("base_x", "base_y", "base_yaw"), ("base_vx", "base_vy", "base_wz")),
 }
 
+#: the default of the optional per-joint fields: ``None`` (absent), which ``__post_init__`` fills
+#: from ``_PER_JOINT_DEFAULTS``, so the field holds an ``np.ndarray`` on every model (typed
+#: ``Any`` so the fields can be typed as what they hold)
+_ABSENT: Any = None
 #: per-joint float arrays, with their default value when absent
 _PER_JOINT_DEFAULTS: dict[str, float] = {
     "a": 0.0,
@@ -103,17 +106,17 @@ class MdhModel:
     base: np.ndarray = field(default_factory=lambda: np.eye(4))  # world -> frame 0
     tool: np.ndarray = field(default_factory=lambda: np.eye(4))  # frame n -> tool
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
-    lower: np.ndarray | None = None
-    upper: np.ndarray | None = None
-    velocity_limit: np.ndarray | None = None
-    effort_limit: np.ndarray | None = None
-    gear_ratio: np.ndarray | None = None
-    rotor_inertia: np.ndarray | None = None
-    viscous: np.ndarray | None = None
-    coulomb: np.ndarray | None = None
-    torque_constant: np.ndarray | None = None
-    back_emf_constant: np.ndarray | None = None
-    resistance: np.ndarray | None = None
+    lower: np.ndarray = _ABSENT
+    upper: np.ndarray = _ABSENT
+    velocity_limit: np.ndarray = _ABSENT
+    effort_limit: np.ndarray = _ABSENT
+    gear_ratio: np.ndarray = _ABSENT
+    rotor_inertia: np.ndarray = _ABSENT
+    viscous: np.ndarray = _ABSENT
+    coulomb: np.ndarray = _ABSENT
+    torque_constant: np.ndarray = _ABSENT
+    back_emf_constant: np.ndarray = _ABSENT
+    resistance: np.ndarray = _ABSENT
     name: str = "robot"
     base_link: str = "base_link"
     tip_link: str = "tool"
@@ -129,6 +132,11 @@ class MdhModel:
     wheel_axle_height: float = 0.0  # m, axle midpoint above base_link's origin (module docstring)
     wheel_effort_limit: float = np.inf  # N m, each drive wheel (URDF <limit effort>); inf = none
     casters: tuple[tuple[float, float, float], ...] = ()  # (x, y, radius) in base_link, m
+    #: replace a physically impossible link inertia by the nearest physical one (``_physical_inertia``);
+    #: False keeps the description's own (``keep_inertia``: a like-for-like comparison with it)
+    inertia_fix: bool = True
+    if TYPE_CHECKING:  # set by __post_init__, not a field (declared for the type checker only)
+        inertia_notes: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -188,7 +196,10 @@ class MdhModel:
         if len(link_names) != n:
             raise ValueError(f"MdhModel: link_names must have {n} entries")
         put(self, "link_names", link_names)
-        put(self, "inertia", self._physical_inertia())
+        put(self, "inertia_fix", validate.flag("MdhModel: inertia_fix", self.inertia_fix))
+        inertia, notes = self._physical_inertia()
+        put(self, "inertia", inertia)
+        put(self, "inertia_notes", notes)  # what was (or, kept, would be) replaced: not a field
         for f in fields(self):
             v = getattr(self, f.name)
             if isinstance(v, np.ndarray):
@@ -223,19 +234,29 @@ class MdhModel:
         elif self.wheel_radius or self.wheel_separation or self.wheel_joints or self.wheel_spin_inertia:
             raise ValueError(f"MdhModel: wheel fields are for base_type 'diff_drive', not '{self.base_type}'")
 
-    def _physical_inertia(self) -> np.ndarray:
+    def _physical_inertia(self) -> tuple[np.ndarray, tuple[str, ...]]:
         """The link inertias, each physically impossible one replaced by the nearest physical
-        tensor with an ``InertiaWarning`` naming the link (``rbd_ros.model.physical``)."""
-        from rbd_ros.model.physical import InertiaWarning, physical_inertia
+        tensor (``rbd_ros.model.physical``) unless ``inertia_fix`` is False, and the notes
+        saying so.  Each note is an ``InertiaWarning`` once per model and note (``warn_once``:
+        the copies of one model, ``replace`` and the perturbed models of a sweep, do not repeat
+        it; another file's model of the same name with other inertias does)."""
+        from rbd_ros.model.physical import physical_inertia, warn_once
 
         out = self.inertia  # a private copy (np.array above), still writable here
+        notes = []
         for i in range(self.dof):
             fixed, msg = physical_inertia(out[i], f"link '{self.link_names[i]}' "
                                                   f"(joint '{self.joint_names[i]}')")
-            if msg is not None:
+            if msg is None:
+                continue
+            if self.inertia_fix:
                 out[i] = 0.5 * (fixed + fixed.T)
-                warnings.warn(msg, InertiaWarning, stacklevel=4)
-        return out
+            else:
+                msg = msg.split(". Using")[0] + "; kept as given (inertia_fix=False)"
+            notes.append(msg)
+            if self.inertia_fix:
+                warn_once(self.name, msg, stacklevel=5)
+        return out, tuple(notes)
 
     @property
     def dof(self) -> int:
@@ -245,6 +266,14 @@ class MdhModel:
     def armature(self) -> np.ndarray:
         """Rotor inertia reflected through the gear, ``Gamma^T J_M Gamma`` (003 (6.17))."""
         return self.gear_ratio**2 * self.rotor_inertia
+
+    def mdh_difference(self, other: "MdhModel", atol: float = 1e-9) -> str | None:
+        """The first MDH parameter (``a``, ``alpha``, ``d``, ``theta``) in which ``other``'s
+        chain differs from this one's by more than ``atol``, or None: the same kinematics."""
+        for key in ("a", "alpha", "d", "theta"):
+            if not np.allclose(getattr(self, key), getattr(other, key), rtol=0.0, atol=atol):
+                return key
+        return None
 
     def replace(self, **changes: Any) -> "MdhModel":
         """A copy with some fields changed (the model itself is immutable)."""
@@ -303,6 +332,8 @@ class MdhModel:
             for key in list(_PER_JOINT_DEFAULTS)[5:]:
                 j[key] = float(getattr(self, key)[i])  # YAML writes inf as .inf
             out["joints"].append(j)
+        if not self.inertia_fix:  # files of the default stay as they were
+            out["inertia_fix"] = False
         return out
 
     @classmethod
@@ -325,7 +356,7 @@ class MdhModel:
         }
         for key, default in _PER_JOINT_DEFAULTS.items():
             kw[key] = [float(j.get(key, default)) for j in joints]
-        for key in ("name", "base_link", "tip_link", "gravity", "base", "tool", "base_type"):
+        for key in ("name", "base_link", "tip_link", "gravity", "base", "tool", "base_type", "inertia_fix"):
             if key in data:
                 kw[key] = data[key]
         body = data.get("base_body") or {}

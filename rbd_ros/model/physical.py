@@ -18,6 +18,10 @@ MuJoCo refuses both.  ``MdhModel`` therefore replaces it, at load time and with 
   ``I1 + I2 = I3`` (the smallest change in the Frobenius norm).
 
 Every consumer (core, services, controller, MuJoCo bridge) then uses the same, fixed model.
+The warning comes once per model and message in a process (``warn_once``); ``MdhModel(...,
+inertia_fix=False)`` (``keep_inertia`` of the URDF loaders, ``urdf2mdh --keep-inertia``) keeps
+the description's own tensor instead (its ``inertia_notes`` say which), for a like-for-like
+comparison with tools that take it as given; MuJoCo refuses such a model.
 """
 from __future__ import annotations
 
@@ -29,6 +33,24 @@ RTOL = 1e-9
 
 class InertiaWarning(UserWarning):
     """A link inertia was physically impossible and has been replaced (the message says how)."""
+
+
+_WARNED: set[tuple[str, str]] = set()  # (model name, message) already warned in this process
+
+
+def warn_once(model: str, message: str, stacklevel: int = 2) -> bool:
+    """``InertiaWarning(message)`` unless model ``model`` was warned of it before in this
+    process, whatever the warnings filters (a sweep builds one model many times: every
+    perturbation, every cell); True when it warned.  The message names the link and its
+    moments, so another description of the same name with other inertias warns again."""
+    import warnings
+
+    key = (model, message)
+    if key in _WARNED:
+        return False
+    _WARNED.add(key)
+    warnings.warn(message, InertiaWarning, stacklevel=stacklevel + 1)
+    return True
 
 
 def balance_moments(w: np.ndarray) -> np.ndarray:

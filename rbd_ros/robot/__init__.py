@@ -8,8 +8,8 @@
   (SE(3)) and of a ground (planar, diff-drive) root joint (and the deprecated class names
   ``FloatingBaseRobot``, ``MobileBaseRobot``)
 * ``fast_path``: the one fast-path type check of the single-state calls
-* ``services``: the dynamics server's ROS-free request logic (bounded, validated requests
-  over a ``Robot``)
+
+The dynamics server's ROS-free request rules are on a floor of their own, ``rbd_ros.services``.
 """
 from rbd_ros.robot.arm import IKResult, Kernels, Robot, SimulationError, SimulationResult, SingularMassMatrixError
 

@@ -19,12 +19,14 @@ Conventions (all SI, world frame = the URDF ``base_link``):
 A lower-level API, ``robot.kernels``, calls the kernels with no validation at all and
 returns preallocated buffers (like Pinocchio's ``data.tau``), overwritten by the next call.
 
-A ``Robot`` owns one workspace (``robot.data``) shared by its single-state calls, whose
-kernels hold the GIL, so concurrent Python threads cannot corrupt it; ``simulate`` releases the
-GIL and therefore integrates on a private workspace of its own (a few kB per call).  For real
-parallelism use the batch calls or one ``Robot`` per thread (``Robot(robot.model)`` is cheap
-once the kernels are compiled).  ``robot.kernels`` returns ``robot.data``'s buffers and is not
-for concurrent use.
+Threads: every method is right from any number of threads, on every base
+(``test/core/test_thread_stress.py``).  A ``Robot`` owns one workspace (``robot.data``) shared
+by the calls whose kernels hold the GIL (a kernel call then runs whole before another thread's
+starts); a kernel that releases the GIL never touches it: ``simulate`` integrates on a private
+workspace (a few kB per call) and ``ik`` solves on per-thread workspaces and scratch
+(``statics.IKThreads``).  For real parallelism use the batch calls or one ``Robot`` per thread
+(``Robot(robot.model)`` is cheap once the kernels are compiled).  ``robot.kernels`` returns
+``robot.data``'s buffers and is not for concurrent use.
 
 Errors: ``ValueError`` for bad arguments (one rule per kind of argument: ``rbd_ros.util.validate``);
 ``SingularMassMatrixError`` (a ``ValueError``) when M(q) is singular (a massless end of the
@@ -33,14 +35,17 @@ when finite inputs give a NaN or Inf result (every result is checked before it l
 ``qd = 1e200`` overflows), naming the cause; ``SimulationError`` when a simulation diverges
 (NaN or Inf), with the time it happened.
 
-Two concerns live in modules of their own, mixins ``Robot`` inherits: statics and inverse
+Three concerns live in modules of their own, mixins ``Robot`` inherits: statics and inverse
 kinematics (``rbd_ros.robot.statics``: ``static_torques``, ``joint_wrenches``, ``ik``,
-``IKResult``) and simulation (``rbd_ros.robot.simulation``: ``simulate``, ``SimulationResult``,
-``SimulationError``); all names stay importable from here.
+``IKResult``), simulation (``rbd_ros.robot.simulation``: ``simulate``, ``SimulationResult``,
+``SimulationError``) and the dynamics' analytical derivatives (``rbd_ros.robot.derivatives``:
+``inverse_dynamics_derivatives``, ``forward_dynamics_derivatives``); all names stay importable
+from here.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import importlib
+from typing import Any, Sequence, cast
 
 import numba
 import numpy as np
@@ -48,11 +53,13 @@ import numpy as np
 from rbd_ros.algorithm import checked, coriolis, crba, energy, kinematics, rnea
 from rbd_ros.algorithm import forward_dynamics as fdmod
 from rbd_ros.algorithm.f8vector import NATIVE_CHECK
+from rbd_ros.algorithm.first_use import on_first_call
 from rbd_ros.algorithm.rnea import PARALLEL_MIN
-from rbd_ros.bases import root_joint
+from rbd_ros.bases import ROOT_JOINTS, root_joint
 from rbd_ros.model import BASE_COORDINATES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model
 from rbd_ros.model.link_frames import LinkFrames
+from rbd_ros.robot.derivatives import Derivatives
 from rbd_ros.robot.fast_path import fast_path
 from rbd_ros.robot.kernels import Kernels
 from rbd_ros.robot.simulation import Simulation, SimulationError, SimulationResult
@@ -61,15 +68,37 @@ from rbd_ros.util import validate
 
 _empty = np.empty
 # Fast path of the single-state calls: the compiled checked entry points called directly
-# (no dispatcher typing; ``algorithm.checked``), whose unboxing refuses all but 1-D float64
-# ndarrays (``algorithm.f8vector``; where its field offsets are not verified, behind the type
-# check of ``robot.fast_path``); anything else takes the full validation path.
-_rnea_checked = checked.entry(checked.rnea_checked)
-_fd_checked = checked.entry(checked.forward_dynamics_checked)
-_crba_checked = checked.entry(checked.crba_checked)
-_gravity_checked = checked.entry(checked.gravity_checked)
-_bias_checked = checked.entry(checked.bias_checked)
+# (no dispatcher typing; ``algorithm.checked``; each compiled on its first call), whose
+# unboxing refuses all but 1-D float64 ndarrays (``algorithm.f8vector``; where its field
+# offsets are not verified, behind the type check of ``robot.fast_path``); anything else takes
+# the full validation path.
+_rnea_checked = on_first_call(checked.rnea_checked, globals(), "_rnea_checked")
+_fd_checked = on_first_call(checked.forward_dynamics_checked, globals(), "_fd_checked")
+_crba_checked = on_first_call(checked.crba_checked, globals(), "_crba_checked")
+_gravity_checked = on_first_call(checked.gravity_checked, globals(), "_gravity_checked")
+_bias_checked = on_first_call(checked.bias_checked, globals(), "_bias_checked")
 _UNBOX = NATIVE_CHECK  # their state arguments are f8vectors: no Python type check needed (fast_path)
+
+#: the front of each moving root joint (``rbd_ros.bases``): ``"module:Class"`` of the
+#: ``rbd_ros.robot.front.RootFront`` whose methods ``Robot.__init__`` binds onto a robot on that
+#: root (the fixed base has none: ``Robot``'s own methods).  Names on this floor, imported at the
+#: first robot on that root: a fixed-base arm never loads them, and the fronts extend ``Robot``
+#: (test/core/test_layout.py reads these names as imports)
+FRONTS: dict[str, str] = {
+    "floating": "rbd_ros.robot.floating:FloatingFront",
+    "planar": "rbd_ros.robot.mobile:GroundFront",
+    "diff_drive": "rbd_ros.robot.mobile:GroundFront",
+}
+assert set(FRONTS) == {k for k, r in ROOT_JOINTS.items() if r.nv0}  # every moving root
+
+
+def front_class(kind: str) -> Any:
+    """The ``RootFront`` class of root joint ``kind`` (``FRONTS``), ``None`` for a fixed base."""
+    name = FRONTS.get(kind)
+    if name is None:
+        return None
+    module, cls = name.split(":")
+    return getattr(importlib.import_module(module), cls)
 _RNEA, _CRBA = "rnea", "crba"  # default methods: identity check first keeps the fast path fast
 
 
@@ -78,7 +107,7 @@ class SingularMassMatrixError(ValueError):
     joints that move no mass or inertia)."""
 
 
-class Robot(StaticsAndIK, Simulation):
+class Robot(StaticsAndIK, Simulation, Derivatives):
     """Rigid-body dynamics of one serial arm on its root joint (see the module docstring).
 
     One class for every base: the model's root joint (``robot.root``, ``rbd_ros.bases``,
@@ -99,7 +128,8 @@ class Robot(StaticsAndIK, Simulation):
         self._nn = (model.dof, model.dof)
         self.joint_names = model.joint_names
         self.data = Workspace(self.dof, pack_model(model))
-        self._mp = self.data.mp  # views of one array, mw: see data.model_workspace
+        self._mp = cast(np.ndarray, self.data.mp)  # views of one array (mp given: not None), mw: see
+        # data.model_workspace
         self._ws = self.data.ws
         self._mw = self.data.mw
         self.root = root = root_joint(model.base_type)  # the base as a root joint (rbd_ros.bases)
@@ -112,11 +142,11 @@ class Robot(StaticsAndIK, Simulation):
         self._formulations: Any = None  # rbd_ros.formulations.Formulations, built on first use
         #: every URDF link on the model's bodies (``Robot.from_urdf``; a bare model: base and tip)
         self.link_frames = LinkFrames.from_model(model)
-        self._ik_buf: Any = None  # statics.StaticsAndIK's buffers, made on first use
+        self._ik_buf: Any = None  # statics.IKThreads: ik's per-thread buffers, made on first use
         # Every attribute above is set for every base, in this order, so all robots share one
         # key table (CPython's split instance dicts: an attribute read costs ~6 ns more on a
         # robot whose dict left it); a moving base's front adds its own after them.
-        front = root.front_class()  # a moving base's methods (rbd_ros.robot.front), bound onto self
+        front = front_class(root.kind)  # a moving base's methods (FRONTS), bound onto self
         if front is not None:
             front.attach(self)
 
@@ -182,11 +212,12 @@ class Robot(StaticsAndIK, Simulation):
         if isinstance(kw.get("base"), str):
             kw["base_type"] = validate.renamed("Robot.from_mdh", "base", "base_type", kw.pop("base"),
                                                kw.get("base_type"))
+        # MdhModel converts each table to its field's array (``MdhModel.__post_init__``)
+        table: dict[str, Any] = dict(joint_type=list(joint_type) if joint_type is not None else [0] * n,
+                                     a=a, alpha=alpha, d=d, theta=theta, mass=mass, com=com, inertia=inertia)
         return cls(MdhModel(
             joint_names=tuple(joint_names) if joint_names is not None
-            else tuple(f"joint{i + 1}" for i in range(n)),
-            joint_type=list(joint_type) if joint_type is not None else [0] * n,
-            a=a, alpha=alpha, d=d, theta=theta, mass=mass, com=com, inertia=inertia, **kw))
+            else tuple(f"joint{i + 1}" for i in range(n)), **table, **kw))
 
     @property
     def link_names(self) -> tuple[str, ...]:

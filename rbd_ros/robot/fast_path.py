@@ -99,7 +99,7 @@ def fast_path(arrays: Sequence[str], call: str, alloc: str = "out = _empty(self.
         module = full.__globals__
         module[_F8_NAME], module[full_name] = _F8, full
         ns: dict[str, Any] = {}
-        exec(compile(src, filename, "exec"), module, ns)  # noqa: S102 - our own template
+        exec(compile(src, filename, "exec"), module, ns)  # our own template
         method = ns[full.__name__]
         method.__defaults__ = full.__defaults__
         functools.update_wrapper(method, full)

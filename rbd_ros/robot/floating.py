@@ -38,7 +38,7 @@ E here; planar ``[e_x, e_y, e_wz]``; differential drive ``[e_x, e_wz]``; see the
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from rbd_ros.algorithm import base_batch as bb
 from rbd_ros.algorithm import floating_base as fb
 from rbd_ros.algorithm import floating_integrators as fi
 from rbd_ros.algorithm import kinematics
-from rbd_ros.algorithm.checked import entry
+from rbd_ros.algorithm.first_use import on_first_call
 from rbd_ros.algorithm.rnea import add_actuator_torques
 from rbd_ros.lie import so3
 from rbd_ros.lie.integrators import INTEGRATORS, integrator_code  # the one table ("rkmk4" first)
@@ -58,9 +58,9 @@ from rbd_ros.robot.simulation import SimulationError, SimulationResult
 from rbd_ros.util import validate
 
 _empty = np.empty
-_rnea_checked = entry(fb.rnea_floating_checked)  # compiled entry points (algorithm.checked)
-_aba_checked = entry(fb.aba_floating_checked)
-_crba_checked = entry(fb.crba_floating_checked)
+_rnea_checked = on_first_call(fb.rnea_floating_checked, globals(), "_rnea_checked")  # entry points (first_use)
+_aba_checked = on_first_call(fb.aba_floating_checked, globals(), "_aba_checked")
+_crba_checked = on_first_call(fb.crba_floating_checked, globals(), "_crba_checked")
 
 
 def carried_jacobian(arm: Robot, qj: np.ndarray, R: np.ndarray, frame: int) -> np.ndarray:
@@ -106,8 +106,10 @@ class FloatingFront(RootFront):
     """The methods of a ``Robot`` on a free-floating SE(3) base (module docstring); ``self``
     is the ``Robot`` (``nq = 7 + n``, ``nv = 6 + n``: ``rbd_ros.bases``)."""
 
+    _zv: np.ndarray  # the per-robot state ``setup`` adds (an annotation for the type checker only)
+
     @classmethod
-    def setup(cls, robot: Robot) -> None:
+    def setup(cls, robot: Self) -> None:
         m = robot.model
         validate.floating_base_body(m.base_link, m.base_mass, m.base_inertia)
         robot._zv = np.zeros(robot.nv)

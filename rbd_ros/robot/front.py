@@ -19,19 +19,27 @@ from __future__ import annotations
 
 import warnings
 from types import FunctionType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from rbd_ros.robot.arm import Robot
 
 _HOOKS = ("setup", "attach", "members")
 
+if TYPE_CHECKING:
+    # for the type checker a front is a Robot: inside its methods ``self`` is the Robot they are
+    # bound onto (module docstring); at run time a plain class, never a Robot's base
+    _Host = Robot
+else:
+    _Host = object
 
-class RootFront:
+
+class RootFront(_Host):
     """The methods of one moving root joint, bound onto each ``Robot`` on it (module docstring)."""
 
     @classmethod
-    def setup(cls, robot: Robot) -> None:
-        """Check the model for this root and add the per-robot state its methods use."""
+    def setup(cls, robot: Self) -> None:
+        """Check the model for this root and add the per-robot state its methods use (``robot``:
+        the Robot being attached, typed as the front whose state it receives)."""
 
     @classmethod
     def members(cls) -> dict[str, Any]:
@@ -54,10 +62,10 @@ class RootFront:
         front's names never enter the shared table: were ``inverse_dynamics`` in it, every
         fixed-base robot's method lookups would lose their specialisation (~10 ns a call,
         measured in one process, interleaved)."""
-        d = robot.__dict__
+        d: dict[Any, Any] = robot.__dict__  # str keys, and the one int key below
         d[0] = None  # a non-str key: the dict leaves the shared key table
         del d[0]
-        cls.setup(robot)
+        cls.setup(cast(Self, robot))  # the robot this front is attached to (for the checker a front)
         for name, value in cls.members().items():
             d[name] = value.__get__(robot, Robot) if isinstance(value, (FunctionType, staticmethod)) else value
 
@@ -67,7 +75,7 @@ class _DeprecatedFront(type):
 
     kinds: tuple[str, ...]
 
-    def __call__(cls, model: Any) -> Robot:  # noqa: D102
+    def __call__(cls, model: Any) -> Robot:
         warnings.warn(f"{cls.__name__}(model) is deprecated: Robot(model) serves every base "
                       f"(its root joint, rbd_ros.bases, picks the methods)", DeprecationWarning, stacklevel=2)
         kind = getattr(model, "base_type", None)

@@ -40,14 +40,15 @@ Concurrency as ``Robot``: single-state calls share ``robot.data``'s workspace un
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import numpy as np
 
 from rbd_ros.algorithm import base_batch as bb
 from rbd_ros.algorithm import kinematics
 from rbd_ros.algorithm import planar_base as pk
-from rbd_ros.algorithm.checked import entry
+from rbd_ros.algorithm.first_use import entry, on_first_call
+from rbd_ros.bases.root_joint import MAX_YAW
 from rbd_ros.formulations import diff_drive as dd
 from rbd_ros.formulations import planar_base as pb
 from rbd_ros.model.data import empty_workspace
@@ -55,7 +56,7 @@ from rbd_ros.robot.arm import Robot, SingularMassMatrixError
 from rbd_ros.robot.fast_path import fast_path
 from rbd_ros.robot.floating import carried_jacobian, whole_body_statics
 from rbd_ros.robot.front import RootFront, deprecated_front
-from rbd_ros.robot.simulation import SimulationError, SimulationResult, _callback_finite, _is_jitted
+from rbd_ros.robot.simulation import SimulationError, SimulationResult, callback_finite, is_jitted
 from rbd_ros.util import validate
 
 RECURSIVE = "recursive"
@@ -64,14 +65,12 @@ M_METHODS = (RECURSIVE, "kane", "lagrange", "gauss")
 FD_DIFF_METHODS = (RECURSIVE, *dd.METHODS)
 _empty = np.empty
 _tuple_new = tuple.__new__  # a NamedTuple without its Python-level __new__ (~0.1 us)
-_rnea_checked = entry(pk.rnea_planar_checked)  # compiled entry points (algorithm.checked)
-_rnea_dd_checked = entry(pk.rnea_diff_drive_checked)
-_crba_checked = entry(pk.crba_planar_checked)
-_aba_checked = entry(pk.aba_planar_checked)
-_aba_dd_checked = entry(pk.aba_diff_drive_checked)
+_rnea_checked = on_first_call(pk.rnea_planar_checked, globals(), "_rnea_checked")  # entry points (first_use)
+_rnea_dd_checked = on_first_call(pk.rnea_diff_drive_checked, globals(), "_rnea_dd_checked")
+_crba_checked = on_first_call(pk.crba_planar_checked, globals(), "_crba_checked")
+_aba_checked = on_first_call(pk.aba_planar_checked, globals(), "_aba_checked")
+_aba_dd_checked = on_first_call(pk.aba_diff_drive_checked, globals(), "_aba_dd_checked")
 
-#: |base yaw| accepted (rad): a double's spacing there is 1.2e-10 rad; beyond ~1e15 it is a turn
-MAX_YAW = 1e6
 
 
 class DiffDriveEfforts(NamedTuple):
@@ -93,8 +92,16 @@ class GroundFront(RootFront):
     """The methods of a ``Robot`` on a planar or differential-drive base (module docstring);
     ``self`` is the ``Robot`` (``nq = nv = 3 + n``, ``nu`` 3 or 2 ``+ n``: ``rbd_ros.bases``)."""
 
+    # the per-robot state ``setup`` adds (annotations for the type checker: no class attributes,
+    # so nothing of it is bound by ``attach``)
+    _F: pb.Formulations
+    wheels: dd.Wheels | None
+    _zv: np.ndarray
+    _lam: np.ndarray
+    _rnea_fast: Any  # a compiled entry point (``first_use.entry``)
+
     @classmethod
-    def setup(cls, robot: Robot) -> None:
+    def setup(cls, robot: Self) -> None:
         model = robot.model
         robot._F = pb.formulations(model)
         robot.wheels = None
@@ -102,7 +109,8 @@ class GroundFront(RootFront):
             robot.wheels = dd.Wheels(model.wheel_radius, model.wheel_separation, model.wheel_spin_inertia)
         robot._zv = np.zeros(robot.nv)  # read-only zero velocity / acceleration
         robot._lam = np.empty(1)  # forward_dynamics' unread lateral force
-        robot._rnea_fast = _rnea_checked if robot.wheels is None else _rnea_dd_checked
+        # the compiled entry itself (a stand-in kept here would cost each call one Python call)
+        robot._rnea_fast = entry(pk.rnea_planar_checked if robot.wheels is None else pk.rnea_diff_drive_checked)
 
     # ---- validation --------------------------------------------------------------------------
     def _vec(self, name: str, x: Any, size: int, rolling: bool = False) -> np.ndarray:
@@ -435,7 +443,7 @@ class GroundFront(RootFront):
         if callable(tau) and not isinstance(tau, np.ndarray):
             if steps is None:
                 raise ValueError("steps (a positive int) is required with an input callback")
-            if _is_jitted(tau):
+            if is_jitted(tau):
                 return np.zeros((int(steps), self.nu)), None, tau
             return np.zeros((int(steps), self.nu)), tau, None
         U = self._real("tau", tau)
@@ -451,8 +459,11 @@ class GroundFront(RootFront):
             raise ValueError(f"steps={steps} but tau has {U.shape[0]} rows")
         return np.array(U, dtype=float), None, None
 
-    def simulate(self, q0: Any, v0: Any, tau: Any, dt: float, steps: int | None = None,
-                 method: str = RECURSIVE, stabilise: str | None = None) -> SimulationResult:
+    # a ground base's own arguments in place of the fixed base's (a front's method, module
+    # docstring of robot.front): not an override of Robot.simulate's signature
+    def simulate(self, q0: Any, v0: Any, tau: Any, dt: float,  # type: ignore[override]
+                 steps: int | None = None, method: str = RECURSIVE, stabilise: str | None = None
+                 ) -> SimulationResult:
         """RK4 from ``(q0, v0)`` for ``steps`` steps of ``dt`` under zero-order-hold inputs
         (``nu``: planar ``[F_x, F_y, M_z, joints]``, diff drive ``[tau_L, tau_R, joints]``):
         ``tau`` a constant ``(nu,)``, a sequence ``(steps, nu)`` (row k over ``[k dt, (k+1) dt)``)
@@ -506,7 +517,7 @@ class GroundFront(RootFront):
             raise SimulationError(f"simulation diverged (the state became NaN or Inf): {exc}; use a smaller "
                                   f"dt (now {dt:g} s) or smaller inputs") from exc
         if python_fn is not None or jit_fn is not None:
-            _callback_finite(U, h, Q, V)
+            callback_finite(U, h, Q, V)
         if not (np.isfinite(Q).all() and np.isfinite(V).all() and np.isfinite(A).all()):
             k = int(np.argmax(~(np.isfinite(Q).all(1) & np.isfinite(V).all(1) & np.isfinite(A).all(1))))
             raise SimulationError(f"simulation diverged at t = {k * dt:.6g} s (step {k} of {steps}): the state "

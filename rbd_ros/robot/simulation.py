@@ -4,22 +4,26 @@
 ``algorithm.integrators`` (rk4 003 (5.3)-(5.4), semi-implicit Euler).
 
 The mixin uses the host's ``dof``, ``_mp``, ``_real``, ``_states`` and ``_singular`` (the
-singular-mass-matrix error), all defined by ``Robot``.
+singular-mass-matrix error), all defined by ``Robot``.  A divergence with the actuator model
+on names the joint damping that made the explicit integrator unstable, when it is that
+(``rbd_ros.robot.damping``, the MuJoCo bridge's rule too).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numba
 import numpy as np
 
 from rbd_ros.algorithm import integrators
 from rbd_ros.model.data import empty_workspace
+from rbd_ros.model.mdh_model import MdhModel
+from rbd_ros.robot.damping import damping_diagnosis
 from rbd_ros.util import validate
 from rbd_ros.util.validate import SimulationError  # its home is the ground floor (lie raises it too)
 
 
-def _is_jitted(fn: Any) -> bool:
+def is_jitted(fn: Any) -> bool:
     """A numba dispatcher (``@njit`` function) the integrator kernel can call."""
     return isinstance(fn, numba.core.registry.CPUDispatcher)
 
@@ -43,7 +47,7 @@ class SimulationResult(tuple):
 
 
 
-def _callback_finite(U: np.ndarray, h: float, Q: np.ndarray, V: np.ndarray) -> None:
+def callback_finite(U: np.ndarray, h: float, Q: np.ndarray, V: np.ndarray) -> None:
     """A feedback law's output ``U[k]`` computed from a finite state ``(Q[k], V[k])`` holds no
     NaN or Inf; else a ``SimulationError`` naming the law and the step, not a "diverged" state
     (a law fed an already diverged state is the divergence's, reported by the caller)."""
@@ -58,6 +62,17 @@ def _callback_finite(U: np.ndarray, h: float, Q: np.ndarray, V: np.ndarray) -> N
 
 class Simulation:
     """``Robot.simulate`` (see the module docstring)."""
+
+    # the host's members the mixin uses, all set or defined by ``Robot`` (declared for the type
+    # checker only: annotations, no class attributes)
+    model: MdhModel
+    dof: int
+    joint_names: tuple[str, ...]
+    _mp: np.ndarray
+    _real: Callable[[str, Any], np.ndarray]
+    _states: Callable[..., np.ndarray]
+    _singular: Callable[..., Exception]
+    mass_matrix: Callable[..., np.ndarray]
 
     def simulate(self, q0: Any, qd0: Any, tau: Any, dt: float, integrator: str = "rk4",
                  include_actuators: bool = False, steps: int | None = None) -> SimulationResult:
@@ -84,7 +99,7 @@ class Simulation:
         if callable(tau) and not isinstance(tau, np.ndarray):
             if steps is None:
                 raise ValueError("steps (a positive int) is required with a torque callback")
-            if _is_jitted(tau):
+            if is_jitted(tau):
                 fn, use_fn = tau, True
             else:
                 fn, use_fn, python_fn = None, False, tau
@@ -120,15 +135,30 @@ class Simulation:
         except ZeroDivisionError as exc:
             raise self._singular(Q[0], include_actuators) from exc
         if use_fn or python_fn is not None:
-            _callback_finite(tau_arr, h, Q, QD)
+            callback_finite(tau_arr, h, Q, QD)
         if not (np.isfinite(Q[N]).all() and np.isfinite(QD[N]).all() and np.isfinite(QDD[N]).all()):
             bad = ~(np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
                     & np.isfinite(QDD).all(axis=1))
             k = int(np.argmax(bad))
+            why = self._damping_cause(Q[0], Q[max(k - 1, 0)], h, integrator) if act else None
             raise SimulationError(
                 f"simulation diverged at t = {k * h:.6g} s (step {k} of {N}): the state became "
-                f"NaN or Inf; use a smaller dt (now {h:g} s) or smaller torques")
+                f"NaN or Inf; " + (why or f"use a smaller dt (now {h:g} s) or smaller torques"))
         return SimulationResult(Q, QD, QDD, np.arange(N + 1) * h, tau_arr)
+
+    def _damping_cause(self, q0: np.ndarray, q_last: np.ndarray, dt: float, integrator: str) -> str | None:
+        """The joint damping that makes the explicit integrator unstable at ``dt``
+        (``robot.damping``: at the start or the last finite state), or None."""
+        b = self.model.viscous
+        if not np.any(b > 0):
+            return None
+        for q in (q0, q_last):
+            if np.isfinite(q).all():
+                M = self.mass_matrix(np.ascontiguousarray(q), include_actuators=True)
+                why = damping_diagnosis(self.joint_names, b, M, dt, integrator)
+                if why is not None:
+                    return why
+        return None
 
 
 __all__ = ["Simulation", "SimulationError", "SimulationResult"]

@@ -9,22 +9,104 @@ is ``Robot.static_torques``, ``Robot.joint_wrenches``, ``Robot.ik`` and ``IKResu
 
 The mixin uses the host's model and workspace (``model``, ``dof``, ``data``, ``_mp``, ``_ws``)
 and its argument checks (``_real``, ``_states``, ``_chunks``), all defined by ``Robot``.
+
+Threads: the statics kernels hold the GIL, so they may share the robot's workspace with its
+other single-state calls.  The LM kernels of ``ik`` release it (a timer or another thread stops
+them through their stop flag), so ``ik`` never touches the robot's workspace: each thread solves
+on workspaces and scratch of its own (``IKThreads``, made on a thread's first solve; a few kB,
+freed with the thread), and ``request_ik_stop`` raises the flag of every thread's scratch.
 """
 from __future__ import annotations
 
-from typing import Any
+import threading
+import weakref
+from typing import Any, Callable
 
 import numpy as np
 
 from rbd_ros.algorithm import ik as ikmod
 from rbd_ros.algorithm import statics
+from rbd_ros.model.data import Workspace, empty_workspace, thread_workspaces
+from rbd_ros.model.mdh_model import MdhModel
 from rbd_ros.util import validate
 
 _f8 = np.dtype(np.float64)
 
 
+class _Scratch:
+    """One thread's IK buffers: ``ws`` (a workspace), ``S`` (LM scratch), ``wss`` and ``Ss``
+    (one of each per ``prange`` chunk, for a batch of targets)."""
+
+    __slots__ = ("ws", "S", "wss", "Ss", "__weakref__")
+
+    def __init__(self, n: int, chunks: int) -> None:
+        self.ws, self.S = empty_workspace(n), ikmod.ik_scratch(n)
+        self.wss, self.Ss = thread_workspaces(n, chunks), ikmod.ik_scratch(n, chunks)
+
+
+class IKThreads:
+    """The IK buffers of one robot, one set per thread (module docstring), and the stop flag
+    they share: ``scratch()`` is this thread's ``_Scratch``; ``request_stop`` / ``clear_stop``
+    raise and lower the flag in every live thread's scratch (and in those made later, until
+    cleared); ``lim`` is the sampling box of the joint limits (read only)."""
+
+    def __init__(self, lower: np.ndarray, upper: np.ndarray, prismatic: np.ndarray, n: int,
+                 chunks: int) -> None:
+        self.lim = ikmod.sampling_box(lower, upper, prismatic)
+        self.n, self.chunks = n, chunks
+        self.stopped = False
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._live: "weakref.WeakSet[_Scratch]" = weakref.WeakSet()  # a thread's goes with it
+
+    def scratch(self) -> _Scratch:
+        """This thread's buffers (made on its first call)."""
+        try:
+            return self._local.scratch
+        except AttributeError:
+            pass
+        s = _Scratch(self.n, self.chunks)
+        with self._lock:
+            if self.stopped:
+                ikmod.request_stop(s.S)
+                ikmod.request_stop(s.Ss)
+            self._live.add(s)
+        self._local.scratch = s
+        return s
+
+    def _set(self, stop: bool) -> None:
+        with self._lock:
+            self.stopped = stop
+            flag = ikmod.request_stop if stop else ikmod.clear_stop
+            for s in list(self._live):
+                flag(s.S)
+                flag(s.Ss)
+
+    def request_stop(self) -> None:
+        """Raise the stop flag of every thread's scratch (``algorithm.ik.request_stop``)."""
+        self._set(True)
+
+    def clear_stop(self) -> None:
+        """Lower it again."""
+        self._set(False)
+
+
+_MAKE_LOCK = threading.Lock()  # makes each robot's IKThreads once
+
+
 class StaticsAndIK:
     """``Robot``'s statics and inverse kinematics (see the module docstring)."""
+
+    # the host's members the mixin uses, all set or defined by ``Robot`` (declared for the type
+    # checker only: annotations, no class attributes)
+    model: MdhModel
+    dof: int
+    data: Workspace
+    _mp: np.ndarray
+    _ws: np.ndarray
+    _real: Callable[[str, Any], np.ndarray]
+    _states: Callable[..., np.ndarray]
+    _chunks: Callable[[int], int]
 
     def _static_args(self, wrench: Any, frame: str) -> tuple[np.ndarray, bool]:
         w = self._real("wrench", wrench)
@@ -64,14 +146,16 @@ class StaticsAndIK:
                                out, np.empty(self.dof))
         return validate.finite_result("joint_wrenches", out, q=q, wrench=w)
 
-    def _ik_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(limits/sampling box, scratch, per-thread scratch), made on first use."""
+    def _ik_threads(self) -> IKThreads:
+        """The robot's ``IKThreads``, made on first use (once, whichever thread asks first)."""
         buf = self.__dict__.get("_ik_buf")
         if buf is None:
-            m = self.model
-            buf = (ikmod.sampling_box(m.lower, m.upper, m.joint_type == 1), ikmod.ik_scratch(self.dof),
-                   ikmod.ik_scratch(self.dof, len(self.data.wss)))
-            self._ik_buf = buf
+            with _MAKE_LOCK:
+                buf = self.__dict__.get("_ik_buf")
+                if buf is None:
+                    m = self.model
+                    buf = IKThreads(m.lower, m.upper, m.joint_type == 1, self.dof, len(self.data.wss))
+                    self._ik_buf = buf
         return buf
 
     def request_ik_stop(self) -> None:
@@ -80,20 +164,17 @@ class StaticsAndIK:
         best pose so far, unsolved.  The flag stays set until ``clear_ik_stop``."""
         buf = self.__dict__.get("_ik_buf")  # none yet: no solve has run, none to stop
         if buf is not None:
-            ikmod.request_stop(buf[1])
-            ikmod.request_stop(buf[2])
+            buf.request_stop()
 
     def clear_ik_stop(self) -> None:
         """Lower the stop flag ``request_ik_stop`` raised, so the next ``ik`` runs in full."""
-        _, S, Ss = self._ik_buffers()
-        ikmod.clear_stop(S)
-        ikmod.clear_stop(Ss)
+        self._ik_threads().clear_stop()
 
     def ik_stop_requested(self) -> bool:
         """Whether the stop flag of ``request_ik_stop`` is raised (a solve it ended is unsolved
         for that reason, not because the target is out of reach)."""
         buf = self.__dict__.get("_ik_buf")
-        return buf is not None and bool(ikmod.stop_requested(buf[1]) or ikmod.stop_requested(buf[2]))
+        return buf is not None and buf.stopped
 
     def _ik_targets(self, target: Any, position_only: bool) -> np.ndarray:
         """Targets as ``(N, 4, 4)`` poses (rotation unused when ``position_only``)."""
@@ -172,10 +253,10 @@ class StaticsAndIK:
         rows = 3 if position_only else 6
         tol_p, tol_o = float(position_tolerance), float(orientation_tolerance)
         q, info = np.empty((N, n)), np.zeros((N, ikmod.NINFO))
-        S = self._ik_buffers()[1]
         if method == "newton":
+            sc = self._ik_threads().scratch()
             for k in range(N):
-                ikmod.newton_solve(self._mp, self._ws, S, T[k], q0[k], rows, float(gain), tol_p,
+                ikmod.newton_solve(self._mp, sc.ws, sc.S, T[k], q0[k], rows, float(gain), tol_p,
                                    tol_o, int(max_iterations), q[k], info[k])
         else:
             self._ik_dls(T, q0, use_q0, rows, tol_p, tol_o, int(max_iterations),
@@ -204,11 +285,12 @@ class StaticsAndIK:
             q0 = np.array(q0)  # writable, as the general path's (one kernel signature)
             if not np.isfinite(q0).all():
                 return None
-        else:
-            q0 = self._ik_buffers()[0][0]  # unused
-        lim, S, _ = self._ik_buffers()
+        ikt = self._ik_threads()
+        if not use_q0:
+            q0 = ikt.lim[0]  # unused
+        sc = ikt.scratch()
         q, info = np.empty(self.dof), np.empty(ikmod.NINFO)
-        ikmod.dls_solve(self._mp, self._ws, S, T, q0, use_q0, lim, 6, tol_p, tol_o, max_iter,
+        ikmod.dls_solve(self._mp, sc.ws, sc.S, T, q0, use_q0, ikt.lim, 6, tol_p, tol_o, max_iter,
                         attempts, np.uint64(seed * 1_000_003 % (1 << 63)), q, info)
         return IKResult(q, bool(info[0] > 0.5), float(info[1]), float(info[2]), int(info[3]), int(info[4]))
 
@@ -221,7 +303,8 @@ class StaticsAndIK:
         import time
 
         t_end = None if timeout is None else time.perf_counter() + timeout
-        lim, S, Ss = self._ik_buffers()
+        ikt = self._ik_threads()
+        lim, sc = ikt.lim, ikt.scratch()
         todo = np.arange(T.shape[0])
         used = np.zeros(T.shape[0], dtype=np.int64)
         rnd = 0
@@ -233,14 +316,14 @@ class StaticsAndIK:
             if todo.size == 1:
                 i = int(todo[0])
                 qi, ii = np.empty(self.dof), np.empty(ikmod.NINFO)
-                ikmod.dls_solve(self._mp, self._ws, S, T[i], q0[i], use_q0 and rnd == 0, lim, rows,
+                ikmod.dls_solve(self._mp, sc.ws, sc.S, T[i], q0[i], use_q0 and rnd == 0, lim, rows,
                                 tol_p, tol_o, max_iter, k_att, s + np.uint64(i), qi, ii)
                 qn, inn = qi[None], ii[None]
             else:
                 qn, inn = np.empty((todo.size, self.dof)), np.empty((todo.size, ikmod.NINFO))
                 Tt = T if rnd == 0 else np.ascontiguousarray(T[todo])
                 q0t = q0 if rnd == 0 else np.ascontiguousarray(q0[todo])
-                ikmod.dls_solve_batch(self._mp, self.data.wss, Ss, self._chunks(todo.size), Tt, q0t,
+                ikmod.dls_solve_batch(self._mp, sc.wss, sc.Ss, self._chunks(todo.size), Tt, q0t,
                                       use_q0 and rnd == 0, lim, rows, tol_p, tol_o, max_iter, k_att,
                                       s, qn, inn)
             err = inn[:, 1] ** 2 + inn[:, 2] ** 2
@@ -255,7 +338,7 @@ class StaticsAndIK:
             todo = todo[(info[todo, 0] < 0.5) & (used[todo] < attempts)]
             if t_end is not None and time.perf_counter() > t_end:
                 break
-            if ikmod.stop_requested(S) or ikmod.stop_requested(Ss):  # ikmod.request_stop
+            if ikmod.stop_requested(sc.S) or ikmod.stop_requested(sc.Ss):  # ikmod.request_stop
                 break
 
 

@@ -20,7 +20,7 @@ import array
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -226,7 +226,7 @@ class DynamicsClient:
         ``base_position_names`` + ``base_velocity_names``), then a diff_drive base's wheel
         joints (left, right: its efforts; ``wheels.joints`` of GetModel ``model_yaml``), the
         default ``joint_names``.  A diff_drive ``inverse_dynamics`` also answers the lateral
-        ground force when the names list ``rbd_ros.robot.services.LATERAL_FORCE``."""
+        ground force when the names list ``rbd_ros.services.LATERAL_FORCE``."""
         if self._model_names is None:
             m = self.get_model()
             bq, bv = list(getattr(m, "base_position_names", [])), list(getattr(m, "base_velocity_names", []))
@@ -389,7 +389,7 @@ class DynamicsClient:
         e, p = ("efforts", "effort_period") if "efforts" in fields else ("torques", "torque_period")
         res = self._call("forward_simulate", Request(
             joint_names=names, initial_positions=self._packed(q0)[0],
-            initial_velocities=self._packed(qd0)[0], dt=float(dt), integrator=integrator,
+            initial_velocities=self._packed(qd0)[0], dt=float(cast(float, dt)), integrator=integrator,  # given
             duration=float(duration), output_period=float(output_period),
             include_actuators=include_actuators,
             **{e: self._packed(efforts)[0], p: float(effort_period)}))

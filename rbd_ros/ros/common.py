@@ -38,12 +38,12 @@ class NodeConfigError(ValueError):
     ValueError, so ``rbd-ros bringup`` reports it in one line too)."""
 
 
-def _log_warnings(node) -> None:  # noqa: ANN001
+def _log_warnings(node) -> None:
     """Python warnings (``InertiaWarning`` of a physically impossible model...) as one line
     in the node's log instead of two lines of ``file:line:`` on stderr."""
     import warnings
 
-    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+    def show(message, category, filename, lineno, file=None, line=None):
         node.get_logger().warning(f"{category.__name__}: {message}")
 
     warnings.showwarning = show

@@ -9,6 +9,9 @@ with every ``/joint_states``:
   sensor measures, the payload below it included;
 * ``/ft_sensor/wrench``: payload compensated, the wrench the tool exerts on the environment;
 * ``/ft_sensor/wrench_estimate``: the same from the joint torques (``control.wrench``);
+* ``/ft_sensor/wrench_compensated`` (with the bridge's ``ft_payload``, a file of ``rbd-ros
+  identify --payload``): the raw reading minus the identified payload's wrench for the motion
+  and its offset (``identification.payload.PayloadCompensator``);
 
 and always ``~/apply_wrench`` (``WrenchStamped``): a push for ``apply_wrench_duration`` s of
 sim time; ``header.frame_id`` '' (or the base frame) at the tool in world axes, else a link's
@@ -17,7 +20,8 @@ name: at that link's origin in its axes.  A bad one is refused with one logged l
 Controller (``ControllerWrench``), for a law that takes wrenches (``set_target_wrench``):
 ``~/target_wrench`` (``WrenchStamped``, world axes at the tool; a wrench the effort limits
 cannot produce at the current pose is refused naming the joints) and, unless composed (the
-bridge then hands the law its sensor directly), ``/ft_sensor/wrench``.
+bridge then hands the law its sensor directly), ``/ft_sensor/wrench`` or, with the parameter
+``use_compensated_wrench``, ``/ft_sensor/wrench_compensated``.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from rbd_ros.ros.nodes.controller_common import reliable_qos
 FT_RAW = "/ft_sensor/wrench_raw"
 FT_WRENCH = "/ft_sensor/wrench"
 FT_ESTIMATE = "/ft_sensor/wrench_estimate"
+FT_COMPENSATED = "/ft_sensor/wrench_compensated"
 APPLY_WRENCH = "~/apply_wrench"
 TARGET_WRENCH = "~/target_wrench"
 FT_FRAME = "ft_sensor"
@@ -62,25 +67,38 @@ class BridgeContact:
                 msg = WrenchStamped()
                 msg.header.frame_id = FT_FRAME
                 self.msgs.append(msg)
+            if sim.ft.compensator is not None:  # ft_payload
+                self.pubs.append(node.create_publisher(WrenchStamped, FT_COMPENSATED, qos))
+                msg = WrenchStamped()
+                msg.header.frame_id = FT_FRAME
+                self.msgs.append(msg)
         self._estimate = np.zeros(6)
         node.create_subscription(WrenchStamped, APPLY_WRENCH, self.on_apply, reliable_qos())
 
     def publish(self) -> None:
-        """The three readings of the last step (caller holds the bridge's lock)."""
+        """The readings of the last step (caller holds the bridge's lock)."""
         sim = self.sim
         if sim.ft is None or not self.pubs:
             return
         sim.ft.estimate(sim._good_q, sim._pre_qd, sim._qdd, sim._ctrl, self._estimate)
-        for pub, msg, w in zip(self.pubs, self.msgs, (sim.ft.raw, sim.ft.wrench, self._estimate),
-                               strict=True):
+        for pub, msg, w in zip(self.pubs, self.msgs, (sim.ft.raw, sim.ft.wrench, self._estimate,
+                                                       sim.ft.compensated), strict=False):
             set_stamp(msg.header.stamp, sim.ft.stamp)
             _fill(msg, w)
             pub.publish(msg)
 
     def feed(self, law: Any) -> None:
         """Composed mode: hand the law the sensor's compensated reading (sensor frame)."""
-        if self.sim.ft is not None and hasattr(law, "set_measured_wrench"):
-            law.set_measured_wrench(self.sim.ft.wrench)
+        ft = self.sim.ft
+        if ft is None or not hasattr(law, "set_measured_wrench"):
+            return
+        if getattr(law, "use_compensated_wrench", False):
+            if ft.compensator is None:
+                raise ValueError("use_compensated_wrench needs the bridge's ft_payload (a payload "
+                                 "file of rbd-ros identify --payload)")
+            law.set_measured_wrench(ft.compensated)
+        else:
+            law.set_measured_wrench(ft.wrench)
 
     def on_apply(self, msg: Any) -> None:
         frame = msg.header.frame_id
@@ -104,10 +122,12 @@ class ControllerWrench:
     def __init__(self, node: Any, law: Any, loop: Any, composed: bool) -> None:
         from geometry_msgs.msg import WrenchStamped
 
-        self.node, self.law, self.loop = node, law, loop
+        self.node, self.loop = node, loop  # the law: loop.law, a swapped model's law after a swap
+        law.use_compensated_wrench = bool(node.get_parameter("use_compensated_wrench").value)
+        self.topic = FT_COMPENSATED if law.use_compensated_wrench else FT_WRENCH
         node.create_subscription(WrenchStamped, TARGET_WRENCH, self.on_target, reliable_qos())
         if not composed:
-            node.create_subscription(WrenchStamped, FT_WRENCH, self.on_measured, reliable_qos())
+            node.create_subscription(WrenchStamped, self.topic, self.on_measured, reliable_qos())
 
     def on_target(self, msg: Any) -> None:
         frame = msg.header.frame_id
@@ -116,14 +136,14 @@ class ControllerWrench:
                 raise ValueError(f"frame '{frame}' is not the base frame "
                                  f"'{self.loop.model.base_link}' (a target wrench is in world axes)")
             q = self.loop.q if self.loop.have_state else None
-            self.law.set_target_wrench(_wrench_of(msg), q)
+            self.loop.law.set_target_wrench(_wrench_of(msg), q)
         except ValueError as exc:
             self.node.get_logger().error(f"target wrench refused: {exc}")
             return
         self.node.get_logger().info(f"target wrench: {np.round(_wrench_of(msg), 4).tolist()}")
 
     def on_measured(self, msg: Any) -> None:
-        self.law.set_measured_wrench(_wrench_of(msg))
+        self.loop.law.set_measured_wrench(_wrench_of(msg))
 
 
 def attach_controller(controller: Any, composed: bool) -> Any:

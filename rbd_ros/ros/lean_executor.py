@@ -35,8 +35,18 @@ other than its QoS event handlers (which only log QoS incompatibilities and are 
 is handed to a ``SingleThreadedExecutor`` instead, with a log line saying so; so is every
 node when the environment has ``RBD_ROS_EXECUTOR=rclpy`` (for comparison, or if in doubt).
 Entities created after ``spin`` started are not served, and a timer callback's signature is
-read once.  ``wait_for_response`` is the matching client side: a service call waited for on
-the client's handle, without an executor.
+read once.
+
+SIGINT: rclpy's signal thread (its ``signal_handler.cpp``) triggers every registered SIGINT guard
+condition, walking a lock-free list, and shuts the contexts down after that walk; unregistering
+and destroying a guard condition frees that list at once.  The walk wakes this loop and
+``KeyboardInterrupt`` is raised here at once, so ``spin`` waits for the context's end (the
+walk's end, at most ``SIGNAL_WALK_LIMIT`` s) before it destroys its own guard condition: done
+sooner, the signal thread read the freed list and the process died of SIGSEGV (issue 37: 1 in
+~185 SIGINTs in the suite, 2 in 18 SIGINTs at "ready" with the planner warming up).
+
+``wait_for_response`` is the matching client side: a service call waited for on the client's
+handle, without an executor.
 ``spin`` and ``shutdown`` follow rclpy's executor contract, so
 ``run_node(..., executor_factory=LeanExecutor)`` works unchanged.
 """
@@ -46,8 +56,14 @@ import importlib
 import os
 import threading
 from contextlib import ExitStack
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # rclpy is imported where it is used (module docstring)
+    from rclpy.context import Context
 
 WAKE_PERIOD_NS = 200_000_000  # re-check shutdown at least this often (a signal also wakes it)
+SHUTDOWN_GRACE = 0.5  # s: a failure this soon before the context's end is the shutdown's
+SIGNAL_WALK_LIMIT = 2.0  # s: at most this long for rclpy's signal thread to end its walk (below)
 SWITCH_ENV = "RBD_ROS_EXECUTOR"  # "rclpy": every node on rclpy's SingleThreadedExecutor
 _C = "rclpy.impl.implementation_singleton"  # its rclpy_implementation: the C extension
 #: the rclpy internals used here, as (module, attribute path)
@@ -89,7 +105,7 @@ def missing_internals() -> list[str]:
 class LeanExecutor:
     """Run the callbacks of the added nodes from the calling thread (see the module)."""
 
-    def __init__(self, *, context=None) -> None:  # noqa: ANN001
+    def __init__(self, *, context: Context | None = None) -> None:
         from rclpy.guard_condition import GuardCondition
         from rclpy.utilities import get_default_context
 
@@ -100,7 +116,7 @@ class LeanExecutor:
         self._done = threading.Event()
         self._done.set()
 
-    def add_node(self, node) -> bool:  # noqa: ANN001
+    def add_node(self, node) -> bool:
         if node in self._nodes:
             return False
         self._nodes.append(node)
@@ -184,56 +200,99 @@ class LeanExecutor:
                 guards = [self._wake.handle, sigint.handle]
                 for handle in (*tmr_handles, *srv_handles, *sub_handles, *guards):
                     stack.enter_context(handle)  # held: not destroyed while in the wait set
-                stack.enter_context(self._context.handle)
+                # rclpy types the handle Optional (None once the context is destroyed); the
+                # context is not destroyed before its executor's loop ends
+                ctx_handle = cast("_rclpy.Context", self._context.handle)
+                stack.enter_context(ctx_handle)
                 wait_set = _rclpy.WaitSet(len(sub_handles), len(guards), len(tmr_handles), 0,
-                                          len(srv_handles), 0, self._context.handle)
-                while not self._stopped.is_set():
-                    wait_set.clear_entities()
-                    for handle in tmr_handles:
-                        wait_set.add_timer(handle)
-                    for handle in sub_handles:
-                        wait_set.add_subscription(handle)
-                    for handle in srv_handles:
-                        wait_set.add_service(handle)
-                    for gc in guards:
-                        wait_set.add_guard_condition(gc)
-                    wait_set.wait(WAKE_PERIOD_NS)
-                    if not self._context.ok():
-                        raise ExternalShutdownException()
-                    for pointer in wait_set.get_ready_entities("timer"):
-                        tmr = by_pointer[pointer]
-                        if not tmr.handle.is_timer_ready():  # cancelled (rclpy checks it too)
-                            continue
-                        info = tmr.handle.call_timer_with_info()
-                        name = info_arg[pointer]
-                        if name is None:
-                            tmr.callback()
-                        else:
-                            tmr.callback(**{name: TimerInfo(
-                                expected_call_time=info["expected_call_time"],
-                                actual_call_time=info["actual_call_time"],
-                                clock_type=tmr.clock.clock_type)})
-                    for pointer in wait_set.get_ready_entities("subscription"):
-                        sub = by_pointer[pointer]
-                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                        if taken is None:
-                            continue
-                        if message_only[pointer]:
-                            sub.callback(taken[0])
-                        else:
-                            sub.callback(*taken)
-                    for pointer in wait_set.get_ready_entities("service"):
-                        srv = by_pointer[pointer]
-                        request, header = srv.handle.service_take_request(srv.srv_type.Request)
-                        if header is None:  # ready, yet rmw had nothing to take
-                            continue
-                        srv.send_response(srv.callback(request, srv.srv_type.Response()), header)
+                                          len(srv_handles), 0, ctx_handle)
+                try:  # (one wait set for the lifetime: see the module)
+                    while not self._stopped.is_set():
+                        wait_set.clear_entities()
+                        for handle in tmr_handles:
+                            wait_set.add_timer(handle)
+                        for handle in sub_handles:
+                            wait_set.add_subscription(handle)
+                        for handle in srv_handles:
+                            wait_set.add_service(handle)
+                        for gc in guards:
+                            wait_set.add_guard_condition(gc)
+                        wait_set.wait(WAKE_PERIOD_NS)
+                        if not self._context.ok():
+                            raise ExternalShutdownException()
+                        for pointer in wait_set.get_ready_entities("timer"):
+                            tmr = by_pointer[pointer]
+                            if not tmr.handle.is_timer_ready():  # cancelled (rclpy checks it too)
+                                continue
+                            info = tmr.handle.call_timer_with_info()
+                            name = info_arg[pointer]
+                            if name is None:
+                                tmr.callback()
+                            else:
+                                tmr.callback(**{name: TimerInfo(
+                                    expected_call_time=info["expected_call_time"],
+                                    actual_call_time=info["actual_call_time"],
+                                    clock_type=tmr.clock.clock_type)})
+                        for pointer in wait_set.get_ready_entities("subscription"):
+                            sub = by_pointer[pointer]
+                            taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                            if taken is None:
+                                continue
+                            if message_only[pointer]:
+                                sub.callback(taken[0])
+                            else:
+                                sub.callback(*taken)
+                        for pointer in wait_set.get_ready_entities("service"):
+                            srv = by_pointer[pointer]
+                            request, header = srv.handle.service_take_request(srv.srv_type.Request)
+                            if header is None:  # ready, yet rmw had nothing to take
+                                continue
+                            srv.send_response(srv.callback(request, srv.srv_type.Response()), header)
+                except ExternalShutdownException:
+                    raise
+                except Exception as exc:  # a signal's KeyboardInterrupt turned into another error
+                    if shutting_down(self._context):
+                        raise ExternalShutdownException() from exc
+                    raise
+        except KeyboardInterrupt:  # SIGINT: not before rclpy's signal thread is done (below)
+            shutting_down(self._context, SIGNAL_WALK_LIMIT)
+            raise
         finally:
             sigint.destroy()
             self._done.set()
 
 
-def take_waiting(sub) -> list:  # noqa: ANN001 - an rclpy Subscription
+def shutting_down(context, grace: float = SHUTDOWN_GRACE) -> bool:
+    """Whether ``context`` ends within ``grace`` s (polled): an exception out of the loop then
+    belongs to the shutdown.  SIGINT's Python handler raises ``KeyboardInterrupt`` at the main
+    thread's next bytecode, which may be inside an rclpy call converting a message
+    (``take_message``): pybind11 turns it into ``RuntimeError: Unable to convert call argument
+    '0' to Python object`` and the interrupt is lost, while rclpy's signal thread shuts the
+    context down a moment later (seen: a controller's SIGINT ending it with status 1, issue 37)."""
+    import time
+
+    deadline = time.monotonic() + grace
+    while context.ok():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def release_sigint_guard(executor) -> None:
+    """Destroy the SIGINT guard condition an rclpy executor registers (``_sigint_gc``) now, at
+    start, not in its ``shutdown``: rclpy's signal thread walks the registered ones without a
+    lock (module docstring), and one unregistered during that walk (a shutdown right after
+    Ctrl-C, as a managed controller's cleanup does) frees the list under it: SIGSEGV.  For an
+    executor whose loop needs no wake-up on SIGINT (it polls the context: follow_action's
+    helper executor).  rclpy's executor accepts None there (it checks)."""
+    gc = getattr(executor, "_sigint_gc", None)
+    if gc is not None:
+        gc.destroy()
+        executor._sigint_gc = None
+
+
+def take_waiting(sub) -> list:  # an rclpy Subscription
     """Every message waiting in subscription ``sub``, oldest first (never blocks), through its
     handle (``RCLPY_INTERNALS``): what an executor would deliver to its callback next."""
     out = []
@@ -243,7 +302,7 @@ def take_waiting(sub) -> list:  # noqa: ANN001 - an rclpy Subscription
     return out
 
 
-def spin_in_thread(executor, name: str) -> threading.Thread:  # noqa: ANN001
+def spin_in_thread(executor, name: str) -> threading.Thread:
     """Start ``executor.spin()`` in a daemon thread that ends quietly when the context shuts
     down (Ctrl-C: the main thread reports and cleans up); stop it with
     ``executor.shutdown()``."""
@@ -260,7 +319,7 @@ def spin_in_thread(executor, name: str) -> threading.Thread:  # noqa: ANN001
     return thread
 
 
-def _timer_info_parameter(callback, timer_info_type) -> str | None:  # noqa: ANN001
+def _timer_info_parameter(callback, timer_info_type) -> str | None:
     """The name of the callback's parameter annotated ``TimerInfo`` (rclpy passes it the
     timer's call times), or None."""
     import inspect
@@ -273,7 +332,7 @@ def _timer_info_parameter(callback, timer_info_type) -> str | None:  # noqa: ANN
     return None
 
 
-def wait_for_response(client, sent: set[int], until: float, context):  # noqa: ANN001, ANN201
+def wait_for_response(client, sent: set[int], until: float, context):
     """The response to one of the requests ``sent`` (sequence numbers returned by
     ``client.handle.send_request``), waited for on the client's handle itself until
     ``time.monotonic()`` reaches ``until`` (then None); answers to other requests are dropped.
@@ -304,7 +363,7 @@ def wait_for_response(client, sent: set[int], until: float, context):  # noqa: A
 
 
 
-def call_once(node, client, request, timeout: float):  # noqa: ANN001, ANN201
+def call_once(node, client, request, timeout: float):
     """Send ``request`` on ``client`` of ``node`` (a helper node that no executor spins) and
     return the response, or None after ``timeout`` s: waited for on the client's handle
     (``wait_for_response``), or through ``call_async`` and a ``SingleThreadedExecutor`` on an

@@ -140,6 +140,7 @@ def declare_settings(node: Any, cls: type, node_schema: "Schema") -> dict[str, A
     from dataclasses import fields
 
     hints = typing.get_type_hints(cls)
+    guard_parameters(node)  # set_parameters: unknown names refused naming them
     given: dict[str, Any] = {}
     for f in fields(cls):
         spec = node_schema.specs.get(f.name)
@@ -264,6 +265,7 @@ class Schema:
         schema's one-line reason).  Already declared ones are read, not declared again."""
         from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 
+        guard_parameters(node)  # set_parameters: unknown names refused naming them
         wanted = list(names) if names is not None else [
             n for n, s in self.specs.items() if s.applies(family) and not s.gain]
         values: dict[str, Any] = {}
@@ -396,23 +398,62 @@ def disagreement(params: list[Any], table: dict[str, str]) -> str | None:
     return None
 
 
+def unknown_parameter_reason(name: str, declared: Iterable[str], node_name: str = "") -> str:
+    """The one-line refusal of a parameter ``name`` the node does not declare: the name, the
+    node, the closest declared names (rclpy's own text names none: ``Invalid access to
+    undeclared parameter(s): []``)."""
+    import difflib
+
+    declared = sorted(declared)
+    near = difflib.get_close_matches(name, declared, n=3, cutoff=0.5)
+    where = f"node '{node_name}'" if node_name else "this node"
+    hint = f" (did you mean {', '.join(repr(n) for n in near)}?)" if near else ""
+    return (f"parameter '{name}' is not a parameter of {where}{hint}; its parameters: "
+            f"{', '.join(declared)}")
+
+
+def guard_parameters(node: Any) -> dict[str, str]:
+    """Install, once per node, the one pre-set callback of ``set_parameters`` (rclpy would
+    concatenate the lists of two): deprecated names become their new names (``renamed``, the
+    table returned: old -> new, ``accept_deprecated_names`` fills it) and a name the node does
+    not declare is refused naming it (``unknown_parameter_reason``; raised as rclpy's
+    ``ParameterNotDeclaredException``, which the parameter service turns into the result's
+    reason).  Called by ``Schema.declare`` and ``declare_settings``."""
+    known = getattr(node, "_rbd_deprecated_names", None)
+    if known is not None:
+        return known
+    from rcl_interfaces.msg import SetParametersResult
+
+    known = node._rbd_deprecated_names = {}
+
+    def pre_set(ps: list[Any]) -> list[Any]:
+        ps = renamed(ps, known, node.get_logger().warning)
+        unknown = [p.name for p in ps if not node.has_parameter(p.name)]
+        if unknown and not getattr(node, "_allow_undeclared_parameters", False):
+            from rclpy.exceptions import ParameterNotDeclaredException
+
+            exc = ParameterNotDeclaredException(unknown)
+            exc.args = ("; ".join(unknown_parameter_reason(n, node.list_parameters([], 0).names,
+                                                          node.get_fully_qualified_name())
+                                  for n in unknown),)
+            raise exc
+        return ps
+
+    node.add_pre_set_parameters_callback(pre_set)
+
+    def refuse(ps: list[Any]) -> Any:
+        reason = disagreement(ps, known)
+        return SetParametersResult(successful=reason is None, reason=reason or "")
+
+    node.add_on_set_parameters_callback(refuse)
+    return known
+
+
 def accept_deprecated_names(node: Any, table: dict[str, str]) -> None:
     """Make ``set_parameters`` on ``node`` take the deprecated names of ``table`` (old -> new):
-    one pre-set callback per node renames them (``renamed``; rclpy would add the lists of two),
-    one on-set callback refuses an old and a new name given together with different values."""
-    known = getattr(node, "_rbd_deprecated_names", None)
-    if known is None:
-        from rcl_interfaces.msg import SetParametersResult
-
-        known = node._rbd_deprecated_names = {}
-        node.add_pre_set_parameters_callback(lambda ps: renamed(ps, known, node.get_logger().warning))
-
-        def refuse(ps: list[Any]) -> Any:
-            reason = disagreement(ps, known)
-            return SetParametersResult(successful=reason is None, reason=reason or "")
-
-        node.add_on_set_parameters_callback(refuse)
-    known.update(table)
+    the node's pre-set callback (``guard_parameters``) renames them, its on-set callback
+    refuses an old and a new name given together with different values."""
+    guard_parameters(node).update(table)
 
 
 @lru_cache(maxsize=None)

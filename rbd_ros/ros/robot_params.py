@@ -1,10 +1,12 @@
 """The robot a node works on, from its parameters: the one loader of the controller, the
 MuJoCo bridge, the dynamics server and ``rbd-ros bringup``.
 
-Parameters (read-only): ``model_yaml`` (wins) | ``robot_description`` | ``urdf_path`` (none:
+Parameters (read-only; ``model_yaml`` settable on the controller and the dynamics server:
+``declare_swappable_model``): ``model_yaml`` (wins) | ``robot_description`` | ``urdf_path`` (none:
 the bundled default robot), ``base_link``, ``tip_link``, ``base_type`` (its deprecated name
-``base`` still accepted, with a warning), ``gravity`` (this parameter > the model file's >
-[0, 0, -9.81]); each described once in ``config/schema/robot.yaml`` (the table:
+``base`` still accepted, with a warning), ``inertia_fix`` (false: a URDF's impossible link
+inertias kept, ``keep_inertia`` of the converter), ``gravity`` (this parameter > the model
+file's > [0, 0, -9.81]); each described once in ``config/schema/robot.yaml`` (the table:
 ``docs/parameters.md``), from which they are declared.
 
 Bad input raises ``NodeConfigError`` with one line naming the parameter and the file: a
@@ -14,6 +16,7 @@ URDF the converter refuses (non-finite mass ...).
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +43,9 @@ class LoadedRobot:
     stem: str
     link_frames: Any = None
     urdf_xml: str = ""  # the URDF text (after xacro), '' for a model file
+    #: the URDF's conversion (``rbd_ros.urdf.UrdfConversion``: link offsets, frames) the model
+    #: came from, kept so a process converts its URDF once; None for a model file
+    conversion: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def urdf(self) -> str | None:
@@ -72,12 +78,18 @@ def robot_model(params: Mapping[str, Any], base_type: str = "") -> LoadedRobot:
             raise NodeConfigError(f"model_yaml '{path}': {_after(str(exc), path)}") from None
         loaded = LoadedRobot(model, path, Path(path).stem)
     else:
+        if p["package_paths"]:  # where this process finds the URDF's meshes (collisions, video)
+            from rbd_ros.sim.urdf_visuals import set_package_paths
+
+            set_package_paths([str(d) for d in p["package_paths"]])
+        if not isinstance(p["inertia_fix"], bool):
+            raise NodeConfigError(f"inertia_fix must be true or false, got {p['inertia_fix']!r}")
         source, where, stem = urdf_source(p["robot_description"], p["urdf_path"])
         with urdf_errors(where):
             conv = load_conversion(source, base_link=p["base_link"] or None, tip_link=p["tip_link"] or None,
-                                   base_type=base or "fixed")
+                                   base_type=base or "fixed", keep_inertia=not p["inertia_fix"])
         loaded = LoadedRobot(conv.model, source if stem else "robot_description parameter", stem,
-                             conv.link_frames, conv.urdf_xml)
+                             conv.link_frames, conv.urdf_xml, conv)
     if gravity is not None:
         loaded = dataclasses.replace(loaded, model=loaded.model.replace(gravity=gravity))
     return loaded
@@ -135,6 +147,55 @@ def declare_robot_parameters(node: Any) -> None:
         if not node.has_parameter(name):  # any type for gravity: an unset one stays None
             robot.adopt_deprecated(node, spec)  # base:=... as base_type:=..., with a warning
             node.declare_parameter(name, spec.default, spec.descriptor())
+
+
+def declare_swappable_model(node: Any, service: str) -> None:
+    """``model_yaml`` declared settable on ``node`` (issue 44; the other robot parameters stay
+    read-only), before ``declare_robot_parameters``: the controller and the dynamics server,
+    whose ``on_set_parameters`` callback loads, checks and swaps the new model as their
+    ``service`` (``~/load_model``, ``/rbd/load_model``) does, refused with the reason otherwise."""
+    if node.has_parameter("model_yaml"):
+        return
+    spec = schema("robot")["model_yaml"]
+    descriptor = spec.descriptor()
+    descriptor.read_only = False
+    descriptor.description += (f" Settable on the running node: the model is swapped in as by "
+                               f"{service} (checked first; refused with the reason). After a swap "
+                               f"by {service} it names the file swapped in, or is '' when that "
+                               f"model came as URDF (robot_description text or urdf_path).")
+    node.declare_parameter("model_yaml", spec.default, descriptor)
+
+
+_following = threading.local()  # set while follow_swapped_model sets the parameter itself
+
+
+def follow_swapped_model(node: Any, model_yaml: str) -> None:
+    """After a swap through the ``load_model`` service: the ``model_yaml`` parameter names the
+    model in use, the file given, or ``''`` when the model came as URDF (text or a path; the
+    service's answer and the log name it): at runtime ``''`` then means "the URDF that
+    ``load_model`` took", not "no model file".  The node's ``on_set_parameters`` callback lets
+    this setting through without loading again (``following_swap``).  Nothing is set where
+    ``model_yaml`` is not the node's to set (read-only: the composed controller's is the
+    bridge's)."""
+    from rclpy.parameter import Parameter
+
+    if not node.has_parameter("model_yaml") or node.describe_parameter("model_yaml").read_only:
+        return
+    if node.get_parameter("model_yaml").value == model_yaml:
+        return
+    _following.active = True
+    try:
+        result = node.set_parameters([Parameter("model_yaml", value=model_yaml)])[0]
+    finally:
+        _following.active = False
+    if not result.successful:  # another callback of the node refused: said, the swap stands
+        node.get_logger().warning(f"model_yaml not updated after the swap: {result.reason}")
+
+
+def following_swap() -> bool:
+    """True inside ``follow_swapped_model``'s own setting of ``model_yaml`` (this thread):
+    the model is in use already, the node's callback accepts without loading it again."""
+    return getattr(_following, "active", False)
 
 
 def robot_from_node(node: Any, base_type: str = "") -> LoadedRobot:

@@ -30,18 +30,25 @@ normal force over the slide beside MuJoCo's, and the time series.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from rbd_ros.control.press_gains import DEPTH, PRESS_LAWS, press_gains, retreat_gains, world_axis
 from rbd_ros.model import MdhModel
 
-PRESS_LAWS = ("hybrid_force_position", "impedance", "admittance")
-DEPTH = 0.04  # m: impedance's spring along the normal is force / DEPTH (press_gains)
-# the gains press_gains reads and overrides, per law (bringup's press reads them from the node)
-PRESS_GAINS = {"hybrid_force_position": ("selection",), "admittance": ("stiffness", "mass"),
-               "impedance": ("stiffness",)}
+if TYPE_CHECKING:
+    from rbd_ros.control.force_laws import Admittance, HybridForcePosition, Impedance
+
+    PressLaw = HybridForcePosition | Impedance | Admittance  # the PRESS_LAWS' classes
+
+#: the guarded approach (``guard_plan``): the hybrid law's bound along the normal goes down to
+#: the guard speed (ramped over ``force_laws.RAMP_TIME``) when the probe, never faster than the
+#: bound, is still at least GUARD m above the surface; the speed keeps an impact's kinetic
+#: energy over the contact's stiffness under IMPACT_SHARE of the force, not below GUARD_MIN
+GUARD, IMPACT_SHARE, GUARD_MIN = 0.01, 0.2, 0.002
 
 
 @dataclass
@@ -70,6 +77,48 @@ class PressResult:
                 "position_error_rms_m": self.position_rms, "position_error_max_m": self.position_max,
                 "sensor_vs_mujoco_rms_N": self.sensor_rms, "estimate_vs_mujoco_rms_N": self.estimate_rms,
                 "unstable_steps": self.unstable_steps, "phases_s": self.phases}
+
+
+def guard_speed(mass: float, stiffness: float, force: float, bound: float) -> float:
+    """The guarded approach's speed onto a surface (m/s): the impact's kinetic energy
+    ``mass v^2 / 2`` (``mass`` the arm's effective mass along the normal, ``normal_mass``) into
+    a contact of ``stiffness`` N/m stores ``df^2 / (2 k)``: the force overshoots ``df = v
+    sqrt(mass k)``, kept under ``IMPACT_SHARE force``: ``v = IMPACT_SHARE force / sqrt(mass
+    k)``, not above ``bound`` (the law's velocity bound)."""
+    v = IMPACT_SHARE * force / math.sqrt(max(mass, 1e-6) * stiffness)
+    return float(min(bound, v))
+
+
+def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, float, float]:
+    """The hybrid law's guarded approach for a probe coming down ``approach`` m at the law's
+    velocity ``bound`` (m/s), to touch at ``speed`` (``guard_speed``): ``(t_slow, limit,
+    extra)``.  The bound goes to ``limit`` ``t_slow = (approach - GUARD) / bound`` s after the
+    approach starts (the probe is then at least ``GUARD`` above: it is never faster than the
+    bound), ramped over ``RAMP_TIME`` (the law's ``set_gains``).  Past its bound the law
+    brakes with ``OVER_DAMPING D_f`` of the excess against the push its force integral wound
+    in free space (``Lambda D_f bound``, frozen there): the probe settles at ``(OVER_DAMPING
+    limit + bound) / (OVER_DAMPING + 1)``, so ``limit = ((OVER_DAMPING + 1) speed - bound) /
+    OVER_DAMPING`` (not below ``GUARD_MIN``; with the bound at ``speed`` itself the mounted
+    arms touched 0.19-0.23 s before the time the bound gave).  The contact comes ``extra =
+    GUARD (1 / speed - 1 / bound) - RAMP_TIME (bound - speed) / (2 speed)`` s later than
+    unguarded.  ``run_press(guarded=True)`` uses it (bringup's press through the nodes: not
+    yet)."""
+    from rbd_ros.control.force_laws import OVER_DAMPING, RAMP_TIME
+
+    if speed >= bound:
+        return math.inf, bound, 0.0
+    limit = max(((OVER_DAMPING + 1.0) * speed - bound) / OVER_DAMPING, GUARD_MIN)
+    speed = (OVER_DAMPING * limit + bound) / (OVER_DAMPING + 1.0)
+    extra = GUARD * (1.0 / speed - 1.0 / bound) - RAMP_TIME * (bound - speed) / (2.0 * speed)
+    return float(max(approach - GUARD, 0.0) / bound), float(limit), float(max(extra, 0.0))
+
+
+def scene_stiffness(scene) -> float:
+    """The stiffest contact of ``scene`` (as loaded, not yet placed) in N/m: the guard's ``k``
+    (``guard_speed``); objects given as MuJoCo's ``solref`` count as ``DEFAULT_STIFFNESS``."""
+    from rbd_ros.sim.scene import DEFAULT_STIFFNESS
+
+    return max([o.stiffness or DEFAULT_STIFFNESS for o in scene.objects] or [DEFAULT_STIFFNESS])
 
 
 def probe_contact(sim, tip: int, out: np.ndarray) -> bool:
@@ -110,14 +159,25 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
               slide_time: float = 3.0, retreat_time: float = 0.8,
               depth: float = DEPTH, gains: dict[str, Any] | None = None,
               bridge: dict[str, Any] | None = None, urdf: Any = None,
-              **law_kw: Any) -> PressResult:
+              hook: Any = None, guarded: bool = False, **law_kw: Any) -> PressResult:
     """Run the press task (module docstring) and measure it.  The slide takes ``slide_time``
     (3 s: a quintic, 0.06 m/s at its peak for 0.1 m; MuJoCo's convex contacts lift a sliding
     probe at about friction x speed, and at 2 s the kinova lost 1-2 cycles of contact).  ``depth``: for ``impedance``
     without a given ``stiffness``, the stiffness along the normal is ``force / depth`` (the
     reference ``depth`` m into the surface), its damping scaled to stay critical.  ``urdf``:
-    the URDF ``model`` came from, whose collision shapes then touch the scene (``Simulator``)."""
-    import rbd_ros.control  # noqa: F401 - registers the force laws
+    the URDF ``model`` came from, whose collision shapes then touch the scene (``Simulator``).
+    ``hook(t, law)``: called every cycle before the law computes (online changes: gains,
+    targets; ``law.tau`` is then the last cycle's command).  ``guarded`` (opt-in): the hybrid
+    law's approach slows down before the surface (``guard_speed``, ``guard_plan``), the phases
+    shifted by the time it adds (0.35-0.67 s on the mounted arms of issue 41): impact 1.09-1.18x
+    where unguarded 1.47-1.87x, but not the default: on the arms with dry friction the
+    hybrid's slide (Coulomb compensated at the measured velocity's sign) is chaotic in its
+    start (TALOS: 0.052 N RMS unguarded, 0.15-0.79 N with the hold 0.1-0.3 s longer, the
+    joint positions at the slide's start equal to 1e-4 rad), TALOS 0.50 and TIAGo++ 0.57 N
+    guarded; at the reference's sign (``coulomb_band``) they hold 0.05 and 0.012 N guarded,
+    but the xArm 7's joint-torque estimate goes 0.003 -> 0.9 N.  Not the admittance's: its
+    compliant reference starts down ~0.1 s late, so the time-planned guard found it 1.25 cm
+    up, not 1 cm, and touched 0.3 s late on the UR5; unguarded its impact is 1.0-1.5x."""
     from rbd_ros.control.laws import Reference, make_law
     from rbd_ros.sim.scene import load_scene
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
@@ -129,7 +189,8 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
         raise ValueError(f"force must be > 0 N, got {force}")
     log_lines: list[str] = []
     cfg = BridgeConfig(**{"mode": "lockstep", "command_timeout": 0.0, **(bridge or {})})
-    sim = Simulator(model, cfg, scene=load_scene(scene), urdf=urdf,
+    loaded = load_scene(scene)
+    sim = Simulator(model, cfg, scene=loaded, urdf=urdf,
                     log=lambda lv, s: log_lines.append(f"{lv}: {s}"))
     site = sim.site
     if site is None:
@@ -139,22 +200,43 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     sim.reset(keep_time=False)
     tool_model = sim.model  # the probe is its tool
     dt = cfg.timestep
-    law = make_law(law_name, tool_model, gains, q0=sim.q, rate=1.0 / dt, **law_kw)
+    law = cast("PressLaw", make_law(law_name, tool_model, gains, q0=sim.q, rate=1.0 / dt,
+                                    **law_kw))  # law_name is one of PRESS_LAWS (checked above)
+    measured = sim.ft.wrench  # the model's compensation, or the identified payload's (issue 41.3)
+    if law.use_compensated_wrench:
+        if sim.ft.compensator is None:
+            raise ValueError("use_compensated_wrench needs bridge={'ft_payload': FILE} (a payload "
+                             "file of rbd-ros identify --payload)")
+        measured = sim.ft.compensated
     n_vec = site.normal
     above, start_T = site.tool_pose(0.0, approach), site.tool_pose(0.0)
     given = [k for k, source in law.gain_source.items() if source != "model"]  # the user's
-    law.set_gains(**press_gains(law_name, law.gains, n_vec, force, depth, given=given))
+    pressed: dict[str, Any] = press_gains(law_name, law.gains, n_vec, force, depth, given=given)
+    law.set_gains(**pressed)
     press_depth = 0.0
     if law_name == "impedance":
         K_n = float(n_vec**2 @ law.gains["stiffness"][:3])  # n^T K n (world axes, diagonal K)
         press_depth = force / K_n
+    bound = law.gains["velocity_limit"].copy() if law_name != "impedance" else None
+    slow, extra = math.inf, 0.0  # the guarded approach (guard_plan): the hybrid law comes down
+    if law_name == "hybrid_force_position" and guarded:  # at its bound
+        axis = world_axis(n_vec)
+        bound = cast(np.ndarray, bound)  # the hybrid law has a velocity bound (not impedance)
+        guard = bound.copy()
+        speed = guard_speed(site.mass or 1.0, scene_stiffness(loaded), force, bound[axis])
+        slow, guard[axis], extra = guard_plan(approach, bound[axis], speed)
+        log_lines.append(f"info: guarded approach: {speed * 100:.3g} cm/s (the bound "
+                         f"{guard[axis] * 100:.3g} cm/s) from {GUARD * 100:.3g} cm above the "
+                         f"surface (mass {site.mass:.3g} kg along the normal, contact "
+                         f"{scene_stiffness(loaded):.3g} N/m): +{extra:.2f} s")
     t1 = settle
-    t2 = t1 + approach_time
+    t2 = t1 + approach_time + extra
     t3 = t2 + press_time
     t4 = t3 + slide_time
     t5 = t4 + retreat_time + 0.3
     plan = _Plan(site, above, start_T, press_depth, (t1, t2, t3, t4), approach_time,
                  slide_time, retreat_time)
+    bounds = [(t1 + slow, guard), (t3, bound)] if math.isfinite(slow) else []
     steps = int(round(t5 / dt))
     ref = Reference(tool_model.dof)
     ref.joint, ref.task = False, True
@@ -175,7 +257,11 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
             phase = new_phase
             _enter(phase, law, law_name, target, plan, ref.T, tool_model, q)
         plan.reference(t, ref)
-        law.set_measured_wrench(sim.ft.wrench)
+        if bounds and t >= bounds[0][0]:  # the guard, until the slide gives the bound back
+            law.set_gains(velocity_limit=bounds.pop(0)[1])
+        if hook is not None:
+            hook(t, law)
+        law.set_measured_wrench(measured)
         tau = law.compute(t, q, qd, ref)
         sim.command(tau)
         sim.step()
@@ -249,67 +335,10 @@ class _Plan:
             ref.a[:3] = sdd * s.length * s.slide
             return
         sig, sd, sdd = _minjerk(min((t - self.t4) / self.t_ret, 1.0), self.t_ret)
-        np.copyto(T, self.retreat_from)
+        np.copyto(T, cast(np.ndarray, self.retreat_from))  # phase 4: _enter has set it
         T[:3, 3] += sig * s.approach * s.normal
         ref.v[:3] = sd * s.approach * s.normal
         ref.a[:3] = sdd * s.approach * s.normal
-
-
-def _axis(normal: np.ndarray) -> int:
-    """The world axis of an axis-aligned ``normal`` (the laws' gains are per world axis)."""
-    axis = int(np.argmax(np.abs(normal)))
-    if abs(abs(normal[axis]) - 1.0) > 1e-9:
-        raise ValueError(f"the press needs a surface normal along a world axis, got "
-                         f"{np.round(normal, 4).tolist()}")
-    return axis
-
-
-def press_gains(law_name: str, gains: Any, normal: np.ndarray, force: float,
-                depth: float = DEPTH, given: Any = ()) -> dict[str, np.ndarray]:
-    """The gains (by name) ``law_name`` presses ``force`` N with along the (axis-aligned)
-    surface ``normal``, from its current ``gains`` (a mapping holding at least
-    ``PRESS_GAINS[law_name]``); the one home of these overrides, for ``run_press``
-    (``law.set_gains(**values)``) and bringup's press through the nodes (the controller's
-    parameters).  The model's defaults force ``z`` (a table); here:
-
-    * ``hybrid_force_position``: ``selection`` 0 (force) along the normal, 1 (position) along
-      the other translations (a wall: a horizontal force axis), the rotations as they are;
-    * ``admittance``: ``stiffness`` 0 along the normal (its ``mass`` there as it is) and
-      ``mass`` 0 on every other axis: no admittance, the inner loop holds the pose there.  With
-      the model's admittance on the rotations (``K_r = Lambda_r omega^2``, 0.8-12 N m/rad about
-      the xArm 7's light wrist: 0.1 N m of friction moment on the 6 cm probe gives ~0.1 rad)
-      the xArm 7's wrist joints broke away in bursts while it pressed: 3.7 N RMS, 2.5x
-      impact; held: 0.02 N;
-    * ``impedance``: ``stiffness`` along the normal ``force / depth`` (the reference goes
-      ``depth`` m into the surface), unless ``"stiffness"`` is in ``given`` (the user's); the
-      damping stays the model's (``2 zeta Lambda omega``: overdamped in free space for the
-      softer spring, about critical against the surface's own stiffness in contact)."""
-    if law_name not in PRESS_GAINS:
-        raise ValueError(f"the press task needs a force law: one of {', '.join(PRESS_LAWS)}; "
-                         f"got '{law_name}'")
-    axis = _axis(np.asarray(normal, dtype=float))
-    now = {k: np.array(gains[k], dtype=float).reshape(6) for k in PRESS_GAINS[law_name]}
-    if law_name == "hybrid_force_position":
-        S = now["selection"]
-        S[:3] = 1.0
-        S[axis] = 0.0
-        return {"selection": S}
-    if law_name == "admittance":
-        K, M = now["stiffness"], now["mass"]
-        M[np.arange(6) != axis] = 0.0
-        K[axis] = 0.0
-        return {"stiffness": K, "mass": M}
-    if "stiffness" in given:
-        return {}
-    K = now["stiffness"]
-    K[axis] = force / depth
-    return {"stiffness": K}
-
-
-def retreat_gains(law_name: str) -> dict[str, np.ndarray]:
-    """The gains ``law_name`` retreats with (``run_press`` and bringup's press): the hybrid
-    law's normal axis back to position control; the others keep theirs."""
-    return {"selection": np.ones(6)} if law_name == "hybrid_force_position" else {}
 
 
 def _minjerk(x: float, T: float) -> tuple[float, float, float]:

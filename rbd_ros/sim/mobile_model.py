@@ -38,13 +38,13 @@ the arm's joints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from rbd_ros.model import BASE_COORDINATES, MdhModel
-from rbd_ros.robot.services import DEFAULT_WHEELS
-from rbd_ros.sim.mujoco_model import _Looks, _quat, add_arm, add_motors, compile_spec, fix_inertia, new_spec
+from rbd_ros.services import DEFAULT_WHEELS
+from rbd_ros.sim.mujoco_model import ArmLooks, add_arm, add_motors, compile_spec, fix_inertia, mj_quaternion, new_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
@@ -61,7 +61,8 @@ WHEEL_COLOUR = [0.12, 0.12, 0.12, 1.0]
 
 def wheel_joint_names(model: MdhModel) -> tuple[str, str]:
     """(left, right) wheel joint names: the model's, else ``left_wheel_joint``/``right_...``."""
-    return tuple(model.wheel_joints) if model.wheel_joints else DEFAULT_WHEELS
+    # MdhModel holds wheel_joints as (left, right) or empty (its __post_init__ refuses others)
+    return cast("tuple[str, str]", tuple(model.wheel_joints)) if model.wheel_joints else DEFAULT_WHEELS
 
 
 def base_actuator_names(model: MdhModel) -> tuple[str, ...]:
@@ -126,7 +127,7 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
     if not (np.isfinite(h) and h >= 0):
         raise ValueError(f"base height must be a number >= 0 (m), got {height}")
     spec = new_spec(model, timestep, integrator, contacts or rolling)
-    looks = _Looks(spec, model, (), ground=False) if visuals else None
+    looks = ArmLooks(spec, model, (), ground=False) if visuals else None
     world = spec.worldbody
     mjg = mujoco.mjtGeom
     stiff = [max(CONTACT_TIME_CONSTANT, 4.0 * float(timestep)), 1.0]  # contact solref
@@ -149,7 +150,7 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                                      min_mass=min_mass, min_inertia=min_inertia)
     base.explicitinertial = True
     base.mass, base.ipos = inertial.mass, inertial.com.tolist()
-    base.iquat, base.inertia = _quat(inertial.axes).tolist(), inertial.principal.tolist()
+    base.iquat, base.inertia = mj_quaternion(inertial.axes).tolist(), inertial.principal.tolist()
     base.add_site(name="base_point")
     span = 0.6 * s if diff else 0.3
     if visuals:  # a box for the chassis (no contact, no mass)
@@ -158,7 +159,7 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
                       pos=[0.0, 0.0, z], rgba=BASE_COLOUR, contype=0, conaffinity=0,
                       mass=0.0, group=1, name="chassis")
     if diff:
-        axle = _quat(np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]))  # cylinder z -> base y
+        axle = mj_quaternion(np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]))  # cylinder z -> base y
         for name, side in zip(wheel_joint_names(model), (1.0, -1.0)):
             wheel = base.add_body(name=name.removesuffix("_joint") or name,
                                   pos=[0.0, side * 0.5 * s, model.wheel_axle_height])
@@ -168,7 +169,7 @@ def build_mobile_model(model: MdhModel, base_model: str = "wheels", timestep: fl
             warnings += warn
             wheel.explicitinertial = True
             wheel.mass, wheel.ipos = winertial.mass, [0.0, 0.0, 0.0]
-            wheel.iquat, wheel.inertia = _quat(winertial.axes).tolist(), winertial.principal.tolist()
+            wheel.iquat, wheel.inertia = mj_quaternion(winertial.axes).tolist(), winertial.principal.tolist()
             joint = wheel.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 1.0, 0.0],
                                     limited=mujoco.mjtLimited.mjLIMITED_FALSE)
             joint.armature = float(wheel_armature)

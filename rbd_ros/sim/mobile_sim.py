@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numba import njit
@@ -48,6 +48,9 @@ from numba import njit
 from rbd_ros.model import MOBILE_BASES, MdhModel
 from rbd_ros.sim.mobile_model import BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names, build_mobile_model
 from rbd_ros.sim.simulator import AUTO, BridgeConfig, LogFn, Simulator
+
+if TYPE_CHECKING:
+    from rbd_ros.robot.mobile import GroundFront
 
 ODOM_SOURCES = ("ground_truth", "wheel_odometry")
 SETTLE_STEPS = 200  # steps letting a wheeled base sink onto the floor at reset
@@ -395,7 +398,9 @@ class MobileSimulator(Simulator):
             u -= brake * rates
         try:
             with np.errstate(all="ignore"):
-                res = self.core.simulate(self._q, self._v, u, dt, 1)
+                # ideal: core is the ground-base Robot, its simulate mobile.GroundFront's (bound
+                # onto the robot at run time, unseen by the checker)
+                res = cast("GroundFront", self.core).simulate(self._q, self._v, u, dt, 1)
             q, v = res.q[1], res.qd[1]
         except (SimulationError, ValueError):
             d.qvel[:] = np.nan  # Simulator.step sees the bad state and undoes the step

@@ -38,7 +38,7 @@ from rbd_ros.model import MdhModel
 COMMAND_MODES = ("torque", "voltage")
 
 
-def per_joint(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
+def per_joint(value: float | Sequence[float] | np.ndarray, n: int, name: str) -> np.ndarray:
     """A scalar (same for every joint) or ``n`` values, as an (n,) float array."""
     arr = np.array(value, dtype=float).reshape(-1)
     if arr.size == 1:
@@ -76,6 +76,13 @@ class MotorModel:
             gamma = model.gear_ratio
             self.gain = gamma * km / r
             self.emf_damping = gamma**2 * km * ke / r
+
+    def exempt(self, joints: np.ndarray) -> None:
+        """No limit on ``joints`` (model indices): their actuators are position/velocity drives
+        (``rbd_ros.sim.drives``), whose command is no torque and which MuJoCo's
+        ``forcerange`` limits."""
+        self.effort_limit[joints] = np.inf
+        self.voltage_limit[joints] = np.inf
 
     def actuator_torque(self, command: np.ndarray, out: np.ndarray | None = None,
                         clamped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

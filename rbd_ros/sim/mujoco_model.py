@@ -129,7 +129,7 @@ def _fmt(x: np.ndarray) -> str:
     return "[" + ", ".join(f"{float(t):.6g}" for t in x) + "]"
 
 
-def _quat(R: np.ndarray) -> np.ndarray:
+def mj_quaternion(R: np.ndarray) -> np.ndarray:
     """MuJoCo's scalar-first quaternion (w, x, y, z) of ``R``."""
     return np.roll(rotation_to_quaternion(R), 1)
 
@@ -153,7 +153,7 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
                        capsule_radius: float = 0.03,
                        visuals: bool = True, shapes: Sequence = (), scene: Any = None,
                        sensor: Any = None,
-                       collision: Sequence = ()) -> tuple["mujoco.MjModel", list[str]]:
+                       collision: Sequence = (), gripper: Any = None) -> tuple["mujoco.MjModel", list[str]]:
     """The MuJoCo model of ``model`` (see the module docstring) and the fix-up warnings.
 
     ``actuators``: a torque (``motor``) actuator per joint, and the actuator model of 003
@@ -166,19 +166,30 @@ def build_mujoco_model(model: MdhModel, timestep: float = 0.001, integrator: str
     ``None``: nothing added, the model built before scenes existed); ``collision``: with a
     scene, the URDF's collision shapes (``urdf_visuals.urdf_collisions``) that replace the
     capsules of their bodies (:func:`add_robot_collision`); ``sensor``: an
-    ``rbd_ros.sim.ft_sensor.FTSensor`` (its site and MuJoCo sensors; they read, never push)."""
+    ``rbd_ros.sim.ft_sensor.FTSensor`` (its site and MuJoCo sensors; they read, never push).
+    ``gripper``: an ``rbd_ros.sim.gripper.Gripper`` of the model's URDF: its links move as a
+    mechanism below their chain body, which keeps its other links' inertia only
+    (its ``add_to``; contact geoms from the URDF's collisions with a scene)."""
     spec = new_spec(model, timestep, integrator, contacts)
-    looks = _Looks(spec, model, shapes) if visuals else None
-    warnings = add_arm(spec, spec.worldbody, model, timestep, contacts, actuators,
+    looks = ArmLooks(spec, model, shapes) if visuals else None
+    arm = model
+    if gripper is not None:
+        arm = gripper.rigid(model)
+    warnings = add_arm(spec, spec.worldbody, arm, timestep, contacts, actuators,
                        armature=armature, viscous=viscous, coulomb=coulomb, min_mass=min_mass,
                        min_inertia=min_inertia, capsule_radius=capsule_radius, looks=looks,
-                       touch=scene is not None, collision=collision)
+                       touch=scene is not None, collision=collision, probe=gripper is None)
+    if gripper is not None:
+        warnings += gripper.add_to(spec, spec.body(model.link_names[gripper.body - 1]), timestep,
+                                   scene is not None, min_mass, min_inertia)
     if scene is not None:
         scene.add_to(spec)
     if sensor is not None:
         sensor.add_to(spec)
     if actuators:
         add_motors(spec, model.joint_names)
+    if gripper is not None:
+        gripper.add_actuator(spec)
     return compile_spec(spec, model.name), warnings
 
 
@@ -204,7 +215,7 @@ def compile_spec(spec, name: str) -> "mujoco.MjModel":
     """``spec.compile()``, MuJoCo's refusal as a ValueError naming the model."""
     try:
         return spec.compile()
-    except Exception as exc:  # noqa: BLE001 - MuJoCo raises a plain ValueError/Exception
+    except Exception as exc:  # MuJoCo raises a plain ValueError/Exception
         raise ValueError(f"MuJoCo refused the model built from '{name}': {exc}") from exc
 
 
@@ -212,8 +223,8 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
             actuators: bool = True, *, armature: bool = True, viscous: bool = True,
             coulomb: bool = True, min_mass: float = DEFAULT_MIN_MASS,
             min_inertia: float = DEFAULT_MIN_INERTIA, capsule_radius: float = 0.03,
-            looks: "_Looks | None" = None, touch: bool = False,
-            collision: Sequence = ()) -> list[str]:
+            looks: "ArmLooks | None" = None, touch: bool = False,
+            collision: Sequence = (), probe: bool = True) -> list[str]:
     """The arm's bodies and joints (module docstring) under ``parent`` (the world body, or a
     mobile base's body: ``model.base`` is then the mount in ``base_link``); the fix-up
     warnings.  ``actuators``: the joints' armature, damping and frictionloss (003 §6.1).
@@ -227,23 +238,20 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
     by_body: dict[int, list] = {}
     for shape in collision:  # urdf_visuals.Visual, by body
         by_body.setdefault(int(shape.body), []).append(shape)
+    if not model.inertia_fix and model.inertia_notes:  # the raw URDF: MuJoCo cannot simulate it
+        raise ValueError(f"MuJoCo cannot simulate '{model.name}' as its description gives it: "
+                         f"{model.inertia_notes[0]}; load it without keep_inertia (--keep-inertia, "
+                         f"inertia_fix: false) to simulate the nearest physical inertia")
     for i in range(model.dof):
         T = np.asarray(mdh_transform(float(model.a[i]), float(model.alpha[i]), float(model.d[i]),
                                      float(model.theta[i])))
         if i == 0:
             T = model.base @ T
         body = parent.add_body(name=model.link_names[i], pos=T[:3, 3].tolist(),
-                               quat=_quat(T[:3, :3]).tolist())
-        inertial, warn = fix_inertia(float(model.mass[i]), model.com[i], model.inertia[i],
-                                     label=f"link '{model.link_names[i]}' (joint "
-                                           f"'{model.joint_names[i]}')",
-                                     min_mass=min_mass, min_inertia=min_inertia)
-        warnings += warn
-        body.explicitinertial = True
-        body.mass = inertial.mass
-        body.ipos = inertial.com.tolist()
-        body.iquat = _quat(inertial.axes).tolist()
-        body.inertia = inertial.principal.tolist()
+                               quat=mj_quaternion(T[:3, :3]).tolist())
+        warnings += set_inertial(body, float(model.mass[i]), model.com[i], model.inertia[i],
+                                 f"link '{model.link_names[i]}' (joint '{model.joint_names[i]}')",
+                                 min_mass, min_inertia)
         jtype = (mujoco.mjtJoint.mjJNT_SLIDE if model.joint_type[i] == PRISMATIC
                  else mujoco.mjtJoint.mjJNT_HINGE)
         joint = body.add_joint(name=model.joint_names[i], type=jtype, axis=[0.0, 0.0, 1.0])
@@ -278,12 +286,26 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
         if contacts:
             _add_capsule(body, model, i, capsule_radius)
         if touch:
-            add_robot_collision(body, model, i, shapes=by_body.get(i, ()), spec=spec)
+            add_robot_collision(body, model, i, shapes=by_body.get(i, ()), spec=spec, probe=probe)
         if looks is not None:
             looks.link(body, i)
         parent = body
     parent.add_site(name="tool", pos=model.tool[:3, 3].tolist(),
-                    quat=_quat(model.tool[:3, :3]).tolist())
+                    quat=mj_quaternion(model.tool[:3, :3]).tolist())
+    return warnings
+
+
+def set_inertial(body, mass: float, com: np.ndarray, inertia: np.ndarray, label: str,
+                 min_mass: float, min_inertia: float) -> list[str]:
+    """``body``'s explicit inertial: :func:`fix_inertia` of ``(mass, com, inertia about com)``
+    in the body frame, as principal axes; returns the fix-up warnings."""
+    inertial, warnings = fix_inertia(mass, com, inertia, label=label, min_mass=min_mass,
+                                     min_inertia=min_inertia)
+    body.explicitinertial = True
+    body.mass = inertial.mass
+    body.ipos = inertial.com.tolist()
+    body.iquat = mj_quaternion(inertial.axes).tolist()
+    body.inertia = inertial.principal.tolist()
     return warnings
 
 
@@ -321,21 +343,22 @@ def _add_capsule(body, model: MdhModel, i: int, radius: float, **geom: Any) -> N
 
 def add_robot_collision(body, model: MdhModel, i: int, radius: float = ROBOT_RADIUS,
                         tip_radius: float = TIP_RADIUS, shapes: Sequence = (),
-                        spec: Any = None) -> None:
+                        spec: Any = None, probe: bool = True) -> None:
     """Body ``i``'s collision geoms for a scene (``rbd_ros.sim.scene``): the URDF's collision
     ``shapes`` on it (``urdf_visuals.Visual``, meshes added to ``spec``) where given, else the
     capsule from its frame origin to the next one; on the last body the tool sphere (named
     ``tip``) as well, instead of the capsule.  They touch scene objects only (``ROBOT_BITS``)
     with MuJoCo's smallest friction (the object's then decides: MuJoCo takes the larger of
-    the two), massless, in the hidden geom group ``COLLISION_GROUP``."""
+    the two), massless, in the hidden geom group ``COLLISION_GROUP``.  ``probe`` False (a
+    gripper's fingers touch instead: ``rbd_ros.sim.gripper``): no tool sphere."""
     import mujoco
 
-    common = dict(contype=ROBOT_BITS[0], conaffinity=ROBOT_BITS[1], friction=list(ROBOT_FRICTION))
+    common: dict[str, Any] = dict(contype=ROBOT_BITS[0], conaffinity=ROBOT_BITS[1], friction=list(ROBOT_FRICTION))
     for shape in shapes:
-        _add_shape(spec, body, shape, mass=0.0, group=COLLISION_GROUP, condim=3,
+        add_shape(spec, body, shape, mass=0.0, group=COLLISION_GROUP, condim=3,
                    rgba=list(COLLISION_RGBA), **common)
-    if i + 1 < model.dof:
-        if not shapes:
+    if i + 1 < model.dof or not probe:
+        if not shapes and i + 1 < model.dof:
             _add_capsule(body, model, i, radius, **common)
         return
     body.add_geom(name="tip", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[tip_radius, 0.0, 0.0],
@@ -357,7 +380,7 @@ def scene_touches(m, d, tip: int = -1) -> set[int]:
     return out
 
 
-def _add_shape(spec, body, shape, prefix: str = "", **geom: Any) -> None:
+def add_shape(spec, body, shape, prefix: str = "", **geom: Any) -> None:
     """One ``urdf_visuals.Visual`` as a geom of ``body`` (its pose is in the body frame), a
     mesh added to ``spec`` under a unique name that says which file; ``geom``: the rest of
     its attributes."""
@@ -373,7 +396,7 @@ def _add_shape(spec, body, shape, prefix: str = "", **geom: Any) -> None:
     else:
         geom["size"] = list(shape.size) + [0.0] * (3 - len(shape.size))
     body.add_geom(type=kind, pos=shape.pose[:3, 3].tolist(),
-                  quat=_quat(shape.pose[:3, :3]).tolist(), **geom)
+                  quat=mj_quaternion(shape.pose[:3, :3]).tolist(), **geom)
 
 
 def shape_points(shapes: Sequence) -> np.ndarray:
@@ -386,7 +409,7 @@ def shape_points(shapes: Sequence) -> np.ndarray:
         return np.zeros((0, 3))
     spec = mujoco.MjSpec()
     for shape in shapes:
-        _add_shape(spec, spec.worldbody, shape, contype=0, conaffinity=0)
+        add_shape(spec, spec.worldbody, shape, contype=0, conaffinity=0)
     m = spec.compile()
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
     points = []
@@ -449,7 +472,7 @@ def _extend(reach: float, lowest: float, highest: float, p: np.ndarray, centre: 
     return max(reach, float(np.linalg.norm(p - centre))), min(lowest, h), max(highest, h)
 
 
-class _Looks:
+class ArmLooks:
     """The visual-only geoms and lights of the module docstring, sized from the arm's reach."""
 
     LINK = [0.93, 0.55, 0.16, 1.0]  # orange
@@ -486,7 +509,7 @@ class _Looks:
         z = np.array([0.0, 0.0, 1.0])
         floor_point = ws.centre + (ws.floor - ws.up @ ws.centre) * ws.up
         self._geom(world, type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.5 * ws.reach] * 2 + [0.1],
-                   pos=floor_point.tolist(), quat=_quat(_rotation_onto(z, ws.up)).tolist(),
+                   pos=floor_point.tolist(), quat=mj_quaternion(rotation_onto(z, ws.up)).tolist(),
                    material="floor", rgba=[1.0, 1.0, 1.0, 1.0], name="floor")
         height = float(ws.up @ ws.centre - ws.floor)
         if height > 2 * self.radius:  # a pedestal from the floor up to the base
@@ -541,15 +564,16 @@ class _Looks:
     def _shape(self, body, shape) -> None:
         """One ``urdf_visuals.Visual`` (its pose is in the body frame; the world: base_link,
         so ``model.base``-independent)."""
-        _add_shape(self.spec, body, shape, contype=0, conaffinity=0, mass=0.0, group=1,
+        add_shape(self.spec, body, shape, contype=0, conaffinity=0, mass=0.0, group=1,
                    rgba=list(shape.rgba))
 
 
-def _rotation_onto(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The rotation taking unit ``a`` onto unit ``b`` (Rodrigues; ``a = -b``: about x)."""
+def rotation_onto(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The rotation taking unit ``a`` onto unit ``b`` (Rodrigues; ``a = -b``: a half turn
+    about x, or about z when ``a`` is along x, which a turn about x leaves as it is)."""
     v, c = np.cross(a, b), float(a @ b)
     if c < -1.0 + 1e-12:
-        return np.diag([1.0, -1.0, -1.0])
+        return np.diag([1.0, -1.0, -1.0]) if abs(a[0]) < 0.9 else np.diag([-1.0, -1.0, 1.0])
     K = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
     return np.eye(3) + K + K @ K / (1.0 + c)
 

@@ -34,7 +34,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -86,7 +86,7 @@ class Recording:
                                  f"{self.q.shape}")
 
     def save(self, path: str | Path) -> None:
-        extra = {} if self.q_ref is None else {"q_ref": self.q_ref}
+        extra: dict[str, Any] = {} if self.q_ref is None else {"q_ref": self.q_ref}
         np.savez_compressed(path, t=self.t, q=self.q, urdf=self.urdf, base_link=self.base_link,
                             tip_link=self.tip_link, caption=self.caption, scene=self.scene, **extra)
 
@@ -220,8 +220,8 @@ class FrameRenderer:
         # without, 0.16 s with 1024 px shadows, 0.48 s with both at MuJoCo's defaults)
         self.m.vis.quality.offsamples = 0
         self.d, self.ghost = mujoco.MjData(self.m), mujoco.MjData(self.m)
-        self.renderer = mujoco.Renderer(self.m, height, width) if gl else None
-        self.scene = self.renderer.scene if gl else mujoco.MjvScene(self.m, maxgeom=10000)
+        self.renderer = renderer = mujoco.Renderer(self.m, height, width) if gl else None
+        self.scene = renderer.scene if renderer is not None else mujoco.MjvScene(self.m, maxgeom=10000)
         for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION):
             self.scene.flags[flag] = False
         self.camera = mujoco.MjvCamera()
@@ -279,7 +279,7 @@ class FrameRenderer:
     def frame(self, t: float, x: np.ndarray, x_ref: np.ndarray | None = None,
               caption: str = "") -> np.ndarray:
         self.compose(x, x_ref)
-        image = self.renderer.render()
+        image = cast(Any, self.renderer).render()  # frames are drawn with gl (gl=False: compose only)
         return stamp(image, f"t = {t:6.2f} s", caption)
 
     def close(self) -> None:
@@ -350,15 +350,15 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
 
 
 def placed_scene(model: MdhModel, scene: str, urdf: str = "") -> tuple[Any, MdhModel]:
-    """A recording's scene placed as the bridge placed it (``simulator._scene_of``, the probe
+    """A recording's scene placed as the bridge placed it (``simulator.scene_of``, the probe
     as long as the ``urdf``'s collision shapes made it) and the model with the probe as its
     tool (drawn touching the scene), or ``(None, model)``."""
     if not scene:
         return None, model
-    from rbd_ros.sim.simulator import BridgeConfig, _scene_of, collision_shapes
+    from rbd_ros.sim.simulator import BridgeConfig, collision_shapes, scene_of
 
     collision = collision_shapes(model, urdf, lambda level, message: None)
-    placed, _, probe = _scene_of(model, BridgeConfig(scene=scene), None, collision)
+    placed, _, probe = scene_of(model, BridgeConfig(scene=scene), None, collision)
     return placed, probe
 
 
@@ -435,11 +435,11 @@ def _load(directory: Path) -> tuple[MdhModel, Recording]:
         raise ValueError(problem)
     try:
         model = MdhModel.from_yaml(str(directory / "model.yaml"))
-    except Exception as exc:  # noqa: BLE001 - YAML or model errors, said in one line
+    except Exception as exc:  # YAML or model errors, said in one line
         raise ValueError(f"{directory}/model.yaml: {_first_line(exc)}") from exc
     try:
         rec = Recording.load(directory / "recording.npz")
-    except Exception as exc:  # noqa: BLE001 - not a zip, missing arrays, bad shapes
+    except Exception as exc:  # not a zip, missing arrays, bad shapes
         raise ValueError(f"{directory}/recording.npz: {_first_line(exc)}") from exc
     if model.base_type == "floating":
         raise ValueError(f"{directory}: the video draws fixed and mobile (planar, diff_drive) "

@@ -53,11 +53,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from rbd_ros.sim.mujoco_model import SCENE_BITS, _quat, _rotation_onto
+from rbd_ros.sim.mujoco_model import SCENE_BITS, mj_quaternion, rotation_onto
 
 KINDS = ("box", "cylinder", "sphere", "plane")
 ANCHORS = ("top", "front")
@@ -78,10 +78,10 @@ class SceneObject:
     kind: str
     size: tuple[float, ...]
     pose: np.ndarray | None = None
-    friction: tuple[float, float, float] = DEFAULT_FRICTION
+    friction: tuple[float, ...] = DEFAULT_FRICTION  # sliding, torsional, rolling
     anchor: str = "top"
-    solref: tuple[float, float] = DEFAULT_SOLREF
-    solimp: tuple[float, float, float] = DEFAULT_SOLIMP
+    solref: tuple[float, ...] = DEFAULT_SOLREF  # 2 numbers (MuJoCo's)
+    solimp: tuple[float, ...] = DEFAULT_SOLIMP  # 5 numbers (MuJoCo's)
     rgba: tuple[float, float, float, float] = (0.55, 0.42, 0.30, 1.0)
     stiffness: float | None = DEFAULT_STIFFNESS  # N/m; None: solref/solimp as given
     damping: float = DEFAULT_DAMPING  # N s/m
@@ -256,7 +256,7 @@ def place_scene(scene: Scene, contact: np.ndarray, normal: np.ndarray,
             objs.append(o)
             continue
         local = np.array([0.0, 0.0, 1.0]) if o.anchor == "top" else np.array([-1.0, 0.0, 0.0])
-        R = _rotation_onto(local, np.asarray(normal, float) / np.linalg.norm(normal))
+        R = rotation_onto(local, np.asarray(normal, float) / np.linalg.norm(normal))
         T = np.eye(4)
         T[:3, :3] = R
         T[:3, 3] = np.asarray(contact, float) - R @ o.anchor_offset()
@@ -279,10 +279,11 @@ def add_scene(spec, scene: Scene) -> None:
              "sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "plane": mujoco.mjtGeom.mjGEOM_PLANE}
     for o in scene.objects:
         half = _half_sizes(o)
-        size = {"box": half, "cylinder": [half[0], half[2], 0.0], "sphere": [half[0], 0.0, 0.0],
+        pose = cast(np.ndarray, o.pose)  # placed: every object has its pose (checked above)
+        size: Any = {"box": half, "cylinder": [half[0], half[2], 0.0], "sphere": [half[0], 0.0, 0.0],
                 "plane": [0.5 * o.size[0], 0.5 * o.size[1], 0.1]}[o.kind]
         spec.worldbody.add_geom(name=f"scene_{o.name}", type=kinds[o.kind],
-                                size=[float(s) for s in size], pos=o.pose[:3, 3].tolist(),
-                                quat=_quat(o.pose[:3, :3]).tolist(), friction=list(o.friction),
+                                size=[float(s) for s in size], pos=pose[:3, 3].tolist(),
+                                quat=mj_quaternion(pose[:3, :3]).tolist(), friction=list(o.friction),
                                 contype=SCENE_BITS[0], conaffinity=SCENE_BITS[1], rgba=list(o.rgba),
                                 mass=0.0, condim=3, solref=list(o.solref), solimp=list(o.solimp))

@@ -7,14 +7,21 @@
 drives would report them.  Every part of the motor model is switchable in ``BridgeConfig``
 (all keys, their defaults and meaning: ``config/schema/mujoco_bridge.yaml``).
 
+Command interfaces (``command_interface``, one for all or per joint: ros2_control's
+``effort``, ``position``, ``velocity``): ``command(values, now, interface)`` latches the values
+of that interface's joints (``config.joints`` order); position and velocity joints are driven by
+servos in their MuJoCo actuators (``rbd_ros.sim.drives``), clamped to the URDF's effort limits,
+the applied torque their measured effort.  The newest command on any interface is what the
+timeout looks at.
+
 Safety:
 
 * a command older than ``command_timeout`` (seconds of the caller's clock; the node passes
   the wall clock in realtime and max modes, nothing in lockstep) -> zero torque and an extra
   joint damping ``brake_damping`` (N m s/rad, or N s/m), until a fresh command arrives.  The
   change is logged once each way.  No command yet counts as stale.
-* a NaN/Inf or wrong-length command is rejected (error logged at most once a second) and the
-  last safe command is kept.
+* a NaN/Inf or wrong-length command, or one for an interface no joint uses, is rejected
+  (error logged at most once a second) and the last safe command is kept.
 * **instability**: MuJoCo's own reset on a NaN/huge acceleration (which would send the arm to
   q = 0 and the clock back to 0) is switched off.  A step that leaves a non-finite or huge
   state, or raises MuJoCo's bad-state warnings, is undone: the arm is put back at the last
@@ -42,7 +49,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numba import njit
@@ -50,14 +57,21 @@ from numba import njit
 from rbd_ros.algorithm.gather import gather, gather2, scatter_finite
 from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
-from rbd_ros.sim.motor import MotorModel, SensorModel
+from rbd_ros.robot.damping import RK4_DAMPING_LIMIT, damping_why
+from rbd_ros.sim import drives
+from rbd_ros.sim.motor import MotorModel, SensorModel, per_joint
 from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum, scene_touches
 from rbd_ros.sim.realtime import check_priority
 from rbd_ros.util.schema import check, config_keys, settings
 
+if TYPE_CHECKING:  # the schema's fields, declared for the checker (bridge_fields)
+    from rbd_ros.sim.bridge_fields import BridgeFields
+    from rbd_ros.sim.gripper import GripperServo
+else:
+    BridgeFields = object
+
 MODES = tuple(config_keys("mujoco_bridge", "bridge")["mode"]["one_of"])  # realtime, lockstep, max
 AUTO = "auto"  # integrator: RK4 unless damping makes it unstable, then implicitfast
-RK4_DAMPING_LIMIT = 2.785  # RK4 is stable for z = -b dt / m in (-2.785, 0]
 AUTO_DAMPING_MARGIN = 1.0  # 'auto' keeps b dt / m below this
 HUGE_STATE = 1e10  # |qpos| or |qvel| beyond this counts as unstable (MuJoCo's mjMAXVAL)
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
@@ -68,7 +82,7 @@ SENSOR_NOISE = {"position_noise": 5e-5, "velocity_noise": 2e-3, "effort_noise": 
 
 
 @settings("mujoco_bridge", "bridge")
-class BridgeConfig:
+class BridgeConfig(BridgeFields):
     """Every bridge setting: the keys of ``config/schema/mujoco_bridge.yaml`` tagged
     ``config: bridge``, each written once there (type, default, range or choices, meaning) and
     read from it as data (``rbd_ros.util.schema.settings``: the fields, in the schema's order,
@@ -105,6 +119,15 @@ class BridgeConfig:
         for name in ("ft_force_noise", "ft_torque_noise", "ft_cutoff"):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        ci = self.command_interface
+        names = (ci,) if isinstance(ci, str) else tuple(ci)  # one for all, or one per joint
+        put(self, "command_interface", drives.interfaces_of(names, names))  # (the count: Simulator)
+        if set(names) != {"effort"} and self.command_mode != "torque":
+            raise ValueError(f"command_interface position/velocity needs command_mode torque "
+                             f"(the drive's output is a torque), got {self.command_mode}")
+        for name in ("drive_kp", "drive_kd"):
+            value = getattr(self, name)
+            put(self, name, float(value) if np.ndim(value) == 0 else tuple(float(v) for v in value))
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -134,7 +157,7 @@ class BridgeConfig:
         return BridgeConfig.from_dict(data)
 
 
-def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any,
+def scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any,
               collision: Any = ()) -> tuple[Any, Any, MdhModel]:
     """(placed scene, contact site, model with the probe as its tool) for ``Simulator``: the
     ``scene`` given (placed, or placed here), else ``cfg.scene`` (a file or bundled name);
@@ -160,18 +183,20 @@ def _scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any,
     return scene, site, model.replace(tool=tool)
 
 
-def collision_shapes(model: MdhModel, urdf: Any, log: LogFn | None = None) -> tuple:
+def collision_shapes(model: MdhModel, urdf: Any, log: LogFn | None = None, conversion: Any = None,
+                     skip: tuple[str, ...] = ()) -> tuple:
     """The collision shapes of ``urdf`` (a file or XML text) that touch a scene, for
     ``model``'s bodies (``urdf_visuals.urdf_collisions``; its notes go to ``log`` as
     warnings): none without a ``urdf``, or when it does not describe ``model``'s bodies
     (logged: the capsules stay).  What ``Simulator`` builds, and places its scene's probe by
-    (``contact_site.probe_lengths``): a bringup computing the same site calls it too."""
+    (``contact_site.probe_lengths``): a bringup computing the same site calls it too, with
+    the URDF's ``conversion`` it loaded the model from (not converted again)."""
     if not urdf:
         return ()
     from rbd_ros.sim.urdf_visuals import urdf_collisions
 
     try:
-        shapes, notes = urdf_collisions(urdf, model.base_link, model.tip_link, model)
+        shapes, notes = urdf_collisions(urdf, model.base_link, model.tip_link, model, conversion, skip=skip)
     except Exception as exc:  # noqa: BLE001 - any URDF the shapes cannot come from
         shapes, notes = [], [f"no URDF collision shapes ({' '.join(str(exc).split())}): the "
                              "link capsules touch the scene"]
@@ -180,14 +205,52 @@ def collision_shapes(model: MdhModel, urdf: Any, log: LogFn | None = None) -> tu
     return tuple(shapes)
 
 
+def _gripper_of(model: MdhModel, cfg: BridgeConfig, urdf: Any, conversion: Any) -> Any:
+    """The gripper of ``cfg.gripper`` ('' = none, ``auto`` or the actuated joint's name) in
+    the model's URDF (``rbd_ros.sim.gripper.find_gripper``), else None."""
+    if not cfg.gripper:
+        return None
+    if not urdf:
+        raise ValueError("gripper needs the URDF (urdf_path or robot_description), not a model file")
+    from rbd_ros.sim.gripper import find_gripper
+
+    joint = None if cfg.gripper == "auto" else cfg.gripper
+    found = find_gripper(urdf, model.base_link, model.tip_link, joint, conversion)
+    if found is None:
+        raise ValueError(f"gripper {cfg.gripper}: no movable joint hangs off the chain "
+                         f"{model.base_link} -> {model.tip_link}")
+    return found
+
+
+def _gripper_start(gripper: Any, value: Any) -> float | None:
+    """``gripper_initial`` as the actuated joint's start (None: the reference), inside its
+    limits (else a ValueError naming them)."""
+    if value is None or (isinstance(value, (list, tuple, str)) and len(value) == 0):
+        return None
+    items = value if isinstance(value, (list, tuple)) else [value]
+    a = gripper.actuated
+    try:
+        (q,) = (float(v) for v in items)
+    except (TypeError, ValueError):
+        raise ValueError(f"gripper_initial must be one number (rad or m), got {value!r}") from None
+    if not (np.isfinite(q) and a.lower <= q <= a.upper):
+        raise ValueError(f"gripper_initial {q:g} is outside {a.name}'s limits [{a.lower:g}, {a.upper:g}]")
+    return q
+
+
 def _ft_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> Any:
     """The F/T sensor of ``cfg`` (on with ``ft_sensor`` or a scene), else None."""
     if not (cfg.ft_sensor or scene is not None):
+        given = [k for k in ("ft_tool", "ft_payload") if getattr(cfg, k)]
+        if given:
+            raise ValueError(f"{' and '.join(given)} need the F/T sensor: set ft_sensor true (or a scene)")
         return None
+    from rbd_ros.identification.payload import load_payload
     from rbd_ros.sim.ft_sensor import FTSensor
 
+    tool, payload = (load_payload(f) if f else None for f in (cfg.ft_tool, cfg.ft_payload))
     return FTSensor(model, cfg.ft_link, cfg.ft_force_noise, cfg.ft_torque_noise, cfg.ft_cutoff,
-                    cfg.timestep, cfg.noise_seed)
+                    cfg.timestep, cfg.noise_seed, tool, payload)
 
 
 @dataclass
@@ -240,7 +303,8 @@ class Simulator:
     """One simulated arm: MuJoCo physics + motor model + sensors (see the module docstring)."""
 
     def __init__(self, model: MdhModel, config: BridgeConfig | None = None,
-                 log: LogFn | None = None, scene: Any = None, urdf: Any = None) -> None:
+                 log: LogFn | None = None, scene: Any = None, urdf: Any = None,
+                 conversion: Any = None) -> None:
         import mujoco
 
         self._mj = mujoco
@@ -250,10 +314,15 @@ class Simulator:
         #: ``config.scene``), the contact site that placed them, and the F/T sensor: all None
         #: without a scene or ``ft_sensor`` (the model is then the one built before them)
         #: with a scene and the ``urdf`` the model came from (a file or XML text): the URDF's
-        #: collision shapes the scene's objects touch (``urdf_visuals.urdf_collisions``)
-        self.collision = (collision_shapes(model, urdf, self.log)
+        #: collision shapes the scene's objects touch (``urdf_visuals.urdf_collisions``; from
+        #: ``conversion``, the URDF's ``UrdfConversion`` the model came from, when given: the
+        #: URDF is not converted again)
+        #: the URDF's gripper as a mechanism (``config.gripper``; ``rbd_ros.sim.gripper``), else None
+        self.gripper = _gripper_of(model, cfg, urdf, conversion)
+        self.collision = (collision_shapes(model, urdf, self.log, conversion,
+                                           self.gripper.links if self.gripper else ())
                           if scene is not None or cfg.scene else ())
-        self.scene, self.site, model = _scene_of(model, cfg, scene, self.collision)
+        self.scene, self.site, model = scene_of(model, cfg, scene, self.collision)
         self.model = model
         self.ft = _ft_of(model, cfg, self.scene)
         self._push: Any = None  # (body id, point in the body, wrench, world axes?, end time)
@@ -282,6 +351,15 @@ class Simulator:
         self._bad_state_warnings = np.array([int(W.mjWARN_BADQACC), int(W.mjWARN_BADQPOS),
                                              int(W.mjWARN_BADQVEL)], dtype=np.intp)
         self.mj_data = mujoco.MjData(self.mj_model)
+        self.gripper_servo = None
+        if self.gripper is not None:
+            from rbd_ros.sim.gripper import GripperServo
+
+            self.gripper_servo = GripperServo(self.mj_model, self.gripper)
+            self.gripper_q0 = _gripper_start(self.gripper, cfg.gripper_initial)
+            self.log("info", f"gripper: {', '.join(self.gripper.names)} (actuated "
+                             f"{self.gripper.actuated.name}, servo kp {self.gripper_servo.kp:.4g} "
+                             f"kd {self.gripper_servo.kd:.4g})")
         if (self.scene is not None or self.ft is not None) and self.mj_model.nsensor == 0:
             raise ValueError("scenes and the F/T sensor are for fixed-base arms: this model "
                              "builder (a mobile base) adds neither; leave scene and ft_sensor off")
@@ -302,6 +380,7 @@ class Simulator:
         self._model_state = (np.zeros(n), np.zeros(n), np.zeros(n))
         self._measured = (np.zeros(n), np.zeros(n), np.zeros(n))
         self._clamped = np.zeros(n, dtype=bool)
+        self._drive_q = np.zeros(n)
         self.base_damping = self.mj_model.dof_damping.copy()
         self.base_damping[self.dof_adr] += self.motor.emf_damping
         self.mj_model.dof_damping[:] = self.base_damping
@@ -320,6 +399,11 @@ class Simulator:
             else:  # default start: zeros, moved onto the nearest limit where 0 is outside
                 self.log("info", f"initial positions: 0 is outside the limits of {outside}; "
                                  f"those start at their nearest limit")
+        self.drive = self._make_drive()
+        if self.drive.active:  # the drive joints' actuators become its servos
+            self.drive.attach(self.mj_model, [mujoco.mj_name2id(
+                self.mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, name) for name in model.joint_names])
+            self.motor.exempt(self.drive.driven)
         self.stats = SimStats()
         self._last_error_log = -math.inf
         self._last_unstable_log = -math.inf
@@ -327,6 +411,20 @@ class Simulator:
         self._good_q = self.q0.copy()
         self.reset(keep_time=False)
         self.integrator = self._choose_integrator()
+        self._load_step_kernels()
+
+    def _load_step_kernels(self) -> None:
+        """Call the jitted kernels of ``command`` and ``step`` once on scratch copies (nothing
+        here changes): loaded from numba's cache now, or compiled on a cold one, not in the
+        stepping thread's first steps (issue 39: 4.6 s of compilation there, under load)."""
+        n, d = self.n, self.mj_data
+        scatter_finite(np.zeros(n), self.order, self._command.copy())
+        _count(self._warning_numbers, self._bad_state_warnings)
+        _state_ok(d.qpos.copy(), d.qvel.copy())
+        gather(d.qpos, self.qpos_adr, self._good_q.copy())
+        saturated = self.motor.saturated
+        self.motor.actuator_torque(np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool))
+        self.motor.saturated = saturated
 
     def scene_touching_links(self) -> list[str]:
         """The links (MuJoCo bodies) the scene touches now besides the probe
@@ -349,7 +447,7 @@ class Simulator:
             cfg.contacts, actuators=True,
             armature=cfg.armature, viscous=cfg.viscous_friction, coulomb=cfg.coulomb_friction,
             min_mass=cfg.min_mass, min_inertia=cfg.min_inertia, scene=self.scene, sensor=self.ft,
-            collision=self.collision)
+            collision=self.collision, gripper=getattr(self, "gripper", None))
 
     def damping_ratio_dt(self, poses: int = 0) -> np.ndarray:
         """``b dt / m_min`` per joint (model order), the explicit-damping stability number of
@@ -386,15 +484,18 @@ class Simulator:
         why = ""
         if len(z):
             m_min = self.base_damping[self.dof_adr][worst] * dt / max(z[worst], 1e-300)
-            why = (f"joint '{self.model.joint_names[worst]}' has damping "
-                   f"{self.base_damping[self.dof_adr][worst]:.3g} on an inertia of {m_min:.3g}: "
-                   f"b dt / m = {z[worst]:.3g}")
+            why = damping_why(self.model.joint_names[worst], self.base_damping[self.dof_adr][worst], m_min,
+                              z[worst])
         if chosen.lower() == AUTO:
             if self.scene is not None:
                 chosen = "implicitfast"
                 self.log("info", "integrator auto -> implicitfast (a scene: contacts; RK4 "
                                  "re-solves them at each stage and its F/T readings belong to "
                                  "none of them)")
+            elif self.drive.active:
+                chosen = "implicitfast"
+                self.log("info", "integrator auto -> implicitfast (position/velocity drives: "
+                                 "their damping integrated implicitly, rbd_ros.sim.drives)")
             elif len(z) and z[worst] > AUTO_DAMPING_MARGIN:
                 chosen = "implicitfast"
                 self.log("info", f"integrator auto -> implicitfast ({why} > "
@@ -403,6 +504,10 @@ class Simulator:
             else:
                 chosen = "RK4"
             self.mj_model.opt.integrator = integrator_enum(chosen)
+        elif self.drive.active and chosen.lower() not in ("implicit", "implicitfast"):
+            self.log("warn", f"integrator {chosen} with position/velocity drives: only implicit "
+                             f"and implicitfast integrate their damping implicitly (the loop "
+                             f"check of rbd_ros.sim.drives assumes it); use auto")
         elif chosen.lower() == "rk4" and len(z) and z[worst] > RK4_DAMPING_LIMIT:
             stable_dt = RK4_DAMPING_LIMIT / z[worst] * dt
             self.log("warn", f"integrator RK4 at timestep {dt:g} s cannot be stable: {why} > "
@@ -458,17 +563,24 @@ class Simulator:
         self.mj_data.time = t
         self.mj_data.qpos[self.qpos_adr] = self.q0
         self.mj_data.qvel[self.dof_adr] = self.qd0
+        if self.gripper_servo is not None and self.gripper_q0 is not None:
+            self.mj_data.qpos[self.gripper_servo.qpos] = self.gripper.mimic_positions(self.gripper_q0)
         self._mj.mj_forward(self.mj_model, self.mj_data)
         n = self.n
         self._command = np.zeros(n)  # last safe command, model order
+        self.drive.idle(self._command, self.q0)  # position drives hold the initial pose
         self._command_time: float | None = None
         self._fresh = False
         # the latency line: a ring of the last latency_steps commands, oldest at _line_head
         self._line = np.zeros((self.config.latency_steps, n))
+        self._line[:] = self._command
         self._line_head = 0
         self._delayed = np.zeros(n)
         self._ctrl = np.zeros(n)
+        if self.gripper_servo is not None:  # back at its reference, holding there
+            self.gripper_servo.target = self.gripper_servo.reference = None
         self._braking = False
+        self.drive.enable(True)
         self.mj_model.dof_damping[:] = self.base_damping
         self.sensors.reset()
         self._push = None
@@ -476,27 +588,91 @@ class Simulator:
             self.ft.reset()
 
     # ---- commands ---------------------------------------------------------------------------
-    def command(self, values: Sequence[float], now: float | None = None) -> bool:
-        """Latch a command (``config.joints`` order) received at ``now``; False if rejected.
-        A float64 array of n values (the composed loop's torque) is copied without
-        allocating."""
+    def _make_drive(self) -> drives.Drive:
+        """The joints' command interfaces (``config.command_interface``, in ``joints``
+        order) and the position/velocity drives (``rbd_ros.sim.drives``, model order): the
+        model indices of each interface's joints in command order (``interface_order``)."""
+        cfg = self.config
+        names = drives.interfaces_of(cfg.command_interface, self.joint_names)  # command order
+        self.interfaces = names
+        #: the model indices of the joints of each interface, in command order
+        self.interface_order = {i: np.array([self.order[k] for k in range(self.n)
+                                             if names[k] == i], dtype=np.intp)
+                                for i in drives.INTERFACES}
+        in_model = [""] * self.n
+        for k, name in enumerate(names):
+            in_model[self.order[k]] = name
+        if any(name != "effort" for name in names):
+            if hasattr(type(self), "base_state"):
+                raise ValueError("command_interface position/velocity is for fixed-base arms: "
+                                 "a mobile base takes effort commands")
+        kp, kd = (self._to_model(per_joint(v, self.n, key)) for v, key in
+                  ((cfg.drive_kp, "drive_kp"), (cfg.drive_kd, "drive_kd")))
+        inertias = self.joint_inertias(self.q0, poses=64) if any(
+            name != "effort" for name in names) else []
+        return drives.make_drive(in_model, kp, kd, cfg.drive_bandwidth, self.motor.effort_limit,
+                                 self.mj_model.opt.timestep, inertias, self.model.joint_names,
+                                 self.log)
+
+    def joint_inertias(self, q0: np.ndarray, poses: int = 0) -> list[np.ndarray]:
+        """The joint-space inertia (model order, armature included) at ``q0``, then at
+        ``poses`` random poses inside the limits (fixed seed); the state is left as it was."""
+        mj, m, d = self._mj, self.mj_model, self.mj_data
+        lo = np.clip(self.model.lower, -np.pi, np.pi)
+        hi = np.clip(self.model.upper, -np.pi, np.pi)
+        rng = np.random.default_rng(0)
+        saved = d.qpos.copy()
+        out = []
+        M = np.zeros((m.nv, m.nv))
+        for k in range(poses + 1):
+            d.qpos[self.qpos_adr] = q0 if k == 0 else lo + rng.random(self.n) * (hi - lo)
+            mj.mj_forward(m, d)
+            mj.mj_fullM(m, d, M)
+            out.append(M[np.ix_(self.dof_adr, self.dof_adr)].copy())
+        d.qpos[:] = saved
+        mj.mj_forward(m, d)
+        return out
+
+    def command(self, values: Sequence[float] | np.ndarray, now: float | None = None,
+                interface: str = "effort") -> bool:
+        """Latch a command received at ``now`` for the joints of ``interface`` (``effort``:
+        N m or N, or V in voltage mode; ``position``: rad or m; ``velocity``: rad/s or m/s),
+        their values in ``config.joints`` order; False if rejected (an interface no joint
+        uses, a wrong length, NaN/Inf).  A float64 array (the composed loop's torque) is
+        copied without allocating."""
+        order = self.interface_order.get(interface)
+        if order is None or order.shape[0] == 0:
+            return self._reject(f"{interface} command, but no joint uses the {interface} "
+                                f"interface (command_interface: {self.interfaces_summary()}): "
+                                f"not applied")
         arr = values
         if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1):
             arr = np.asarray(values, dtype=float).reshape(-1) if len(values) else np.zeros(0)
-        if arr.shape[0] != self.n:
-            return self._reject(f"command has {arr.size} values, expected {self.n} "
-                                f"({list(self.joint_names)})")
-        if not scatter_finite(arr, self.order, self._command):  # model order, or untouched
-            return self._reject(f"command has NaN/Inf for {self._non_finite(arr)}")
+        if arr.shape[0] != order.shape[0]:
+            return self._reject(f"{interface} command has {arr.size} values, expected "
+                                f"{order.shape[0]} ({self._names_of(order)})")
+        if not scatter_finite(arr, order, self._command):  # model order, or untouched
+            return self._reject(f"{interface} command has NaN/Inf for "
+                                f"{self._non_finite(arr, order)}")
         self._command_time = now
         self._fresh = True
         self.stats.commands_received += 1
         return True
 
-    def _non_finite(self, values: np.ndarray) -> list[str]:
+    def interfaces_summary(self) -> str:
+        """``position for every joint``, or each joint's interface (``j1 position, j2 effort``)."""
+        kinds = sorted(set(self.interfaces))
+        if len(kinds) == 1:
+            return f"{kinds[0]} for every joint"
+        return ", ".join(f"{j} {i}" for j, i in zip(self.joint_names, self.interfaces))
+
+    def _names_of(self, order: np.ndarray) -> list[str]:
+        return [self.model.joint_names[i] for i in order]
+
+    def _non_finite(self, values: np.ndarray, order: np.ndarray) -> list[str]:
         """The joints whose command is NaN/Inf (not a comprehension inside ``command``: it would
         make ``self`` a closure cell, allocated on every call)."""
-        return [self.joint_names[k] for k in np.flatnonzero(~np.isfinite(values))]
+        return [self.model.joint_names[order[k]] for k in np.flatnonzero(~np.isfinite(values))]
 
     def _reject(self, why: str) -> bool:
         self.stats.commands_rejected += 1
@@ -523,12 +699,17 @@ class Simulator:
         stale = self._stale(now)
         if stale != self._braking:
             self._braking = stale
+            self.drive.enable(not stale)  # position/velocity drives off while stale
+            if not stale and self.drive.active:  # a velocity drive resumes from here
+                gather(self.mj_data.qpos, self.qpos_adr, self._drive_q)
+                self.drive.reset(self._drive_q)
             if stale:
                 brake = self._stable_brake()
                 self.mj_model.dof_damping[:] = self.base_damping
                 self.mj_model.dof_damping[self.dof_adr] += brake
+                since = cast(float, now)  # stale: _stale saw a clock (None is never stale)
                 age = "no command yet" if self._command_time is None else \
-                    f"last command {1e3 * (now - self._command_time):.0f} ms ago"
+                    f"last command {1e3 * (since - self._command_time):.0f} ms ago"
                 capped = "" if np.all(brake >= self.config.brake_damping) else \
                     f" (capped for the explicit integrator at {np.array2string(brake, precision=3)})"
                 self.log("warn", f"command timeout ({age}, timeout "
@@ -543,7 +724,12 @@ class Simulator:
         ctrl = self._ctrl  # (everything below in place: nothing allocated per step)
         if stale:
             self.stats.stale_steps += 1
-            self._line.fill(0.0)
+            if self.drive.active:  # in flight: drives holding still where the joints are
+                gather(self.mj_data.qpos, self.qpos_adr, self._drive_q)
+                for row in self._line:
+                    self.drive.idle(row, self._drive_q)
+            else:
+                self._line.fill(0.0)
             ctrl.fill(0.0)
         else:
             command = self._command
@@ -554,10 +740,17 @@ class Simulator:
                 self._line_head = (self._line_head + 1) % self.config.latency_steps
                 command = self._delayed
             self.motor.actuator_torque(command, ctrl, self._clamped)
-            if self.motor.saturated:
+            if self.drive.active:  # position/velocity drives: their actuators' controls
+                gather(self.mj_data.qpos, self.qpos_adr, self._drive_q)
+                self.drive.controls(command, self._drive_q, ctrl)
+            elif self.motor.saturated:
                 self.stats.saturated_steps += 1
         d = self.mj_data
-        np.copyto(d.ctrl, ctrl)
+        if self.gripper_servo is None:
+            np.copyto(d.ctrl, ctrl)
+        else:  # the arm's actuators first, then the gripper's servo
+            np.copyto(d.ctrl[:self.n], ctrl)
+            self.gripper_servo.advance(d, self.mj_model.opt.timestep)
         t_before = d.time
         gather(d.qpos, self.qpos_adr, self._good_q)
         numbers, bad = self._warning_numbers, self._bad_state_warnings
@@ -568,10 +761,12 @@ class Simulator:
             gather(d.qvel, self.dof_adr, self._pre_qd)
         self._advance()
         self.stats.steps += 1
+        if self.drive.active and not stale:  # the drives' applied torques are the efforts
+            if self.drive.applied(d.actuator_force, ctrl) or self.motor.saturated:
+                self.stats.saturated_steps += 1
         if _count(numbers, bad) != bad_before or not _state_ok(d.qpos, d.qvel):
             self._undo_unstable_step(t_before, ctrl)
         elif self.ft is not None:  # the reading of the state the step started from
-            gather(d.qacc, self.dof_adr, self._qdd)
             self.ft.update(d.sensordata, self._good_q, self._pre_qd, self._qdd, t_before)
 
     # ---- external pushes (~/apply_wrench) ---------------------------------------------------
@@ -612,8 +807,23 @@ class Simulator:
         d.xfrc_applied[body, 3:] = n + np.cross(p - d.xipos[body], f)
 
     def _advance(self) -> None:
-        """The physics of one step (``mj_step``; the ideal mobile base integrates the core)."""
-        self._mj.mj_step(self.mj_model, self.mj_data)
+        """The physics of one step (``mj_step``; the ideal mobile base integrates the core).
+        With an F/T sensor its accelerations go to ``_qdd``: those the sensors were computed
+        with.  Under RK4 that is the first stage's, which ``mj_step`` overwrites with its last
+        (up to 4.4e-3 N m in the compensated wrench, issue 41): there the step is ``mj_step``'s
+        own parts, the same numbers bit for bit (checks, ``mj_forward``, ``mj_RungeKutta``)."""
+        mj, m, d = self._mj, self.mj_model, self.mj_data
+        if self.ft is None or m.opt.integrator != mj.mjtIntegrator.mjINT_RK4:
+            mj.mj_step(m, d)
+            if self.ft is not None:  # Euler, implicit: mj_forward's qacc is kept
+                gather(d.qacc, self.dof_adr, self._qdd)
+            return
+        mj.mj_checkPos(m, d)
+        mj.mj_checkVel(m, d)
+        mj.mj_forward(m, d)
+        mj.mj_checkAcc(m, d)
+        gather(d.qacc, self.dof_adr, self._qdd)
+        mj.mj_RungeKutta(m, d, 4)
 
     def _undo_unstable_step(self, t_before: float, ctrl: np.ndarray) -> None:
         """Back to the positions before the step, at rest, one timestep later (docstring)."""
@@ -649,6 +859,22 @@ class Simulator:
         mj.mj_fullM(self.mj_model, self.mj_data, M)
         m_ii = np.diag(M)[self.dof_adr]
         return np.minimum(b, 0.5 * m_ii / self.mj_model.opt.timestep)
+
+    def gripper_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The gripper's joints (``gripper.names`` order): positions, velocities and efforts
+        (the servo's force on the actuated joint, 0 on a mimic joint: no drive of its own),
+        true values (no sensor model)."""
+        # called with a gripper only (the node offers its interfaces only then)
+        servo, d = cast("GripperServo", self.gripper_servo), self.mj_data
+        return servo.positions(d), servo.velocities(d), np.array(d.qfrc_actuator[servo.dof])
+
+    def gripper_command(self, position: float, max_effort: float) -> tuple[float, float]:
+        """The gripper's target and force limit (``GripperServo``; from the next step);
+        returns both as applied (clipped into the limits; max_effort <= 0: the URDF's)."""
+        servo = self.gripper_servo
+        if servo is None:
+            raise ValueError("no gripper (the gripper setting is off)")
+        return servo.command(position), servo.set_max_effort(max_effort)
 
     def measure(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(position, velocity, effort)`` in ``config.joints`` order, through the sensors.

@@ -8,13 +8,14 @@ The converter places every URDF link riding on MDH frame ``i`` at ``F_i(q) @ off
 A link uses its ``<visual>`` elements when MuJoCo can load all of them, else its
 ``<collision>`` elements (ROS descriptions often have COLLADA ``.dae`` visuals, which MuJoCo
 does not read, and ``.stl`` collision meshes), else nothing (the model's link capsules stay).
-Meshes are ``.stl``, ``.obj`` or ``.msh`` files found by ``package://NAME/...`` (a parent folder
-called NAME of the URDF, or the ament index), ``file://`` or a path relative to the URDF's
-folder (URDF text has none: such a mesh is not found, never looked up in the working
-directory), at their ``scale`` (3 finite non-zero numbers, mirroring allowed; else not
-loadable).  A
-package found neither way is a note (and a ``UserWarning``, once per package and process)
-naming it and its first mesh: its links fall back as above.
+Meshes are ``.stl``, ``.obj`` or ``.msh`` files found by ``package://NAME/...``
+(:func:`package_dir`: the ``package_paths`` given, ``ROS_PACKAGE_PATH``, the ament index, then
+folders above and beside the URDF named NAME or whose ``package.xml`` names NAME), ``file://``
+or a path relative to the URDF's folder (URDF text has none: such a mesh is not found, never
+looked up in the working directory), at their ``scale`` (3 finite non-zero numbers, mirroring
+allowed; else not loadable).  A package found nowhere is one note (and a ``UserWarning``, once
+per package and process) naming it, its first mesh and where it was looked for: its links
+fall back as above (one note names them all).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,22 +55,27 @@ def urdf_visuals(source: str | os.PathLike, base_link: str | None = None,
     chain = _Chain(source, base_link, tip_link)
     out: list[Visual] = []
     notes = chain.lost_packages(("visuals", "collisions"), stacklevel=3)
+    bare: list[str] = []  # links with shapes, none of them loadable
     for link in chain.placed:
         elements = chain.robot.link_map[link]
         for kind in ("visuals", "collisions"):
             shapes = chain.shapes(link, kind)
             if shapes and all(s is not None for s in shapes):
-                out += shapes
+                out += [s for s in shapes if s is not None]  # all of them (just checked)
                 break
         else:
             if elements.visuals or elements.collisions:
-                notes.append(f"link '{link}': no shape MuJoCo can load (meshes must be "
-                             f"{', '.join(LOADABLE)} files that exist); capsules instead")
+                bare.append(f"'{link}'")
+    if bare:  # one note for all of them: a lost package leaves every link bare
+        named = ", ".join(bare[:6]) + (f" and {len(bare) - 6} more" if len(bare) > 6 else "")
+        notes.append(f"link{'s' if len(bare) > 1 else ''} {named}: no shape MuJoCo can load "
+                     f"(meshes must be {', '.join(LOADABLE)} files that exist); capsules instead")
     return out, notes
 
 
 def urdf_collisions(source: str | os.PathLike, base_link: str | None = None,
-                    tip_link: str | None = None, model=None) -> tuple[list[Visual], list[str]]:
+                    tip_link: str | None = None, model=None,
+                    conversion=None, skip: tuple[str, ...] = ()) -> tuple[list[Visual], list[str]]:
     """The ``<collision>`` shapes of the chain's moving bodies (module docstring: what a
     scene's objects touch, ``mujoco_model.add_robot_collision``) and the notes on the rest.
 
@@ -78,14 +85,16 @@ def urdf_collisions(source: str | os.PathLike, base_link: str | None = None,
     the links and why.  Links fixed to ``base_link`` (the world body) are left out: they cannot
     move into a static object.  Every returned shape's ``body`` is >= 0.  ``model``: the
     ``MdhModel`` the shapes are for; a chain of other links or other MDH parameters is a
-    ValueError naming the difference."""
-    chain = _Chain(source, base_link, tip_link)
+    ValueError naming the difference.  ``conversion``: the chain's ``UrdfConversion`` when the
+    caller has it (``LoadedRobot.conversion``), so the URDF is not converted again.  ``skip``:
+    links left out (a gripper's moving links: ``rbd_ros.sim.gripper`` gives them their own)."""
+    chain = _Chain(source, base_link, tip_link, conversion)
     if model is not None:
         chain.check(model)
     notes = chain.lost_packages(("collisions",), stacklevel=3)
     by_body: dict[int, list[str]] = {}
     for link, (body, _) in chain.placed.items():
-        if body >= 0:
+        if body >= 0 and link not in skip:
             by_body.setdefault(body, []).append(link)
     out: list[Visual] = []
     failed: list[str] = []
@@ -96,7 +105,7 @@ def urdf_collisions(source: str | os.PathLike, base_link: str | None = None,
         if bad:
             failed += bad
         else:
-            out += [x for s in shapes.values() for x in s]
+            out += [x for s in shapes.values() for x in s if x is not None]  # all (none bad)
     if failed:
         note = (f"collision shapes MuJoCo cannot load on link(s) {', '.join(failed)}: their "
                 f"bodies keep the capsule (meshes must be {', '.join(LOADABLE)} files that exist)")
@@ -113,16 +122,16 @@ class _Chain:
     (``placed``: link -> (body, offset); body -1: the world, for links fixed to base_link)."""
 
     def __init__(self, source: str | os.PathLike, base_link: str | None,
-                 tip_link: str | None) -> None:
+                 tip_link: str | None, conversion=None) -> None:
         from rbd_ros.urdf.convert import load_conversion
-        from rbd_ros.urdf.parse import _urdf_parser_py  # the parser, its remarks collected
+        from rbd_ros.urdf.parse import parse_with_urdf_parser_py  # the parser, its remarks collected
         from rbd_ros.urdf.transforms import origin_transform
 
-        conv = load_conversion(source, base_link, tip_link)
+        conv = conversion if conversion is not None else load_conversion(source, base_link, tip_link)
         self.model = conv.model
-        self.folder = Path(source).resolve().parent if _is_file(source) else None
+        self.folder = Path(source).resolve().parent if names_a_file(source) else None
         self.where = str(source) if self.folder else conv.model.name
-        self.robot = robot = _urdf_parser_py(conv.urdf_xml, str(source))[0]
+        self.robot = robot = parse_with_urdf_parser_py(conv.urdf_xml, str(source))[0]
         self.colours = {m.name: tuple(m.color.rgba) for m in (robot.materials or []) if m.color}
         self.placed = placed = {link: (i - 1, offset)
                                 for link, (i, offset) in conv.link_offsets.items()}
@@ -142,15 +151,15 @@ class _Chain:
         if tuple(mine.link_names) != tuple(model.link_names):
             raise ValueError(f"the URDF's chain {list(mine.link_names)} is not the model's "
                              f"{list(model.link_names)}")
-        for key in ("a", "alpha", "d", "theta"):
-            if not np.allclose(getattr(mine, key), getattr(model, key), rtol=0.0, atol=1e-9):
-                raise ValueError(f"the URDF's MDH '{key}' {np.round(getattr(mine, key), 6).tolist()} "
-                                 f"is not the model's {np.round(getattr(model, key), 6).tolist()}")
+        key = mine.mdh_difference(model)
+        if key is not None:
+            raise ValueError(f"the URDF's MDH '{key}' {np.round(getattr(mine, key), 6).tolist()} "
+                             f"is not the model's {np.round(getattr(model, key), 6).tolist()}")
 
     def shapes(self, link: str, kind: str) -> list[Visual | None]:
         """``link``'s ``kind`` (visuals | collisions) elements, ``None`` where not loadable."""
         body, offset = self.placed[link]
-        return [_shape(e, body, offset, self.folder, self.colours)
+        return [shape_of(e, body, offset, self.folder, self.colours)
                 for e in getattr(self.robot.link_map[link], kind)]
 
     def why(self, link: str) -> str:
@@ -187,9 +196,9 @@ class _Chain:
                         lost.setdefault(package, uri)
         notes = []
         for package, uri in lost.items():
-            note = (f"package '{package}' not found for mesh '{uri}' (no folder named {package} "
-                    f"holds the URDF, and no ament package {package}): its links keep their "
-                    "capsules or collision shapes")
+            note = (f"package '{package}' not found for mesh '{uri}' (looked in: "
+                    f"{looked_in(self.folder)}): its links keep their capsules or collision "
+                    "shapes; give the folder with --package-path or the package_paths parameter")
             notes.append(note)
             if package not in _WARNED:
                 _WARNED.add(package)
@@ -197,12 +206,12 @@ class _Chain:
         return notes
 
 
-def _is_file(source: str | os.PathLike) -> bool:
+def names_a_file(source: str | os.PathLike) -> bool:
     """Whether ``source`` names a file (not URDF text, which may be too long for a path)."""
-    from rbd_ros.urdf.parse import _looks_like_xml
+    from rbd_ros.urdf.parse import looks_like_xml
 
     text = str(source)
-    if _looks_like_xml(text):
+    if looks_like_xml(text):
         return False
     try:
         return Path(text).is_file()
@@ -210,7 +219,7 @@ def _is_file(source: str | os.PathLike) -> bool:
         return False
 
 
-def _shape(element, body: int, offset: np.ndarray, folder: Path | None,
+def shape_of(element, body: int, offset: np.ndarray, folder: Path | None,
            colours: dict) -> Visual | None:
     from rbd_ros.urdf.transforms import origin_transform
 
@@ -242,7 +251,7 @@ def _scale(mesh) -> tuple[float, float, float] | None:
     """A URDF ``<mesh>``'s ``scale`` (one number or three; none: 1), or ``None`` unless its
     entries are finite and non-zero (NaN would reach MuJoCo's vertices silently; 0 is a
     mesh with no surface)."""
-    raw = mesh.scale if mesh.scale is not None else (1.0,)
+    raw: Any = mesh.scale if mesh.scale is not None else (1.0,)  # the URDF's, unchecked
     try:
         values = [float(v) for v in (raw if hasattr(raw, "__len__") else (raw,))]
     except (TypeError, ValueError):
@@ -278,18 +287,114 @@ def _relative(uri: str) -> bool:
     return not uri.startswith("package://") and not Path(uri.removeprefix("file://")).is_absolute()
 
 
-def package_dir(package: str, folder: Path | None) -> Path | None:
-    """The folder of ``package://package/``: a parent folder of ``folder`` named ``package``,
-    else the package's ament share directory, else ``None``."""
-    for parent in ([folder, *folder.parents] if folder else []):
-        if parent.name == package:
+_PACKAGE_PATHS: list[Path] = []  # set_package_paths: the package_paths parameter, --package-path
+_FOUND: dict[tuple[str, str, str], Path | None] = {}  # (package, URDF folder, search path) -> dir
+_NEAR_LEVELS = 4  # how many folders up from the URDF's the siblings are looked at (names: all)
+
+
+def set_package_paths(paths: list[str | os.PathLike] | tuple[str | os.PathLike, ...]) -> None:
+    """The folders looked in first for ``package://NAME/`` (a node's ``package_paths``
+    parameter, the bringup's ``--package-path``): each is the package itself (named NAME, or
+    its ``package.xml`` names NAME) or holds it below (as ``ROS_PACKAGE_PATH``'s entries)."""
+    _PACKAGE_PATHS[:] = [Path(p).expanduser().resolve() for p in paths]
+    _FOUND.clear()
+
+
+def _package_name(folder: Path) -> str | None:
+    """The ``<name>`` of ``folder/package.xml``, or None."""
+    try:
+        text = (folder / "package.xml").read_text(errors="replace")
+    except OSError:
+        return None
+    start = text.find("<name>")
+    end = text.find("</name>", start)
+    return text[start + 6:end].strip() if start >= 0 and end > start else None
+
+
+def _is_package(folder: Path, package: str) -> bool:
+    return folder.name == package or _package_name(folder) == package
+
+
+def _below(root: Path, package: str, depth: int = 3) -> Path | None:
+    """``root`` or a folder below it (``depth`` levels at most, hidden ones skipped) that is
+    ``package``: named so, or its package.xml names it (ROS_PACKAGE_PATH's crawl, bounded)."""
+    level = [root]
+    for _ in range(depth + 1):
+        nxt: list[Path] = []
+        for folder in level:
+            if folder.is_dir() and _is_package(folder, package):
+                return folder
+            try:
+                nxt += sorted(c for c in folder.iterdir() if c.is_dir() and not c.name.startswith("."))
+            except OSError:
+                continue
+        level = nxt
+    return None
+
+
+def _near(folder: Path, package: str) -> Path | None:
+    """A folder above ``folder`` (or itself) that is ``package``, or one beside it (a child of
+    it or of the next folders up) that is."""
+    for up, parent in enumerate([folder, *folder.parents]):
+        if _is_package(parent, package):
             return parent
+        if up < _NEAR_LEVELS:
+            if (parent / package).is_dir():
+                return parent / package
+            try:
+                children = sorted(c for c in parent.iterdir() if c.is_dir())
+            except OSError:
+                continue
+            for child in children:
+                if _package_name(child) == package:
+                    return child
+    return None
+
+
+def _ament(package: str) -> Path | None:
     try:
         from ament_index_python.packages import get_package_share_directory
 
         return Path(get_package_share_directory(package))
     except Exception:  # noqa: BLE001 - no ament index, or no such package
         return None
+
+
+def _ros_package_path() -> list[Path]:
+    return [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+
+
+def package_dir(package: str, folder: Path | None) -> Path | None:
+    """The folder of ``package://package/``, looked up in this order: the folders of
+    :func:`set_package_paths`, ``ROS_PACKAGE_PATH``'s, the ament index, then folders above the
+    URDF's ``folder`` (named ``package``, or whose package.xml names it) and beside it (a
+    folder ``package``, or one whose package.xml names it, in the URDF's folder or up to
+    three folders up); else ``None`` (:func:`looked_in` says where it looked)."""
+    key = (package, str(folder), os.pathsep.join(map(str, _PACKAGE_PATHS + _ros_package_path())))
+    if key not in _FOUND:
+        found = None
+        for root in _PACKAGE_PATHS + _ros_package_path():
+            found = _below(root, package)
+            if found is not None:
+                break
+        if found is None:
+            found = _ament(package)
+        if found is None and folder is not None:
+            found = _near(folder, package)
+        _FOUND[key] = found
+    return _FOUND[key]
+
+
+def looked_in(folder: Path | None) -> str:
+    """Where :func:`package_dir` looked, in one short clause."""
+    where = [f"package_paths {[str(p) for p in _PACKAGE_PATHS]}" if _PACKAGE_PATHS
+             else "no package_paths (--package-path)"]
+    ros = _ros_package_path()
+    where.append(f"ROS_PACKAGE_PATH {[str(p) for p in ros]}" if ros else "ROS_PACKAGE_PATH unset")
+    where.append("the ament index")
+    if folder is not None:
+        where.append(f"folders above and beside {folder}")
+    return ", ".join(where)
 
 
 _LOADABLE: dict[tuple[str, tuple[float, ...]], bool] = {}

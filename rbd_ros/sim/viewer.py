@@ -40,7 +40,7 @@ def _check_glfw() -> None:
             ok = glfw.init()
             if ok:
                 glfw.terminate()
-    except Exception as exc:  # noqa: BLE001 - no GLFW library at all
+    except Exception as exc:  # no GLFW library at all
         raise RuntimeError(f"the interactive viewer needs GLFW ({exc}); {HINT}") from exc
     if not ok:
         raise RuntimeError(f"GLFW cannot open the display {os.environ.get('DISPLAY', '')!r}, "
@@ -67,7 +67,7 @@ class Viewer:
 
             self.handle = mujoco.viewer.launch_passive(m, d, show_left_ui=False,
                                                        show_right_ui=False)
-        except Exception as exc:  # noqa: BLE001 - GLFW reports its failures in many ways
+        except Exception as exc:  # GLFW reports its failures in many ways
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise RuntimeError(f"the interactive viewer did not open ({first}); {HINT}") from exc
         self.m = m

@@ -20,8 +20,13 @@ run at start-up and in their first cycles, on the bundled robots and every base:
 Kernels only a test or two call (the formulations of ``rbd_ros.formulations``, the Lie-group
 rigid body, a test's jitted callback) are left to their first use.
 
-``scripts/setup.sh`` runs it (a few minutes of compilation on a fresh machine, seconds when
-cached); a kernel it misses still compiles on first use, as before.  Each step is timed and a
+``rbd-ros warm --demo`` runs only what ``make demo`` runs (issue 39): the bringup's tour plan,
+the dynamics server's kernels (``server_kernels``, which the server itself loads on a worker
+after ``ready``), the state publisher's link poses, and the bridge with the controller's law
+(computed torque) and its IK; the nodes compile only what they call (``algorithm.first_use``),
+so the rest waits for its first use.  ``scripts/setup.sh`` runs ``--demo`` for ``make demo``
+and everything for ``make test`` (a few minutes of compilation on a fresh machine, seconds
+when cached); a kernel it misses still compiles on first use, as before.  Each step is timed and a
 failure is reported and skipped: warming is an optimisation, never a reason to fail.
 
 With ``--jobs N`` the steps run in ``N`` processes that share one queue and one compiler:
@@ -51,7 +56,7 @@ STEPS = 3  # composed-loop cycles per law: the first compiles, the rest prove it
 LONGEST = ("task_pd", "resolved_acceleration")
 
 
-def _robot_api(robot) -> None:  # noqa: ANN001 - rbd_ros.Robot
+def _robot_api(robot) -> None:  # rbd_ros.Robot
     """One call of each public entry point a node serves (values irrelevant, types matter)."""
     from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
     from rbd_ros.lie.so3 import orientation_error
@@ -68,6 +73,10 @@ def _robot_api(robot) -> None:  # noqa: ANN001 - rbd_ros.Robot
     robot.link_poses(q)
     robot.jacobian(q)
     robot.static_torques(q, np.zeros(6))
+    if robot.base_type != "diff_drive":  # the derivatives (issue 42; a diff drive's are refused)
+        robot.inverse_dynamics_derivatives(q, v, a)
+        robot.inverse_dynamics_derivatives(q, v, a, tool_wrench=np.zeros(6))  # the validated path
+        robot.forward_dynamics_derivatives(q, v, u)
     if robot.base_type != "fixed":
         robot.simulate(q, v, np.zeros((2, robot.nu)), 1e-3)
         states, rates = np.stack([q, q]), np.zeros((2, robot.nv))  # a trajectory request:
@@ -100,17 +109,66 @@ def _robot_api(robot) -> None:  # noqa: ANN001 - rbd_ros.Robot
     robot.mass_matrix(states)
     robot.gravity(states)
     robot.bias(states, states)
+    robot.inverse_dynamics_derivatives(states, states, states)
+    robot.forward_dynamics_derivatives(states, states, states)
 
 
-def _composed(model, law: str) -> None:  # noqa: ANN001 - MdhModel
+def server_kernels(robot, moving: bool = False, parts: tuple[str, ...] = ("dynamics", "ik")) -> None:
+    """One call of each kernel the dynamics server's services run (``DynamicsServer._warm``
+    calls this on a worker once the server is ready): ``dynamics``: ID, M, linearize, and for a fixed base
+    g, J, link poses, statics; ``ik`` (fixed base): FK, IK (one pose and a batch, under a time
+    limit) and a simulation."""
+    q = robot.neutral() if hasattr(robot, "neutral") else np.zeros(robot.nq)
+    v = np.zeros(robot.nv)
+    if "dynamics" in parts:
+        robot.inverse_dynamics(q, v, v)
+        robot.mass_matrix(q)
+        if robot.base_type != "diff_drive":  # linearize (issue 42; refused for a diff drive)
+            robot.linearize(q, v, v)
+            # and its discrete form (dt > 0: the base's default integrator; a fixed base's RK4
+            # step is a kernel of its own, algorithm.discrete_step: ~9 s to compile, here on the
+            # server's warm-up worker, not in the setup's warm step nor a client's first request)
+            robot.linearize(q, v, v, dt=1e-3)
+    if moving:
+        return
+    if "dynamics" in parts:
+        robot.gravity(q)
+        robot.jacobian(q)
+        robot.link_poses(q)
+        robot.static_torques(q, np.zeros(6))
+    if "ik" in parts:
+        q = np.clip(q, robot.model.lower, robot.model.upper)
+        T = robot.fk(q)
+        robot.ik(T, seeds=q, max_restarts=0, timeout=1.0)
+        robot.ik(np.stack([T, T]), seeds=np.stack([q, q]), max_restarts=0, timeout=1.0)
+        robot.simulate(q, v, np.zeros((1, robot.dof)), 1e-3)
+
+
+def _composed(model, law: str) -> None:  # MdhModel
     from rbd_ros.sim.closed_loop import composed_loop
 
-    step, _, _ = composed_loop(model, law)
+    step, _, loop = composed_loop(model, law)
     for _ in range(STEPS):
         step()
+    until = time.monotonic() + 600.0
+    while not loop.idle() and time.monotonic() < until:  # the IK worker's warm-up pose (ControlLoop)
+        time.sleep(0.05)
+    loop.close()
 
 
-def _mobile(model) -> None:  # noqa: ANN001 - MdhModel
+def _demo_start(name: str) -> None:
+    """What ``rbd-ros bringup`` computes before it starts the nodes (the tour, planned inside
+    the limits and above the floor) and the state publisher's link poses, on bundled ``name``."""
+    from rbd_ros.control.tour import plan_tour
+    from rbd_ros.robot import Robot
+    from rbd_ros.util.resources import bundled_urdf
+
+    robot = Robot.from_urdf(str(bundled_urdf(name)))
+    plan_tour(robot.model)
+    robot.urdf_link_poses(np.zeros(robot.dof))
+
+
+def _mobile(model) -> None:  # MdhModel
     """The mobile loop of every mobile law (imported here: ``mobile_laws`` imports the moving
     bases' eager entry points, which ``tasks`` must not compile before the steps start)."""
     from rbd_ros.control.mobile_laws import MOBILE_LAWS
@@ -122,7 +180,7 @@ def _mobile(model) -> None:  # noqa: ANN001 - MdhModel
             step()
 
 
-def _ft_bridge(model) -> None:  # noqa: ANN001 - MdhModel
+def _ft_bridge(model) -> None:  # MdhModel
     """The bridge with its F/T sensor on (the contact and press nodes): each step reads the
     sensor less the payload, and the node estimates the wrench from the joint torques
     (``rbd_ros.control.wrench``)."""
@@ -136,6 +194,24 @@ def _ft_bridge(model) -> None:  # noqa: ANN001 - MdhModel
     sim.ft.estimate(q, q, q, q, np.empty(6))  # /ft_sensor/wrench_estimate (ros.contact_topics)
 
 
+def demo_tasks() -> list[tuple[str, Callable[[], None]]]:
+    """``(name, call)`` of the steps of ``--demo`` (module docstring): ``make demo``'s
+    ``rbd-ros bringup --robot puma560 --controller computed_torque``, longest first."""
+    def robot():  # rbd_ros.Robot
+        from rbd_ros.robot import Robot
+        from rbd_ros.util.resources import bundled_urdf
+
+        return Robot.from_urdf(str(bundled_urdf("puma560")))
+
+    def model():  # MdhModel
+        return robot().model
+
+    return [("bridge and controller, computed_torque (puma560)", lambda: _composed(model(), "computed_torque")),
+            ("dynamics server's IK and simulation (puma560)", lambda: server_kernels(robot(), parts=("ik",))),
+            ("dynamics server's dynamics (puma560)", lambda: server_kernels(robot(), parts=("dynamics",))),
+            ("bringup's tour and the state publisher (puma560)", lambda: _demo_start("puma560"))]
+
+
 def tasks() -> list[tuple[str, Callable[[], None]]]:
     """``(name, call)`` of every warming step, in the order the processes take them (no kernel
     module is imported, so nothing compiled, until a step runs): the fixed base first (its
@@ -146,13 +222,13 @@ def tasks() -> list[tuple[str, Callable[[], None]]]:
     loops (the shortest last, so that the processes end together)."""
     from rbd_ros.control.gains import LAWS
 
-    def model(name: str):  # noqa: ANN202 - MdhModel
+    def model(name: str):  # MdhModel
         from rbd_ros.model import MdhModel
         from rbd_ros.util.resources import config_file
 
         return MdhModel.from_yaml(str(config_file(name)))
 
-    def robot(name: str, **urdf):  # noqa: ANN003, ANN202 - rbd_ros.Robot
+    def robot(name: str, **urdf):  # rbd_ros.Robot
         from rbd_ros.robot import Robot
         from rbd_ros.util.resources import bundled_urdf
 
@@ -187,8 +263,10 @@ def _claim(folder: str, index: int) -> bool:
     return True
 
 
-def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1, shared: str | None = None) -> int:
-    """Run the steps ``part, part + parts, ...`` of ``tasks`` or, with ``shared`` (a folder the
+def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1, shared: str | None = None,
+         demo: bool = False) -> int:
+    """Run the steps ``part, part + parts, ...`` of ``tasks`` (``demo_tasks`` with ``demo``) or,
+    with ``shared`` (a folder the
     ``parts`` processes share), each step no other process has taken yet, one compiler per
     kernel signature (module docstring); returns the number that failed (each said with its
     error)."""
@@ -200,7 +278,7 @@ def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1, shar
     t0 = time.perf_counter()
     with contextlib.ExitStack() as scope:
         waits = None if shared is None else scope.enter_context(one_compiler(shared))  # before any compile
-        steps = list(enumerate(tasks()))
+        steps = list(enumerate(demo_tasks() if demo else tasks()))
         mine = steps[part::parts] if shared is None else steps
         for index, (name, call) in mine:
             if shared is not None and not _claim(shared, index):
@@ -233,16 +311,18 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="rbd-ros warm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="processes at once (default 2)")
+    parser.add_argument("--demo", action="store_true",
+                        help="only what `make demo` runs (the bringup of the PUMA 560 under computed torque)")
     parser.add_argument("--part", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--shared", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     jobs = max(1, args.jobs)
     if args.part is not None or jobs == 1:
-        warm(lambda line: print(line, flush=True), args.part or 0, jobs, args.shared)
+        warm(lambda line: print(line, flush=True), args.part or 0, jobs, args.shared, demo=args.demo)
         return 0
     shared = tempfile.mkdtemp(prefix="rbd_ros-warm-")
     procs = [subprocess.Popen([sys.executable, "-m", "rbd_ros.sim.warm", "--jobs", str(jobs), "--part", str(k),
-                               "--shared", shared]) for k in range(jobs)]
+                               "--shared", shared, *(["--demo"] if args.demo else [])]) for k in range(jobs)]
     try:
         for proc in procs:
             proc.wait()

@@ -7,7 +7,7 @@ tours (issue 32), one table out.
   one perturbed: model mismatch), tracking the tour; returns one row of numbers;
 * ``perturbation``: the controller's model given a seed and a percentage (the identification
   work's ``perturb`` when it is installed, else a simple stand-in: ``perturbation.simple``);
-* ``backends``: where the cells run: local processes (``concurrent.futures``) or a Ray cluster
+* ``backends``: where the cells run: local processes (``multiprocessing.Pool``) or a Ray cluster
   (``--ray ADDRESS``; Ray from the ``sweep`` extra), the same ``run_cell`` either way;
 * ``table``: the rows as CSV and JSON, and a plot;
 * ``cli``: the subcommand.

@@ -6,6 +6,13 @@ The loop is the bringup's lockstep loop without ROS: the MuJoCo ``Simulator`` of
 built on the *controller's* model, ``perturbation.perturbed(true, percent, seed)``, as a
 controller believing a robot's description would run on the robot.  Per cycle:
 ``sim.measure`` -> ``loop.joint_state`` -> ``loop.cycle`` -> ``sim.command`` -> ``sim.step``.
+
+The law's gains (``controller_law``): by default the *nominal* model's -- derived from the
+unperturbed description at the start pose, the same at every percentage -- with the
+controller's model in the law (feed-forward, gravity, ``M(q)``, the per-cycle schedule), so a
+row differs from the 0 % row by the mismatch alone; ``gains="per-model"`` derives them from
+each controller's model (a controller tuned on what it believes: mismatch and gains change
+together; PD + gravity on a heavier-believed arm gets stiffer gains and may track *better*).
 """
 from __future__ import annotations
 
@@ -49,7 +56,7 @@ def load_robot(name: str) -> MdhModel:
 _TOURS: dict[tuple[str, str], object] = {}  # (robot, tour) -> Tour, this process's
 
 
-def planned_tour(robot: str, tour: str):  # noqa: ANN201
+def planned_tour(robot: str, tour: str):
     """``control.tour.plan_tour`` of the true model, kept per process: planning searches the
     start (seconds), the same for every law and perturbation of a robot.  The backends plan
     each (robot, tour) once in the driver and hand them to the workers (``seed_tours``)."""
@@ -67,7 +74,7 @@ def seed_tours(tours: dict | None) -> None:
         _TOURS.update(tours)
 
 
-def plan_all(cells) -> dict:  # noqa: ANN001
+def plan_all(cells) -> dict:
     """``{(robot, tour): Tour}`` for every pair in ``cells``, planned in this process."""
     return {(c.robot, c.tour): planned_tour(c.robot, c.tour) for c in cells}
 
@@ -87,14 +94,43 @@ def run_cell(cell: Cell, tours: dict | None = None) -> dict:
     t0 = time.perf_counter()
     try:
         row.update(_run(cell))
+        row["error"] = _nan_reason(row)
     except Exception as exc:  # noqa: BLE001 - recorded in the row, the sweep goes on
         row["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
     row["wall_s"] = time.perf_counter() - t0
     return row
 
 
-def _run(cell: Cell) -> dict:
+#: the numbers of a row that a run which went through must give finite
+RESULTS = ("rms_error", "max_error", "tool_position_rms", "saturated", "chatter")
+
+
+def _nan_reason(row: dict) -> str:
+    """A row's error when a result is NaN (a failed row, never a silent NaN): why, or ''."""
+    nan = [k for k in RESULTS if isinstance(row.get(k), float) and not math.isfinite(row[k])]
+    if not nan:
+        return ""
+    if row.get("steps", 1) == 0:
+        return (f"no control cycle ran: duration {row['duration']:g} s is shorter than one control "
+                f"period ({row['dt']:g} s)")
+    if row.get("diverged"):
+        return f"diverged: {', '.join(nan)} not finite (no finite sample after step {row.get('steps', 0)})"
+    return f"{', '.join(nan)} not finite"
+
+
+def controller_law(cell: Cell, true: MdhModel, believed: MdhModel, q0: np.ndarray, rate: float):
+    """The law the cell runs (module docstring): on ``believed``, its gains from the nominal
+    model ``true`` (``cell.gains == "nominal"``: the law's own gains replaced by the nominal
+    ones, whose schedule and sources it keeps) or from ``believed`` (``"per-model"``)."""
     from rbd_ros.control.laws import make_law
+
+    law = make_law(cell.law, believed, q0=q0, rate=rate)
+    if cell.gains == "nominal" and believed is not true:
+        law.set_gains(make_law(cell.law, true, q0=q0, rate=rate).gains)
+    return law
+
+
+def _run(cell: Cell) -> dict:
     from rbd_ros.control.loop import ControlLoop
     from rbd_ros.sim.closed_loop import chatter_fraction, tool_errors
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
@@ -107,7 +143,7 @@ def _run(cell: Cell) -> dict:
     sim = Simulator(true, BridgeConfig(mode="lockstep", command_timeout=0.0,
                                        initial_positions=tuple(tour.start)), log=quiet)
     dt = sim.config.timestep
-    law = make_law(cell.law, believed, q0=sim.q, rate=1.0 / dt)
+    law = controller_law(cell, true, believed, sim.q, 1.0 / dt)
     names = list(sim.joint_names)
     loop = ControlLoop(believed, law, names, log=quiet)
     q, qd, _ = sim.measure()
@@ -115,6 +151,9 @@ def _run(cell: Cell) -> dict:
     loop.reference = tour.spline(sim.time)
     T = tour.duration + 0.5 if cell.duration == 0.0 else cell.duration
     steps = int(round(T / dt))
+    if steps < 1:  # shorter than one control period: nothing ran (a failed row, _nan_reason)
+        return {**dict.fromkeys(RESULTS, math.nan), "unstable_steps": 0, "diverged": False,
+                "sim_s": 0.0, "steps": 0, "dt": dt}
     n = true.dof
     qs, refs, taus = np.empty((steps, n)), np.empty((steps, n)), np.empty((steps, n))
     diverged = False
@@ -142,4 +181,6 @@ def _run(cell: Cell) -> dict:
         "unstable_steps": int(sim.stats.unstable_steps),
         "diverged": bool(diverged or sim.stats.unstable_steps > 0),
         "sim_s": steps * dt,
+        "steps": steps,
+        "dt": dt,
     }

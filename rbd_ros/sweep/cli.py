@@ -2,13 +2,16 @@
 
     rbd-ros sweep --robots arm7,puma560 --laws pd_gravity,computed_torque \\
         --perturb 0,10,30 --seeds 3 --tours default,fast [--duration 5] \\
-        [--workers 2 | --ray ADDRESS] [-o sweep_out]
+        [--gains-from nominal|perturbed] [--workers 2 | --ray ADDRESS] [-o sweep_out]
 
 Writes ``OUT/sweep.csv``, ``OUT/sweep.json`` (the settings, the machine, throughput and every
 row) and ``OUT/sweep.png``; prints one line per finished cell and the throughput: closed-loop
-seconds simulated per wall second.  ``--ray local`` starts a local Ray; ``--ray auto`` or
-``--ray HOST:PORT`` joins a cluster (``pip install 'rbd_ros[sweep]'``).  The package's
-modules: ``rbd_ros.sweep``.
+seconds simulated per wall second.  A perturbed cell's law keeps the nominal model's gains
+(column ``gains``: ``nominal``); ``--gains-from perturbed`` derives them from each perturbed
+model (``per-model``).  Ctrl-C writes the rows finished, says how many are missing and exits
+130 (``backends.Interrupt``); a row whose result is NaN is a failed row with its reason.
+``--ray local`` starts a local Ray; ``--ray auto`` or ``--ray HOST:PORT`` joins a cluster
+(``pip install 'rbd_ros[sweep]'``).  The package's modules: ``rbd_ros.sweep``.
 """
 from __future__ import annotations
 
@@ -44,7 +47,11 @@ def parser() -> argparse.ArgumentParser:
                     help="percentages the controller's model is perturbed by, comma-separated (default 0)")
     ap.add_argument("--seeds", type=int, default=1, help="perturbed models per percentage (default 1)")
     ap.add_argument("--tours", type=_list, default=["default"], help=f"tours: {', '.join(TOURS)} (default default)")
-    ap.add_argument("--duration", type=float, default=0.0, help="s per run; 0: the whole tour (default)")
+    ap.add_argument("--duration", type=float, default=0.0,
+                    help="s per run, at least one control period; 0: the whole tour (default)")
+    ap.add_argument("--gains-from", choices=("nominal", "perturbed"), default="nominal",
+                    help="a perturbed cell's gains: the nominal model's (default: the table shows the "
+                         "mismatch alone) or each perturbed model's")
     ap.add_argument("--workers", type=int, default=1, help="local processes, or Ray tasks in flight (default 1)")
     ap.add_argument("--ray", metavar="ADDRESS", default=None,
                     help="run on Ray: 'local', 'auto' or HOST:PORT (needs the sweep extra)")
@@ -60,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser().parse_args(argv)
     try:
-        grid = cells(args.robots, args.laws, args.perturb, args.seeds, args.tours, args.duration)
+        grid = cells(args.robots, args.laws, args.perturb, args.seeds, args.tours, args.duration,
+                     gains="nominal" if args.gains_from == "nominal" else "per-model")
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
         from rbd_ros.sweep.cell import load_robot
@@ -75,23 +83,32 @@ def main(argv: list[str] | None = None) -> int:
     meta: dict = {"settings": vars(args), "machine": {"python": platform.python_version(),
                                                       "cpus": os.cpu_count(), "load_avg": os.getloadavg()}}
     t0 = time.perf_counter()
+    rows: list[dict] = []
+    shown = 0  # rows whose progress line was printed
+    interrupt = backends.Interrupt("sweep: interrupted: stopping, the finished rows are written "
+                                   "(Ctrl-C again to stop at once)")
     try:
-        if args.ray:
-            rows_iter = backends.ray(grid, args.ray, args.workers,
-                                     on_start=lambda res: meta.update(ray_resources=res))
-        else:
-            rows_iter = backends.local(grid, args.workers)
-        rows = []
-        for row in rows_iter:
-            rows.append(row)
-            status = row["error"] or (f"rms {row['rms_error']:.2e}  sat {100 * row['saturated']:.1f} %"
-                                      f"{'  DIVERGED' if row['diverged'] else ''}")
-            print(f"[{len(rows)}/{len(grid)}] {row['robot']} {row['law']} {row['perturb']:g} % "
-                  f"seed {row['seed']} {row['tour']}: {status} ({row['wall_s']:.1f} s)", flush=True)
+        with interrupt as stop:
+            if args.ray:
+                rows_iter = backends.ray(grid, args.ray, args.workers, stop=stop,
+                                         on_start=lambda res: meta.update(ray_resources=res))
+            else:
+                rows_iter = backends.local(grid, args.workers, stop=stop)
+            for row in rows_iter:
+                rows.append(row)
+                _print_row(row, len(rows), len(grid))
+                shown = len(rows)
     except RuntimeError as exc:  # Ray missing or unreachable
         print(f"rbd-ros sweep: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the second Ctrl-C: what has finished is still written
+        interrupt.event.set()
+    for k in range(shown, len(rows)):  # a row kept as a second SIGINT cut its line short
+        _print_row(rows[k], k + 1, len(grid))
     wall = time.perf_counter() - t0
+    interrupted = interrupt.event.is_set() and len(rows) < len(grid)
+    if interrupted:
+        meta["interrupted"] = {"finished": len(rows), "missing": len(grid) - len(rows), "cells": len(grid)}
     order = {c: i for i, c in enumerate(grid)}
     rows.sort(key=lambda r: order.get(_cell_of(r), 0))
     simulated = sum(r.get("sim_s", 0.0) for r in rows if not r["error"])
@@ -103,13 +120,26 @@ def main(argv: list[str] | None = None) -> int:
           f"{meta['throughput']['simulated_per_wall_s']:.2f} simulated s per wall s"
           f"{f'; {failed} failed (see the error column)' if failed else ''}")
     print(f"wrote {paths['csv']}, {paths['json']}, {paths['png']}")
+    if interrupted:
+        print(f"sweep: interrupted: {len(rows)} of {len(grid)} cells finished and written, "
+              f"{len(grid) - len(rows)} missing", file=sys.stderr)
+        return 130
     return 1 if failed == len(rows) else 0
 
 
-def _cell_of(row: dict):  # noqa: ANN202
+def _print_row(row: dict, k: int, total: int) -> None:
+    """One progress line: the cell, its error or its numbers."""
+    status = row["error"] or (f"rms {row['rms_error']:.2e}  sat {100 * row['saturated']:.1f} %"
+                              f"{'  DIVERGED' if row['diverged'] else ''}")
+    print(f"[{k}/{total}] {row['robot']} {row['law']} {row['perturb']:g} % seed {row['seed']} "
+          f"{row['tour']} gains {row.get('gains', 'nominal')}: {status} ({row['wall_s']:.1f} s)", flush=True)
+
+
+def _cell_of(row: dict):
     from rbd_ros.sweep.grid import Cell
 
-    return Cell(row["robot"], row["law"], row["perturb"], row["seed"], row["tour"], row["duration"])
+    return Cell(row["robot"], row["law"], row["perturb"], row["seed"], row["tour"], row["duration"],
+                row.get("gains", "nominal"))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 #: the table's columns, in order (a row may carry more: they go to the JSON only)
-COLUMNS = ("robot", "law", "perturb", "seed", "tour", "duration", "rms_error", "max_error",
+COLUMNS = ("robot", "law", "perturb", "seed", "tour", "duration", "gains", "rms_error", "max_error",
            "tool_position_rms", "saturated", "chatter", "unstable_steps", "diverged", "sim_s",
            "wall_s", "error", "perturbation_source")
 
@@ -27,7 +27,7 @@ def write(rows: list[dict], out: Path, meta: dict) -> dict[str, Path]:
     return paths
 
 
-def _plain(x):  # noqa: ANN001, ANN202 - numpy scalars to JSON
+def _plain(x):  # numpy scalars to JSON
     return x.item() if hasattr(x, "item") else str(x)
 
 

@@ -52,6 +52,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="root joint of the base link (default fixed: the world)")
     p.add_argument("--wheels", metavar=("LEFT", "RIGHT"), nargs=2,
                    help="diff_drive: the drive wheel joints (default: found in the URDF)")
+    p.add_argument("--keep-inertia", action="store_true",
+                   help="keep a physically impossible link inertia as the URDF gives it (the raw URDF, "
+                        "for a comparison with other tools; MuJoCo refuses it) instead of the nearest "
+                        "physical one")
     p.add_argument("--format", choices=("table", "yaml", "json"), default="table", help="what to print")
     p.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the YAML model here")
     return p
@@ -133,13 +137,14 @@ def main(argv: list[str] | None = None) -> int:
             _parser().print_help()
             return 0
         args = _parser().parse_args(argv)
-        with warnings.catch_warnings(record=True) as caught:  # conv.warnings holds the
-            warnings.simplefilter("always")  # converter's; the model's own are added below
+        with warnings.catch_warnings():  # conv.warnings and conv.model.inertia_notes hold them
+            warnings.simplefilter("ignore")  # (printed below as lines of their own)
             conv = load_conversion(args.source, base_link=args.base_link, tip_link=args.tip_link,
                                    locked_joints=_locks(args.lock),
                                    xacro_args=_pairs(args.xacro_arg, (":=", "="), "--xacro-arg"),
                                    gravity=args.gravity, base_type=args.base_type,
-                                   wheels=dict(zip(("left", "right"), args.wheels)) if args.wheels else None)
+                                   wheels=dict(zip(("left", "right"), args.wheels)) if args.wheels else None,
+                                   keep_inertia=args.keep_inertia)
         if args.output:
             try:
                 conv.model.to_yaml(args.output)
@@ -154,10 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_finite(conv.model.to_dict()), indent=1, allow_nan=False))
     else:
         print(format_table(conv))
-    from rbd_ros.model.physical import InertiaWarning
-
-    notes = [*conv.warnings, *(str(w.message) for w in caught if w.category is InertiaWarning)]
-    for note in notes:
+    for note in (*conv.warnings, *conv.model.inertia_notes):
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     if args.output:
         print(f"wrote {args.output}", file=sys.stderr)

@@ -19,8 +19,10 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.model import MOBILE_BASES, PRISMATIC, REVOLUTE, MdhModel
@@ -52,9 +54,9 @@ class UrdfConversion:
     warnings: tuple[str, ...]  # the converter's own warnings (fidelity)
     parser_notes: tuple[str, ...]  # urdf_parser_py's remarks (unknown tags/attributes, ...)
     urdf_xml: str  # the URDF text that was converted (after xacro)
-    link_frames: LinkFrames | None = None  # every URDF link on the model's bodies (urdf.link_tree)
+    link_frames: LinkFrames  # every URDF link on the model's bodies (urdf.link_tree)
 
-    def frames(self, q: Sequence[float]) -> np.ndarray:
+    def frames(self, q: npt.ArrayLike) -> np.ndarray:
         """MDH frames 0..n in the base_link frame at joint positions ``q`` ((n+1, 4, 4))."""
         m = self.model
         q = np.asarray(q, dtype=float).reshape(m.dof)
@@ -152,8 +154,9 @@ def _self_check(tree: UrdfTree, chain: Chain, conv: UrdfConversion, samples: int
 def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | None = None,
                  locked_joints: Mapping[str, float] | None = None,
                  gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
-                 wheels: Mapping | None = None) -> UrdfConversion:
+                 wheels: Mapping | None = None, keep_inertia: bool = False) -> UrdfConversion:
     """Convert a parsed :class:`UrdfTree` (see :func:`load_conversion`)."""
+    keep_inertia = validate.flag("keep_inertia", keep_inertia)
     named = tuple(w for w in ((wheels or {}).get("left"), (wheels or {}).get("right")) if w is not None)
     if base_type == "diff_drive" and not named and tip_link is None:
         named = wheel_like(tree, base_link if base_link is not None else tree.root)
@@ -172,15 +175,17 @@ def convert_tree(tree: UrdfTree, base_link: str | None = None, tip_link: str | N
                for i in range(1, n + 1) for ln in chain.links_of(i)}
     base_fields = _base_body(tree, chain, base_type, wheels)  # UrdfError naming the base link
     try:
-        model = MdhModel(
-            joint_names=chain.joints,
+        # lists: MdhModel converts each to its field's array (``MdhModel.__post_init__``)
+        tables: dict[str, Any] = dict(
             joint_type=[PRISMATIC if tree.joints[jn].type == "prismatic" else REVOLUTE for jn in chain.joints],
-            a=geo.a, alpha=geo.alpha, d=geo.d, theta=geo.theta,
             mass=[b.mass for b in bodies], com=[b.com for b in bodies], inertia=[b.inertia for b in bodies],
+            **_limits(tree, chain.joints))
+        model = MdhModel(
+            joint_names=chain.joints, a=geo.a, alpha=geo.alpha, d=geo.d, theta=geo.theta, **tables,
             base=F[0], tool=inverse(F[n]) @ chain.reference[chain.tip],
             gravity=validate.gravity("gravity", gravity),
             name=tree.name, base_link=chain.base, tip_link=chain.tip, link_names=chain.children,
-            **_limits(tree, chain.joints), **base_fields,
+            inertia_fix=not keep_inertia, **base_fields,
         )
     except ValueError as exc:  # the model refusing a value (a NaN gravity, lower == upper ...)
         raise UrdfError(f"{tree.source}: {exc}") from None
@@ -204,17 +209,17 @@ def load_conversion(source: str | os.PathLike, base_link: str | None = None, tip
                     locked_joints: Mapping[str, float] | None = None,
                     xacro_args: Mapping[str, str] | None = None,
                     gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
-                    wheels: Mapping | None = None) -> UrdfConversion:
+                    wheels: Mapping | None = None, keep_inertia: bool = False) -> UrdfConversion:
     """Like :func:`load_model`, also returning link offsets, axis cases and diagnostics."""
     return convert_tree(load_tree(source, xacro_args), base_link, tip_link, locked_joints, gravity, base_type,
-                        wheels)
+                        wheels, keep_inertia)
 
 
 def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link: str | None = None,
                locked_joints: Mapping[str, float] | None = None,
                xacro_args: Mapping[str, str] | None = None,
                gravity: Sequence[float] = (0.0, 0.0, -9.81), base_type: str = "fixed",
-               wheels: Mapping | None = None) -> MdhModel:
+               wheels: Mapping | None = None, keep_inertia: bool = False) -> MdhModel:
     """Convert a URDF/xacro robot to a modified-DH :class:`MdhModel` (003 §1.6).
 
     Args:
@@ -233,6 +238,10 @@ def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link
             ``"planar"`` or ``"diff_drive"`` (a ground base: x, y, yaw; ``rbd_ros.mobile_base``).
         wheels: ``diff_drive`` only: ``left``, ``right`` (wheel joint names), ``radius``,
             ``separation`` overriding what ``urdf.wheels.find_wheels`` reads from the URDF.
+        keep_inertia: keep a physically impossible link inertia as the URDF gives it
+            (``MdhModel.inertia_fix = False``; ``model.inertia_notes`` say which) instead of
+            the nearest physical one with an ``InertiaWarning`` (the default): the raw URDF,
+            for a like-for-like comparison with other tools; MuJoCo refuses such a model.
 
     Raises:
         UrdfError: bad XML/URDF/xacro, unknown link or joint names, zero axes, mimic,
@@ -240,4 +249,4 @@ def load_model(source: str | os.PathLike, base_link: str | None = None, tip_link
             no movable joint between base and tip.
     """
     return load_conversion(source, base_link, tip_link, locked_joints, xacro_args, gravity, base_type,
-                           wheels).model
+                           wheels, keep_inertia).model

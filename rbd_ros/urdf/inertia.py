@@ -50,7 +50,7 @@ def merge(bodies: Iterable[Body]) -> Body:
     mass = sum(b.mass for b in parts)
     if mass <= 0.0:
         return Body(0.0, np.zeros(3), _sym(sum((b.inertia for b in parts), np.zeros((3, 3)))))
-    com = sum(b.mass * b.com for b in parts) / mass
+    com = sum((b.mass * b.com for b in parts), np.zeros(3)) / mass
     inertia = np.zeros((3, 3))
     for b in parts:
         r = b.com - com

@@ -106,7 +106,7 @@ class UrdfTree:
 
 
 # ---- reading the text ------------------------------------------------------------------------
-def _looks_like_xml(text: str) -> bool:
+def looks_like_xml(text: str) -> bool:
     return text.lstrip().startswith("<")
 
 
@@ -119,7 +119,7 @@ def read_description(source: str | os.PathLike, xacro_args: Mapping[str, str] | 
     declares the xacro namespace, or ``xacro_args`` are given.
     """
     args = {str(k): str(v) for k, v in (xacro_args or {}).items()}
-    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and _looks_like_xml(source)):
+    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and looks_like_xml(source)):
         path = Path(source)
         label = str(path)
         if not path.is_file():
@@ -164,7 +164,7 @@ def _run_xacro(path: Path | None, text: str | None, args: dict[str, str], label:
         raise UrdfError(f"{label}: not well-formed XML: {_one_line(str(exc))}") from None
     except xacro.XacroException as exc:
         raise UrdfError(f"{label}: xacro failed: {_one_line(str(exc))}") from None
-    except Exception as exc:  # xacro raises bare NameError/KeyError/... for bad expressions
+    except Exception as exc:  # noqa: BLE001 - xacro raises bare NameError/KeyError/... for bad expressions
         raise UrdfError(f"{label}: xacro failed: {type(exc).__name__}: {_one_line(str(exc))}") from None
 
 
@@ -182,7 +182,7 @@ def parse_urdf(text: str, label: str = "robot_description string") -> UrdfTree:
     if root.tag != "robot":
         raise UrdfError(f"{label}: the root element is <{root.tag}>, expected <robot>")
     _check_names(root, label)
-    robot, warnings = _urdf_parser_py(text, label)
+    robot, warnings = parse_with_urdf_parser_py(text, label)
 
     links: dict[str, LinkInfo] = {}
     for link in robot.links:
@@ -252,7 +252,7 @@ def _for_parser(text: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-def _urdf_parser_py(text: str, label: str):
+def parse_with_urdf_parser_py(text: str, label: str):
     """Run ``urdf_parser_py`` on ``_for_parser(text)`` collecting its warnings instead of
     printing them."""
     import urdf_parser_py.xml_reflection as xmlr
@@ -266,7 +266,7 @@ def _urdf_parser_py(text: str, label: str):
         core.on_error = xmlr.on_error = warnings.append
         try:
             robot = URDF.from_xml_string(text)
-        except Exception as exc:  # ParseError / AssertionError / ValueError from the parser
+        except Exception as exc:  # noqa: BLE001 - ParseError / AssertionError / ValueError from the parser
             msg = _one_line(str(exc)) or type(exc).__name__
             raise UrdfError(f"{label}: invalid URDF: {msg}") from None
         finally:

@@ -13,7 +13,7 @@ import numpy as np
 from rbd_ros.lie.so3 import axis_rotation, rpy_matrix
 
 
-def origin_transform(xyz: Sequence[float] | None, rpy: Sequence[float] | None) -> np.ndarray:
+def origin_transform(xyz: Sequence[float] | np.ndarray | None, rpy: Sequence[float] | np.ndarray | None) -> np.ndarray:
     """4x4 transform of a URDF ``<origin>`` (missing parts are zero)."""
     T = np.eye(4)
     if rpy is not None:

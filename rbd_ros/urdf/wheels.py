@@ -24,6 +24,7 @@ and the collision spheres on the base touching the same floor are its casters
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import cast
 
 import numpy as np
 
@@ -73,10 +74,11 @@ def _round_shapes(root: ET.Element, link: str, kinds: tuple[str, ...] = ("collis
             for el in lk.iter(kind):
                 for shape in ("cylinder", "sphere"):
                     g = el.find(f"geometry/{shape}")
-                    if g is not None and g.get("radius") is not None:
+                    r = None if g is None else g.get("radius")
+                    if r is not None:
                         o = el.find("origin")
                         xyz = [float(x) for x in (o.get("xyz") or "0 0 0").split()] if o is not None else [0.0] * 3
-                        yield shape, float(g.get("radius")), np.array(xyz)
+                        yield shape, float(r), np.array(xyz)
 
 
 def _radius(tree: UrdfTree, link: str) -> float | None:
@@ -106,7 +108,8 @@ def find_casters(tree: UrdfTree, chain: Chain, wheels: tuple[str, str], radius: 
 def _spin_inertia(tree: UrdfTree, chain: Chain, jn: str) -> float:
     j = tree.joints[jn]
     lk = tree.links[j.child]
-    a = j.axis / np.linalg.norm(j.axis)
+    axis = cast(np.ndarray, j.axis)  # a wheel turns (a movable joint): it has an axis
+    a = axis / np.linalg.norm(axis)
     R, c = lk.frame[:3, :3], lk.frame[:3, 3]  # child link = joint frame at the reference
     Ic = R @ lk.inertia @ R.T
     return float(a @ Ic @ a + lk.mass * np.dot(np.cross(a, c), np.cross(a, c)))
@@ -125,7 +128,7 @@ def find_wheels(tree: UrdfTree, chain: Chain, left: str | None = None, right: st
                                 f"(wheel joints with an axle along y at {where}: {found or 'none'}); "
                                 f"name it with {role}_wheel=")
             given[role] = found[0]
-    left, right = given["left"], given["right"]
+    left, right = cast(str, given["left"]), cast(str, given["right"])  # each given or found above
     for role, jn in (("left_wheel", left), ("right_wheel", right)):
         if jn not in tree.joints:
             raise UrdfError(f"{tree.source}: {role} '{jn}' is not a joint of the URDF")

@@ -18,11 +18,11 @@ class DeprecatedFlag(argparse.Action):
     the new spelling (``NewSpelling``) and another value, in either order, it is an error
     naming both (not the last one winning)."""
 
-    def __init__(self, option_strings, dest, new: str = "", **kwargs) -> None:  # noqa: ANN001
+    def __init__(self, option_strings, dest, new: str = "", **kwargs) -> None:
         self.new = new
         super().__init__(option_strings, dest, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         print(f"{parser.prog}: {option_string} is deprecated, use {self.new} "
               f"({option_string} goes in the next release)", file=sys.stderr, flush=True)
         _one_value(parser, namespace, self.dest, f"{option_string} {values}", values, self.new)
@@ -33,7 +33,7 @@ class NewSpelling(argparse.Action):
     """The ``store`` action of a flag that has a deprecated spelling (``add_deprecated``):
     both given with different values is an error naming both."""
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         _one_value(parser, namespace, self.dest, f"{option_string} {values}", values, option_string)
         setattr(namespace, self.dest, values)
 
@@ -41,13 +41,16 @@ class NewSpelling(argparse.Action):
 _GIVEN: dict[int, tuple[weakref.ref, dict[str, tuple[str, object]]]] = {}  # per namespace
 
 
-def _one_value(parser, namespace, dest: str, given: str, value, new: str) -> None:  # noqa: ANN001
+def _one_value(parser, namespace, dest: str, given: str, value, new: str) -> None:
     """``parser.error`` when ``dest`` was already given another value by another spelling in
     this parse (``namespace``)."""
     key = id(namespace)
     entry = _GIVEN.get(key)
     if entry is None or entry[0]() is not namespace:
-        entry = _GIVEN[key] = (weakref.ref(namespace, lambda _, k=key: _GIVEN.pop(k, None)), {})
+        def forget(_: weakref.ref, k: int = key) -> None:  # the namespace is gone: its entry too
+            _GIVEN.pop(k, None)
+
+        entry = _GIVEN[key] = (weakref.ref(namespace, forget), {})
     before = entry[1].get(dest)
     if before is not None and before[1] != value and before[0].split()[0] != given.split()[0]:
         parser.error(f"{before[0]} and {given} are one flag, given twice with different values "

@@ -19,7 +19,7 @@ def share_dir() -> Path:
         from ament_index_python.packages import get_package_share_directory
 
         return Path(get_package_share_directory("rbd_ros"))
-    except Exception as exc:  # noqa: BLE001 - any failure means "not installed"
+    except Exception as exc:  # any failure means "not installed"
         raise FileNotFoundError("rbd_ros share directory not found (no urdf/ beside the package "
                                 "and no ament install)") from exc
 

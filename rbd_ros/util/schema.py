@@ -88,7 +88,7 @@ def settings(node: str, tag: str) -> Callable[[type], type]:
         cls.__annotations__ = {name: FIELD_TYPES[entry["type"]] for name, entry in keys.items()}
         for name, entry in keys.items():
             setattr(cls, name, _frozen(entry.get("default")))
-        cls.SCHEMA = keys
+        setattr(cls, "SCHEMA", keys)  # noqa: B010 (a class attribute the type ``type`` does not declare)
         return dataclass(frozen=True)(cls)
 
     return make

@@ -19,7 +19,7 @@ KINOVA = "kinova_description/robots/kinova.urdf"
 
 
 @pytest.fixture(scope="module")
-def kinova():  # noqa: ANN201
+def kinova():
     from rbd_ros.urdf import load_model
 
     return load_model(str(example_robot_urdf(KINOVA)))
@@ -33,7 +33,7 @@ def _pose_msg(T: np.ndarray) -> NS:
               pose=NS(position=NS(x=p[0], y=p[1], z=p[2]), orientation=NS(x=o[0], y=o[1], z=o[2], w=o[3])))
 
 
-def _compliant(loop) -> np.ndarray:  # noqa: ANN001
+def _compliant(loop) -> np.ndarray:
     """The compliant reference's position and rotation (``x_c = x_d + x``)."""
     from rbd_ros.lie.so3 import exp
 
@@ -42,8 +42,7 @@ def _compliant(loop) -> np.ndarray:  # noqa: ANN001
                            (exp(law.offset[3:]) @ law.ref_T[:3, :3]).ravel()])
 
 
-def test_a_new_pose_starts_from_the_compliant_reference(kinova) -> None:  # noqa: ANN001
-    import rbd_ros.control  # noqa: F401 - registers the force laws
+def test_a_new_pose_starts_from_the_compliant_reference(kinova) -> None:
     from rbd_ros.control.laws import make_law
     from rbd_ros.control.loop import ControlLoop
     from rbd_ros.lie.so3 import exp
@@ -99,7 +98,7 @@ def test_a_new_pose_starts_from_the_compliant_reference(kinova) -> None:  # noqa
 
 
 @pytest.mark.slow
-def test_the_press_retreats_to_where_it_was_sent(monkeypatch) -> None:  # noqa: ANN001
+def test_the_press_retreats_to_where_it_was_sent(monkeypatch) -> None:
     """``run_press`` with admittance on the joint-limited UR5: after the retreat the law's
     offset is what the last of the contact force pushed after the fold (under the pad's 1 mm
     at 10 N) and the probe rests ``approach`` above the slide's end (the site's geometry)
@@ -114,11 +113,11 @@ def test_the_press_retreats_to_where_it_was_sent(monkeypatch) -> None:  # noqa: 
     make_law, Simulator = laws.make_law, simulator.Simulator
 
     class Spy(Simulator):
-        def __init__(self, *a, **k) -> None:  # noqa: ANN002, ANN003
+        def __init__(self, *a, **k) -> None:
             super().__init__(*a, **k)
             seen["sim"] = self
 
-    def spy_law(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def spy_law(*a, **k):
         seen["law"] = make_law(*a, **k)
         return seen["law"]
 

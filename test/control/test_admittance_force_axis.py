@@ -41,7 +41,7 @@ def _run(lam: float, k_env: float, ki: float, seconds: float, gap: float = 0.02,
 
 
 @pytest.mark.parametrize("lam", [0.45, 7.8])  # the xArm 7's and the joint-limited UR5's design
-def test_free_space_reaches_the_bound_whatever_the_inertia(lam) -> None:  # noqa: ANN001
+def test_free_space_reaches_the_bound_whatever_the_inertia(lam) -> None:
     """Without the integral the reference comes down at ``m_d / D_a`` (1.0 cm/s for 7.8 kg:
     the UR5 never reached the table); with it, at the velocity bound on both arms."""
     slow = _run(lam, 1e4, 0.0, 1.0, gap=1.0)
@@ -54,7 +54,7 @@ def test_free_space_reaches_the_bound_whatever_the_inertia(lam) -> None:  # noqa
 
 @pytest.mark.parametrize("k_env", [3e3, 1e4, 1e5])
 @pytest.mark.parametrize("lam", [0.45, 7.8])
-def test_the_press_settles_at_the_set_force_on_any_surface(lam, k_env) -> None:  # noqa: ANN001
+def test_the_press_settles_at_the_set_force_on_any_surface(lam, k_env) -> None:
     """Come down at the bound, then the force goes to the set 10 N for a soft and a stiff
     surface, light and heavy arm, without overshooting 2x on the scene's pad."""
     from rbd_ros.sim.scene import DEFAULT_STIFFNESS

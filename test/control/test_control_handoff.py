@@ -27,6 +27,14 @@ ARM7_URDF = str(REPO / "urdf" / "arm7.urdf")
 Q0 = np.array([0.3, -0.4, 0.2, -1.8, 0.4, 1.2, -0.3])
 
 
+def _planned(loop, timeout: float = 30.0) -> None:
+    """Wait until the loop's workers are idle: a trajectory is planned off the caller's thread."""
+    deadline = time.monotonic() + timeout
+    while not loop.idle():
+        assert time.monotonic() < deadline, "the trajectory was not planned in time"
+        time.sleep(0.002)
+
+
 def _loop(law_name: str = "computed_torque", **kw):
     from rbd_ros.control.laws import make_law
     from rbd_ros.control.loop import ControlLoop
@@ -319,7 +327,9 @@ def test_cycle_threads_do_not_race_the_reference() -> None:
             try:
                 while not stop.is_set():
                     k += 1
-                    loop.trajectory(to_joint_trajectory(names, [0.05], (Q0 + 0.01 * (k % 3))[None]))
+                    # (0.5 s: gentle enough for the torque limits from a moving start, which
+                    # the planner checks; the worker plans the latest, a newer one drops the rest)
+                    loop.trajectory(to_joint_trajectory(names, [0.5], (Q0 + 0.01 * (k % 3))[None]))
                     time.sleep(0.002)
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)
@@ -341,7 +351,7 @@ def test_cycle_threads_do_not_race_the_reference() -> None:
         d = refs - Q0
         # quintic moves between Q0 .. Q0 + 0.02 (from a moving start: a little overshoot)
         assert (d > -0.01).all() and (d < 0.03).all()
-        assert sum("trajectory accepted" in m for _, m in lines) > 50
+        assert sum("trajectory accepted" in m for _, m in lines) > 20
     finally:
         loop.close()
 
@@ -365,6 +375,7 @@ def test_a_change_of_the_states_clock_holds_the_reference() -> None:
         assert not any("went back" in m for _, m in lines)
         loop.joint_state(names, Q0, np.zeros(7), wall + 1.0)
         assert loop.trajectory(to_joint_trajectory(names, [1.0], (Q0 + 0.1)[None]))
+        _planned(loop)
         loop.cycle(wall + 1.0)
         loop.joint_state(names, Q0, np.zeros(7), wall + 1.5)
         loop.cycle(wall + 1.5)
@@ -376,6 +387,7 @@ def test_a_change_of_the_states_clock_holds_the_reference() -> None:
         assert sum("the states' time went back from t = 1764000001.500 s to 0.004 s" in m
                    for _, m in lines) == 1, lines
         assert loop.trajectory(to_joint_trajectory(names, [0.1], (Q0 + 0.1)[None]))
+        _planned(loop)
         for k in range(3, 200):
             loop.joint_state(names, Q0, np.zeros(7), 0.002 * k)
             loop.cycle(0.002 * k)

@@ -35,7 +35,7 @@ def arm():
     return model, robot, J, lam
 
 
-def _drive(law, J, lam, cycles, target, v0=0.0):  # noqa: ANN001, ANN202
+def _drive(law, J, lam, cycles, target, v0=0.0):
     """Set ``target``, then run ``cycles`` cycles from the z speed ``v0``; return the
     reference's z speed after each cycle."""
     from rbd_ros.control.laws import Reference
@@ -60,7 +60,7 @@ def _drive(law, J, lam, cycles, target, v0=0.0):  # noqa: ANN001, ANN202
     return out
 
 
-def _hybrid_oracle(g, lam, v, md):  # noqa: ANN001, ANN202
+def _hybrid_oracle(g, lam, v, md):
     """The hybrid along z after the flip, by hand: ``I += (m_d - m) dt`` below the bound,
     ``F = m_d + k_f (m_d - m) + k_i I``, ``a* = -D_f v`` (m = 0, integral from 0)."""
     fp, fi, fd, vlim = (float(g[k][2]) for k in ("force_p", "force_i", "force_damping", "velocity_limit"))
@@ -75,7 +75,7 @@ def _hybrid_oracle(g, lam, v, md):  # noqa: ANN001, ANN202
     return np.array(out)
 
 
-def _admittance_oracle(g, v, md):  # noqa: ANN001, ANN202
+def _admittance_oracle(g, v, md):
     """The admittance's outer loop along z after the flip, by hand (semi-implicit Euler):
     ``I += m_d dt`` below the bound, ``x'' = (m_d + k_i I - D_a x') / M_a``, clamped at the
     bound (m = 0, K_a = 0, integral from 0)."""
@@ -91,7 +91,7 @@ def _admittance_oracle(g, v, md):  # noqa: ANN001, ANN202
 
 
 @pytest.mark.parametrize("law_name", ["hybrid_force_position", "admittance"])
-def test_a_flipped_target_turns_the_reference_round_at_once(arm, law_name) -> None:  # noqa: ANN001
+def test_a_flipped_target_turns_the_reference_round_at_once(arm, law_name) -> None:
     from rbd_ros.control.laws import make_law
 
     model, _, J, lam = arm
@@ -114,7 +114,7 @@ def test_a_flipped_target_turns_the_reference_round_at_once(arm, law_name) -> No
 
 
 @pytest.mark.parametrize("law_name", ["hybrid_force_position", "admittance"])
-def test_the_integral_is_kept_unless_the_target_flips_or_goes_to_zero(arm, law_name) -> None:  # noqa: ANN001
+def test_the_integral_is_kept_unless_the_target_flips_or_goes_to_zero(arm, law_name) -> None:
     """Sent again unchanged, or only smaller: kept (a press never flips its target, so its
     figures do not change); to zero or flipped: dropped; the other axes are untouched."""
     from rbd_ros.control.laws import make_law
@@ -138,7 +138,7 @@ def test_the_integral_is_kept_unless_the_target_flips_or_goes_to_zero(arm, law_n
     assert law.integral[2] == 0.0 and law.integral[0] == 0.25
 
 
-def test_a_zero_target_stops_the_hybrid_in_free_space(arm) -> None:  # noqa: ANN001
+def test_a_zero_target_stops_the_hybrid_in_free_space(arm) -> None:
     """Target set to zero at the bound: with the integral dropped the hybrid's force axis is
     ``F = 0``, ``a* = -D_f v`` and the tool stops as ``v_k = (1 - D_f dt)^k v_0`` (by hand);
     with the wound integral kept it would go on down at ``k_i I / (Lambda D_f)`` for ever

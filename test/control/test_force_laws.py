@@ -19,19 +19,18 @@ def ur3():
     return load_model(str(example_robot_urdf(UR3)))
 
 
-def _quiet(level, msg):  # noqa: ANN001, ANN202
+def _quiet(level, msg):
     return None
 
 
-def _sim(model, **cfg):  # noqa: ANN001, ANN202
+def _sim(model, **cfg):
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
 
     return Simulator(model, BridgeConfig(mode="lockstep", command_timeout=0.0, initial_positions=tuple(Q0),
                                          integrator="implicitfast", **cfg), log=_quiet)
 
 
-def test_the_laws_are_registered_with_their_gains(ur3) -> None:  # noqa: ANN001
-    import rbd_ros.control  # noqa: F401
+def test_the_laws_are_registered_with_their_gains(ur3) -> None:
     from rbd_ros.control.gains import LAWS
     from rbd_ros.control.laws import make_law
 
@@ -44,7 +43,7 @@ def test_the_laws_are_registered_with_their_gains(ur3) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("axis, stiffness", [(0, None), (1, None), (2, None), (0, 400.0), (2, 400.0)])
-def test_impedance_stiffness_measured_by_a_push(ur3, axis, stiffness) -> None:  # noqa: ANN001
+def test_impedance_stiffness_measured_by_a_push(ur3, axis, stiffness) -> None:
     """Pushed with f along a world axis at the tool, the impedance gives way f / K there
     (within 5 %; K the model's, or 400 N/m given), and nothing along the others."""
     from rbd_ros.control.laws import Reference, make_law
@@ -76,7 +75,7 @@ def test_impedance_stiffness_measured_by_a_push(ur3, axis, stiffness) -> None:  
     assert np.abs(others).max() < 0.05 * abs(d[axis])
 
 
-def test_a_wrench_beyond_the_effort_limits_is_refused_naming_the_joint(ur3) -> None:  # noqa: ANN001
+def test_a_wrench_beyond_the_effort_limits_is_refused_naming_the_joint(ur3) -> None:
     from rbd_ros.control.laws import make_law
     from rbd_ros.robot import Robot
 
@@ -93,7 +92,7 @@ def test_a_wrench_beyond_the_effort_limits_is_refused_naming_the_joint(ur3) -> N
 
 
 @pytest.mark.parametrize("law_name", ["hybrid_force_position", "admittance"])
-def test_no_contact_does_not_run_away(ur3, law_name) -> None:  # noqa: ANN001
+def test_no_contact_does_not_run_away(ur3, law_name) -> None:
     """Asked to press 10 N down with nothing below: the tool comes down no faster than the
     velocity bound (plus 20 %), and keeps the other axes."""
     from rbd_ros.control.laws import Reference, make_law

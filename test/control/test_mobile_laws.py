@@ -20,7 +20,7 @@ ARM0 = np.array([0.0, 0.3, 0.0, -1.2, 0.0, 1.0, 0.0])
 
 
 @pytest.fixture(scope="module", params=["mobile_arm7", "omni_arm7"])
-def robot(request):  # noqa: ANN001, ANN201
+def robot(request):
     return Robot.from_yaml(str(REPO / "config" / f"{request.param}.yaml"))
 
 
@@ -29,7 +29,7 @@ def _rot(yaw: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-def test_feedforward_gives_the_reference_acceleration(robot) -> None:  # noqa: ANN001
+def test_feedforward_gives_the_reference_acceleration(robot) -> None:
     """Gains zero: the core's forward dynamics under the law's efforts accelerate the tracked
     point (B, or P = B + b e_x for a diff drive) as ``p_d''``, the heading as ``yaw_d''``
     (planar) and the arm as ``q_d''``."""
@@ -69,7 +69,7 @@ def test_feedforward_gives_the_reference_acceleration(robot) -> None:  # noqa: A
         np.testing.assert_allclose(a[3:], ref.qdd, atol=1e-7)
 
 
-def _run(robot, law, ref_fn, q, v, T: float, dt: float = 0.002):  # noqa: ANN001, ANN202
+def _run(robot, law, ref_fn, q, v, T: float, dt: float = 0.002):
     """Closed loop: the law at ``t_k`` on the state, its effort held over the step (core RK4).
     Returns times, states, speeds and efforts."""
     ref = MobileReference(robot.dof)
@@ -85,7 +85,7 @@ def _run(robot, law, ref_fn, q, v, T: float, dt: float = 0.002):  # noqa: ANN001
     return out
 
 
-def test_whole_body_tracks_a_figure_eight_from_an_offset(robot) -> None:  # noqa: ANN001
+def test_whole_body_tracks_a_figure_eight_from_an_offset(robot) -> None:
     """A figure eight (8 s) and an arm moving sinusoidally, started 5 cm / 0.05 rad / 0.02 rad
     off: the errors (reference minus simulated state) converge to below 0.1 mm and 1e-4 rad.
     (Arm bandwidth 4 Hz: the core has no drive armature, so the bare wrist links would
@@ -120,7 +120,7 @@ def test_whole_body_tracks_a_figure_eight_from_an_offset(robot) -> None:  # noqa
     assert not law.saturated.any()
 
 
-def test_velocity_law_limits_and_timeout_brake(robot) -> None:  # noqa: ANN001
+def test_velocity_law_limits_and_timeout_brake(robot) -> None:
     """A twist command is reached with the acceleration limit respected (speeds read off the
     simulation); when it is older than ``cmd_vel_timeout`` the base decelerates at the limit
     to a stop and stays there."""
@@ -151,7 +151,7 @@ def test_velocity_law_limits_and_timeout_brake(robot) -> None:  # noqa: ANN001
     assert law.braking
 
 
-def test_refusals(robot) -> None:  # noqa: ANN001
+def test_refusals(robot) -> None:
     with pytest.raises(ValueError, match="unknown mobile controller"):
         make_mobile_law("computed_torque", robot)
     with pytest.raises(ValueError, match="max_acceleration"):
@@ -185,7 +185,7 @@ def test_figure_eight_is_a_rolling_path() -> None:
     assert np.linalg.norm(p[:, :2] - start[:2], axis=1).max() < 0.8 * math.sqrt(2) + 1e-9
 
 
-def test_loop_reports_the_cmd_vel_timeout_once_at_the_brake(robot) -> None:  # noqa: ANN001
+def test_loop_reports_the_cmd_vel_timeout_once_at_the_brake(robot) -> None:
     """``MobileControlLoop`` (no ROS): the cycle at which the velocity law starts braking for
     a stale twist logs one line naming that control time and the command's; once per command
     (a new one re-arms it); a refusal logs its own control time and no timeout after it; on
@@ -200,7 +200,7 @@ def test_loop_reports_the_cmd_vel_timeout_once_at_the_brake(robot) -> None:  # n
     zero = NS(x=0.0, y=0.0, z=0.0)
     twist = (NS(x=0.3, y=0.0, z=0.0), NS(x=0.0, y=0.0, z=0.2))
 
-    def run(law_name: str, events: dict) -> tuple[list, list]:  # noqa: ANN001
+    def run(law_name: str, events: dict) -> tuple[list, list]:
         law = make_mobile_law(law_name, robot, model_actuators=False, rate=500.0, cmd_vel_timeout=0.3)
         lines: list[tuple[float, str, str]] = []
         loop = MobileControlLoop(base, law, log=lambda level, msg: lines.append((t, level, msg)))

@@ -26,7 +26,7 @@ PR2 = ("pr2_description/urdf/pr2.urdf", "torso_lift_link", "r_wrist_roll_link")
 TALOS = "talos_data/robots/talos_left_arm.urdf"
 
 
-def _guard_points(conv):  # noqa: ANN001, ANN202 - as ``rbd-ros bringup`` builds them
+def _guard_points(conv):  # as ``rbd-ros bringup`` builds them
     return [(name, i, off[:3, 3]) for name, (i, off) in conv.link_offsets.items()]
 
 

@@ -16,7 +16,7 @@ from core_oracles import bundled, random_model
 from rbd_ros.model import MdhModel
 from rbd_ros.model.physical import InertiaWarning
 from rbd_ros.robot import Robot, SimulationError, SingularMassMatrixError
-from rbd_ros.robot.services import DynamicsService, RequestError
+from rbd_ros.services import DynamicsService, RequestError
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_item5_bridge_simulates_the_core_model() -> None:
                                    np.linalg.eigvalsh(model.inertia[i]), rtol=1e-12)
 
 
-def test_item5_puma_link1_fix_changes_no_joint_torque(tmp_path) -> None:  # noqa: ANN001
+def test_item5_puma_link1_fix_changes_no_joint_torque(tmp_path) -> None:
     """Armstrong et al. give PUMA link 1 only Izz = 0.35 (principal moments [0, 0, 0.35]);
     the fixed tensor (the bundled one) must give Pinocchio's torques of the original."""
     pin = pytest.importorskip("pinocchio")
@@ -184,7 +184,7 @@ def test_item11_only_the_massless_end_is_named() -> None:
 def test_unclear_python_torque_callback_is_accepted(robot: Robot) -> None:
     torques = np.random.default_rng(4).uniform(-1, 1, (40, 6))
 
-    def table(t, q, qd, out):  # noqa: ANN001, ANN202 - a plain Python function
+    def table(t, q, qd, out):  # a plain Python function
         out[:] = torques[int(round(t / 1e-3))] - 1e-4 * qd
 
     plain = robot.simulate(np.zeros(6), np.zeros(6), table, 1e-3, steps=40)

@@ -14,7 +14,7 @@ from core_oracles import REPO, rel_err
 from rbd_ros import Robot
 from rbd_ros.robot.floating import FloatingBaseRobot
 from rbd_ros.robot.mobile import DiffDriveEfforts, MobileBaseRobot
-from rbd_ros.robot.services import DynamicsService
+from rbd_ros.services import DynamicsService
 from rbd_ros.urdf.parse import load_tree
 from robots_data import example_robot_urdf
 
@@ -38,7 +38,7 @@ def _floating_xml(xml: str) -> str:
 
 
 @pytest.fixture(scope="module", params=["arm7", "z1"])
-def floating(request):  # noqa: ANN001, ANN201
+def floating(request):
     """(robot, Pinocchio free-flyer model, data, our joint order in Pinocchio's)."""
     path = REPO / "urdf" / "arm7.urdf" if request.param == "arm7" else example_robot_urdf(Z1)
     xml = _floating_xml(path.read_text())
@@ -60,7 +60,7 @@ def _floating_states(robot: FloatingBaseRobot, N: int, seed: int) -> tuple[np.nd
     return q, rng.normal(size=(N, robot.nv)), rng.normal(size=(N, robot.nv)), rng.normal(size=(N, robot.nv))
 
 
-def test_floating_batch_is_the_single_state_calls_bit_for_bit(floating) -> None:  # noqa: ANN001
+def test_floating_batch_is_the_single_state_calls_bit_for_bit(floating) -> None:
     robot = floating[0]
     q, v, a, tau = _floating_states(robot, 37, 1)
     ID, FD = robot.inverse_dynamics(q, v, a), robot.forward_dynamics(q, v, tau)
@@ -76,7 +76,7 @@ def test_floating_batch_is_the_single_state_calls_bit_for_bit(floating) -> None:
     assert np.array_equal(MA[5], robot.mass_matrix(q[5], include_actuators=True))
 
 
-def test_floating_batch_matches_pinocchio_free_flyer(floating) -> None:  # noqa: ANN001
+def test_floating_batch_matches_pinocchio_free_flyer(floating) -> None:
     robot, pm, pd, order = floating
     q, v, a, tau = _floating_states(robot, 12, 2)
     qi = np.concatenate([np.arange(7), 7 + np.array(order)])  # Pinocchio's q from ours: q[..., qi]
@@ -92,7 +92,7 @@ def test_floating_batch_matches_pinocchio_free_flyer(floating) -> None:  # noqa:
 
 
 @pytest.fixture(scope="module")
-def ground():  # noqa: ANN201
+def ground():
     """planar and diff_drive robots of the bundled mobile arms, with Pinocchio on a planar root
     (wheels locked) for the planar one."""
     omni = Robot.from_urdf(str(REPO / "urdf" / "omni_arm7.urdf"), base_type="planar", tip_link="tool0")
@@ -114,7 +114,7 @@ def _ground_states(nv: int, N: int, seed: int, rolling: bool = False) -> tuple[n
     return q, v, a
 
 
-def test_planar_batch_per_state_and_pinocchio(ground) -> None:  # noqa: ANN001
+def test_planar_batch_per_state_and_pinocchio(ground) -> None:
     omni, _, pm, pd = ground
     q, v, a = _ground_states(omni.nv, 25, 3)
     ID, M, H, G = omni.inverse_dynamics(q, v, a), omni.mass_matrix(q), omni.bias(q, v), omni.gravity(q)
@@ -130,7 +130,7 @@ def test_planar_batch_per_state_and_pinocchio(ground) -> None:  # noqa: ANN001
         assert rel_err(G[k], pin.computeGeneralizedGravity(pm, pd, qp)) < TOL
 
 
-def test_diff_drive_batch_is_the_single_state_calls(ground) -> None:  # noqa: ANN001
+def test_diff_drive_batch_is_the_single_state_calls(ground) -> None:
     diff = ground[1]
     q, v, a = _ground_states(diff.nv, 25, 4, rolling=True)
     e = diff.inverse_dynamics(q, v, a)
@@ -147,7 +147,7 @@ def test_diff_drive_batch_is_the_single_state_calls(ground) -> None:  # noqa: AN
         assert rel_err(diff.forward_dynamics(q[k], v[k], u), a[k]) < 1e-9
 
 
-def test_bad_rows_are_refused_naming_the_row(floating, ground) -> None:  # noqa: ANN001
+def test_bad_rows_are_refused_naming_the_row(floating, ground) -> None:
     robot = floating[0]
     q, v, a, _ = _floating_states(robot, 6, 5)
     q[4, 3:7] *= 1.1
@@ -170,7 +170,7 @@ def test_bad_rows_are_refused_naming_the_row(floating, ground) -> None:  # noqa:
 
 
 @pytest.mark.parametrize("kind", ["floating", "planar", "diff_drive"])
-def test_services_answer_moving_base_batches_as_single_states(kind: str, floating, ground) -> None:  # noqa: ANN001
+def test_services_answer_moving_base_batches_as_single_states(kind: str, floating, ground) -> None:
     """4100 states (two chunks of the service) through ``DynamicsService``: every row equal to
     the service's answer for that state alone."""
     robot = {"floating": floating[0], "planar": ground[0], "diff_drive": ground[1]}[kind]

@@ -40,7 +40,7 @@ def robot() -> Robot:
     (lambda r, z: r.simulate(z, z, lambda *a: None, 0.001), "steps"),
     (lambda r, z: r.coriolis_matrix(z, z[:3]), r"qd must have shape"),
 ])
-def test_validation_messages(robot: Robot, call, message: str) -> None:  # noqa: ANN001
+def test_validation_messages(robot: Robot, call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call(robot, np.zeros(7))
 
@@ -106,7 +106,7 @@ def test_constructors_and_yaml_round_trip() -> None:
     assert qs.shape == qds.shape == qdds.shape == (4, 6) and res.t.shape == (4,)
 
 
-def _converter():  # noqa: ANN202
+def _converter():
     from rbd_ros.urdf import load_model  # in-tree: failing to import is a failure, not a skip
 
     return load_model
@@ -189,7 +189,7 @@ def test_single_call_fast_path_input_forms(robot: Robot) -> None:
     class Duck:  # has ndim / dtype but is no ndarray
         ndim, dtype = 1, np.dtype(float)
 
-        def __array__(self, dtype=None, copy=None):  # noqa: ANN001, ANN204
+        def __array__(self, dtype=None, copy=None):
             return q.copy()
 
     calls = {"inverse_dynamics": lambda a: robot.inverse_dynamics(a, qd, x),

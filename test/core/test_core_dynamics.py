@@ -7,7 +7,7 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
+import pinocchio as pin  # (a test requirement: requirements-test.txt)
 import pytest
 
 from core_oracles import bundled, mujoco_compatible, mujoco_model, pinocchio_model, random_model, rel_err
@@ -31,7 +31,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module", params=list(CASES))
-def case(request):  # noqa: ANN001, ANN201
+def case(request):
     model = CASES[request.param]()
     pm, pd = pinocchio_model(model)
     rng = np.random.default_rng(zlib.crc32(request.param.encode()))  # hash() changes per run
@@ -40,7 +40,7 @@ def case(request):  # noqa: ANN001, ANN201
     return request.param, Robot(model), pm, pd, states
 
 
-def test_inverse_dynamics_vs_pinocchio(case):  # noqa: ANN001
+def test_inverse_dynamics_vs_pinocchio(case):
     _, robot, pm, pd, (Q, QD, QDD) = case
     batch = robot.inverse_dynamics(Q, QD, QDD)
     for k in range(len(Q)):
@@ -49,7 +49,7 @@ def test_inverse_dynamics_vs_pinocchio(case):  # noqa: ANN001
         assert rel_err(batch[k], ref) < TOL
 
 
-def test_mass_matrix_gravity_bias_vs_pinocchio(case):  # noqa: ANN001
+def test_mass_matrix_gravity_bias_vs_pinocchio(case):
     _, robot, pm, pd, (Q, QD, _) = case
     Mb = robot.mass_matrix(Q)
     for k in range(len(Q)):
@@ -65,7 +65,7 @@ def test_mass_matrix_gravity_bias_vs_pinocchio(case):  # noqa: ANN001
     assert rel_err(robot.bias(Q, QD)[2], pin.nonLinearEffects(pm, pd, Q[2], QD[2])) < TOL
 
 
-def test_forward_dynamics_vs_pinocchio_both_algorithms(case):  # noqa: ANN001
+def test_forward_dynamics_vs_pinocchio_both_algorithms(case):
     _, robot, pm, pd, (Q, QD, QDD) = case
     tau = robot.inverse_dynamics(Q, QD, QDD)
     out = np.empty(robot.dof)
@@ -83,7 +83,7 @@ def test_forward_dynamics_vs_pinocchio_both_algorithms(case):  # noqa: ANN001
     assert rel_err(robot.inverse_dynamics(Q, QD, qdd), tau) < TOL
 
 
-def test_eom_assembly_and_coriolis(case):  # noqa: ANN001
+def test_eom_assembly_and_coriolis(case):
     """M qdd + h == ID; C qd == h - g; M-dot - 2C skew (M-dot by central differences of
     Pinocchio's M along qd)."""
     _, robot, pm, pd, (Q, QD, QDD) = case
@@ -95,7 +95,7 @@ def test_eom_assembly_and_coriolis(case):  # noqa: ANN001
         assert rel_err(C @ qd, h - robot.gravity(q)) < TOL
         eps = 1e-6
 
-        def Mp(x):  # noqa: ANN001, ANN202
+        def Mp(x):
             A = pin.crba(pm, pd, x)
             return np.triu(A) + np.triu(A, 1).T
 
@@ -106,7 +106,7 @@ def test_eom_assembly_and_coriolis(case):  # noqa: ANN001
             assert np.abs(S).max() > 1e-8  # skew but not trivially zero
 
 
-def test_energy(case):  # noqa: ANN001
+def test_energy(case):
     """K = 1/2 qd^T M qd (Pinocchio's M), P vs Pinocchio, dE/dt = qd^T tau along the flow."""
     _, robot, pm, pd, (Q, QD, _) = case
     q, qd = Q[0], QD[0]
@@ -185,7 +185,7 @@ def test_actuators_terms_and_forward_inverse_consistency() -> None:
     assert rel_err(M - robot.mass_matrix(Q[0]), np.diag(model.armature)) < TOL
 
 
-def test_tool_wrench_is_minus_jacobian_transpose(case):  # noqa: ANN001
+def test_tool_wrench_is_minus_jacobian_transpose(case):
     """tau = ID - J^T w with Pinocchio's tool Jacobian (LOCAL_WORLD_ALIGNED = world axes at
     the tool origin: [linear; angular]), w applied by the environment on the tool."""
     _, robot, pm, pd, (Q, QD, QDD) = case
@@ -300,7 +300,7 @@ def test_simulate_with_jitted_callback_and_actuators() -> None:
     g0 = robot.gravity(np.zeros(6))
 
     @njit
-    def constant(t, q, qd, out):  # noqa: ANN001, ANN202
+    def constant(t, q, qd, out):
         for i in range(q.shape[0]):
             out[i] = 0.5 * (i + 1)
 
@@ -319,7 +319,7 @@ def test_simulate_with_jitted_callback_and_actuators() -> None:
     robot = Robot(model)
 
     @njit
-    def pd(t, q, qd, out):  # noqa: ANN001, ANN202
+    def pd(t, q, qd, out):
         for i in range(q.shape[0]):
             out[i] = 200.0 * (0.2 - q[i]) - 20.0 * qd[i]
 

@@ -62,7 +62,7 @@ def _inputs(r: Robot, steps: int, rng: np.random.Generator) -> np.ndarray:
 # ---- shared workspace under a released GIL ---------------------------------------------------
 @pytest.mark.parametrize("kind", ["floating", "planar", "diff_drive"])
 @pytest.mark.slow
-def test_simulate_in_threads_corrupts_no_other_call(based, kind: str) -> None:  # noqa: ANN001
+def test_simulate_in_threads_corrupts_no_other_call(based, kind: str) -> None:
     """One thread simulates (the kernel releases the GIL), others compute single-state
     dynamics on the same robot: every answer equals the single-threaded one, bit for bit."""
     r = based[kind]
@@ -135,7 +135,7 @@ def test_huge_rates_raise_naming_the_cause_fixed_base() -> None:
 
 
 @pytest.mark.parametrize("kind", ["floating", "planar", "diff_drive"])
-def test_huge_rates_raise_naming_the_cause_on_a_base(based, kind: str) -> None:  # noqa: ANN001
+def test_huge_rates_raise_naming_the_cause_on_a_base(based, kind: str) -> None:
     r = based[kind]
     q, v, a = _state(r, np.random.default_rng(1))
     v = v * 1e200
@@ -203,7 +203,7 @@ def test_validators_one_rule_per_kind() -> None:
             validate.gravity("gravity", g)
 
 
-def test_entry_points_use_the_validators(based) -> None:  # noqa: ANN001
+def test_entry_points_use_the_validators(based) -> None:
     r = Robot.from_yaml(str(REPO / "config" / "arm7.yaml"))
     n = r.dof
     z = np.zeros(n)
@@ -277,7 +277,7 @@ def test_urdf_nan_limit_and_immovable_joint_are_named() -> None:
     assert "joint3" not in locked.joint_names and locked.dof == 6
 
 
-def test_urdf2mdh_refuses_a_massless_floating_base(tmp_path, capsys) -> None:  # noqa: ANN001
+def test_urdf2mdh_refuses_a_massless_floating_base(tmp_path, capsys) -> None:
     out = tmp_path / "floating.yaml"
     assert urdf2mdh([str(ARM7), "--base-type", "floating", "-o", str(out)]) == 2
     err = capsys.readouterr().err
@@ -286,7 +286,7 @@ def test_urdf2mdh_refuses_a_massless_floating_base(tmp_path, capsys) -> None:  #
 
 
 # ---- a floating base that answers a fixed-base question ---------------------------------------
-def test_based_robots_refuse_fixed_base_questions_by_name(based) -> None:  # noqa: ANN001
+def test_based_robots_refuse_fixed_base_questions_by_name(based) -> None:
     for kind, r in based.items():
         q, v, a = _state(r, np.random.default_rng(0))
         with pytest.raises(NotImplementedError, match=f"ik is not available with a {kind}"):
@@ -346,7 +346,7 @@ def test_joint_wrenches_tool_frame_vs_pinocchio(include_gravity: bool) -> None:
             np.testing.assert_allclose(W[i], want, atol=1e-9 * max(1.0, np.abs(want).max()))
 
 
-def test_a_feedback_law_returning_nan_is_named(based) -> None:  # noqa: ANN001
+def test_a_feedback_law_returning_nan_is_named(based) -> None:
     r = Robot.from_yaml(str(REPO / "config" / "arm7.yaml"))
     n = r.dof
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
+import pinocchio as pin  # (a test requirement: requirements-test.txt)
 import pytest
 
 from core_oracles import bundled, pinocchio_model, random_model, rel_err
@@ -19,14 +19,14 @@ CASES = {
 
 
 @pytest.fixture(scope="module", params=list(CASES))
-def case(request):  # noqa: ANN001, ANN201
+def case(request):
     model = CASES[request.param]()
     pm, pd = pinocchio_model(model)
     rng = np.random.default_rng(5)
     return Robot(model), pm, pd, rng.uniform(-2, 2, (2, 3, model.dof))
 
 
-def test_fk_link_poses_and_jacobians_vs_pinocchio(case):  # noqa: ANN001
+def test_fk_link_poses_and_jacobians_vs_pinocchio(case):
     robot, pm, pd, (Q, _) = case
     m = robot.model
     for q in Q:
@@ -52,7 +52,7 @@ def test_fk_link_poses_and_jacobians_vs_pinocchio(case):  # noqa: ANN001
     assert rel_err(robot.jacobian(Q)[2], robot.jacobian(Q[2])) == 0.0
 
 
-def test_jdot_qd_vs_pinocchio_and_finite_differences(case):  # noqa: ANN001
+def test_jdot_qd_vs_pinocchio_and_finite_differences(case):
     robot, pm, pd, (Q, QD) = case
     tool = pm.getFrameId(robot.model.tip_link)
     for q, qd in zip(Q, QD):
@@ -74,7 +74,7 @@ def _rzyz(phi: float, th: float, psi: float) -> np.ndarray:
     return rz(phi) @ ry @ rz(psi)
 
 
-def test_analytic_jacobian_euler_zyz(case):  # noqa: ANN001
+def test_analytic_jacobian_euler_zyz(case):
     """003 (1.34)-(1.37): eta are Z-Y-Z angles of the tool rotation, Omega(eta) eta-dot = w,
     and J_a qd equals the finite-difference rate of (p, eta)."""
     robot, _, _, (Q, QD) = case

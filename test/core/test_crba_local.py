@@ -18,12 +18,12 @@ ARMS = [("z1_description/urdf/z1.urdf", "link00", "link06"),
         ("kinova_description/robots/kinova.urdf", "j2s6s200_link_base", "j2s6s200_end_effector")]
 
 
-def _pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
+def _pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:
     M = pin.crba(pm, pd, q)
     return np.triu(M) + np.triu(M, 1).T
 
 
-def _pinocchio(robot: Robot, xml: str | None = None):  # noqa: ANN202
+def _pinocchio(robot: Robot, xml: str | None = None):
     """Pinocchio's model of ``xml`` (default: our URDF export of the model), the joints off our
     chain locked at 0, and our joint order in its."""
     full = pin.buildModelFromXML(xml or model_to_urdf(robot.model))
@@ -57,7 +57,7 @@ def _check(robot: Robot, seed: int, states: int = 8, xml: str | None = None) -> 
 
 
 @pytest.mark.parametrize("rel, base, tip", ARMS, ids=[a[0].split("/")[0] for a in ARMS])
-def test_real_arms_match_pinocchio(rel: str, base, tip) -> None:  # noqa: ANN001
+def test_real_arms_match_pinocchio(rel: str, base, tip) -> None:
     xml = example_robot_urdf(rel).read_text()
     robot = Robot.from_urdf(xml, base_link=base, tip_link=tip)
     _check(robot, 1, xml=xml)

@@ -17,7 +17,7 @@ pin = pytest.importorskip("pinocchio")
 
 
 @pytest.fixture(scope="module")
-def panda():  # noqa: ANN201
+def panda():
     robot = Robot.from_urdf(str(example_robot_urdf(PANDA)), base_link="panda_link0", tip_link="panda_link8")
     pm = pin.buildModelFromXML(model_to_urdf(robot.model))
     pm.gravity.linear[:] = robot.model.gravity
@@ -34,7 +34,7 @@ def test_offsets_verified_here() -> None:
     assert NATIVE_CHECK  # CPython 3.11 / NumPy on x86-64 or aarch64: the fields the unboxing reads
 
 
-def test_entry_refuses_everything_but_1d_float64(panda) -> None:  # noqa: ANN001
+def test_entry_refuses_everything_but_1d_float64(panda) -> None:
     robot, pm, pd = panda
     n = robot.dof
     rnea = checked.entry(checked.rnea_checked)
@@ -54,7 +54,7 @@ def test_entry_refuses_everything_but_1d_float64(panda) -> None:  # noqa: ANN001
     assert rnea(robot._mw, np.linspace(-1, 1, 2 * n)[::2], ok, ok, out) == 1  # strided: refused by the kernel's check
 
 
-def test_public_calls_take_every_other_input_through_the_full_path(panda) -> None:  # noqa: ANN001
+def test_public_calls_take_every_other_input_through_the_full_path(panda) -> None:
     robot, pm, pd = panda
     n = robot.dof
     rng = np.random.default_rng(3)
@@ -88,7 +88,7 @@ def test_public_calls_take_every_other_input_through_the_full_path(panda) -> Non
     assert np.abs(robot.forward_dynamics(list(q), qd, ref) - qdd).max() < 1e-9
 
 
-def test_kernels_take_the_entry_points_and_fall_back_to_the_kernels(panda) -> None:  # noqa: ANN001
+def test_kernels_take_the_entry_points_and_fall_back_to_the_kernels(panda) -> None:
     robot, pm, pd = panda
     n = robot.dof
     k = robot.kernels

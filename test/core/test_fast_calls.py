@@ -18,7 +18,7 @@ from robots_data import PANDA, example_robot_urdf
 pin = pytest.importorskip("pinocchio")
 
 
-def _pin(robot: Robot):  # noqa: ANN202
+def _pin(robot: Robot):
     pm = pin.buildModelFromXML(model_to_urdf(robot.model))
     pm.gravity.linear[:] = robot.model.gravity
     return pm, pm.createData()

@@ -37,7 +37,7 @@ def sym(M: np.ndarray) -> np.ndarray:
     return np.triu(M) + np.triu(M, 1).T
 
 
-def pin_pair(xml: str, robot: FloatingBaseRobot):  # noqa: ANN201
+def pin_pair(xml: str, robot: FloatingBaseRobot):
     """Pinocchio free-flyer model of the same URDF (off-chain joints locked at 0), and the
     permutation of its joints onto ours."""
     full = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
@@ -60,7 +60,7 @@ CASES = [("puma560", None, None, None), ("arm7", None, None, None), ("planar2", 
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
-def pair(request):  # noqa: ANN001, ANN201
+def pair(request):
     name, rel, base, tip = request.param
     path = BUNDLED_URDF / f"{name}.urdf" if rel is None else example_robot_urdf(rel)
     xml = path.read_text()
@@ -79,7 +79,7 @@ def _perm(x: np.ndarray, order: list[int], off: int) -> np.ndarray:
     return out
 
 
-def test_dynamics_match_pinocchio_free_flyer(pair) -> None:  # noqa: ANN001
+def test_dynamics_match_pinocchio_free_flyer(pair) -> None:
     robot, pm, pd, order = pair
     n = robot.dof
     rng = np.random.default_rng(3)
@@ -100,7 +100,7 @@ def test_dynamics_match_pinocchio_free_flyer(pair) -> None:  # noqa: ANN001
         assert rel_err(robot.mass_matrix(q)[6:, 6:], fixed.mass_matrix(q[7:])) < 1e-12
 
 
-def test_kernels_match_public_api(pair) -> None:  # noqa: ANN001
+def test_kernels_match_public_api(pair) -> None:
     robot = pair[0]
     q, v, a, tau = random_state(np.random.default_rng(8), robot.dof)
     np.testing.assert_allclose(robot.kernels.rnea(q, v, a), robot.inverse_dynamics(q, v, a), rtol=0, atol=0)
@@ -137,7 +137,7 @@ def test_space_robot_momentum_conservation(integrator: str) -> None:
         assert 1e-9 < drift < 1e-1, drift
 
 
-def pin_rk4_chart(pm, pd, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float,  # noqa: ANN001
+def pin_rk4_chart(pm, pd, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float,
                   steps: int) -> tuple[np.ndarray, np.ndarray]:
     """RK4 in the chart with Pinocchio's ``aba`` and ``integrate`` (``pin.integrate(q, h K)``
     for the stages), constant ``tau``, Pinocchio's joint order: the state after ``steps``."""

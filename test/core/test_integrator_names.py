@@ -10,7 +10,7 @@ import pytest
 
 from rbd_ros.algorithm.integrators import CORE_INTEGRATORS, INTEGRATORS
 from rbd_ros.robot import Robot
-from rbd_ros.robot.services import DynamicsService, RequestError
+from rbd_ros.services import DynamicsService, RequestError
 from rbd_ros.sim.examples import three_link
 from rbd_ros.sim.mujoco_model import build_mujoco_model
 from rbd_ros.sim.simulator import BridgeConfig

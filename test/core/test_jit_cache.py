@@ -159,20 +159,69 @@ def test_kernel_sources_follow_imports(tmp_path: Path) -> None:
     assert set(jit_cache.kernel_sources(pkg)) == set(files) - {"plot.py"}
 
 
-def test_rbd_ros_kernels_carry_the_package_stamp() -> None:
+def test_rbd_ros_kernels_carry_their_dependency_stamp() -> None:
     """Every cached kernel of rbd_ros (here RNEA's and a Lie-group one) is stamped with the digest
-    of all rbd_ros sources, not with its own file's hash."""
+    of its own file and the rbd_ros modules that file imports, not with its own file's hash nor
+    with all of rbd_ros (issue 45: an edit recompiles what it touches)."""
     from numba.core.registry import CPUDispatcher
 
     import rbd_ros.algorithm.rnea as rnea
     import rbd_ros.lie.so3 as so3
 
-    want = ("rbd_ros.jit_cache", jit_cache.source_digest(PACKAGE, ("ros",)))
-    kernels = [v for m in (rnea, so3) for v in vars(m).values()
-               if isinstance(v, CPUDispatcher) and v._cache.__class__.__name__ == "FunctionCache"]
-    assert len(kernels) >= 4
-    for k in kernels:
-        assert k._cache._cache_file._source_stamp == want, k.py_func.__qualname__
+    for m in (rnea, so3):
+        want = ("rbd_ros.jit_cache", jit_cache.source_digest(PACKAGE, ("ros",), m.__file__))
+        kernels = [v for v in vars(m).values()
+                   if isinstance(v, CPUDispatcher) and v._cache.__class__.__name__ == "FunctionCache"
+                   and v.py_func.__module__ == m.__name__]
+        assert len(kernels) >= 2, m
+        for k in kernels:
+            assert k._cache._cache_file._source_stamp == want, k.py_func.__qualname__
+    rnea_deps = jit_cache.kernel_sources(PACKAGE, ("ros",), rnea.__file__)
+    assert "algorithm/rnea.py" in rnea_deps and "control/tour.py" not in rnea_deps
+    assert "robot/arm.py" not in rnea_deps, "a kernel module's stamp must not reach up the floors"
+
+
+OTHER = """\
+from numba import njit
+
+
+@njit(cache=True)
+def alone():
+    return 100
+"""
+PLAIN = "def helper():\n    return 'not a kernel'\n"
+RUN_BOTH = """\
+import pkg.caller as c
+import pkg.other as o
+c.total(), o.alone()
+print(sum(c.total.stats.cache_misses.values()), sum(o.alone.stats.cache_misses.values()))
+"""
+
+
+def test_an_edit_recompiles_only_the_kernels_that_depend_on_it(tmp_path: Path) -> None:
+    """Issue 45: editing a module no kernel imports recompiles nothing; editing a callee
+    recompiles its callers and nothing else (numba's own miss counts are the oracle)."""
+    pkg = _make(tmp_path)
+    (pkg / "other.py").write_text(OTHER)
+    (pkg / "plain.py").write_text(PLAIN)
+    (tmp_path / "both.py").write_text(RUN_BOTH)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", STAMP="1",
+               XDG_CACHE_HOME=str(tmp_path / "user-cache"))
+
+    def misses() -> tuple[int, int]:
+        out = subprocess.run([sys.executable, str(tmp_path / "both.py")], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        caller, other = out.stdout.split()
+        return int(caller), int(other)
+
+    assert misses() == (1, 1)  # both compiled
+    assert misses() == (0, 0)
+    (pkg / "plain.py").write_text(PLAIN + "# edited\n")
+    assert misses() == (0, 0), "an edit of a module no kernel imports must recompile nothing"
+    _edit_callee(pkg)
+    assert misses() == (1, 0), "the callee's caller recompiles, the unrelated kernel does not"
 
 
 def test_import_rbd_ros_does_not_import_numba() -> None:

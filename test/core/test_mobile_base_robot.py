@@ -20,7 +20,7 @@ OMNI = str(REPO / "urdf" / "omni_arm7.urdf")
 DIFF = str(REPO / "urdf" / "mobile_arm7.urdf")
 
 
-def pin_reduced(path: str, gravity: np.ndarray):  # noqa: ANN201
+def pin_reduced(path: str, gravity: np.ndarray):
     """The URDF on ``pin.JointModelPlanar`` with the wheel joints locked at 0."""
     full = pin.buildModelFromUrdf(path, pin.JointModelPlanar())
     lock = [full.getJointId(j) for j in full.names[2:] if "wheel" in j]
@@ -34,7 +34,7 @@ def pin_q(q: np.ndarray) -> np.ndarray:
     return np.concatenate([q[:2], [np.cos(q[2]), np.sin(q[2])], q[3:]])
 
 
-def pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
+def pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:
     M = pin.crba(pm, pd, pin_q(q))
     return np.triu(M) + np.triu(M, 1).T
 
@@ -49,19 +49,19 @@ def states(n: int, seed: int, k: int = 2, rolling: bool = False) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def omni():  # noqa: ANN201
+def omni():
     r = Robot.from_urdf(OMNI, base_type="planar", tip_link="tool0")
     return (r, *pin_reduced(OMNI, r.model.gravity))
 
 
 @pytest.fixture(scope="module")
-def diff():  # noqa: ANN201
+def diff():
     r = Robot.from_urdf(DIFF, base_type="diff_drive", tip_link="tool0")
     return (r, *pin_reduced(DIFF, r.model.gravity))
 
 
 # ---- planar (holonomic) base -----------------------------------------------------------------
-def test_planar_layout_and_base_body(omni) -> None:  # noqa: ANN001
+def test_planar_layout_and_base_body(omni) -> None:
     r, pm, _ = omni
     # one Robot class for every base: the root joint (rbd_ros.bases) picks the methods
     assert type(r) is Robot and r.root.kind == r.base_type == r.model.base_type == "planar"
@@ -72,7 +72,7 @@ def test_planar_layout_and_base_body(omni) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("method", ("recursive", "silver", "lagrange", "kane", "dual_quaternion", "gauss"))
-def test_planar_inverse_dynamics_vs_pinocchio(omni, method: str) -> None:  # noqa: ANN001
+def test_planar_inverse_dynamics_vs_pinocchio(omni, method: str) -> None:
     r, pm, pd = omni
     for q, v, a in states(r.nv, 1):
         tau = r.inverse_dynamics(q, v, a, method=method)
@@ -80,7 +80,7 @@ def test_planar_inverse_dynamics_vs_pinocchio(omni, method: str) -> None:  # noq
 
 
 @pytest.mark.parametrize("method", ("recursive", "kane", "lagrange", "gauss"))
-def test_planar_mass_bias_gravity_forward_vs_pinocchio(omni, method: str) -> None:  # noqa: ANN001
+def test_planar_mass_bias_gravity_forward_vs_pinocchio(omni, method: str) -> None:
     r, pm, pd = omni
     for q, v, a in states(r.nv, 2):
         qp = pin_q(q)
@@ -93,14 +93,14 @@ def test_planar_mass_bias_gravity_forward_vs_pinocchio(omni, method: str) -> Non
         assert rel_err(r.forward_dynamics(q, v, tau, method=method), pin.aba(pm, pd, qp, v, tau)) < TOL
 
 
-def test_planar_integrate_vs_pinocchio(omni) -> None:  # noqa: ANN001
+def test_planar_integrate_vs_pinocchio(omni) -> None:
     r, pm, _ = omni
     for q, v, _ in states(r.nv, 3):
         for dt in (0.01, 0.7):
             assert rel_err(pin_q(r.integrate(q, v, dt)), pin.integrate(pm, pin_q(q), v * dt)) < 1e-12
 
 
-def test_planar_simulate_conserves_pinocchio_energy(omni) -> None:  # noqa: ANN001
+def test_planar_simulate_conserves_pinocchio_energy(omni) -> None:
     """No input: the whole body's energy (Pinocchio's kinetic + potential) stays put under RK4."""
     r, pm, pd = omni
     q0, v0, _ = states(r.nv, 4, 1)[0]
@@ -118,7 +118,7 @@ def test_planar_simulate_conserves_pinocchio_energy(omni) -> None:  # noqa: ANN0
 
 
 # ---- differential drive ----------------------------------------------------------------------
-def test_diff_drive_wheels_from_urdf(diff) -> None:  # noqa: ANN001
+def test_diff_drive_wheels_from_urdf(diff) -> None:
     r, _, _ = diff
     m = r.model
     assert (m.wheel_radius, m.wheel_separation) == (0.08, 0.45)
@@ -127,7 +127,7 @@ def test_diff_drive_wheels_from_urdf(diff) -> None:  # noqa: ANN001
     assert (r.nq, r.nv, r.nu) == (10, 10, 9)
 
 
-def _pin_kkt(r, pm, pd, q, v, u):  # noqa: ANN001, ANN202
+def _pin_kkt(r, pm, pd, q, v, u):
     """KKT with Pinocchio's base-rate M and h, the wheels' spin inertia on (v_x, omega), the
     wheel forces (F_x, M_z) = ((tl + tr) / r, (s/2)(tr - tl) / r), and the constraint v_y-dot = 0."""
     rad, sep, Ia = r.model.wheel_radius, r.model.wheel_separation, r.model.wheel_spin_inertia
@@ -143,7 +143,7 @@ def _pin_kkt(r, pm, pd, q, v, u):  # noqa: ANN001, ANN202
 
 
 @pytest.mark.parametrize("method", ("recursive", "kane", "udwadia_kalaba", "kkt"))
-def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(diff, method: str) -> None:  # noqa: ANN001
+def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(diff, method: str) -> None:
     r, pm, pd = diff
     rng = np.random.default_rng(5)
     for q, v, _ in states(r.nv, 5, rolling=True):
@@ -157,7 +157,7 @@ def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(diff, method: str) -> None
 
 
 @pytest.mark.parametrize("method", ("recursive", "silver", "kane", "dual_quaternion", "gauss"))
-def test_diff_drive_inverse_dynamics_round_trip(diff, method: str) -> None:  # noqa: ANN001
+def test_diff_drive_inverse_dynamics_round_trip(diff, method: str) -> None:
     """Inverse dynamics (wheel torques, arm torques, lateral force) fed to the constrained
     forward dynamics (Pinocchio KKT) gives the acceleration back and the same lateral force."""
     r, pm, pd = diff
@@ -171,7 +171,7 @@ def test_diff_drive_inverse_dynamics_round_trip(diff, method: str) -> None:  # n
 
 
 @pytest.mark.parametrize("method", ("recursive", "kane", "udwadia_kalaba"))
-def test_diff_drive_simulate_keeps_v_y_zero(diff, method: str) -> None:  # noqa: ANN001
+def test_diff_drive_simulate_keeps_v_y_zero(diff, method: str) -> None:
     r, _, _ = diff
     q0 = np.zeros(r.nq)
     q0[3:] = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
@@ -203,7 +203,7 @@ def test_bundled_yaml_round_trip(name: str, base: str) -> None:
     assert (m.gear_ratio == 100.0).all()  # arm7's actuators, which URDF cannot hold
 
 
-def test_from_mdh_with_a_base(omni) -> None:  # noqa: ANN001
+def test_from_mdh_with_a_base(omni) -> None:
     """``from_mdh(..., base_type="planar" | "diff_drive")`` gives the same dynamics as the URDF."""
     r, _, _ = omni
     m = r.model
@@ -222,7 +222,7 @@ def test_from_mdh_with_a_base(omni) -> None:  # noqa: ANN001
     assert Robot.from_yaml(d.model.to_yaml(), base_type="planar").model.wheel_radius == 0.0
 
 
-def test_bad_input_is_refused_clearly(omni, diff) -> None:  # noqa: ANN001
+def test_bad_input_is_refused_clearly(omni, diff) -> None:
     r, _, _ = diff
     o, _, _ = omni
     with pytest.raises(ValueError, match="base_type 'tracked' unknown"):
@@ -256,7 +256,7 @@ def test_bad_input_is_refused_clearly(omni, diff) -> None:  # noqa: ANN001
         o.joint_wrenches(q, np.zeros(6))
 
 
-def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:  # noqa: ANN001
+def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:
     """``mobile_arm7`` in Pinocchio with its wheel joints free and three constraints (no side
     slip, left and right rolling with the URDF's r and s) solved by KKT, against the Robot read
     from the same URDF (wheel radius, separation and spin inertia found by ``urdf.wheels``)."""
@@ -303,7 +303,7 @@ def test_diff_drive_vs_pinocchio_with_spinning_wheels(diff) -> None:  # noqa: AN
         assert rel_err(np.concatenate([eff.wheels, eff.joints]), u) < TOL
 
 
-def test_simulate_refuses_bad_options_and_reports_divergence(diff, omni) -> None:  # noqa: ANN001
+def test_simulate_refuses_bad_options_and_reports_divergence(diff, omni) -> None:
     from rbd_ros.robot import SimulationError
 
     r, o = diff[0], omni[0]
@@ -322,7 +322,7 @@ ID_ROUTES = ("silver", "lagrange", "lagrange_recursive", "kane", "dual_quaternio
 
 @pytest.mark.parametrize("base", ("planar", "diff_drive"))
 @pytest.mark.slow
-def test_recursive_is_the_default_and_agrees_with_every_formulation(omni, diff, base: str) -> None:  # noqa: ANN001
+def test_recursive_is_the_default_and_agrees_with_every_formulation(omni, diff, base: str) -> None:
     r = omni[0] if base == "planar" else diff[0]
     rng = np.random.default_rng(61)
     for q, v, a in states(r.nv, 61, rolling=True):
@@ -352,7 +352,7 @@ def test_recursive_is_the_default_and_agrees_with_every_formulation(omni, diff, 
             assert rel_err(r.mass_matrix(q) @ acc + r.bias(q, v), f) < TOL
 
 
-def _pin_tool_jacobian(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
+def _pin_tool_jacobian(pm, pd, q: np.ndarray) -> np.ndarray:
     qp = pin_q(q)
     pin.computeJointJacobians(pm, pd, qp)
     pin.updateFramePlacements(pm, pd)
@@ -360,7 +360,7 @@ def _pin_tool_jacobian(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("method", ("recursive", "silver", "dual_quaternion", "kane"))
-def test_tool_wrench_vs_pinocchio(omni, diff, method: str) -> None:  # noqa: ANN001
+def test_tool_wrench_vs_pinocchio(omni, diff, method: str) -> None:
     """``tool_wrench`` as ``Robot``'s: ``ID - J^T w`` with Pinocchio's whole-body tool Jacobian
     (world axes, base-rate columns); the diff drive's lateral force and wheel torques carry
     the wrench's share."""
@@ -384,7 +384,7 @@ def test_tool_wrench_vs_pinocchio(omni, diff, method: str) -> None:  # noqa: ANN
         r.inverse_dynamics(q, v, a, tool_wrench=np.zeros(3))
 
 
-def test_fast_path_falls_back_on_unusual_arrays(omni, diff) -> None:  # noqa: ANN001
+def test_fast_path_falls_back_on_unusual_arrays(omni, diff) -> None:
     """Strided, integer and list inputs give the same numbers as contiguous float64 ones; a
     lateral speed or acceleration on the diff drive is refused by name on every entry."""
     r = omni[0]
@@ -414,7 +414,7 @@ def test_fast_path_falls_back_on_unusual_arrays(omni, diff) -> None:  # noqa: AN
 
 
 def _feedback_law(kp: np.ndarray, kd: np.ndarray, q_ref: np.ndarray, tau_ff: np.ndarray, rad: float,
-                  sep: float):  # noqa: ANN202
+                  sep: float):
     """A base speed regulator (``F_x = 80 (0.4 - v_x)``, ``M_z = 20 (0.3 - omega)`` through the
     wheels) and a joint PD law with feedforward, ``tau_ff + kp (q_ref - q) - kd qd``."""
     def law(t: float, q: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
@@ -427,7 +427,7 @@ def _feedback_law(kp: np.ndarray, kd: np.ndarray, q_ref: np.ndarray, tau_ff: np.
     return law
 
 
-def test_simulate_with_feedback_law_sequence_and_energy_balance(diff) -> None:  # noqa: ANN001
+def test_simulate_with_feedback_law_sequence_and_energy_balance(diff) -> None:
     """A feedback law (Python and ``@njit``) and the same inputs replayed as a sequence give
     the same trajectory; ``v_y`` is exactly 0 over 10 s; the energy balance
     ``E(T) - E(0) = int u . (wheel rates, qd) dt`` (Pinocchio's energies plus the wheels' spin
@@ -474,7 +474,7 @@ def test_simulate_with_feedback_law_sequence_and_energy_balance(diff) -> None:  
     assert np.abs(W).max() > 1.0  # the inputs did work
 
 
-def test_simulate_recursive_matches_the_formulations(omni, diff) -> None:  # noqa: ANN001
+def test_simulate_recursive_matches_the_formulations(omni, diff) -> None:
     """Same RK4 on the same state: the recursive route and Kane's agree to round-off."""
     for r, seed in ((omni[0], 66), (diff[0], 67)):
         q0, v0, _ = states(r.nv, seed, 1, rolling=True)[0]
@@ -484,7 +484,7 @@ def test_simulate_recursive_matches_the_formulations(omni, diff) -> None:  # noq
         assert rel_err(a.q, b.q) < 1e-10 and rel_err(a.qd, b.qd) < 1e-10 and rel_err(a.qdd, b.qdd) < 1e-9
 
 
-def test_simulate_input_errors(diff) -> None:  # noqa: ANN001
+def test_simulate_input_errors(diff) -> None:
     r = diff[0]
     q0, v0 = np.zeros(r.nq), np.zeros(r.nv)
     with pytest.raises(ValueError, match="run with method='recursive'"):
@@ -502,7 +502,7 @@ def test_simulate_input_errors(diff) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("base", ("planar", "diff_drive"))
-def test_bias_power_matches_mass_matrix_rate_by_finite_differences(omni, diff, base: str) -> None:  # noqa: ANN001
+def test_bias_power_matches_mass_matrix_rate_by_finite_differences(omni, diff, base: str) -> None:
     """``v . (h - g) = (1/2) v . M-dot v`` (the power identity behind ``M-dot - 2C`` skew, which
     holds in base rates too), ``M-dot`` by central differences of the recursive ``M`` along
     ``q-dot = T(yaw) v``: the RNEA and CRBA kernels agree with each other."""
@@ -517,7 +517,7 @@ def test_bias_power_matches_mass_matrix_rate_by_finite_differences(omni, diff, b
         assert abs(lhs) > 1e-2
 
 
-def test_massless_wrist_is_a_singular_mass_matrix_by_name(omni) -> None:  # noqa: ANN001
+def test_massless_wrist_is_a_singular_mass_matrix_by_name(omni) -> None:
     """A massless last link: ABA divides by zero; both bases name the joint (as ``Robot``)."""
     from rbd_ros.robot import SingularMassMatrixError
 

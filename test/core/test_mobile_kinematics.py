@@ -17,7 +17,7 @@ pin = pytest.importorskip("pinocchio")
 
 
 @pytest.fixture(scope="module", params=("planar", "diff_drive"))
-def robot(request):  # noqa: ANN001, ANN201
+def robot(request):
     path = OMNI if request.param == "planar" else DIFF
     r = Robot.from_urdf(path, base_type=request.param, tip_link="tool0")
     return (r, *pin_reduced(path, r.model.gravity))
@@ -33,7 +33,7 @@ def _se3_log_velocity(T0: np.ndarray, T1: np.ndarray, h: float) -> np.ndarray:
     return np.r_[(T1[:3, 3] - T0[:3, 3]) / (2 * h), w / (2 * h)]
 
 
-def test_fk_and_link_poses_vs_pinocchio(robot) -> None:  # noqa: ANN001
+def test_fk_and_link_poses_vs_pinocchio(robot) -> None:
     r, pm, pd = robot
     names = [r.model.base_link, *r.model.link_names]
     for q, _, _ in states(r.nv, 81):
@@ -47,7 +47,7 @@ def test_fk_and_link_poses_vs_pinocchio(robot) -> None:  # noqa: ANN001
         assert np.abs(r.base_pose(q)[:2, 3] - q[:2]).max() == 0.0
 
 
-def test_jacobian_vs_pinocchio_and_finite_differences(robot) -> None:  # noqa: ANN001
+def test_jacobian_vs_pinocchio_and_finite_differences(robot) -> None:
     r, pm, pd = robot
     rolling = r.wheels is not None
     for q, v, _ in states(r.nv, 82, rolling=rolling):
@@ -74,7 +74,7 @@ def test_jacobian_vs_pinocchio_and_finite_differences(robot) -> None:  # noqa: A
         r.jacobian(q, link="nope")
 
 
-def test_potential_energy_vs_pinocchio_also_under_tilted_gravity(robot) -> None:  # noqa: ANN001
+def test_potential_energy_vs_pinocchio_also_under_tilted_gravity(robot) -> None:
     r, pm, pd = robot
     for q, _, _ in states(r.nv, 83):
         assert abs(r.potential_energy(q) - pin.computePotentialEnergy(pm, pd, pin_q(q))) < TOL * 1e3
@@ -86,7 +86,7 @@ def test_potential_energy_vs_pinocchio_also_under_tilted_gravity(robot) -> None:
         assert abs(P - pin.computePotentialEnergy(pmt, pdt, pin_q(q))) < 1e-9 * max(1.0, abs(P))
 
 
-def test_coriolis_matrix_factorises_the_bias_and_mdot_minus_2c_is_skew(robot) -> None:  # noqa: ANN001
+def test_coriolis_matrix_factorises_the_bias_and_mdot_minus_2c_is_skew(robot) -> None:
     r, _, _ = robot
     for q, v, _ in states(r.nv, 85, 3, rolling=True):
         c, s = np.cos(q[2]), np.sin(q[2])
@@ -103,7 +103,7 @@ def test_coriolis_matrix_factorises_the_bias_and_mdot_minus_2c_is_skew(robot) ->
         r.coriolis_matrix(q, v, method="spatial")
 
 
-def test_static_torques_are_inverse_dynamics_at_rest_with_the_opposite_tool_wrench(robot) -> None:  # noqa: ANN001
+def test_static_torques_are_inverse_dynamics_at_rest_with_the_opposite_tool_wrench(robot) -> None:
     r, pm, pd = robot
     rng = np.random.default_rng(86)
     zero = np.zeros(r.nv)
@@ -138,7 +138,7 @@ def test_static_torques_are_inverse_dynamics_at_rest_with_the_opposite_tool_wren
         r.static_torques(q, np.zeros(6), frame="base")
 
 
-def test_ik_is_refused_with_what_to_do_instead(robot) -> None:  # noqa: ANN001
+def test_ik_is_refused_with_what_to_do_instead(robot) -> None:
     r, _, _ = robot
     with pytest.raises(NotImplementedError, match=r"ik is not available .*with_base_type\('fixed'\)"):
         r.ik(np.eye(4))

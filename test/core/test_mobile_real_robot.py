@@ -39,7 +39,7 @@ TIP = "wrist_ft_tool_link"
 ARM = ("torso_lift_joint", *(f"arm_{i}_joint" for i in range(1, 8)))
 
 
-def pin_planar(path: str, chain: tuple[str, ...], gravity: np.ndarray):  # noqa: ANN201
+def pin_planar(path: str, chain: tuple[str, ...], gravity: np.ndarray):
     """The URDF on ``pin.JointModelPlanar`` (at its root link), all joints but ``chain`` locked at 0."""
     full = pin.buildModelFromUrdf(path, pin.JointModelPlanar())
     lock = [full.getJointId(j) for j in full.names[2:] if j not in chain]
@@ -49,24 +49,24 @@ def pin_planar(path: str, chain: tuple[str, ...], gravity: np.ndarray):  # noqa:
     return full, pm, pm.createData()
 
 
-def pin_tiago(gravity: np.ndarray):  # noqa: ANN201
+def pin_tiago(gravity: np.ndarray):
     """TIAGo on ``pin.JointModelPlanar`` (at base_footprint), all but torso and arm locked at 0."""
     return pin_planar(TIAGO, ARM, gravity)
 
 
 @pytest.fixture(scope="module")
-def tiago():  # noqa: ANN201
+def tiago():
     r = Robot.from_urdf(TIAGO, base_type="diff_drive", base_link="base_link", tip_link=TIP, **WHEELS)
     return (r, *pin_tiago(r.model.gravity))
 
 
 @pytest.fixture(scope="module")
-def tiago_planar(tiago):  # noqa: ANN001, ANN201
+def tiago_planar(tiago):
     return Robot.from_urdf(TIAGO, base_type="planar", base_link="base_link", tip_link=TIP), *tiago[2:]
 
 
 # ---- the conversion ---------------------------------------------------------------------------
-def test_wheels_found_from_the_urdf_geometry(tiago) -> None:  # noqa: ANN001
+def test_wheels_found_from_the_urdf_geometry(tiago) -> None:
     """Radius and separation read from the URDF: the wheel cylinders' radius 0.0985 m (= the
     height of base_link above base_footprint) and the wheel joints' y = +-0.2022 m; the spin
     inertia is the wheel link's inertia about its axle (Pinocchio's body inertia)."""
@@ -87,7 +87,7 @@ def test_wheels_found_from_the_urdf_geometry(tiago) -> None:  # noqa: ANN001
         (m.wheel_radius, m.wheel_separation, m.wheel_joints)
 
 
-def test_whole_robot_is_carried_by_the_base(tiago) -> None:  # noqa: ANN001
+def test_whole_robot_is_carried_by_the_base(tiago) -> None:
     """Every link of the URDF rides on the robot: base body (base_link, base_footprint and
     what is fixed to it, casters, wheels, torso column) plus the chain (head lumped on the
     torso) weigh what Pinocchio's whole model weighs; the base body is Pinocchio's root body."""
@@ -100,7 +100,7 @@ def test_whole_robot_is_carried_by_the_base(tiago) -> None:  # noqa: ANN001
     assert m.joint_names == ARM and m.joint_type[0] == 1  # prismatic torso
 
 
-def test_base_footprint_or_base_link_same_dynamics(tiago) -> None:  # noqa: ANN001
+def test_base_footprint_or_base_link_same_dynamics(tiago) -> None:
     """base_footprint sits on the floor under the axle midpoint, base_link on the axle: the
     same vertical line, so the same base rates and the same M and h."""
     r = tiago[0]
@@ -128,7 +128,7 @@ def test_tip_inferred_without_the_wheels_but_not_past_the_head(wheels: dict) -> 
 
 # ---- planar base: Pinocchio to 1e-9 ----------------------------------------------------------
 @pytest.mark.parametrize("method", ("recursive", "silver", "kane", "gauss"))
-def test_planar_inverse_dynamics_vs_pinocchio(tiago_planar, method: str) -> None:  # noqa: ANN001
+def test_planar_inverse_dynamics_vs_pinocchio(tiago_planar, method: str) -> None:
     r, pm, pd = tiago_planar
     for q, v, a in states(r.nv, 1):
         q[3] = 0.1  # the torso's stroke (0 .. 0.35 m)
@@ -136,7 +136,7 @@ def test_planar_inverse_dynamics_vs_pinocchio(tiago_planar, method: str) -> None
 
 
 @pytest.mark.parametrize("method", ("recursive", "kane", "gauss"))
-def test_planar_mass_bias_gravity_forward_vs_pinocchio(tiago_planar, method: str) -> None:  # noqa: ANN001
+def test_planar_mass_bias_gravity_forward_vs_pinocchio(tiago_planar, method: str) -> None:
     r, pm, pd = tiago_planar
     for q, v, a in states(r.nv, 2):
         qp = pin_q(q)
@@ -149,7 +149,7 @@ def test_planar_mass_bias_gravity_forward_vs_pinocchio(tiago_planar, method: str
 
 # ---- differential drive: KKT with Pinocchio's M, h -------------------------------------------
 @pytest.mark.parametrize("method", ("recursive", "kane", "udwadia_kalaba", "kkt"))
-def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(tiago, method: str) -> None:  # noqa: ANN001
+def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(tiago, method: str) -> None:
     r, _, pm, pd = tiago
     rng = np.random.default_rng(5)
     for q, v, _ in states(r.nv, 5, rolling=True):
@@ -160,7 +160,7 @@ def test_diff_drive_forward_dynamics_vs_pinocchio_kkt(tiago, method: str) -> Non
         assert abs(lam - lam_ref) < TOL * max(1.0, abs(lam_ref)) and abs(lam_ref) > 1e-2
 
 
-def _pin_efforts(r, pm, pd, q, v, a):  # noqa: ANN001, ANN202
+def _pin_efforts(r, pm, pd, q, v, a):
     """Inverse dynamics from Pinocchio's M, h plus the wheels' spin inertia:
     ``Q = M a + h`` gives the arm torques, the lateral force ``lam = Q_y`` and the wheel torques
     realising ``(F_x, M_z) = (Q_x, Q_omega)`` (``tau_L,R = r (F_x/2 -/+ M_z/s)``)."""
@@ -174,7 +174,7 @@ def _pin_efforts(r, pm, pd, q, v, a):  # noqa: ANN001, ANN202
 
 
 @pytest.mark.parametrize("method", ("recursive", "silver", "kane", "gauss"))
-def test_diff_drive_inverse_dynamics_vs_pinocchio(tiago, method: str) -> None:  # noqa: ANN001
+def test_diff_drive_inverse_dynamics_vs_pinocchio(tiago, method: str) -> None:
     """Wheel torques, arm torques and the lateral force against Pinocchio's M a + h, and the
     torques fed back through the KKT solve give the acceleration (condition of M: ~1e-7)."""
     r, _, pm, pd = tiago
@@ -233,7 +233,7 @@ HOME = np.array([0.15, 0.2, -1.34, -0.2, 1.94, -1.57, 1.37, 0.0])  # torso up 15
 DT = 1e-3
 
 
-def _quiet(*_) -> None:  # noqa: ANN002
+def _quiet(*_) -> None:
     pass
 
 
@@ -241,7 +241,7 @@ def _yaw(quat_xyzw: np.ndarray) -> float:
     return 2.0 * np.arctan2(quat_xyzw[2], quat_xyzw[3])
 
 
-def _sim(r, base_model: str, arm0: np.ndarray = HOME):  # noqa: ANN001, ANN202
+def _sim(r, base_model: str, arm0: np.ndarray = HOME):
     from rbd_ros.sim.mobile_sim import MobileConfig, MobileSimulator
     from rbd_ros.sim.simulator import BridgeConfig
 
@@ -249,7 +249,7 @@ def _sim(r, base_model: str, arm0: np.ndarray = HOME):  # noqa: ANN001, ANN202
     return MobileSimulator(r.model, cfg, MobileConfig(base_model=base_model), log=_quiet)
 
 
-def _run(r, sim, steps: int, wheels, hold: bool = True) -> np.ndarray:  # noqa: ANN001
+def _run(r, sim, steps: int, wheels, hold: bool = True) -> np.ndarray:
     """``steps`` steps with wheel torques ``wheels``; the arm under PD + gravity with gains
     from the model's own inertia (``M_ii (2 pi 3 Hz)^2``, critically damped) or zero torque.
     Returns the largest arm error over the run."""
@@ -352,12 +352,12 @@ def test_mujoco_tiago_ideal_is_the_core_simulation(tiago) -> None:
 
 # ---- the dynamics server on TIAGo (a real process) -------------------------------------------
 @pytest.mark.ros
-def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:  # noqa: ANN001
+def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:
     """``rbd-ros dynamics-server -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...``:
     the wheels found by the server are TIAGo's; inverse dynamics (wheel torques, torso and arm,
     lateral force) equals Pinocchio's M a + h (1e-9) and the in-process core (1e-12)."""
-    from rbd_ros.robot.services import LATERAL_FORCE
     from rbd_ros.ros.client import DynamicsClient
+    from rbd_ros.services import LATERAL_FORCE
 
     r, _, pm, pd = tiago
     node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={TIAGO}", "-p", "base:=diff_drive",
@@ -405,7 +405,7 @@ def test_mujoco_tiago_casters_from_the_urdf(tiago) -> None:
 
 @pytest.mark.ros
 @pytest.mark.slow
-def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> None:  # noqa: ANN001
+def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> None:
     """``rbd-ros mujoco-bridge -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...`` (the
     ``base`` parameter as the dynamics server's): TIAGo's wheels and arm on /joint_states, and
     the ideal base under a constant input through the topics equals the core's ``simulate``."""
@@ -438,7 +438,7 @@ def test_ros_bridge_tiago_from_the_urdf_equals_the_core(tiago, node_process) -> 
     assert ref.q[-1][0] > 1e-4  # it drove
 
 
-def test_urdf2mdh_writes_a_tiago_model_file(tiago, tmp_path, capsys) -> None:  # noqa: ANN001
+def test_urdf2mdh_writes_a_tiago_model_file(tiago, tmp_path, capsys) -> None:
     """``rbd-ros urdf2mdh tiago_no_hand.urdf --base-type diff_drive -o tiago.yaml``: the file
     is the robot (same M and h as the URDF's conversion; wheels and casters kept); a planar
     base with --wheels is refused in one line."""

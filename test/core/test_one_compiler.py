@@ -16,13 +16,13 @@ from rbd_ros.algorithm import jit_cache
 
 def _kernel():  # a new dispatcher each time: nothing compiled or cached yet
     @njit
-    def twice(x):  # noqa: ANN001, ANN202
+    def twice(x):
         return 2.0 * x
 
     return twice
 
 
-def test_a_signature_being_compiled_elsewhere_waits_for_it(tmp_path) -> None:  # noqa: ANN001
+def test_a_signature_being_compiled_elsewhere_waits_for_it(tmp_path) -> None:
     twice = _kernel()
     lock = jit_cache.compile_lock(str(tmp_path), twice.py_func, (types.float64,))
     out: list[float] = []
@@ -45,7 +45,7 @@ def test_a_signature_being_compiled_elsewhere_waits_for_it(tmp_path) -> None:  #
     assert "one_compiler" not in Dispatcher.compile.__qualname__  # numba's own again
 
 
-def test_a_holder_that_never_finishes_costs_wait_seconds_only(tmp_path) -> None:  # noqa: ANN001
+def test_a_holder_that_never_finishes_costs_wait_seconds_only(tmp_path) -> None:
     twice = _kernel()
     lock = jit_cache.compile_lock(str(tmp_path), twice.py_func, (types.int64,))
     with open(lock, "a") as other, jit_cache.one_compiler(str(tmp_path), wait=0.3):

@@ -18,6 +18,7 @@ import pytest
 from core_oracles import REPO, pinocchio_model, rel_err
 from rbd_ros.model import MdhModel
 from rbd_ros.robot import Robot
+from rbd_ros.robot.arm import front_class
 from rbd_ros.robot.fast_path import fast_path
 from rbd_ros.robot.floating import FloatingBaseRobot, FloatingFront
 from rbd_ros.robot.mobile import GroundFront, MobileBaseRobot
@@ -37,7 +38,7 @@ MODELS = _models()
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
-def robot(request) -> Robot:  # noqa: ANN001
+def robot(request) -> Robot:
     return Robot(MODELS[request.param])
 
 
@@ -61,7 +62,7 @@ def test_one_class_for_every_base(robot: Robot) -> None:
     assert type(robot) is Robot and robot.root.kind == robot.base_type == kind
     assert (robot.nq, robot.nv, robot.nu) == sizes
     front = {"fixed": None, "floating": FloatingFront, "planar": GroundFront, "diff_drive": GroundFront}[kind]
-    assert robot.root.front_class() is front
+    assert front_class(kind) is front  # robot.arm.FRONTS, the robot floor's names
     bound = robot.__dict__.get("inverse_dynamics")
     assert (bound is None) == (front is None)  # a fixed base uses Robot's own methods
     if front is not None:
@@ -181,7 +182,7 @@ def test_fast_path_keeps_signature_and_writes_the_check_once() -> None:
         dof = 2
 
         @fast_path(("x", "y"), "_k(x, y, out)", when="flag is False")
-        def f(self, x, y, flag=False, scale=2.0):  # noqa: ANN001, ANN201
+        def f(self, x, y, flag=False, scale=2.0):
             """The full path."""
             return ("full", flag, scale)
 

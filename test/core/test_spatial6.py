@@ -28,7 +28,7 @@ def crm(V: np.ndarray) -> np.ndarray:
 
 
 @njit
-def _spatial(V, m, F, mass, h, Iu):  # noqa: ANN001, ANN202
+def _spatial(V, m, F, mass, h, Iu):
     Vt = (V[0], V[1], V[2], V[3], V[4], V[5])
     mt = (m[0], m[1], m[2], m[3], m[4], m[5])
     Ft = (F[0], F[1], F[2], F[3], F[4], F[5])
@@ -38,7 +38,7 @@ def _spatial(V, m, F, mass, h, Iu):  # noqa: ANN001, ANN202
 
 
 @njit
-def _packed(X, s, y, p):  # noqa: ANN001, ANN202
+def _packed(X, s, y, p):
     a = np.zeros((2, 21))
     for k in range(21):
         a[0, k] = X[k]
@@ -52,7 +52,7 @@ def _packed(X, s, y, p):  # noqa: ANN001, ANN202
 
 
 @njit
-def _mdh(cs, x, p, f, n):  # noqa: ANN001, ANN202
+def _mdh(cs, x, p, f, n):
     c = (cs[0], cs[1], cs[2], cs[3])
     xt = (x[0], x[1], x[2])
     return (s6.mdh_rot(c, xt), s6.mdh_rot_t(c, xt),
@@ -60,7 +60,7 @@ def _mdh(cs, x, p, f, n):  # noqa: ANN001, ANN202
 
 
 @njit
-def _inertia(R, Iu, h, c):  # noqa: ANN001, ANN202
+def _inertia(R, Iu, h, c):
     a = np.zeros((1, 9))
     for k in range(9):
         a[0, k] = R[k]

@@ -10,7 +10,10 @@ from rbd_ros.algorithm.spatial6 import CONTRACT
 from rbd_ros.algorithm.trig import sincos
 
 
-@njit(cache=True, fastmath=CONTRACT)  # as inlined into kinematics.joint_angles
+# as inlined into kinematics.joint_angles; not cached: a test file is outside rbd_ros's cache
+# stamps (algorithm.jit_cache), so numba would key it on this file alone and, after an edit of
+# trig.py, load the old sincos compiled into it (issue 45's audit: a wrong sign passed here)
+@njit(fastmath=CONTRACT)
 def _both(x: np.ndarray, out: np.ndarray) -> None:
     for i in range(x.shape[0]):
         out[i, 0], out[i, 1] = sincos(x[i])

@@ -32,7 +32,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module", params=list(CASES))
-def case(request):  # noqa: ANN001, ANN201
+def case(request):
     robot = Robot(CASES[request.param]())
     rng = np.random.default_rng(sum(map(ord, request.param)))
     X = rng.uniform(-2, 2, (3, 3, robot.dof))  # 3 states of (q, qd, qdd)
@@ -41,7 +41,7 @@ def case(request):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.parametrize("method", ID)
-def test_inverse_dynamics_equals_rnea(case, method: str) -> None:  # noqa: ANN001
+def test_inverse_dynamics_equals_rnea(case, method: str) -> None:
     """With the model's gravity, with and without a tool wrench."""
     robot, X, W = case
     for (q, qd, qdd), w in zip(X, W):
@@ -53,7 +53,7 @@ def test_inverse_dynamics_equals_rnea(case, method: str) -> None:  # noqa: ANN00
 
 
 @pytest.mark.parametrize("method", MM)
-def test_mass_matrix_equals_crba(case, method: str) -> None:  # noqa: ANN001
+def test_mass_matrix_equals_crba(case, method: str) -> None:
     robot, X, _ = case
     for q, _, _ in X:
         M = robot.mass_matrix(q, method=method)
@@ -62,7 +62,7 @@ def test_mass_matrix_equals_crba(case, method: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("method", ["kane", "gauss"])
-def test_coriolis_matrix_times_qd_is_h_minus_g(case, method: str) -> None:  # noqa: ANN001
+def test_coriolis_matrix_times_qd_is_h_minus_g(case, method: str) -> None:
     robot, X, _ = case
     for q, qd, _ in X:
         C = robot.coriolis_matrix(q, qd, method=method)
@@ -130,7 +130,7 @@ def test_method_api_shapes_checks_and_actuators() -> None:
         robot.inverse_dynamics(Q[0], QD[0], QDD[0], tool_wrench=np.zeros(3), method="kane")
 
 
-def test_cli(capsys) -> None:  # noqa: ANN001
+def test_cli(capsys) -> None:
     urdf = str(REPO / "urdf" / "puma560.urdf")
     assert cli_main([urdf, "--states", "2"]) == 0
     out = capsys.readouterr().out

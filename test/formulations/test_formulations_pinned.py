@@ -222,7 +222,7 @@ def test_operation_counts_by_construction() -> None:
 
 
 # ---- identities ------------------------------------------------------------------------------
-def _fd(f, q: np.ndarray, v: np.ndarray, h: float = 1e-6) -> np.ndarray:  # noqa: ANN001
+def _fd(f, q: np.ndarray, v: np.ndarray, h: float = 1e-6) -> np.ndarray:
     return (f(q + h * v) - f(q - h * v)) / (2 * h)
 
 
@@ -234,7 +234,7 @@ def arm() -> tuple[Robot, np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("method", ["kane", "gauss"])
-def test_mdot_minus_2c_skew(arm, method: str) -> None:  # noqa: ANN001
+def test_mdot_minus_2c_skew(arm, method: str) -> None:
     robot, q, qd = arm
     Md = _fd(lambda x: robot.mass_matrix(x, method=method), q, qd)
     S = Md - 2 * robot.coriolis_matrix(q, qd, method=method)
@@ -242,7 +242,7 @@ def test_mdot_minus_2c_skew(arm, method: str) -> None:  # noqa: ANN001
     assert np.abs(S).max() > 1e-3  # not trivially zero
 
 
-def test_remark_41_corrected(arm) -> None:  # noqa: ANN001
+def test_remark_41_corrected(arm) -> None:
     """(1/2) M-dot_GP - C_GP = the corrected A (skew); the printed -sum J^T S_bar J is not it."""
     robot, q, qd = arm
     F = Formulations(robot.model)
@@ -262,7 +262,7 @@ def test_remark_41_corrected(arm) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("which", ["kane", "gauss"])
-def test_jacobian_derivatives_by_finite_differences(arm, which: str) -> None:  # noqa: ANN001
+def test_jacobian_derivatives_by_finite_differences(arm, which: str) -> None:
     robot, q, qd = arm
     F = Formulations(robot.model)
     n = robot.dof
@@ -279,7 +279,7 @@ def test_jacobian_derivatives_by_finite_differences(arm, which: str) -> None:  #
     assert np.abs(J_fd - jac(q)[1]).max() < 1e-7
 
 
-def test_kane_c_qd_equals_h_and_lagrange_h_from_m(arm) -> None:  # noqa: ANN001
+def test_kane_c_qd_equals_h_and_lagrange_h_from_m(arm) -> None:
     """000 (37): C qd = h.  003 (3.47): h_i = sum_jk (dM_ij/dq_k - (1/2) dM_jk/dq_i) qd_j qd_k,
     with M by finite differences of 003 (3.28)."""
     robot, q, qd = arm

@@ -34,7 +34,7 @@ def _mount() -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def mobile():  # noqa: ANN201
+def mobile():
     """arm7 on a 40 kg base (CoM off the base point), and the same in Pinocchio."""
     arm = Chain.from_model(Robot.from_urdf(URDF).model)
     base = pb.PlanarBase(40.0, np.array([-0.08, 0.03, 0.18]),
@@ -51,7 +51,7 @@ def mobile():  # noqa: ANN201
 pin_q = pb.to_cos_sin
 
 
-def pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:  # noqa: ANN001
+def pin_mass(pm, pd, q: np.ndarray) -> np.ndarray:
     M = pin.crba(pm, pd, pin_q(q))
     return np.triu(M) + np.triu(M, 1).T
 
@@ -78,7 +78,7 @@ def test_velocity_maps_by_finite_differences() -> None:
 
 
 @pytest.mark.parametrize("method", WORLD_METHODS + ("dqne_planar",))
-def test_planar_base_inverse_dynamics_vs_pinocchio(mobile, method: str) -> None:  # noqa: ANN001
+def test_planar_base_inverse_dynamics_vs_pinocchio(mobile, method: str) -> None:
     """Base-frame force/moment and joint torques equal ``pin.rnea`` on the planar-root model."""
     base, arm, F, pm, pd = mobile
     dp, ws = pb.pack_arm(base, arm), pb.dqne_workspace(arm.dof)
@@ -94,7 +94,7 @@ def test_planar_base_inverse_dynamics_vs_pinocchio(mobile, method: str) -> None:
         assert rel_err(tau, ref) > 1e-3  # world and base frame differ
 
 
-def test_dqne_planar_yaw_force_needs_the_errata(mobile) -> None:  # noqa: ANN001
+def test_dqne_planar_yaw_force_needs_the_errata(mobile) -> None:
     """001 §3.2.2 literally (``tau_phi = D(<zeta_1, k>)``, moment about the world origin) is
     wrong away from the origin; the corrected ``- (p_B x f)_z`` matches Pinocchio."""
     base, arm, F, pm, pd = mobile
@@ -110,7 +110,7 @@ def test_dqne_planar_yaw_force_needs_the_errata(mobile) -> None:  # noqa: ANN001
     assert abs(literal - ref[2]) > 1.0
 
 
-def test_dqne_planar_tool_wrench(mobile) -> None:  # noqa: ANN001
+def test_dqne_planar_tool_wrench(mobile) -> None:
     """With a tool wrench, equal to Silver's NE on the whole-body chain (same convention)."""
     base, arm, F, _, _ = mobile
     rng = np.random.default_rng(13)
@@ -125,7 +125,7 @@ def test_dqne_planar_tool_wrench(mobile) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("method", ("lagrange", "kane", "gauss"))
-def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) -> None:  # noqa: ANN001
+def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) -> None:
     _, _, F, pm, pd = mobile
     for q, v, tau in states(F.n, 14):
         qd = pb.world_rates(q, v)
@@ -138,7 +138,7 @@ def test_planar_base_mass_matrix_bias_and_aba_vs_pinocchio(mobile, method: str) 
         assert rel_err(np.linalg.solve(Mb, tau - hb), pin.aba(pm, pd, pin_q(q), v, tau)) < TOL
 
 
-def test_planar_base_functional_interface_vs_pinocchio(mobile) -> None:  # noqa: ANN001
+def test_planar_base_functional_interface_vs_pinocchio(mobile) -> None:
     """``planar_base.inverse_dynamics / mass_matrix / bias / forward_dynamics`` in base rates."""
     _, _, F, pm, pd = mobile
     for q, v, vd in states(F.n, 16, 2):
@@ -149,7 +149,7 @@ def test_planar_base_functional_interface_vs_pinocchio(mobile) -> None:  # noqa:
         assert rel_err(pb.forward_dynamics(F, q, v, 10 * vd), pin.aba(pm, pd, qp, v, 10 * vd)) < TOL
 
 
-def test_model_base_body_and_layouts(mobile) -> None:  # noqa: ANN001
+def test_model_base_body_and_layouts(mobile) -> None:
     """``formulations(model)`` reads the model's base body (``MdhModel.base_*``, mount in
     ``model.base``) and equals the hand-built whole body; the cos/sin layout round-trips."""
     base, _, F, _, _ = mobile
@@ -166,7 +166,7 @@ def test_model_base_body_and_layouts(mobile) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("method", ("kane", "gauss"))
-def test_whole_body_mdot_minus_2c_is_skew(mobile, method: str) -> None:  # noqa: ANN001
+def test_whole_body_mdot_minus_2c_is_skew(mobile, method: str) -> None:
     """000 (36) / 001 (47): ``M-dot - 2C`` skew with the base joints (finite-difference M-dot)."""
     _, _, F, _, _ = mobile
     for q, qd, _ in states(F.n, 15, 2):
@@ -178,7 +178,7 @@ def test_whole_body_mdot_minus_2c_is_skew(mobile, method: str) -> None:  # noqa:
 
 
 # ---- differential drive ---------------------------------------------------------------------
-def pin_kkt(pm, pd, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def pin_kkt(pm, pd, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, float]:
     """KKT with Pinocchio's M and h (base rates) and the constraint ``v_y-dot = 0``."""
     M = pin_mass(pm, pd, q)
     h = pin.rnea(pm, pd, pin_q(q), v, np.zeros(len(v)))
@@ -189,7 +189,7 @@ def pin_kkt(pm, pd, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> tuple[np.nda
     return x[:n], x[n]
 
 
-def test_diff_drive_routes_agree_with_pinocchio_kkt(mobile) -> None:  # noqa: ANN001
+def test_diff_drive_routes_agree_with_pinocchio_kkt(mobile) -> None:
     _, arm, F, pm, pd = mobile
     wheels = dd.Wheels(radius=0.08, separation=0.45)
     rng = np.random.default_rng(21)
@@ -215,7 +215,7 @@ def test_diff_drive_routes_agree_with_pinocchio_kkt(mobile) -> None:  # noqa: AN
         assert abs(A @ qd)[0] < 1e-15
 
 
-def test_diff_drive_inverse_dynamics_round_trip(mobile) -> None:  # noqa: ANN001
+def test_diff_drive_inverse_dynamics_round_trip(mobile) -> None:
     """Wheel torques, arm torques and the lateral force that realise Pinocchio's constrained
     accelerations are the inputs that produced them (and are zero-sum checked on a base
     force with a pure forward push)."""
@@ -279,7 +279,7 @@ def test_udwadia_kalaba_equals_kkt_and_its_force_does_no_work() -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(mobile):  # noqa: ANN001, ANN201
+def runs(mobile):
     """10 s of arm7 on a diff-drive base: constant wheel torques, a PD hold of the arm, each route."""
     _, _, F, _, _ = mobile
     wheels = dd.Wheels(radius=0.08, separation=0.45, spin_inertia=0.004)
@@ -302,7 +302,7 @@ def runs(mobile):  # noqa: ANN001, ANN201
     return out
 
 
-def test_simulation_keeps_the_rolling_constraint(runs) -> None:  # noqa: ANN001
+def test_simulation_keeps_the_rolling_constraint(runs) -> None:
     """Integrating in the independent speeds (Kane) or projecting (UK) holds ``|v_y| < 1e-10``
     over 10 s; unstabilised UK drifts (printed for the record)."""
     drift = {k: float(np.abs(r["v_y"]).max()) for k, r in runs.items()}
@@ -316,7 +316,7 @@ def test_simulation_keeps_the_rolling_constraint(runs) -> None:  # noqa: ANN001
     assert np.abs(runs["kane"]["q"][-1, :3] - runs["kane"]["q"][0, :3]).max() > 0.5  # it moved
 
 
-def test_simulation_energy_balance(runs) -> None:  # noqa: ANN001
+def test_simulation_energy_balance(runs) -> None:
     """``dE/dt = tau . qd``: the constraint force does no work, so ``E(t) - E(0)`` equals the
     input work ``W(t)`` to the integration error."""
     for key in ("kane", "uk_projection"):
@@ -326,7 +326,7 @@ def test_simulation_energy_balance(runs) -> None:  # noqa: ANN001
         assert np.abs(r["W"]).max() > 1.0  # the wheels did work
 
 
-def test_bad_input_is_named(mobile) -> None:  # noqa: ANN001
+def test_bad_input_is_named(mobile) -> None:
     _, arm, F, _, _ = mobile
     wheels = dd.Wheels(0.1, 0.5)
     q, v = np.zeros(F.n), np.zeros(F.n)

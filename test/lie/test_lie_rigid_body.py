@@ -42,7 +42,7 @@ def test_golden_se3_and_sixth_equation() -> None:
     ("SE2", np.diag([2.0, 2, 0.5]), [1.0, 0.5, 2], [1.0, -2.0, 0.0]),  # #5, 004 (87)
     ("Xz", np.diag([2.0, 2, 2, 0.5]), [1.0, 0.5, 0.3, 2], [1.0, -2.0, 0.0, 0.0]),  # #6, (96)
 ])
-def test_golden_planar(group, M, V, want) -> None:  # noqa: ANN001
+def test_golden_planar(group, M, V, want) -> None:
     np.testing.assert_allclose(RigidBody(group, M).acceleration(V), want, atol=1e-14)
 
 
@@ -100,7 +100,7 @@ def _spd(rng: np.random.Generator, m: float) -> np.ndarray:
 
 
 @pytest.mark.parametrize("integrator, tol", [("rkmk4", 1e-10), ("lie_euler", None)])
-def test_se3_torque_free_conservation(integrator, tol) -> None:  # noqa: ANN001
+def test_se3_torque_free_conservation(integrator, tol) -> None:
     M = _spd(np.random.default_rng(0), 2.0)
     body = RigidBody("SE3", M)
     V0 = np.array([0.3, -0.2, 0.5, 1.0, 2.0, 3.0])

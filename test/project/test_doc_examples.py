@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow  # the python blocks compile and run the kernels
 #: node subcommands: their arguments are ROS's (``--ros-args -p NAME:=VALUE``), checked against
 #: the node's schema (config/schema/NODE.yaml) and the robot parameters every node shares
 NODE_SCHEMAS = {"dynamics-server": "dynamics_server", "mujoco-bridge": "mujoco_bridge",
-                "controller": "controller", "state-publisher": "state_publisher", "view": None}
+                "controller": "controller", "state-publisher": "state_publisher", "view": None,
+                "ft-compensator": "ft_compensator"}
 
 RUNNER = """
 import json, sys, traceback

@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 
 
-def _bringup(argv):  # noqa: ANN001, ANN202
+def _bringup(argv):
     from rbd_ros.ros.bringup.cli import parse_args
 
     return parse_args(["--urdf", "x.urdf", *argv])
 
 
-def _urdf2mdh(argv):  # noqa: ANN001, ANN202
+def _urdf2mdh(argv):
     """The parsed flags; refused: urdf2mdh's own exit (its parser raises, ``main`` prints)."""
     from rbd_ros.urdf.cli import _parser, main
     from rbd_ros.urdf.errors import UrdfError
@@ -25,7 +25,7 @@ def _urdf2mdh(argv):  # noqa: ANN001, ANN202
         raise SystemExit(main(["x.urdf", *argv])) from None
 
 
-def _sweep(argv):  # noqa: ANN001, ANN202
+def _sweep(argv):
     from rbd_ros.sweep.cli import parser
 
     return parser().parse_known_args(argv)[0]
@@ -36,7 +36,7 @@ def _sweep(argv):  # noqa: ANN001, ANN202
     (_bringup, "--tip", "--tip-link", "tool0", "ee_link"),
     (_urdf2mdh, "--base", "--base-link", "base_link", "world"),
     (_sweep, "--out", "--output", "o1", "o2")])
-def test_both_spellings_disagreeing_are_refused_naming_both(capsys, parse, old, new, a, b) -> None:  # noqa: ANN001
+def test_both_spellings_disagreeing_are_refused_naming_both(capsys, parse, old, new, a, b) -> None:
     for argv in ([old, a, new, b], [new, b, old, a]):
         with pytest.raises(SystemExit) as exit_:
             parse(argv)

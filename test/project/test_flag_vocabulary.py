@@ -32,7 +32,7 @@ def moving_joints_between(urdf: str, base: str, tip: str) -> list[str]:
     return path[::-1]
 
 
-def test_urdf2mdh_new_and_old_spellings_give_the_asked_chain(tmp_path, capsys) -> None:  # noqa: ANN001
+def test_urdf2mdh_new_and_old_spellings_give_the_asked_chain(tmp_path, capsys) -> None:
     urdf = str(example_robot_urdf(Z1))
     new, old = tmp_path / "new.yaml", tmp_path / "old.yaml"
     assert urdf2mdh([urdf, "--base-link", "link01", "--tip-link", "link05", "-o", str(new)]) == 0
@@ -48,7 +48,7 @@ def test_urdf2mdh_new_and_old_spellings_give_the_asked_chain(tmp_path, capsys) -
     assert names == moving_joints_between(urdf, "link01", "link05") == ["joint2", "joint3", "joint4", "joint5"]
 
 
-def test_formulations_takes_tip_link_and_the_old_tip(capsys) -> None:  # noqa: ANN001
+def test_formulations_takes_tip_link_and_the_old_tip(capsys) -> None:
     urdf = str(example_robot_urdf(Z1))
     assert formulations([urdf, "--tip-link", "link06", "--states", "1"]) == 0
     out = capsys.readouterr()
@@ -59,7 +59,7 @@ def test_formulations_takes_tip_link_and_the_old_tip(capsys) -> None:  # noqa: A
     assert len(moving_joints_between(urdf, "world", "link06")) == 6
 
 
-def test_bringup_takes_base_type_and_the_old_base_and_tip(capsys) -> None:  # noqa: ANN001
+def test_bringup_takes_base_type_and_the_old_base_and_tip(capsys) -> None:
     a = bringup_args(["--urdf", "x.urdf", "--base-type", "diff_drive", "--tip-link", "t"])
     assert (a.base, a.tip_link) == ("diff_drive", "t")
     assert "deprecated" not in capsys.readouterr().err

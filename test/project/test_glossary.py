@@ -50,7 +50,7 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
     """Each argparse subcommand's parser, caught where its main() parses."""
     out = {}
     for sub in ARGPARSE_SUBCOMMANDS:
-        def catch(self, args=None, namespace=None):  # noqa: ANN001, ANN202
+        def catch(self, args=None, namespace=None):
             raise _Parser(self)
         with mock.patch.object(argparse.ArgumentParser, "parse_args", catch):
             with pytest.raises(_Parser) as got:

@@ -27,7 +27,7 @@ def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
                           capture_output=True, timeout=timeout)
 
 
-def _one_line_error(proc, prefix: str) -> str:  # noqa: ANN001
+def _one_line_error(proc, prefix: str) -> str:
     out = proc.output if hasattr(proc, "output") else proc.stdout + proc.stderr
     assert "Traceback" not in out, out
     lines = [line for line in out.splitlines() if line.startswith(f"{prefix}: error:")]
@@ -48,7 +48,7 @@ def _impossible_model_yaml(tmp_path: Path) -> Path:
 
 # ---- item 2: one server per namespace ------------------------------------------------------------
 @pytest.mark.slow
-def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_process) -> None:  # noqa: ANN001
+def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_process) -> None:
     from rbd_ros.model import MdhModel
     from rbd_ros.model.physical import InertiaWarning
     from rbd_ros.ros.client import DynamicsClient
@@ -91,7 +91,7 @@ def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_proc
 
 
 # ---- item 10: one-line errors from the nodes ----------------------------------------------------
-def test_item10_invalid_service_namespace_is_one_line(node_process) -> None:  # noqa: ANN001
+def test_item10_invalid_service_namespace_is_one_line(node_process) -> None:
     proc = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={PLANAR}",
                          "-p", "service_namespace:=bad name!"])
     assert proc.proc.wait(120) == 2
@@ -99,7 +99,7 @@ def test_item10_invalid_service_namespace_is_one_line(node_process) -> None:  # 
         _one_line_error(proc, "dynamics_server")
 
 
-def test_item10_nan_mass_in_a_urdf_is_one_line(tmp_path, node_process) -> None:  # noqa: ANN001
+def test_item10_nan_mass_in_a_urdf_is_one_line(tmp_path, node_process) -> None:
     text = PLANAR.read_text()
     bad = tmp_path / "nan_mass.urdf"
     bad.write_text(text.replace('<mass value="1.0"/>', '<mass value="nan"/>', 1))
@@ -118,7 +118,7 @@ def test_item10_urdf2mdh_nan_gravity_is_one_line() -> None:
 
 
 # ---- item 4: rbd-ros info FILE -------------------------------------------------------------------
-def test_item4_info_uses_its_argument(tmp_path) -> None:  # noqa: ANN001
+def test_item4_info_uses_its_argument(tmp_path) -> None:
     out = _cli("info", str(PLANAR))
     assert out.returncode == 0 and "robot 'planar2'" in out.stdout, out.stdout + out.stderr
     assert "puma" not in out.stdout
@@ -131,7 +131,27 @@ def test_item4_info_uses_its_argument(tmp_path) -> None:  # noqa: ANN001
 
 
 # ---- item 7 and unclear messages: the controller ------------------------------------------------
-def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: ANN001, F811
+def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: F811
+    """A point due 1 ns after the start, 1.5 rad away (planar2's velocity limit 10 rad/s): under
+    ``retime: never`` refused naming the least time it needs (0.150 s at the velocity limits);
+    under the default retiming joined from the current state and retimed under every limit
+    (issue 37's adversarial pass: never the 1 ns step), the line saying so."""
+    from test_control_node import READY, _trajectory
+
+    proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
+                         "type:=pd_gravity", "-p", "retime:=never"], ready=READY)
+    peer.wait_subscribed(peer.joint_pub)
+    peer.send_command_and_wait(["joint1", "joint2"], [0.0, 0.0], t=1.0)
+    peer.wait_subscribed(peer.traj_pub)
+    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [1e-9], [[1.5, 0.0]]))
+    line = proc.wait_for("trajectory refused", 10)
+    assert "point 0 is due 1e-09 s after the start but 1.5 from the current reference of joint1" in line, line
+    assert "it needs at least 0.150 s at the velocity limits" in line, line
+    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [2.0], [[1.5, 0.0]]))
+    proc.wait_for("trajectory accepted", 10)
+
+
+def test_item7_a_point_due_too_soon_is_joined_within_the_limits(node_process, peer) -> None:  # noqa: F811
     from test_control_node import READY, _trajectory
 
     proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
@@ -139,12 +159,12 @@ def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, p
     peer.wait_subscribed(peer.joint_pub)
     peer.send_command_and_wait(["joint1", "joint2"], [0.0, 0.0], t=1.0)
     peer.wait_subscribed(peer.traj_pub)
-    # 1 ns to a point 1.5 rad away: planar2's velocity limit is 10 rad/s
     peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [1e-9], [[1.5, 0.0]]))
-    line = proc.wait_for("trajectory refused", 10)
-    assert "the reference velocity of joint1 reaches" in line and "[-10, 10]" in line
-    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [2.0], [[1.5, 0.0]]))
-    proc.wait_for("trajectory accepted", 10)
+    line = proc.wait_for("trajectory accepted", 10)
+    assert "was 1.5 from the current reference of joint1: joined from the current state" in line, line
+    assert "under the velocity, acceleration and effort limits" in line, line
+    took = float(line.split("retimed to ")[1].split(" s")[0])
+    assert took >= 0.15, line  # never faster than the velocity limit allows (1.5 rad at 10 rad/s)
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -152,7 +172,7 @@ def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, p
     (["-p", "kp:=[true, true]"], "kp must be a number or a list of numbers"),
     (["-p", "gains_file:={bad}"], "is not valid YAML"),
 ])
-def test_unclear_controller_parameters_refused_at_start_up(tmp_path, extra, message) -> None:  # noqa: ANN001
+def test_unclear_controller_parameters_refused_at_start_up(tmp_path, extra, message) -> None:
     bad = tmp_path / "gains.yaml"
     bad.write_text("defaults: {pd_gravity: [kp: 1\n")
     extra = [e.replace("{bad}", str(bad)) for e in extra]
@@ -161,7 +181,7 @@ def test_unclear_controller_parameters_refused_at_start_up(tmp_path, extra, mess
     assert out.returncode == 2 and message in _one_line_error(out, "controller"), out.stderr
 
 
-def test_item2_the_host_lock_is_exact_and_released(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_item2_the_host_lock_is_exact_and_released(monkeypatch, tmp_path) -> None:
     """The same-host check does not depend on DDS discovery: a second exclusive holder is
     refused naming the first's pid, a shared one is let through without the lock, and the lock
     is free again once the holder's file is closed (as at the holder's exit)."""

@@ -249,14 +249,19 @@ def test_realtime_timeout_brake_pause_and_diagnostics(tmp_path, node_process, cl
     proc.wait_for("no command yet")  # stale from the start: braked
     # a controller at ~200 Hz (wall) for 0.6 s of simulated time: progress is waited for in
     # simulated time, with a generous wall-clock deadline, so a loaded machine only slows it
+    # (the fastest state seen, and whether 5 N m was applied: a stall of this process over the
+    # 50 ms timeout brakes the bridge for a moment, so the last state alone may be braked)
     t_begin = client.latest()[0]
     deadline = time.monotonic() + 60
+    qd_spun, applied = np.zeros(3), False
     while client.latest()[0] < t_begin + 0.6:
         assert time.monotonic() < deadline, client.latest()[0]
         client.send([5.0, 0.0, 0.0])
         time.sleep(0.005)
-    _, _, qd_spun, effort = client.latest()
-    assert np.abs(qd_spun).max() > 0.5 and effort[0] == 5.0, (qd_spun, effort, proc.output)
+        _, _, qd_now, effort = client.latest()
+        applied |= bool(effort[0] == 5.0)
+        qd_spun = qd_now if np.abs(qd_now).max() > np.abs(qd_spun).max() else qd_spun
+    assert np.abs(qd_spun).max() > 0.5 and applied, (qd_spun, applied, proc.output)
     proc.wait_for("commands resumed")
     t_stop = client.latest()[0]
     while client.latest()[0] < t_stop + 0.6:  # controller gone: zero torque + brake

@@ -10,7 +10,7 @@ def test_a_string_for_links_is_refused_with_the_fix() -> None:
     from rbd_ros.ros.client import DynamicsClient
 
     client = object.__new__(DynamicsClient)  # no node: the check comes before any request
-    client._names = lambda names: pytest.fail("a request was being built")  # noqa: ARG005
+    client._names = lambda names: pytest.fail("a request was being built")
     with pytest.raises(TypeError, match=r"links must be a list of URDF link names, got the "
                                         r"string 'tool0': use \['tool0'\]"):
         client.urdf_link_poses([0.0] * 6, "tool0")

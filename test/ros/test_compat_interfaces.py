@@ -51,6 +51,17 @@ UPSTREAM = {
         "trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_actual\n"
         "trajectory_msgs/MultiDOFJointTrajectoryPoint multi_dof_error\nint32 multi_dof_index\n",
         "RIHS01_ff29901b2693f5deb847e96084a1c2cdb26e70b7c847be21859b70a55fb29cf0"),
+    # the gripper action controller's (issue 43.2), control_msgs 6.8.0
+    ("control_msgs", "msg/GripperCommand.msg"): (
+        "float64 position\nfloat64 max_effort\n",
+        "RIHS01_57eb8f326c9889ca8bb34ead82cc94cc09bf6bc5c3b6c09546dca3a00b589890"),
+    ("control_msgs", "action/GripperCommand.action"): (
+        "GripperCommand command\n"
+        "---\n"
+        "float64 position\nfloat64 effort\nbool stalled\nbool reached_goal\n"
+        "---\n"
+        "float64 position\nfloat64 effort\nbool stalled\nbool reached_goal\n",
+        "RIHS01_e17c0e644eccf14bea84a0a93e0977182872c2eb7873ca6694900059b46dbc84"),
 }
 
 

@@ -58,7 +58,7 @@ def test_harden_reports_what_the_platform_refuses() -> None:
     assert harden(0, (), False) == []  # nothing asked, nothing done
 
 
-def _in_thread(fn):  # noqa: ANN001, ANN202
+def _in_thread(fn):
     import threading
 
     out: list = []
@@ -77,7 +77,7 @@ def test_set_slice_changes_the_threads_request_and_keeps_its_nice() -> None:
     def body() -> tuple[str, int, str]:
         os.setpriority(os.PRIO_PROCESS, 0, 5)  # this thread only (Linux: a tid)
         line = set_slice(300)
-        sched = open("/proc/thread-self/sched").read()  # noqa: SIM115
+        sched = open("/proc/thread-self/sched").read()
         return line, os.getpriority(os.PRIO_PROCESS, 0), sched
 
     line, nice, sched = _in_thread(body)
@@ -166,6 +166,10 @@ def test_composed_call_gives_the_node_commands() -> None:
                 if k in refs:
                     node._on_trajectory(refs[k])
                     composed._on_trajectory(refs[k])
+                    deadline = time.monotonic() + 30  # planned off this thread: both before the next state
+                    while not (node.loop.idle() and composed.loop.idle()):
+                        assert time.monotonic() < deadline
+                        time.sleep(0.002)
                 msg = JointState(name=names, position=pos, velocity=vel)
                 msg.header.stamp.sec, msg.header.stamp.nanosec = 1, int(round((t - 1.0) * 1e9))
                 node._on_joint_state(msg)

@@ -16,7 +16,7 @@ from ros_helpers import ros_context, spin_in_background
 pytestmark = pytest.mark.slow  # end to end: a bridge process in realtime
 
 
-def test_bridge_scene_sensor_push_and_target_wrench(node_process) -> None:  # noqa: ANN001
+def test_bridge_scene_sensor_push_and_target_wrench(node_process) -> None:
     from geometry_msgs.msg import WrenchStamped
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -36,8 +36,8 @@ def test_bridge_scene_sensor_push_and_target_wrench(node_process) -> None:  # no
         got: dict[str, list] = {"raw": [], "wrench": []}
         cv = threading.Condition()
 
-        def keep(key):  # noqa: ANN001, ANN202
-            def cb(msg) -> None:  # noqa: ANN001
+        def keep(key):
+            def cb(msg) -> None:
                 f, t = msg.wrench.force, msg.wrench.torque
                 with cv:
                     got[key].append((time.monotonic(), np.array([f.x, f.y, f.z, t.x, t.y, t.z]),

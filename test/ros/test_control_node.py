@@ -26,7 +26,7 @@ READY = "controller: ready"
 class ScriptProcess(NodeProcess):
     """``python test/support/SCRIPT ARGS`` with NodeProcess's output capture, ``wait_for`` and ``stop``."""
 
-    def __init__(self, script: str, args: list[str]) -> None:  # noqa: D107 - same as NodeProcess
+    def __init__(self, script: str, args: list[str]) -> None:  # same as NodeProcess
         import os
 
         self.args = [script, *args]

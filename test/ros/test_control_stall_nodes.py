@@ -124,7 +124,7 @@ def _latest_state(peer: TimedPeer) -> list:
 
     latest: list = []
 
-    def on_state(msg) -> None:  # noqa: ANN001
+    def on_state(msg) -> None:
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         peer._append(latest, (t, np.array(msg.position), np.array(msg.velocity)))
         with peer.cv:
@@ -352,6 +352,10 @@ def test_mobile_drain_timer_never_holds_the_composed_step() -> None:
             assert waited < 0.05 and len(ctrl.inbox) == 1, waited
             ctrl._drain_idle()  # the lock free: drained
             assert not ctrl.inbox
+            deadline = time.monotonic() + 30  # planned on the loop's worker (issue 37), off this thread
+            while not ctrl.loop.idle():
+                assert time.monotonic() < deadline, "the trajectory was never planned"
+                time.sleep(0.01)
             ctrl.step(0.002, arm, Q0, np.zeros(7))
             ctrl.step(0.3, arm, Q0, np.zeros(7))
             assert 0.01 < np.abs(ctrl.loop.mref.q - Q0).max() < 0.05  # the trajectory is followed

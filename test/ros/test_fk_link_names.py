@@ -11,8 +11,8 @@ from robots_data import example_robot_urdf
 from urdf_oracles import pin_reference
 
 pytest.importorskip("pinocchio")
-from rbd_ros.lie.so3 import pose_matrix  # noqa: E402
-from rbd_ros.urdf import load_conversion  # noqa: E402
+from rbd_ros.lie.so3 import pose_matrix
+from rbd_ros.urdf import load_conversion
 
 TIAGO = "tiago_description/robots/tiago_no_hand.urdf"
 TIP = "arm_tool_link"

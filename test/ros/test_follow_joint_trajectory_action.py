@@ -19,8 +19,10 @@ themselves (their target positions and the joint limits of the URDF) and ``/join
   partially executed;
 * a cancel ends the goal canceled; the arm then holds still short of the goal's target;
 * an unreachable timing for joint 1 (a 1 N m drive, ``effort_limit``, against the URDF's 1 N m of
-  dry friction, asked for 1 rad in 0.7 s: ~1 N m of inertia torque alone) with a path tolerance
-  of 0.05 rad aborts with PATH_TOLERANCE_VIOLATED naming joint1;
+  dry friction, asked for 1 rad in 0.7 s: ~1 N m of inertia torque alone) is refused before it
+  moves (INVALID_GOAL naming the effort of joint1: the planner's torque check, issue 37); a path
+  tolerance of 1e-8 rad, tighter than computed torque tracks, aborts with
+  PATH_TOLERANCE_VIOLATED naming joint2;
 * the topic ``~/joint_trajectory`` still works, and a trajectory there ends a running goal
   (aborted, INVALID_GOAL, naming the topic).
 
@@ -50,7 +52,7 @@ ACTION = "/controller/follow_joint_trajectory"
 PERIOD = 0.025  # s: action_monitor_rate 40 Hz (the rate itself: test_follow_action_server)
 
 
-def _t(stamp) -> float:  # noqa: ANN001
+def _t(stamp) -> float:
     return stamp.sec + 1e-9 * stamp.nanosec
 
 
@@ -58,7 +60,7 @@ class MoveItLikeClient:
     """FollowJointTrajectory client used as moveit_simple_controller_manager uses it, plus
     recorders of ``/joint_states`` and ``/controller/controller_state``."""
 
-    def __init__(self, ctx) -> None:  # noqa: ANN001
+    def __init__(self, ctx) -> None:
         import rclpy
         from control_msgs.action import FollowJointTrajectory
         from rclpy.action import ActionClient
@@ -85,17 +87,17 @@ class MoveItLikeClient:
         self.recorder_spinner = spin_in_background(self.recorder)
 
     @staticmethod
-    def _row(msg) -> tuple[float, np.ndarray]:  # noqa: ANN001
+    def _row(msg) -> tuple[float, np.ndarray]:
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         index = [list(msg.name).index(j) for j in JOINTS]
         return t, np.asarray(msg.position)[index]
 
-    def _on_state(self, msg) -> None:  # noqa: ANN001
+    def _on_state(self, msg) -> None:
         with self.cv:
             self.states.append(self._row(msg))
             self.cv.notify_all()
 
-    def _on_ref(self, msg) -> None:  # noqa: ANN001
+    def _on_ref(self, msg) -> None:
         with self.cv:
             self.refs.append(self._row(msg))
 
@@ -150,12 +152,12 @@ class MoveItLikeClient:
         with self.cv:
             return next(q for s, q in self.states if s >= t - 1e-9)
 
-    def goal_feedback(self, handle) -> list:  # noqa: ANN001
+    def goal_feedback(self, handle) -> list:
         """The feedback messages of the goal of ``handle`` (MoveIt keeps one per goal)."""
         uuid = bytes(handle.goal_id.uuid)
         return [fb for gid, fb, _ in list(self.feedback) if gid == uuid]
 
-    def wait_into_goal(self, handle, seconds: float, timeout: float = 60.0) -> None:  # noqa: ANN001
+    def wait_into_goal(self, handle, seconds: float, timeout: float = 60.0) -> None:
         """Until the goal's feedback is ``seconds`` past its start."""
         deadline = time.monotonic() + timeout
         while True:
@@ -165,7 +167,7 @@ class MoveItLikeClient:
             assert time.monotonic() < deadline, f"no feedback {seconds} s into the goal"
             time.sleep(0.002)
 
-    def end_of(self, handle, duration: float) -> float:  # noqa: ANN001
+    def end_of(self, handle, duration: float) -> float:
         """Simulated time of the goal's last point: its start (any feedback's stamp minus its
         time into the goal) plus ``duration``; the recorder's time if no feedback came."""
         fbs = self.goal_feedback(handle)
@@ -173,13 +175,13 @@ class MoveItLikeClient:
             return self.now()
         return _t(fbs[0].header.stamp) - _t(fbs[0].desired.time_from_start) + duration
 
-    def last_feedback(self, handle):  # noqa: ANN001, ANN201
+    def last_feedback(self, handle):
         """The goal's latest feedback (given 0.1 s to arrive)."""
         time.sleep(0.1)
         return self.goal_feedback(handle)[-1]
 
     def goal(self, names: list[str], points: list[tuple], stamp: float = 0.0, path=(), goal=(),
-             goal_time: float = 0.0):  # noqa: ANN001, ANN201
+             goal_time: float = 0.0):
         """A goal: points = [(time_from_start, positions)] (positions only: a spline through
         them that ends at rest)."""
         from builtin_interfaces.msg import Duration
@@ -201,7 +203,7 @@ class MoveItLikeClient:
         set_stamp(g.goal_time_tolerance, goal_time)
         return g
 
-    def send(self, goal, timeout: float = 30.0):  # noqa: ANN001, ANN201
+    def send(self, goal, timeout: float = 30.0):
         """MoveIt's sendTrajectory: the goal, and its handle once the server answered."""
         assert self.client.wait_for_server(timeout_sec=timeout), f"no action server {ACTION}"
         # wait_for_server sees the server's request reader, not that its response writer has
@@ -209,9 +211,11 @@ class MoveItLikeClient:
         # lost (ROS 2's service discovery race; a full suite run waited 30 s for it). A goal
         # without a response in a third of the time is sent again, as a client that retries would
         for attempt in range(3):
-            future = self.client.send_goal_async(
-                goal, feedback_callback=lambda m: self.feedback.append((bytes(m.goal_id.uuid), m.feedback,
-                                                                        time.monotonic())))
+            # by the spinning thread: rclpy 9.1's send_goal_async from another thread can lose the
+            # goal's response (found under issue 37)
+            future = self.spinner.call(lambda: self.client.send_goal_async(
+                goal, feedback_callback=lambda m: self.feedback.append(
+                    (bytes(m.goal_id.uuid), m.feedback, time.monotonic()))))
             try:
                 handle = self._wait(future, timeout / 3, "the goal response")
                 break
@@ -221,13 +225,13 @@ class MoveItLikeClient:
         assert handle.accepted, "goal rejected without a result"
         return handle
 
-    def result(self, handle, timeout: float = 120.0):  # noqa: ANN001, ANN201
+    def result(self, handle, timeout: float = 120.0):
         """MoveIt's controllerDoneCallback: (status, error_code, error_string)."""
         res = self._wait(handle.get_result_async(), timeout, "the result")
         return res.status, res.result.error_code, res.result.error_string
 
     @staticmethod
-    def _wait(future, timeout: float, what: str):  # noqa: ANN001, ANN205
+    def _wait(future, timeout: float, what: str):
         deadline = time.monotonic() + timeout
         while not future.done():
             assert time.monotonic() < deadline, f"no {what} in {timeout} s"
@@ -306,7 +310,8 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     with client.cv:
         refs = np.array([q for t, q in client.refs if t >= t_from])
         moved = np.array([q for t, q in client.states if t >= t_from])
-    assert len(refs) > 10 and np.ptp(refs, axis=0).max() == 0.0, "the reference moved"
+    # (the depth-1 best-effort sampler got 9 of the 0.5 s window at load 9: a few suffice)
+    assert len(refs) >= 3 and np.ptp(refs, axis=0).max() == 0.0, "the reference moved"
     assert np.abs(moved - here).max() < 1e-3, "the arm moved during the refused goals"
 
     # ---- cancel: canceled, then holding still short of the target -------------------------------
@@ -322,18 +327,28 @@ def _run_scenarios(client: MoveItLikeClient) -> None:
     assert np.ptp(late, axis=0).max() < 1e-3, "the arm does not hold still after the cancel"
     assert start[1] + 0.01 < late[-1][1] < 1.6 - 0.02, ("stopped where it was, short of 1.6", late[-1][1])
 
-    # ---- path tolerance: an unreachable timing for joint 1's 1 N m drive -------------------------
+    # ---- an unreachable timing for joint 1's 1 N m drive: refused before it moves (issue 37) ------
     q_before = client.state_at(t_cancel + 2.0)
     g = client.goal(["joint1"], [(0.7, [q_before[0] + 1.0])], path=[("joint1", 0.05)])
     status, code, text = client.result(client.send(g))
+    assert (status, code) == (GoalStatus.STATUS_ABORTED, R.INVALID_GOAL), text
+    assert text.startswith("the effort of joint1 reaches") and "effort limit 1 N m" in text, text
+
+    # ---- path tolerance: tighter than computed torque tracks (~1e-6 rad) ---------------------------
+    g = client.goal(["joint2"], [(0.8, [q_before[1] - 0.2])], path=[("joint2", 1e-8)])
+    status, code, text = client.result(client.send(g))
     assert (status, code) == (GoalStatus.STATUS_ABORTED, R.PATH_TOLERANCE_VIOLATED), text
-    assert text.startswith("joint1: position error") and "path tolerance 0.05" in text, text
+    assert text.startswith("joint2: position error") and "path tolerance 1e-08" in text, text
 
     # ---- the topic ~/joint_trajectory stays, and a trajectory there replaces a running goal ---------
     now = client.state_at(client.now())
     handle = client.send(client.goal(["joint2"], [(60.0, [now[1] + 0.3])]))
     client.wait_into_goal(handle, 0.3)
-    client.publish_trajectory(JOINTS, now, 2.0)
+    # to where the reference is (the goal's feedback): joint1 not moved at all (its drive's 1 N m
+    # is all the URDF's dry friction: the planner refuses any motion of it, rightly, issue 37)
+    fb = client.last_feedback(handle)
+    here = dict(zip(fb.joint_names, fb.desired.positions))
+    client.publish_trajectory(JOINTS, np.array([here[j] for j in JOINTS]), 2.0)
     status, code, text = client.result(handle)
     assert (status, code) == (GoalStatus.STATUS_ABORTED, R.INVALID_GOAL) and "~/joint_trajectory" in text, text
 
@@ -368,6 +383,7 @@ def test_follow_joint_trajectory_like_moveit(composed: bool) -> None:
             raise
         finally:
             client.close()
-            for p in procs:
-                p.stop()
+            codes = [p.stop() for p in procs]
             print(procs[0].output.splitlines()[-1])  # the bridge's stats: simulated time, rtf
+    # SIGINT after the goal sequence: status 0, no abort (issue 37: the action's threads joined)
+    assert codes == [0] * len(procs) and not any("terminate called" in p.output for p in procs), codes

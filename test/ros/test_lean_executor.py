@@ -13,7 +13,7 @@ import numpy as np
 from ros_helpers import call, ros_context, spin_in_background, wait_for_service
 
 
-def _spin(loop) -> tuple[threading.Thread, list]:  # noqa: ANN001
+def _spin(loop) -> tuple[threading.Thread, list]:
     outcome: list = []
 
     def run() -> None:
@@ -28,7 +28,7 @@ def _spin(loop) -> tuple[threading.Thread, list]:  # noqa: ANN001
     return thread, outcome
 
 
-def _stop(loop, thread: threading.Thread, outcome: list) -> None:  # noqa: ANN001
+def _stop(loop, thread: threading.Thread, outcome: list) -> None:
     """shutdown() from another thread: spin returns normally within 5 s."""
     assert loop.shutdown(timeout_sec=5.0)
     thread.join(5.0)

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("trajectory_msgs")
 
-from rbd_ros.ros.messages import from_joint_trajectory, from_seconds, set_stamp, to_joint_trajectory, to_seconds  # noqa: E402
+from rbd_ros.ros.messages import from_joint_trajectory, from_seconds, set_stamp, to_joint_trajectory, to_seconds
 
 
 @pytest.mark.parametrize("t,expected", [(0.0, (0, 0)), (0.5, (0, 500_000_000)),

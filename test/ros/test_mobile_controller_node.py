@@ -27,7 +27,7 @@ BRIDGE_READY = "mujoco_bridge: ready"
 class BasePeer:
     """Records ``/odom``; publishes ``~/cmd_vel`` and ``~/base_path``."""
 
-    def __init__(self, ctx) -> None:  # noqa: ANN001
+    def __init__(self, ctx) -> None:
         import rclpy
         from geometry_msgs.msg import TwistStamped
         from nav_msgs.msg import Odometry, Path
@@ -43,7 +43,7 @@ class BasePeer:
         self.path_pub = self.node.create_publisher(Path, "/controller/base_path", qos)
         self.executor = spin_in_background(self.node)
 
-    def _on_odom(self, m) -> None:  # noqa: ANN001
+    def _on_odom(self, m) -> None:
         o = m.pose.pose.orientation
         yaw = math.atan2(2 * (o.w * o.z + o.x * o.y), 1 - 2 * (o.y * o.y + o.z * o.z))
         row = (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, m.pose.pose.position.x,
@@ -53,7 +53,7 @@ class BasePeer:
             self.odom.append(row)
             self.cv.notify_all()
 
-    def wait(self, predicate, timeout: float = 60.0, what: str = "condition") -> None:  # noqa: ANN001
+    def wait(self, predicate, timeout: float = 60.0, what: str = "condition") -> None:
         wait_on(self.cv, predicate, self.executor, timeout, what)
 
     def last(self) -> np.ndarray:
@@ -74,7 +74,7 @@ class BasePeer:
         m.twist.linear.x, m.twist.linear.y, m.twist.angular.z = vx, vy, wz
         self.twist_pub.publish(m)
 
-    def stream(self, vx: float, vy: float, wz: float, until, timeout: float = 120.0) -> None:  # noqa: ANN001
+    def stream(self, vx: float, vy: float, wz: float, until, timeout: float = 120.0) -> None:
         """Publish the twist every 20 ms of wall time until ``until(odom row)``."""
         deadline = time.monotonic() + timeout
         while not until(self.last()):
@@ -83,7 +83,7 @@ class BasePeer:
             self.twist(vx, vy, wz)
             time.sleep(0.02)
 
-    def path(self, poses, frame: str = "odom", times=None) -> None:  # noqa: ANN001
+    def path(self, poses, frame: str = "odom", times=None) -> None:
         from geometry_msgs.msg import PoseStamped
         from nav_msgs.msg import Path
 
@@ -103,21 +103,21 @@ class BasePeer:
 
 
 @pytest.fixture
-def base_peer():  # noqa: ANN201
+def base_peer():
     with ros_context() as ctx:
         p = BasePeer(ctx)
         yield p
         p.close()
 
 
-def _start(node_process, yaml: str, law: str, extra: list[str]):  # noqa: ANN001, ANN202
+def _start(node_process, yaml: str, law: str, extra: list[str]):
     node_process(["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={yaml}", "-p", "mode:=lockstep",
                   "-p", "base_model:=ideal"], ready=BRIDGE_READY, timeout=120)
     return node_process(["controller", "--ros-args", "-p", f"model_yaml:={yaml}", "-p", f"type:={law}",
                          "-p", "model_actuators:=false", *extra], ready=READY, timeout=120)
 
 
-def _wait_line(proc, text: str, timeout: float = 60.0) -> str:  # noqa: ANN001
+def _wait_line(proc, text: str, timeout: float = 60.0) -> str:
     return proc.wait_for(text, timeout)
 
 
@@ -126,7 +126,7 @@ def _times(line: str) -> list[float]:
     return [float(x) for x in re.findall(r"\bt = (-?[0-9.]+) s", line)]
 
 
-def _wait_line_from(proc, text: str, t_min: float, timeout: float = 60.0) -> str:  # noqa: ANN001
+def _wait_line_from(proc, text: str, t_min: float, timeout: float = 60.0) -> str:
     """The first line containing ``text`` whose (first) control time is at least ``t_min``."""
     deadline = time.monotonic() + timeout
     while True:
@@ -160,7 +160,7 @@ def _held_then_braked(rows: np.ndarray, t_moving: float, t_brake: float) -> None
         f"not at rest 0.5 s after t = {t_brake:.4f} s: {stopped[np.argmax(np.abs(stopped[:, 4]))]}"
 
 
-def test_cmd_vel_refusals_stop_the_base_and_the_timeout_brakes(node_process, base_peer) -> None:  # noqa: ANN001
+def test_cmd_vel_refusals_stop_the_base_and_the_timeout_brakes(node_process, base_peer) -> None:
     """Reference times are the controller's (the control times its refusal and timeout lines
     name), not the newest odometry the peer had: in lockstep the simulation runs ahead of a
     loaded peer, so a twist it sent reaches the controller up to ~1 s of simulated time after
@@ -207,7 +207,7 @@ def test_cmd_vel_refusals_stop_the_base_and_the_timeout_brakes(node_process, bas
     assert acc[np.diff(rows[:, 0]) > 0].max() < 1.2  # the acceleration limit (1 m/s^2) holds
 
 
-def test_base_path_refusals_and_a_path_on_the_holonomic_base(node_process, base_peer) -> None:  # noqa: ANN001
+def test_base_path_refusals_and_a_path_on_the_holonomic_base(node_process, base_peer) -> None:
     ctl = _start(node_process, OMNI, "whole_body_computed_torque", [])
     peer = base_peer
     peer.wait(lambda: len(peer.odom) > 5, 120, "/odom")

@@ -79,7 +79,7 @@ def test_bringup_overrides_rename_and_refuse(capsys: pytest.CaptureFixture[str])
         apply_overrides([spec], [parse_overrides(["dynamics_server:base:=fixed"])])
 
 
-def _node(ctx: object, args: list[str]):  # noqa: ANN202
+def _node(ctx: object, args: list[str]):
     from rclpy.node import Node
 
     return Node("alias_probe", context=ctx, cli_args=["--ros-args", *args])

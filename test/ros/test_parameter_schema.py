@@ -35,13 +35,14 @@ def test_controller_defaults_are_the_core_constants() -> None:
 
 
 def test_dynamics_server_and_robot_defaults_are_the_core_constants() -> None:
-    from rbd_ros.robot.services import DEFAULT_MAX_POINTS, DEFAULT_MAX_REQUEST_SECONDS
+    from rbd_ros.services import DEFAULT_MAX_POINTS, DEFAULT_MAX_REQUEST_SECONDS
 
     s = schema("dynamics_server")
     assert s["max_points"].default == DEFAULT_MAX_POINTS
     assert s["max_request_seconds"].default == DEFAULT_MAX_REQUEST_SECONDS
     assert schema("robot").defaults() == {"model_yaml": "", "robot_description": "", "urdf_path": "",
-                                          "base_link": "", "tip_link": "", "base_type": "", "gravity": None}
+                                          "package_paths": [], "base_link": "", "tip_link": "",
+                                          "base_type": "", "inertia_fix": True, "gravity": None}
 
 
 @pytest.mark.parametrize("name, value, reason", [
@@ -55,13 +56,13 @@ def test_dynamics_server_and_robot_defaults_are_the_core_constants() -> None:
     ("rate", "fast", "rate must be positive, got 'fast'"),
     ("trigger", 5, "trigger must be a string, got 5"),
 ])
-def test_refusals_are_one_line_and_name_the_parameter(name, value, reason) -> None:  # noqa: ANN001
+def test_refusals_are_one_line_and_name_the_parameter(name, value, reason) -> None:
     assert schema("controller")[name].reason(value) == reason
 
 
 @pytest.mark.parametrize("name, value", [("state_timeout", 0.0), ("rate", 1e-3), ("rt_priority", 99),
                                          ("rt_priority", 0), ("trigger", "timer"), ("rate", 500)])
-def test_edge_values_are_accepted(name, value) -> None:  # noqa: ANN001
+def test_edge_values_are_accepted(name, value) -> None:
     assert schema("controller")[name].reason(value) is None
 
 
@@ -90,7 +91,7 @@ def test_unknown_schema_is_one_line() -> None:
 
 
 @pytest.mark.parametrize("cls_name, tag", [("BridgeConfig", "bridge"), ("MobileConfig", "mobile")])
-def test_bridge_schema_is_the_settings_classes(cls_name, tag) -> None:  # noqa: ANN001
+def test_bridge_schema_is_the_settings_classes(cls_name, tag) -> None:
     """The bridge's schema lists exactly the fields of the ROS-free settings class with their
     defaults, and each range and choice it documents is what the class accepts and refuses."""
     import dataclasses

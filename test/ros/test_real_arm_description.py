@@ -59,7 +59,7 @@ def test_readme_real_arm_command_with_commented_urdf() -> None:
         proc.stop()
 
 
-def test_description_text_through_a_parameter_file(tmp_path) -> None:  # noqa: ANN001
+def test_description_text_through_a_parameter_file(tmp_path) -> None:
     from rbd_ros.ros.bringup.description import NodeSpec
     from rbd_ros.ros.bringup.params import node_arguments
 

@@ -18,8 +18,8 @@ UR3 = str(example_robot_urdf("ur_description/urdf/ur3_gripper.urdf"))
 def handler():
     """``DynamicsServer._forward_simulate`` behind its ``_guard``, on the UR3."""
     from rbd_ros import Robot
-    from rbd_ros.robot.services import DynamicsService
     from rbd_ros.ros.nodes.dynamics_server import DynamicsServer
+    from rbd_ros.services import DynamicsService
 
     logged: list[str] = []
     node = NS(get_logger=lambda: NS(warning=logged.append, error=logged.append))
@@ -28,7 +28,7 @@ def handler():
     return guarded, list(server.sim_service.robot.joint_names)
 
 
-def _request(names: list[str], **fields):  # noqa: ANN003, ANN202
+def _request(names: list[str], **fields):
     from rbd_ros_interfaces.srv import ForwardSimulate
 
     n = len(names)
@@ -44,7 +44,7 @@ def _request(names: list[str], **fields):  # noqa: ANN003, ANN202
     (dict(efforts=[0.0] * 5, effort_period=0.01), "efforts has 5 values"),
     (dict(torques=[0.0] * 6, effort_period=-1.0), "effort_period must be a positive number, got -1.0"),
 ])
-def test_a_refusal_names_the_field_the_request_used(handler, fields, says) -> None:  # noqa: ANN001
+def test_a_refusal_names_the_field_the_request_used(handler, fields, says) -> None:
     call, names = handler
     res = call(*_request(names, **fields))
     assert not res.success and res.message.startswith(says), res.message

@@ -19,8 +19,7 @@ import pytest
 from robots_data import BUNDLED_URDF
 
 pytest.importorskip("rclpy")
-from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.robot.services import CHUNK_STEPS, DynamicsService, RequestError  # noqa: E402
+from rbd_ros.robot import Robot
 
 URDF = BUNDLED_URDF / "puma560.urdf"
 INT32_MAX = 2**31 - 1
@@ -61,7 +60,7 @@ def _start_ik(namespace: str, out: dict, timeout: float = 60.0) -> threading.Thr
 
 
 @pytest.mark.slow
-def test_unreachable_ik_is_bounded_and_gravity_still_answers(node_process) -> None:  # noqa: ANN001
+def test_unreachable_ik_is_bounded_and_gravity_still_answers(node_process) -> None:
     from rbd_ros.ros.client import DynamicsClient
 
     node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
@@ -121,7 +120,7 @@ def _start_simulation(namespace: str, out: dict, timeout: float = 60.0) -> threa
 
 @pytest.mark.parametrize("sig, work", [(signal.SIGTERM, "ik"), (signal.SIGINT, "ik"),
                                        (signal.SIGTERM, "simulation")])
-def test_signal_during_long_work_ends_the_server_within_a_second(node_process, sig, work) -> None:  # noqa: ANN001
+def test_signal_during_long_work_ends_the_server_within_a_second(node_process, sig, work) -> None:
     ns = f"sig27{int(sig)}{work}"
     server = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                            "-p", f"service_namespace:={ns}", "-p", "max_request_seconds:=600.0"],
@@ -143,48 +142,8 @@ def test_signal_during_long_work_ends_the_server_within_a_second(node_process, s
     ik.join(30)
 
 
-# ---- without ROS ---------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def robot() -> Robot:
-    return Robot.from_urdf(str(URDF))
-
-
-def test_simulation_past_the_bound_is_refused(robot: Robot) -> None:
-    service = DynamicsService(Robot(robot.model), max_points=10**6, max_request_seconds=0.2)
-    names = list(robot.joint_names)
-    service.forward_simulate(names, np.zeros(6), np.zeros(6), np.zeros(6), effort_period=1.0,
-                             dt=1e-3, duration=0.01)  # compiled before the clock starts
-    t0 = time.monotonic()
-    with pytest.raises(RequestError) as info:
-        service.forward_simulate(names, np.zeros(6), np.zeros(6), np.zeros(6), effort_period=1.0,
-                                 dt=1e-4, duration=100.0)  # 10^6 RK4 steps: seconds of work
-    took = time.monotonic() - t0
-    assert "hit the server's bound of 0.2 s" in str(info.value) and "max_request_seconds" in str(info.value)
-    assert str(info.value).startswith("stopped at t = ")
-    assert took < 0.2 + 1.0, took
-
-
-def test_chunked_simulation_is_the_one_call_simulation(robot: Robot) -> None:
-    """The horizon runs in chunks; the integrators are one-step methods, so the answer is the
-    core's single run to the last bit (accelerations at the seams included)."""
-    service = DynamicsService(Robot(robot.model), max_points=10**6)
-    rng = np.random.default_rng(3)
-    q0, qd0 = rng.uniform(-1, 1, 6), rng.uniform(-0.5, 0.5, 6)
-    tau = rng.uniform(-3, 3, (7, 6))
-    steps = 2 * CHUNK_STEPS + 123
-    dt = 1e-4
-    out = service.forward_simulate(list(robot.joint_names), q0, qd0, tau.ravel(),
-                                   effort_period=steps * dt / 7, dt=dt)
-    rows = np.minimum(np.floor(np.arange(steps) * dt / (steps * dt / 7) + 1e-9), 6).astype(int)
-    q, qd, qdd = robot.simulate(q0, qd0, tau[rows], dt)
-    assert out.positions.shape == (steps + 1, 6)
-    np.testing.assert_array_equal(out.positions, q)
-    np.testing.assert_array_equal(out.velocities, qd)
-    np.testing.assert_array_equal(out.accelerations, qdd)
-
-
 @pytest.mark.parametrize("value", ["0.0", "-1.0", "nan", "true", "abc"])
-def test_a_bad_bound_is_refused_at_start_up(node_process, value: str) -> None:  # noqa: ANN001
+def test_a_bad_bound_is_refused_at_start_up(node_process, value: str) -> None:
     server = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                            "-p", f"service_namespace:=badbound{value.replace('.', '').replace('-', 'm')}",
                            "-p", f"max_request_seconds:={value}"])
@@ -192,24 +151,3 @@ def test_a_bad_bound_is_refused_at_start_up(node_process, value: str) -> None:  
     lines = [ln for ln in server.output.splitlines() if ln.startswith("dynamics_server: error:")]
     assert len(lines) == 1 and "Traceback" not in server.output, server.output
     assert "max_request_seconds must be a positive number of seconds" in lines[0]
-
-
-def test_stop_and_a_dead_context_end_a_batch(robot: Robot) -> None:
-    """``alive()`` turning False (the server's rclpy context after SIGTERM) stops a batch at its
-    next chunk; after ``stop()`` every request is refused as shutting down."""
-    from rbd_ros.robot.services import CHUNK_STATES
-
-    calls = []
-
-    def alive() -> bool:
-        calls.append(1)
-        return len(calls) < 2  # dies after the first chunk
-
-    service = DynamicsService(Robot(robot.model), max_points=10**6, alive=alive)
-    q = np.zeros((3 * CHUNK_STATES, 6))
-    with pytest.raises(RequestError, match=f"stopped at state {2 * CHUNK_STATES} of .*: the server is shutting down"):
-        service.gravity(list(robot.joint_names), q.ravel())
-    with pytest.raises(RequestError, match="the server is shutting down"):
-        service.inverse_kinematics([], robot.fk(np.zeros(6)).ravel())
-    g = DynamicsService(Robot(robot.model), max_points=10**6).gravity(list(robot.joint_names), q.ravel())
-    np.testing.assert_allclose(g, np.tile(robot.gravity(np.zeros(6)), (len(q), 1)), atol=1e-12)

@@ -15,7 +15,7 @@ def test_a_peers_callback_exception_reaches_the_test():
     with ros_context() as ctx:
         node = rclpy.create_node("faulty_peer", context=ctx)
 
-        def broken(msg):  # noqa: ANN001, ANN202
+        def broken(msg):
             raise KeyError(f"bug in the peer: {msg.data}")
 
         node.create_subscription(String, "/faulty", broken, 10)

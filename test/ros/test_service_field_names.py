@@ -51,13 +51,13 @@ def robot():
     return Robot.from_urdf(UR3)
 
 
-def _simulate(server, **fields):  # noqa: ANN001, ANN003, ANN202
+def _simulate(server, **fields):
     from rbd_ros_interfaces.srv import ForwardSimulate
 
     return server._guard(server._forward_simulate)(ForwardSimulate.Request(**fields), ForwardSimulate.Response())
 
 
-def _inputs(robot, seed: int = 3):  # noqa: ANN001, ANN202
+def _inputs(robot, seed: int = 3):
     rng = np.random.default_rng(seed)
     lo, hi = robot.model.lower, robot.model.upper
     q0 = rng.uniform(np.maximum(lo, -2.0), np.minimum(hi, 2.0))
@@ -65,7 +65,7 @@ def _inputs(robot, seed: int = 3):  # noqa: ANN001, ANN202
     return q0, rng.uniform(-0.5, 0.5, robot.dof), E
 
 
-def test_old_and_new_forward_simulate_fields_agree_with_the_core(served, robot) -> None:  # noqa: ANN001
+def test_old_and_new_forward_simulate_fields_agree_with_the_core(served, robot) -> None:
     q0, qd0, E = _inputs(robot)
     base = dict(joint_names=list(robot.joint_names), initial_positions=q0.tolist(),
                 initial_velocities=qd0.tolist(), dt=DT)
@@ -89,7 +89,7 @@ def test_old_and_new_forward_simulate_fields_agree_with_the_core(served, robot) 
     ({"efforts": [1.0] * 6, "torques": [1.0] * 12, "effort_period": 0.01}, ("efforts", "torques")),
     ({"efforts": [1.0] * 6, "effort_period": 0.01, "torque_period": 0.02}, ("effort_period", "torque_period")),
 ])
-def test_old_and_new_fields_that_disagree_are_refused(served, robot, fields, names) -> None:  # noqa: ANN001
+def test_old_and_new_fields_that_disagree_are_refused(served, robot, fields, names) -> None:
     res = _simulate(served, joint_names=list(robot.joint_names), initial_positions=[0.0] * 6,
                     initial_velocities=[0.0] * 6, dt=DT, **fields)
     assert not res.success and "\n" not in res.message
@@ -100,7 +100,7 @@ def test_old_and_new_fields_that_disagree_are_refused(served, robot, fields, nam
     assert same.success, same.message
 
 
-def test_forward_kinematics_urdf_link_poses_against_pinocchio(served, robot) -> None:  # noqa: ANN001
+def test_forward_kinematics_urdf_link_poses_against_pinocchio(served, robot) -> None:
     import pinocchio as pin
 
     from rbd_ros.ros.messages import pose_to_matrix
@@ -131,7 +131,7 @@ def test_forward_kinematics_urdf_link_poses_against_pinocchio(served, robot) -> 
     assert not bad.success and "no_such_link" in bad.message
 
 
-def test_client_new_keywords_and_old_ones_warn(served, robot) -> None:  # noqa: ANN001
+def test_client_new_keywords_and_old_ones_warn(served, robot) -> None:
     from rbd_ros.ros.client import DynamicsClient
 
     q0, qd0, E = _inputs(robot, seed=5)

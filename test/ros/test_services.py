@@ -11,12 +11,12 @@ import threading
 import time
 
 import numpy as np
-import pinocchio as pin  # noqa: E402  (a test requirement: requirements-test.txt)
+import pinocchio as pin  # (a test requirement: requirements-test.txt)
 import pytest
 
-from rbd_ros.robot import Robot  # noqa: E402
-from rbd_ros.ros.client import DynamicsClient, DynamicsError  # noqa: E402
-from rbd_ros.ros.messages import from_joint_trajectory, to_joint_trajectory  # noqa: E402
+from rbd_ros.robot import Robot
+from rbd_ros.ros.client import DynamicsClient, DynamicsError
+from rbd_ros.ros.messages import from_joint_trajectory, to_joint_trajectory
 from robots_data import BUNDLED_URDF, REPO
 from ros_helpers import ros_context
 
@@ -383,7 +383,7 @@ def test_client_resends_and_ignores_the_late_answer_to_a_resent_request(own_node
 
     answered: list[int] = []
 
-    def handler(req, res):  # noqa: ANN001, ANN202
+    def handler(req, res):
         k = len(answered)
         answered.append(k)
         if k == 0:
@@ -501,7 +501,7 @@ def test_client_timeout_path(own_node):
     from rbd_ros_interfaces.srv import InverseDynamics
     from ros_helpers import spin_in_background
 
-    def handler(req, res):  # noqa: ANN001, ANN202
+    def handler(req, res):
         time.sleep(2.0)
         res.success, res.message = True, "ok"
         return res

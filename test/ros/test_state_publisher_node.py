@@ -70,7 +70,7 @@ class TfListener:
                 raise AssertionError(f"timed out waiting for {what}")
 
 
-def tf_probe(name: str, msg_type, topic: str):  # noqa: ANN001
+def tf_probe(name: str, msg_type, topic: str):
     """A probe node with a ``TfListener`` and a publisher of ``msg_type`` on ``topic``: the
     context manager gives ``(listener, publisher)``."""
     return probe_node(name, lambda node: (TfListener(node), node.create_publisher(msg_type, topic, 10)))

@@ -18,14 +18,14 @@ UR5 = str(example_robot_urdf("ur_description/urdf/ur5_joint_limited_robot.urdf")
 
 
 @pytest.fixture(scope="module")
-def ur5():  # noqa: ANN201
+def ur5():
     from rbd_ros.urdf import load_model
 
     return load_model(UR5)
 
 
 @pytest.mark.parametrize("scene", ["table", "wall"])
-def test_admittance_presses_on_the_joint_limited_ur5(ur5, scene) -> None:  # noqa: ANN001
+def test_admittance_presses_on_the_joint_limited_ur5(ur5, scene) -> None:
     from rbd_ros.control.force_laws import VELOCITY_LIMIT
     from rbd_ros.sim.contact_task import run_press
 

@@ -77,7 +77,7 @@ def test_forward_simulate_divergence_time_is_the_runs(diff_model):
     core once per torque row and passed on its message, so it said 't = 0.02 s (step 2 of
     100)': a wrong time in a 300-step run."""
     from rbd_ros.robot import Robot
-    from rbd_ros.robot.services import DynamicsService, RequestError
+    from rbd_ros.services import DynamicsService, RequestError
 
     robot = Robot(diff_model)  # a MobileBaseRobot (the model has a diff_drive base)
     service = DynamicsService(robot)
@@ -148,20 +148,25 @@ def test_initial_base_pose_places_a_planar_base_too():
 
 
 @pytest.mark.parametrize("name", ["arm7", "mobile_arm7"])
-def test_forward_simulate_tiny_torque_period_holds_the_last_row(name):
-    """``torque_period`` 1e-300 s: every step after the first is past the torques, so the last
-    row is held (as for 1e-12 s).  The row index overflowed the integer cast and crashed the
-    service with IndexError (index -9223372036854775808)."""
+def test_forward_simulate_tiny_torque_period_is_refused_naming_both(name):
+    """``torque_period`` 1e-300 s (and 1e-12 s): the row index overflowed the integer cast and
+    crashed the service with IndexError (index -9223372036854775808); then the first row was
+    held over the whole first step and the last after it.  Each row is now held for exactly its
+    period (issue 38), which no integration grid within 1000 sub-steps of dt = 1 ms meets:
+    refused, naming dt and the period; a single row (held throughout) still runs."""
     from rbd_ros.robot import Robot
-    from rbd_ros.robot.services import DynamicsService
+    from rbd_ros.services import DynamicsService, RequestError
 
     service = DynamicsService(Robot(MdhModel.from_yaml(str(config_file(name)))))
     names = list(service._every) if service.moving else list(service.robot.joint_names)
     nq, nv = service.widths(names)
     nu = len(service.efforts(names)[0]) if service.moving else nv
     tau = np.outer([0.0, 1.0, 2.0], np.ones(nu))
-    runs = [service.forward_simulate(names, np.zeros(nq), np.zeros(nv), tau.ravel(), period, 1e-3,
-                                     duration=0.01) for period in (1e-300, 1e-12)]
+    for period in (1e-300, 1e-12):
+        with pytest.raises(RequestError, match=f"dt 0.001 s and effort_period {period:g} s have no common step"):
+            service.forward_simulate(names, np.zeros(nq), np.zeros(nv), tau.ravel(), period, 1e-3, duration=0.01)
+    runs = [service.forward_simulate(names, np.zeros(nq), np.zeros(nv), tau[2], period, 1e-3, duration=0.01)
+            for period in (1e-300, 1e-12)]
     np.testing.assert_array_equal(runs[0].positions, runs[1].positions)
     assert np.abs(runs[0].velocities[-1]).max() > 0  # the torques did act
 

@@ -23,7 +23,7 @@ def _ur5_text(relative: str) -> str:
     return text.replace(old, f'<mesh filename="{relative}"/>')
 
 
-def test_a_relative_mesh_in_urdf_text_is_not_taken_from_the_working_directory(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_relative_mesh_in_urdf_text_is_not_taken_from_the_working_directory(tmp_path, monkeypatch) -> None:
     import rbd_ros.sim.urdf_visuals as uv
     from rbd_ros.urdf import load_model
 

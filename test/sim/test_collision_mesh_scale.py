@@ -30,7 +30,7 @@ def _ur5_with(tmp_path: Path, link_mesh: str, scale: str) -> Path:
     return urdf
 
 
-def _sim(urdf: Path, log):  # noqa: ANN001, ANN202
+def _sim(urdf: Path, log):
     from rbd_ros.sim.scene import load_scene
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
     from rbd_ros.urdf import load_model
@@ -45,7 +45,7 @@ def _sim(urdf: Path, log):  # noqa: ANN001, ANN202
     ("nan 1 1", "'wrist3.stl' has scale [nan, 1.0, 1.0]: not 3 finite non-zero numbers"),
     ("1 inf 1", "'wrist3.stl' has scale [1.0, inf, 1.0]: not 3 finite non-zero numbers"),
     ("1e-9 1e-9 1e-9", "MuJoCo cannot read 'wrist3.stl' at scale [1e-09, 1e-09, 1e-09]")])
-def test_an_unusable_scale_keeps_the_capsule_and_says_why(tmp_path, monkeypatch, scale, why) -> None:  # noqa: ANN001
+def test_an_unusable_scale_keeps_the_capsule_and_says_why(tmp_path, monkeypatch, scale, why) -> None:
     """Before: 0 and 1e-9 raised MuJoCo's 'mesh surface area is too small' out of the
     Simulator (a scene could not be built at all); NaN and Inf were accepted silently."""
     import mujoco
@@ -65,7 +65,7 @@ def test_an_unusable_scale_keeps_the_capsule_and_says_why(tmp_path, monkeypatch,
     assert np.isfinite(m.mesh_vert).all()
 
 
-def test_a_mirrored_anisotropic_scale_puts_the_vertices_where_the_urdf_says(tmp_path) -> None:  # noqa: ANN001
+def test_a_mirrored_anisotropic_scale_puts_the_vertices_where_the_urdf_says(tmp_path) -> None:
     """forearm.stl at scale (0.5, -0.5, 2): MuJoCo's world vertex box equals the box of the
     STL's vertices times the scale, placed by Pinocchio's FK at a random pose, to 1e-6 m."""
     import mujoco

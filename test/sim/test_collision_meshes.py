@@ -18,11 +18,11 @@ XARM7 = "xarm_description/urdf/xarm7.urdf"
 KINOVA = "kinova_description/robots/kinova.urdf"
 
 
-def _quiet(level, msg):  # noqa: ANN001, ANN202
+def _quiet(level, msg):
     return None
 
 
-def _rpy(rpy) -> np.ndarray:  # noqa: ANN001
+def _rpy(rpy) -> np.ndarray:
     r, p, y = rpy
     Rx = np.array([[1, 0, 0], [0, np.cos(r), -np.sin(r)], [0, np.sin(r), np.cos(r)]])
     Ry = np.array([[np.cos(p), 0, np.sin(p)], [0, 1, 0], [-np.sin(p), 0, np.cos(p)]])
@@ -49,7 +49,7 @@ def _collision_meshes(path: Path) -> dict[str, list[np.ndarray]]:
     return out
 
 
-def _robot_geoms(m, kind=None):  # noqa: ANN001, ANN202
+def _robot_geoms(m, kind=None):
     import mujoco
 
     from rbd_ros.sim.mujoco_model import ROBOT_BITS
@@ -58,7 +58,7 @@ def _robot_geoms(m, kind=None):  # noqa: ANN001, ANN202
             and (kind is None or m.geom_type[g] == getattr(mujoco.mjtGeom, kind))]
 
 
-def _plane(height: float):  # noqa: ANN202
+def _plane(height: float):
     from rbd_ros.sim.scene import load_scene
 
     return load_scene({"name": "floor", "objects": [{
@@ -66,14 +66,14 @@ def _plane(height: float):  # noqa: ANN202
         "pose": {"xyz": [0.0, 0.0, float(height)], "rpy": [0, 0, 0]}}]})
 
 
-def _sim(model, scene, urdf):  # noqa: ANN001, ANN202
+def _sim(model, scene, urdf):
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
 
     return Simulator(model, BridgeConfig(mode="lockstep", command_timeout=0.0), scene=scene,
                      urdf=None if urdf is None else str(urdf), log=_quiet)
 
 
-def _saved(m) -> bytes:  # noqa: ANN001
+def _saved(m) -> bytes:
     import mujoco
 
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
@@ -82,7 +82,7 @@ def _saved(m) -> bytes:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("relpath", [UR5, XARM7])
-def test_meshes_sit_where_pinocchio_puts_the_urdf_links(relpath) -> None:  # noqa: ANN001
+def test_meshes_sit_where_pinocchio_puts_the_urdf_links(relpath) -> None:
     """Every moving link's collision mesh is a massless robot-contact mesh geom on its body,
     and its vertices (MuJoCo's, world) span exactly the box of the STL's own vertices placed by
     Pinocchio's FK at a random pose (1e-6 m); the bodies' inertials are the capsule model's."""
@@ -122,7 +122,7 @@ def test_meshes_sit_where_pinocchio_puts_the_urdf_links(relpath) -> None:  # noq
 
 
 @pytest.mark.parametrize("relpath", [UR5, XARM7])
-def test_a_plane_touches_the_lowest_mesh_vertex_not_the_capsule(relpath) -> None:  # noqa: ANN001
+def test_a_plane_touches_the_lowest_mesh_vertex_not_the_capsule(relpath) -> None:
     """At a pose with the arm folded down, a plane 3 mm above the lowest collision-mesh vertex
     (STL + Pinocchio) meets the arm 3 mm deep (MuJoCo's contact distance) on that link's body;
     3 mm below it, nothing touches.  The capsule model meets the same plane elsewhere
@@ -183,7 +183,7 @@ def test_no_scene_is_bit_identical_with_a_urdf() -> None:
     assert not _robot_geoms(table.mj_model, "mjGEOM_MESH")
 
 
-def test_a_dae_link_keeps_its_capsule_with_a_warning_naming_it(monkeypatch) -> None:  # noqa: ANN001
+def test_a_dae_link_keeps_its_capsule_with_a_warning_naming_it(monkeypatch) -> None:
     """The Kinova's collision meshes are COLLADA (.dae, MuJoCo reads none): every body keeps
     its capsule, the model is the capsule model's byte for byte, and one UserWarning names the
     links and the file MuJoCo cannot read."""
@@ -204,7 +204,7 @@ def test_a_dae_link_keeps_its_capsule_with_a_warning_naming_it(monkeypatch) -> N
     ("dae", "MuJoCo cannot read 'arm.dae'"),
     ("package://no_such_package/meshes/wrist2.stl",
      "'package://no_such_package/meshes/wrist2.stl' not found")])
-def test_one_unloadable_link_falls_back_alone(tmp_path, monkeypatch, mesh, why) -> None:  # noqa: ANN001
+def test_one_unloadable_link_falls_back_alone(tmp_path, monkeypatch, mesh, why) -> None:
     """A UR5 whose wrist 2 collision mesh is a .dae, or in a package found nowhere: that body
     gets the capsule, the note names it and why (and the missing package, in a UserWarning of
     its own), the other bodies keep their meshes."""
@@ -234,7 +234,7 @@ def test_one_unloadable_link_falls_back_alone(tmp_path, monkeypatch, mesh, why) 
         assert any("package 'no_such_package' not found" in str(w.message) for w in caught)
     m = sim.mj_model
 
-    def body(g):  # noqa: ANN001, ANN202
+    def body(g):
         return mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, m.geom_bodyid[g])
 
     tip = m.geom("tip").id
@@ -268,7 +268,7 @@ def test_the_probe_reaches_past_the_last_links_mesh() -> None:
     other = []
     orig = ct.probe_contact
 
-    def spy(sim, tip, out):  # noqa: ANN001, ANN202
+    def spy(sim, tip, out):
         d = sim.mj_data
         other.extend(i for i in range(d.ncon) if tip not in (d.contact[i].geom1, d.contact[i].geom2))
         return orig(sim, tip, out)

@@ -9,7 +9,7 @@ import numpy as np
 from robots_data import example_robot_urdf
 
 
-def _view(r, probe, q):  # noqa: ANN001, ANN202
+def _view(r, probe, q):
     import mujoco
 
     from rbd_ros.sim.render import coordinates

@@ -32,8 +32,22 @@ CASES = [("ur5_joint_limited", "hybrid_force_position"), ("ur5_joint_limited", "
          ("z1", "hybrid_force_position"), ("z1", "impedance"), ("xarm7", "impedance"),
          ("xarm7", "hybrid_force_position"), ("xarm7", "admittance")]
 
+#: (force error RMS, estimate error RMS) bounds, N: about twice what each case measured (issue 45:
+#: a mutant was caught at 0.518 N against the 0.5 N acceptance; the cases hold 0.014-0.33 N)
+HELD = {("ur5_joint_limited", "hybrid_force_position"): (0.05, 0.01),  # measured 0.014, 0.0001
+        ("ur5_joint_limited", "impedance"): (0.3, 0.01),  # 0.141, 0.0001
+        ("z1", "hybrid_force_position"): (0.2, 0.15),  # 0.093, 0.070
+        # 0.170, 0.44: since impedance compensates the 1-2 N m dry friction at the reference's
+        # joint velocity (force_laws.Impedance) the pad's static offset K_n delta stays over the
+        # slide (0.076 before: the sign(q') chatter cancelled it mid-slide), and the joint-torque
+        # estimate, which takes the friction at sign(q'), is off where a joint sticks (0.015)
+        ("z1", "impedance"): (0.3, 0.5),
+        ("xarm7", "impedance"): (0.5, 0.5),  # 0.329, 0.273: the acceptance itself
+        ("xarm7", "hybrid_force_position"): (0.2, 0.02),  # 0.092, 0.003
+        ("xarm7", "admittance"): (0.05, 0.02)}  # 0.019, 0.005
 
-def _model(models, arm):  # noqa: ANN001, ANN202
+
+def _model(models, arm):
     from rbd_ros.urdf import load_model
 
     if arm not in models:
@@ -47,7 +61,7 @@ def models():
 
 
 @pytest.mark.parametrize(("arm", "law"), CASES)
-def test_press_acceptance_on_any_arm(models, arm, law) -> None:  # noqa: ANN001
+def test_press_acceptance_on_any_arm(models, arm, law) -> None:
     from rbd_ros.sim.contact_task import run_press
 
     r = run_press(_model(models, arm), law, force=10.0, urdf=str(example_robot_urdf(ARMS[arm])))
@@ -58,6 +72,10 @@ def test_press_acceptance_on_any_arm(models, arm, law) -> None:  # noqa: ANN001
     assert r.impact_peak < 2.0, rep
     assert r.sensor_rms < 0.05, rep  # the F/T sensor is MuJoCo's contact force
     assert r.estimate_rms < 0.5, rep  # joint torques -> wrench within 5 %
+    # and within about twice what each case holds (lockstep: the same on any machine), so a bug
+    # costing a few tenths of a newton fails here, not only one that crosses the 0.5 N acceptance
+    force_max, estimate_max = HELD[(arm, law)]
+    assert r.force_rms < force_max and r.estimate_rms < estimate_max, (force_max, estimate_max, rep)
 
 
 def test_the_pad_is_as_deep_on_a_heavy_and_a_light_arm() -> None:
@@ -78,7 +96,7 @@ def test_the_pad_is_as_deep_on_a_heavy_and_a_light_arm() -> None:
     for arm in ("ur5_joint_limited", "z1"):
         seen: dict = {}
 
-        def spy(sim, tip, out, seen=seen, orig=orig):  # noqa: ANN001, ANN202
+        def spy(sim, tip, out, seen=seen, orig=orig):
             touching = orig(sim, tip, out)
             d = sim.mj_data
             dist = [d.contact[i].dist for i in range(d.ncon) if tip in (d.contact[i].geom1, d.contact[i].geom2)]
@@ -103,7 +121,7 @@ def test_the_pad_is_as_deep_on_a_heavy_and_a_light_arm() -> None:
 
 @pytest.mark.parametrize(("arm", "law"), [("kinova", "hybrid_force_position"), ("kinova", "impedance"),
                                          ("ur10", "hybrid_force_position")])
-def test_press_against_the_wall(models, arm, law) -> None:  # noqa: ANN001
+def test_press_against_the_wall(models, arm, law) -> None:
     """The bundled wall (``config/scenes/wall.yaml``): the same task with a horizontal normal
     (force along it, position along the others), on the Kinova Gen2 and the UR10 (no other
     test presses with them), measured by MuJoCo's contact forces."""

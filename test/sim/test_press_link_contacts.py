@@ -12,7 +12,7 @@ import numpy as np
 from robots_data import UR5, example_robot_urdf
 
 
-def test_a_link_lying_on_the_table_is_named_in_the_press_notes(tmp_path) -> None:  # noqa: ANN001
+def test_a_link_lying_on_the_table_is_named_in_the_press_notes(tmp_path) -> None:
     from rbd_ros.sim.contact_task import run_press
     from rbd_ros.sim.scene import load_scene
     from rbd_ros.sim.simulator import BridgeConfig, Simulator

@@ -18,20 +18,22 @@ def ur3():
 
 
 @pytest.mark.parametrize("law", ["hybrid_force_position", "impedance", "admittance"])
-def test_press_and_slide_hold_the_force(ur3, law) -> None:  # noqa: ANN001
+def test_press_and_slide_hold_the_force(ur3, law) -> None:
     from rbd_ros.sim.contact_task import run_press
 
     r = run_press(ur3, law, force=10.0)
     assert r.unstable_steps == 0
-    assert r.force_rms < 0.5, r.report()  # 5 % of 10 N over the slide
+    # the acceptance is 5 % of 10 N (0.5 N) over the slide; the UR3 holds 0.02-0.08 N
+    # (lockstep MuJoCo: the same on any machine), so a bug costing a few tenths fails here
+    assert r.force_rms < 0.2, r.report()
     assert r.impact_peak < 2.0, r.report()
     assert r.contact_lost == 0, r.report()
     assert r.position_max < 0.005, r.report()
-    # the F/T sensor and the joint-torque estimate beside MuJoCo's contact force
-    assert r.sensor_rms < 0.05 and r.estimate_rms < 0.5, r.report()
+    # the F/T sensor and the joint-torque estimate beside MuJoCo's contact force (0.0005 N)
+    assert r.sensor_rms < 0.05 and r.estimate_rms < 0.01, r.report()
 
 
-def test_press_refuses_a_law_without_force_and_a_bad_force(ur3) -> None:  # noqa: ANN001
+def test_press_refuses_a_law_without_force_and_a_bad_force(ur3) -> None:
     from rbd_ros.sim.contact_task import run_press
 
     with pytest.raises(ValueError, match="needs a force law"):

@@ -77,7 +77,7 @@ def _frames(path) -> list[np.ndarray]:
 
 
 def _orange(img: np.ndarray) -> np.ndarray:
-    """Pixels of the link colour (mujoco_model._Looks.LINK, lit): red high, blue low."""
+    """Pixels of the link colour (mujoco_model.ArmLooks.LINK, lit): red high, blue low."""
     r, g, b = (img[..., k].astype(int) for k in range(3))
     return (r > 120) & (r - b > 80) & (g > 0.3 * r) & (g < 0.85 * r)
 

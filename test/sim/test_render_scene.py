@@ -10,7 +10,7 @@ import pytest
 from robots_data import example_robot_urdf
 
 
-def test_recording_scene_drawn_where_the_bridge_puts_it(tmp_path) -> None:  # noqa: ANN001
+def test_recording_scene_drawn_where_the_bridge_puts_it(tmp_path) -> None:
     import mujoco
 
     from rbd_ros.sim.contact_site import contact_site

@@ -18,11 +18,11 @@ def ur3():
     return load_model(str(example_robot_urdf(UR3)))
 
 
-def _quiet(level, msg):  # noqa: ANN001, ANN202
+def _quiet(level, msg):
     return None
 
 
-def test_no_scene_is_plain_mujoco_bit_for_bit(ur3) -> None:  # noqa: ANN001
+def test_no_scene_is_plain_mujoco_bit_for_bit(ur3) -> None:
     """Without a scene the simulator steps the model the builder made before scenes existed
     (called without the new arguments), state for state, bit for bit."""
     import mujoco
@@ -55,7 +55,7 @@ def test_no_scene_is_plain_mujoco_bit_for_bit(ur3) -> None:  # noqa: ANN001
     ({"name": "t", "type": "box", "size": [1, 1, 1], "pose": "here"}, "pose must be 'auto'"),
     ({"name": "t", "type": "box", "size": [1, 1, 1], "colour": 1}, "unknown field"),
 ])
-def test_bad_scene_is_one_line_naming_the_object(obj, why) -> None:  # noqa: ANN001
+def test_bad_scene_is_one_line_naming_the_object(obj, why) -> None:
     from rbd_ros.sim.scene import load_scene
 
     with pytest.raises(ValueError, match=why) as info:
@@ -69,11 +69,11 @@ def test_bundled_scenes_load_and_a_missing_one_names_them() -> None:
     assert load_scene("table").objects[0].pose is None
     wall = load_scene("wall")
     assert [o.kind for o in wall.objects] == ["box", "cylinder"] and wall.objects[1].pose is not None
-    with pytest.raises(FileNotFoundError, match=r"bundled scenes \['table', 'wall'\]"):
+    with pytest.raises(FileNotFoundError, match=r"bundled scenes \['box', 'table', 'wall'\]"):
         load_scene("sofa")
 
 
-def test_table_is_placed_under_the_probe_and_the_arm_clears_it(ur3) -> None:  # noqa: ANN001
+def test_table_is_placed_under_the_probe_and_the_arm_clears_it(ur3) -> None:
     """The site's poses reach the table top with the probe; every frame origin stays 3 cm
     above it (forward kinematics of the core, independent of the IK that found them)."""
     from rbd_ros.robot import Robot
@@ -89,7 +89,7 @@ def test_table_is_placed_under_the_probe_and_the_arm_clears_it(ur3) -> None:  # 
     assert heights.min() >= 0.03 - 1e-9
 
 
-def _hold(sim, q_hold, steps, push=None, record=None):  # noqa: ANN001, ANN202
+def _hold(sim, q_hold, steps, push=None, record=None):
     """Computed torque holding ``q_hold`` (stiff: 10 Hz) for ``steps``; ``record``: a list
     that gets the compensated force of each step."""
     from rbd_ros.control.laws import Reference, make_law
@@ -106,7 +106,7 @@ def _hold(sim, q_hold, steps, push=None, record=None):  # noqa: ANN001, ANN202
             record.append(sim.ft.wrench[:3].copy())
 
 
-def test_sensor_sees_a_known_push_and_nothing_in_free_space(ur3) -> None:  # noqa: ANN001
+def test_sensor_sees_a_known_push_and_nothing_in_free_space(ur3) -> None:
     """A push of known wrench at the tool: the compensated reading is minus it (the sensor
     measures what the arm exerts on what hangs below; the push acts on that from outside),
     while the raw reading carries the payload's weight; before and after: ~0."""
@@ -131,7 +131,7 @@ def test_sensor_sees_a_known_push_and_nothing_in_free_space(ur3) -> None:  # noq
     assert np.abs(sim.ft.wrench).max() < 0.05
 
 
-def test_push_refuses_bad_input(ur3) -> None:  # noqa: ANN001
+def test_push_refuses_bad_input(ur3) -> None:
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
 
     sim = Simulator(ur3, BridgeConfig(mode="lockstep"), log=_quiet)
@@ -143,7 +143,7 @@ def test_push_refuses_bad_input(ur3) -> None:  # noqa: ANN001
         sim.push("", np.zeros(6), 0.0)
 
 
-def test_pressing_the_table_sensor_and_estimate_match_mujoco(ur3) -> None:  # noqa: ANN001
+def test_pressing_the_table_sensor_and_estimate_match_mujoco(ur3) -> None:
     """The probe pushed onto the table with a constant J^T f: MuJoCo's contact force, the
     sensor's compensated reading and the joint-torque estimate agree (5 % of the sensor)."""
     from rbd_ros.robot import Robot
@@ -174,7 +174,7 @@ def test_pressing_the_table_sensor_and_estimate_match_mujoco(ur3) -> None:  # no
     assert np.linalg.norm(R @ est[:3] - sensor) < 0.05 * np.linalg.norm(sensor)
 
 
-def test_sensor_noise_and_low_pass_have_the_set_spread(ur3) -> None:  # noqa: ANN001
+def test_sensor_noise_and_low_pass_have_the_set_spread(ur3) -> None:
     """White noise of 1 N through y += a (x - y): the AR(1) spread is sqrt(a / (2 - a)) of it
     (closed form), a = dt / (dt + 1 / (2 pi f_c)); without the filter it is 1 N."""
     from rbd_ros.sim.simulator import BridgeConfig, Simulator
@@ -193,7 +193,7 @@ def test_sensor_noise_and_low_pass_have_the_set_spread(ur3) -> None:  # noqa: AN
 
 
 @pytest.mark.parametrize("scene", ["table", "wall"])
-def test_placed_surface_is_where_the_probe_touches(ur3, scene) -> None:  # noqa: ANN001
+def test_placed_surface_is_where_the_probe_touches(ur3, scene) -> None:
     """MuJoCo's own distance between the probe and the placed object: ~0 at the site's
     touching pose, the approach height (8 cm) at the pose above."""
     import mujoco

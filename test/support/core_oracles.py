@@ -67,7 +67,7 @@ def mujoco_compatible(model: MdhModel) -> MdhModel:
     return model.replace(mass=mass, inertia=inertia)
 
 
-def pinocchio_model(model: MdhModel, urdf: str | None = None):  # noqa: ANN201
+def pinocchio_model(model: MdhModel, urdf: str | None = None):
     import pinocchio as pin
 
     pm = pin.buildModelFromXML(urdf if urdf is not None else model_to_urdf(model))
@@ -75,7 +75,7 @@ def pinocchio_model(model: MdhModel, urdf: str | None = None):  # noqa: ANN201
     return pm, pm.createData()
 
 
-def mujoco_model(model: MdhModel, urdf: str | None = None):  # noqa: ANN201
+def mujoco_model(model: MdhModel, urdf: str | None = None):
     """MuJoCo from the same URDF: visuals/collisions stripped, no damping/friction, contacts
     off, joint limits off (mj_inverse would add limit forces), the model's gravity."""
     import mujoco

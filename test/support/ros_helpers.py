@@ -2,9 +2,44 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 
-from rbd_ros.ros.bringup.processes import REPO, NodeProcess  # noqa: F401  (re-exported for tests)
+from rbd_ros.ros.bringup import processes
+from rbd_ros.ros.bringup.processes import REPO  # noqa: F401  (re-exported for tests)
+
+#: what a start-up line says (``dynamics_server: ready (...)``, ``mujoco_bridge: ready``, ...)
+STARTUP_LINE = "ready"
+
+
+class StartupTimeout(TimeoutError):
+    """A node that printed no start-up line in time: not a failure of the behaviour under test
+    (on a cold numba cache the first process compiles the kernels it calls: minutes on a busy
+    machine, issue 45)."""
+
+
+class NodeProcess(processes.NodeProcess):
+    """``rbd_ros.ros.bringup.processes.NodeProcess`` whose time-out while waiting for a start-up
+    line (the text contains ``STARTUP_LINE``) is a ``StartupTimeout`` saying how long the
+    start-up took, ``"start-up took N s: kernels compiling?"``; every other wait as before."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.started = time.monotonic()
+        super().__init__(*args, **kwargs)
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+        try:
+            return super().wait_for(text, timeout)
+        except TimeoutError as exc:
+            if STARTUP_LINE not in text:
+                raise
+            took = time.monotonic() - self.started
+            tail = "\n".join(self.output.splitlines()[-15:])
+            raise StartupTimeout(
+                f"start-up took {took:.0f} s: kernels compiling? rbd-ros {' '.join(self.args[:1])} printed "
+                f"no {text!r} within the test's {timeout:g} s start-up time-out: a start-up time-out, "
+                f"not a failure of the behaviour under test (a cold or stale numba cache compiles "
+                f"first: `rbd-ros warm`). Its last lines:\n{tail}") from exc
 
 
 @contextlib.contextmanager
@@ -64,6 +99,8 @@ class _BackgroundSpinner:
         self._executor.add_node(node)
         self.errors: list[BaseException] = []
         self._stop = threading.Event()
+        self._chores: list = []  # (callable, done event): run by the spinning thread (``destroy``)
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
@@ -71,13 +108,53 @@ class _BackgroundSpinner:
         try:
             while not self._stop.is_set() and self._context.ok():
                 self._executor.spin_once(timeout_sec=0.05)
+                self._run_chores()
         except Exception as exc:  # noqa: BLE001 - handed to the test thread
             if self._context.ok() and not self._stop.is_set():  # not the test's shutdown
                 self.errors.append(exc)
 
+    def _run_chores(self) -> None:
+        with self._lock:
+            chores, self._chores = self._chores, []
+        for chore, out, done in chores:
+            try:
+                out.append(chore())
+            except Exception as exc:  # noqa: BLE001 - handed to the caller of ``call``
+                out.append(exc)
+            finally:
+                done.set()
+
+    def call(self, fn, timeout_sec: float = 10.0):
+        """``fn()`` run by the spinning thread between two ``spin_once`` (directly once the
+        spinner stopped), its value returned (its exception raised).  For creating and
+        destroying an ``ActionClient`` of the spun node: rclpy's executor lists a node's
+        waitables, then enters them, and a client made or destroyed by another thread meanwhile
+        fails the spinner (``'ActionClient' object has no attribute '_lock'``, ``Failed to add
+        'rcl_action_client_t' to wait set: action client pointer is invalid``)."""
+        import threading
+
+        out: list = []
+        done = threading.Event()
+        with self._lock:
+            alive = self._thread.is_alive() and not self._stop.is_set()
+            if alive:
+                self._chores.append((fn, out, done))
+        if not alive:
+            return fn()
+        if not done.wait(timeout_sec):
+            raise TimeoutError(f"the spinner did not run {fn!r} within {timeout_sec} s")
+        if isinstance(out[0], Exception):
+            raise out[0]
+        return out[0]
+
+    def destroy(self, entity, timeout_sec: float = 10.0) -> None:
+        """``entity.destroy()`` by the spinning thread (``call``)."""
+        self.call(entity.destroy, timeout_sec)
+
     def shutdown(self, timeout_sec: float = 5.0) -> bool:
         self._stop.set()
         self._thread.join(timeout_sec)
+        self._run_chores()  # (any left: the thread has stopped)
         done = self._executor.shutdown(timeout_sec=timeout_sec)
         raise_callback_errors(self)
         return done
@@ -90,7 +167,7 @@ def spin_in_background(node) -> _BackgroundSpinner:
 
 
 @contextlib.contextmanager
-def probe_node(name: str, setup=None) -> Iterator[object]:  # noqa: ANN001
+def probe_node(name: str, setup=None) -> Iterator[object]:
     """An in-process test node in a context of its own, spun in the background for the block:
     ``setup(node)`` creates its subscriptions and publishers before the spinning starts and
     its return value is what the block gets (the node itself without ``setup``)."""
@@ -107,7 +184,7 @@ def probe_node(name: str, setup=None) -> Iterator[object]:  # noqa: ANN001
             node.destroy_node()
 
 
-def publish_until(pub, msg, heard, timeout: float = 30.0, period: float = 0.2) -> bool:  # noqa: ANN001
+def publish_until(pub, msg, heard, timeout: float = 30.0, period: float = 0.2) -> bool:
     """Publish ``msg`` every ``period`` s until ``heard()`` (discovery may still be under way
     when the first one goes out); whether it was heard within ``timeout`` s."""
     import time

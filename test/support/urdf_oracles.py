@@ -298,7 +298,7 @@ def stl_vertices(path: Path) -> np.ndarray:
                      for line in raw.decode().splitlines() if line.strip().startswith("vertex")])
 
 
-def pinocchio_link_poses(path: Path, model, q: np.ndarray) -> dict[str, np.ndarray]:  # noqa: ANN001
+def pinocchio_link_poses(path: Path, model, q: np.ndarray) -> dict[str, np.ndarray]:
     """Every URDF link's pose in ``model.base_link``'s frame at our joint positions ``q``."""
     pm = pin.buildModelFromUrdf(str(path))
     pd = pm.createData()

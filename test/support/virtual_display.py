@@ -42,7 +42,7 @@ def orange_pixels(display: str) -> int:
     return int(((r > 120) & (r - b > 80) & (g > 0.3 * r) & (g < 0.85 * r)).sum())
 
 
-def wait_for_arm(display: str, proc=None, timeout: float = 60.0) -> int:  # noqa: ANN001
+def wait_for_arm(display: str, proc=None, timeout: float = 60.0) -> int:
     """Orange pixels on the display once the window shows the arm (0 if it never does, or if
     ``proc`` ends first)."""
     deadline = time.monotonic() + timeout
@@ -63,7 +63,7 @@ def clean_env(display: str) -> dict[str, str]:
     return env
 
 
-def replay_shows_arm(display: str, folder: Path, model, t: np.ndarray, q: np.ndarray) -> None:  # noqa: ANN001
+def replay_shows_arm(display: str, folder: Path, model, t: np.ndarray, q: np.ndarray) -> None:
     """Write ``model`` and the recording ``(t, q)`` to ``folder``, run ``rbd-ros view folder``
     on ``display`` and assert the window shows the arm."""
     from rbd_ros.sim.render import Recording

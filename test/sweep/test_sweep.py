@@ -79,7 +79,7 @@ def test_ray_on_a_local_cluster_gives_the_same_rows() -> None:
     assert seen.get("CPU", 0) >= 1
 
 
-def test_cli_writes_the_table(tmp_path, capsys) -> None:  # noqa: ANN001
+def test_cli_writes_the_table(tmp_path, capsys) -> None:
     out = tmp_path / "sw"
     code = main(["--robots", "puma560", "--laws", "pd_gravity", "--perturb", "0,10", "--duration", "0.3",
                  "--output", str(out)])
@@ -101,7 +101,7 @@ def test_cli_writes_the_table(tmp_path, capsys) -> None:  # noqa: ANN001
     (["--seeds", "0"], "seeds must be at least 1"),
     (["--workers", "0"], "--workers must be at least 1"),
 ])
-def test_cli_refuses_bad_input_in_one_line(argv: list[str], message: str, capsys, tmp_path) -> None:  # noqa: ANN001
+def test_cli_refuses_bad_input_in_one_line(argv: list[str], message: str, capsys, tmp_path) -> None:
     assert main([*argv, "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1

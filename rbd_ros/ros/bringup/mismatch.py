@@ -49,7 +49,7 @@ def mismatched(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "sim_model", "") or getattr(args, "perturb", 0.0))
 
 
-def _load(path: str, what: str):  # noqa: ANN202
+def _load(path: str, what: str):
     from rbd_ros.model import MdhModel
 
     p = Path(path)
@@ -62,7 +62,7 @@ def _load(path: str, what: str):  # noqa: ANN202
     return MdhModel.from_yaml(str(p))
 
 
-def control_model(args: argparse.Namespace, default):  # noqa: ANN001, ANN201
+def control_model(args: argparse.Namespace, default):
     """The controller's model: ``--model`` or ``default`` (the robot's); the joints must be the
     robot's when both are given."""
     if not getattr(args, "model", ""):
@@ -74,7 +74,7 @@ def control_model(args: argparse.Namespace, default):  # noqa: ANN001, ANN201
     return model
 
 
-def simulated_model(args: argparse.Namespace, robot, control):  # noqa: ANN001, ANN201
+def simulated_model(args: argparse.Namespace, robot, control):
     """The simulated arm (module docstring) and the lines saying how it differs from ``control``;
     ``(None, [])`` when it is the controller's model."""
     from rbd_ros.identification import differences, perturb
@@ -133,7 +133,7 @@ def check(args: argparse.Namespace) -> None:
 SIM_SETTINGS = ("timestep", "integrator", *NOISE)
 
 
-def compare(args: argparse.Namespace, robot, control, sim, tour, bridge: dict, report) -> dict | None:  # noqa: ANN001
+def compare(args: argparse.Namespace, robot, control, sim, tour, bridge: dict, report) -> dict | None:
     """The model comparison of the module docstring (``ModelComparison.to_dict``), or ``None``
     when this run has no ``--model`` against a mismatched arm.  ``report``: this run's
     (``Report``), its row."""

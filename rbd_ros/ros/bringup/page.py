@@ -106,6 +106,8 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
              f"<p id='summary'>{summary}</p>"]
     if rep.get("model_comparison"):
         parts.append(_comparison_table(rep["model_comparison"]))
+    if rep.get("identify_loop"):
+        parts.append(_loop_table(rep["identify_loop"]))
     if run_lines:
         parts.append("<h2>Tour</h2><p id='run'>" + "<br>".join(esc(x) for x in run_lines) + "</p>")
     video = directory / "video.mp4"
@@ -147,6 +149,23 @@ def _comparison_table(data: dict[str, Any]) -> str:
     return (f"<h2>Model comparison</h2><p>{esc(comp.lines()[0])}</p><table id='model_comparison'>"
             f"<tr><th>controller model</th><th>max joint rms</th><th>max error</th>{true}"
             f"<th>vs first</th></tr>{''.join(rows)}</table>")
+
+
+def _loop_table(loop: dict[str, Any]) -> str:
+    """The identification loop's before/after (``Report.identify_loop``: ``report.loop_rows``,
+    ``report.loop_notes``) as an HTML table."""
+    from rbd_ros.ros.bringup.report import loop_notes, loop_rows
+
+    esc = html.escape
+    rows = "".join(f"<tr><td>{esc(name)}</td><td>{b:.3e}</td><td>{a:.3e}</td><td>{ratio:.1f}x</td>"
+                   f"<td>{prior:.2f} %</td><td>{ident:.2f} %</td></tr>"
+                   for name, b, a, ratio, prior, ident in loop_rows(loop))
+    return ("<h2>Identification loop</h2><p>Tracking before the swap (the controller's model) and after "
+            "it (the identified model), the same excitation; the second run's torque NRMSE against "
+            "the measured efforts.</p><table id='identify_loop'><tr><th>joint</th><th>rms before</th>"
+            "<th>rms after</th><th>ratio</th><th>torque NRMSE, model</th><th>identified</th></tr>"
+            f"{rows}</table><p id='identify_loop_notes'>"
+            + "<br>".join(esc(x) for x in loop_notes(loop)) + "</p>")
 
 
 def _finish(directory: Path, parts: list[str], parameters: dict[str, Any]) -> Path:

@@ -19,7 +19,7 @@ process, ROS-free):
 
 * settle (0.3 s): hold the start;
 * approach (1.5 s): the law's gains for pressing along the normal ``n`` as parameters,
-  ``run_press``'s (``contact_task.press_gains``: hybrid ``selection``, admittance
+  ``run_press``'s (``control.press_gains.press_gains``: hybrid ``selection``, admittance
   ``stiffness`` and ``mass``, impedance ``stiffness`` unless the user gave one: ``-p``,
   ``--params-file`` or the controller's ``gains_file``); ``hybrid_force_position``: target
   wrench ``-force n`` (force control along the normal: the probe comes down at the law's
@@ -49,157 +49,116 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.control.press_gains import PRESS_GAINS, press_gains, retreat_gains
 from rbd_ros.ros import topics
-from rbd_ros.ros.contact_topics import FT_RAW, FT_WRENCH
-from rbd_ros.sim.contact_task import PRESS_GAINS, press_gains, retreat_gains
+from rbd_ros.ros.bringup.plan import RunPlan, load_robot, node_specs, robot_params_of
+from rbd_ros.ros.bringup.press import (
+    APPROACH,
+    APPROACH_TIME,
+    PRESS_TIME,
+    RETREAT_TIME,
+    SETTLE,
+    SLIDE_TIME,
+    finish_press,
+)
+from rbd_ros.ros.contact_topics import FT_WRENCH
 
-APPROACH, SETTLE, APPROACH_TIME, PRESS_TIME, SLIDE_TIME, RETREAT_TIME = 0.08, 0.3, 1.5, 0.7, 3.0, 1.1
-LOST_FRACTION = 0.01  # a slide cycle with f_n under this fraction of the force: contact lost
 TARGET_POSE = topics.node_topic("controller", topics.TARGET_POSE)
 TARGET_WRENCH = "/controller/target_wrench"
-PRESS_TOPICS = {FT_WRENCH: "geometry_msgs/msg/WrenchStamped", FT_RAW: "geometry_msgs/msg/WrenchStamped",
-                TARGET_POSE: "geometry_msgs/msg/PoseStamped",
+PRESS_TOPICS = {TARGET_POSE: "geometry_msgs/msg/PoseStamped",  # the F/T topics: record_ft
                 TARGET_WRENCH: "geometry_msgs/msg/WrenchStamped"}
 
 
+def press_plan(args: Any) -> RunPlan:
+    """The press run's plan, ROS-free: the robot loaded once (its URDF's collision shapes make
+    the probe), the scene placed where the arm reaches it (``contact_site``), the nodes, and
+    the task (``PressTask``)."""
+    from rbd_ros.sim.contact_site import contact_site, probe_lengths
+    from rbd_ros.sim.scene import load_scene, place_scene
+    from rbd_ros.sim.simulator import collision_shapes
+
+    loaded = load_robot(robot_params_of(args))
+    model = loaded.model
+    scene = load_scene(args.scene or "table")
+    if scene.placed or not any(o.pose is None for o in scene.objects):
+        raise ValueError("--task press places the scene itself: give a scene whose objects "
+                         "have pose 'auto'")
+    anchor = next(o.anchor for o in scene.objects if o.pose is None)
+    # the bridge's probe: as long as its URDF's collision shapes make it (Simulator)
+    shapes = collision_shapes(model, loaded.urdf, lambda level, msg: None, loaded.conversion)
+    site = contact_site(model, anchor, probe=probe_lengths(model, shapes))
+    bridge = {"scene": args.scene or "table",
+              "initial_positions": [float(x) for x in site.q_above]}
+    controller: dict[str, Any] = {}
+    if args.integrator:
+        bridge["integrator"] = args.integrator
+    if args.timestep is not None:
+        bridge["timestep"] = float(args.timestep)
+        controller["rate"] = 1.0 / float(args.timestep)
+    specs = node_specs(args, bridge, controller)
+    task = PressTask(args, model, specs, site, place_scene(scene, site.middle, site.normal, site.mass))
+    return RunPlan(args, loaded, model, model, None, [], False, specs, bridge, task)
+
+
 class PressTask:
-    """The press task through the nodes (module docstring): a mixin over the tour run's
-    ``Bringup`` (``rbd_ros.ros.bringup.cli``, which composes ``PressTask, Bringup`` and sets
-    ``recorded_topics``, its bag's topics: no import of it here), whose connection, pause,
-    drain and recording helpers it reuses; ``run()`` as ``Bringup.run``."""
+    """The press task through the nodes (module docstring), a ``runner.Task``: ``site`` where
+    it presses (``contact_site.ContactSite``), ``scene`` placed there; ``start`` gives it the
+    runner, whose connection, pause, drain and recording it uses."""
 
-    recorded_topics: dict[str, str] = {}
-
-    def __init__(self, args: Any) -> None:  # the run's state, as Bringup's
-        from rbd_ros.ros.bringup.description import describe, robot_parameters
-        from rbd_ros.ros.robot_params import robot_model
-        from rbd_ros.sim.contact_site import contact_site, probe_lengths
-        from rbd_ros.sim.scene import load_scene, place_scene
-        from rbd_ros.sim.simulator import collision_shapes
-        from rbd_ros.util.resources import DEFAULT_ROBOT
-
-        self.args = args
-        params = robot_parameters(args.robot or DEFAULT_ROBOT, args.urdf, args.base_link,
-                                  args.tip_link, args.base)
-        self.model = self.load_model(params)
-        self.sim_model, self.mismatch, self.mobile, self.profile, self.eight = self.model, [], False, None, None
-        scene = load_scene(args.scene or "table")
-        if scene.placed or not any(o.pose is None for o in scene.objects):
-            raise ValueError("--task press places the scene itself: give a scene whose objects "
-                             "have pose 'auto'")
-        anchor = next(o.anchor for o in scene.objects if o.pose is None)
-        # the bridge's probe: as long as its URDF's collision shapes make it (Simulator)
-        shapes = collision_shapes(self.model, robot_model(params).urdf, lambda level, msg: None)
-        self.site = contact_site(self.model, anchor, probe=probe_lengths(self.model, shapes))
-        self.scene = place_scene(scene, self.site.middle, self.site.normal, self.site.mass)
-        self.probe = self.model.replace(tool=self.site.tool)
+    def __init__(self, args: Any, model: Any, specs: list, site: Any, scene: Any) -> None:
+        self.args, self.model, self.specs, self.site, self.scene = args, model, specs, site, scene
+        self.probe = model.replace(tool=site.tool)
         # tip pose = probe pose @ tip_of_probe (both tools on frame n)
-        self.tip_of_probe = np.linalg.solve(self.site.tool, self.model.tool)
-        bridge = {"scene": args.scene or "table",
-                  "initial_positions": [float(x) for x in self.site.q_above]}
-        controller: dict[str, Any] = {}
-        if args.integrator:
-            bridge["integrator"] = args.integrator
-        if args.timestep is not None:
-            bridge["timestep"] = float(args.timestep)
-            controller["rate"] = 1.0 / float(args.timestep)
-        self.specs = describe(robot=args.robot or DEFAULT_ROBOT, urdf=args.urdf,
-                              base_link=args.base_link, tip_link=args.tip_link, base=args.base,
-                              controller=args.controller, mode=args.mode, bridge=bridge,
-                              controller_parameters=controller, composed=args.composed,
-                              rt_priority=args.rt_priority)
-        self.specs = self.user_parameters(self.specs)
-        self._init_run_state()
-        self.tour = _NoTour(self.site.q_above)
+        self.tip_of_probe = np.linalg.solve(site.tool, model.tool)
+        self.tour = NoTour(site.q_above)
         self.ft_raw: list[tuple[float, bytes]] = []
         self.phases: dict[str, float] = {}
+        self.runner: Any = None
 
-    def _init_run_state(self) -> None:
-        import threading
+    # ---- runner.Task ----------------------------------------------------------------------------
+    def topics(self) -> dict[str, str]:
+        """The contact's topics in the bag too."""
+        return dict(PRESS_TOPICS)
 
-        self.procs, self.lock = [], threading.Lock()
-        self.last_state = None
-        self.controller_state, self.commands_seen, self.diagnostics = [], 0, []
-        self.joint_names = list(self.model.joint_names)
-        self.recorder, self.recording, self.collecting = None, False, False
-        self.last_odom_stamp = self.last_stamp = -1
-        self.record_until = float("inf")
-        self.answers_from = self.answers_seen = 0
-        self.tour_stamp = float("nan")
-        self.said, self.path_poses, self.player = [], -1, None
+    def start(self, runner: Any) -> None:
+        self.runner = runner
+        self.runner.say(f"[bringup] press task: {self.model.name} ({self.model.dof} joints), "
+                        f"{self.args.controller}, {self.args.force:g} N on '{self.args.scene or 'table'}' "
+                        f"({'composed' if self.args.composed else 'separate'}, {self.args.mode}); surface "
+                        f"at {np.round(self.site.middle, 4).tolist()}, normal {np.round(self.site.normal, 3).tolist()}")
 
-    # ---- ROS side -----------------------------------------------------------------------------
-    def open_recording(self):  # noqa: ANN201
-        """As the tour's, with the contact's topics in the bag too."""
-        import shutil
-        from pathlib import Path
-
-        from rbd_ros.ros.bringup.recorder import BagRecorder
-
-        record = Path(self.args.record) if self.args.record else None
-        if record is not None:
-            shutil.rmtree(record / "bag", ignore_errors=True)
-            record.mkdir(parents=True, exist_ok=True)
-            self.recorder = BagRecorder(record / "bag", {**self.recorded_topics, **PRESS_TOPICS})
-        return record
-
-    def open_ros(self):  # noqa: ANN201
+    def connect(self, node: Any) -> tuple[Any, Any]:
+        """The F/T readings' subscriptions and the references' publishers."""
         from geometry_msgs.msg import PoseStamped, WrenchStamped
         from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from trajectory_msgs.msg import JointTrajectory
 
-        from rbd_ros.ros.common import recordable_qos
+        from rbd_ros.ros.bringup.inbox import TOUR
 
-        node, traj_pub, _ = super().open_ros()
-        node.create_subscription(WrenchStamped, FT_WRENCH, self.on_ft, recordable_qos(), raw=True)
-        if self.recorder is not None:
-            node.create_subscription(WrenchStamped, FT_RAW, self.on_ft_raw, recordable_qos(), raw=True)
+        # the tour's publisher as the tour run has it (unused here: the references are poses)
+        node.create_publisher(JointTrajectory, TOUR, QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        # the readings for the report; the runner records the F/T topics (record_ft)
+        self.runner.ft.listen(FT_WRENCH, self.on_ft)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.pose_pub = node.create_publisher(PoseStamped, TARGET_POSE, reliable)
         self.wrench_pub = node.create_publisher(WrenchStamped, TARGET_WRENCH, reliable)
-        return node, traj_pub, None
+        return self.pose_pub, None
 
-    def on_ft(self, raw: bytes) -> None:
-        from rbd_ros.ros.messages import header_stamp_ns
+    def drive(self, node: Any, spin: Any, record: Any, diag_start: dict, t_now: float) -> int:
+        """The phases from the pause, then paused, drained and reported."""
+        r = self.runner
+        r.recording = r.recorder is not None
+        if r.recorder:
+            r.record_frames(t_now)
+        t_start = t_now
+        sim_end = self.run_phases(node, spin, t_now)
+        diag_end = r.set_paused(node, True)
+        r.stop_controller_and_drain(sim_end)
+        return finish_press(self, record, t_start, sim_end, diag_start, diag_end)
 
-        stamp = header_stamp_ns(raw)
-        with self.lock:
+    def on_ft(self, stamp: int, raw: bytes) -> None:
+        with self.runner.lock:
             self.ft_raw.append((1e-9 * stamp, raw))
-        if self.recording:
-            self.recorder.write(FT_WRENCH, stamp, raw)
-
-    def on_ft_raw(self, raw: bytes) -> None:
-        from rbd_ros.ros.messages import header_stamp_ns
-
-        if self.recording:
-            self.recorder.write(FT_RAW, header_stamp_ns(raw), raw)
-
-    def run(self) -> int:
-
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-
-        record = self.open_recording()
-        self.say(f"[bringup] press task: {self.model.name} ({self.model.dof} joints), "
-                 f"{self.args.controller}, {self.args.force:g} N on '{self.args.scene or 'table'}' "
-                 f"({'composed' if self.args.composed else 'separate'}, {self.args.mode}); surface "
-                 f"at {np.round(self.site.middle, 4).tolist()}, normal {np.round(self.site.normal, 3).tolist()}")
-        node, traj_pub, _ = self.open_ros()
-        executor = LeanExecutor()
-        executor.add_node(node)
-        spin = spin_in_thread(executor, "bringup_ros")
-        try:
-            self.start_nodes()
-            self.wait_until_connected(node, self.pose_pub, None)
-            diag_start, t_pause, t_now = self.pause_for_tour(node)
-            self.recording = self.recorder is not None
-            if self.recorder:
-                self.record_frames(t_now)
-            t_start = t_now
-            sim_end = self.run_phases(node, spin, t_now)
-            diag_end = self.set_paused(node, True)
-            self.stop_controller_and_drain(sim_end)
-            return self.finish_press(record, t_start, sim_end, diag_start, diag_end)
-        finally:
-            self.shut_down(executor, node)
 
     # ---- the phases ---------------------------------------------------------------------------
     def run_phases(self, node: Any, spin: Any, t0: float) -> float:
@@ -249,16 +208,16 @@ class PressTask:
             if act is not None:
                 act()
             # the bridge pauses itself at the phase's end (not past it by this process's lag)
-            self.set_parameters(node, "mujoco_bridge", pause_at=t + duration)
-            self.set_paused(node, False)
+            self.runner.set_parameters(node, "mujoco_bridge", pause_at=t + duration)
+            self.runner.set_paused(node, False)
             self.follow_until(spin, t + duration)
-            t = self.set_paused(node, True)["sim_time"]
-            self.wait_for_state_at(t)
+            t = self.runner.set_paused(node, True)["sim_time"]
+            self.runner.wait_for_state_at(t)
         return t
 
     def set_press_gains(self, node: Any) -> None:
         """The law's gains for pressing along the surface's normal, from its current ones
-        (``contact_task.press_gains``: the values ``run_press`` sets; a gain the user gave,
+        (``control.press_gains.press_gains``: the values ``run_press`` sets; a gain the user gave,
         ``user_gains``, is kept), and for impedance the set point's depth into the surface
         that gives the force with them."""
         law, n, F = self.args.controller, self.site.normal, float(self.args.force)
@@ -291,11 +250,11 @@ class PressTask:
 
         watch = StallWatch()  # as Bringup's tour: a loaded machine slows the simulation, not stops it
         while True:
-            with self.lock:
-                t_now = self.last_state[0]
+            with self.runner.lock:
+                t_now = self.runner.last_state[0]
             if t_now >= t_end - REACHED:
                 return
-            self.check_executor_and_nodes(spin)
+            self.runner.check_executor_and_nodes(spin)
             if watch.stalled(t_now, time.monotonic()):
                 raise RuntimeError(f"the simulation stalled: no simulated time passed in {STALL_SECONDS:.0f} s")
             time.sleep(0.005)
@@ -312,10 +271,10 @@ class PressTask:
         p, o = msg.pose.position, msg.pose.orientation
         p.x, p.y, p.z = (float(x) for x in T[:3, 3])
         o.x, o.y, o.z, o.w = (float(x) for x in rotation_to_quaternion(T[:3, :3]))
-        mark = len(self.law_process().lines)
+        mark = len(self.runner.law_process().lines)
         self.pose_pub.publish(msg)
-        if self.recorder:
-            self.recorder.write_message(TARGET_POSE, int(self.last_state[0] * 1e9), msg)
+        if self.runner.recorder:
+            self.runner.recorder.write_message(TARGET_POSE, int(self.runner.last_state[0] * 1e9), msg)
         self.await_answer(mark, "target pose accepted", "target pose refused")
 
     def send_wrench(self, wrench: np.ndarray) -> None:
@@ -324,14 +283,14 @@ class PressTask:
         msg = WrenchStamped()
         f, m = msg.wrench.force, msg.wrench.torque
         f.x, f.y, f.z, m.x, m.y, m.z = (float(x) for x in wrench)
-        mark = len(self.law_process().lines)
+        mark = len(self.runner.law_process().lines)
         self.wrench_pub.publish(msg)
-        if self.recorder:
-            self.recorder.write_message(TARGET_WRENCH, int(self.last_state[0] * 1e9), msg)
+        if self.runner.recorder:
+            self.runner.recorder.write_message(TARGET_WRENCH, int(self.runner.last_state[0] * 1e9), msg)
         self.await_answer(mark, "target wrench: ", "target wrench refused")
 
     def await_answer(self, mark: int, ok: str, bad: str, timeout: float = 30.0) -> None:
-        proc = self.law_process()
+        proc = self.runner.law_process()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for line in list(proc.lines)[mark:]:
@@ -345,112 +304,24 @@ class PressTask:
 
     def set_controller(self, node: Any, **values: Any) -> None:
         """Set the controller's parameters (its node ``controller``, composed too)."""
-        self.set_parameters(node, "controller", **values)
+        self.runner.set_parameters(node, "controller", **values)
 
     def get_controller(self, node: Any, name: str) -> list[float]:
         from rcl_interfaces.srv import GetParameters
 
-        res = self.call_service(node, GetParameters, "/controller/get_parameters",
+        res = self.runner.call_service(node, GetParameters, "/controller/get_parameters",
                                 GetParameters.Request(names=[name]))
         return list(res.values[0].double_array_value)
 
-    # ---- the report ---------------------------------------------------------------------------
-    def series(self, t0: float, t1: float) -> dict[str, np.ndarray]:
-        """Per F/T sample in ``[t0, t1]``: time, the normal force (world axes by the measured
-        pose's kinematics) and the probe's error along the surface against the slide's plan."""
-        from geometry_msgs.msg import WrenchStamped
-        from rclpy.serialization import deserialize_message
-        from sensor_msgs.msg import JointState
 
-        from rbd_ros.robot import Robot
-        from rbd_ros.ros.bringup.processes import within
-
-        with self.lock:
-            cs = [c for c in self.controller_state if within(c[0], t0 - 0.01, t1)]
-            ft = sorted((c for c in self.ft_raw if within(c[0], t0, t1)), key=lambda c: c[0])
-        tq = np.array([c[0] for c in cs])
-        qs = np.array([deserialize_message(raw, JointState).velocity for _, raw in cs])
-        robot, site, n = Robot(self.probe), self.site, self.site.normal
-        t3 = self.phases["slide"]
-        rows = []
-        for ts, raw in ft:
-            w = deserialize_message(raw, WrenchStamped).wrench.force
-            k = min(int(np.searchsorted(tq, ts - 1e-7)), len(tq) - 1)
-            T = robot.fk(qs[k])
-            f = T[:3, :3] @ np.array([w.x, w.y, w.z])
-            x = min(max((ts - t3) / SLIDE_TIME, 0.0), 1.0) if ts >= t3 else 0.0
-            sig = x**3 * (10 - 15 * x + 6 * x * x)
-            e = site.tool_pose(sig * site.length)[:3, 3] - T[:3, 3]
-            rows.append((ts, -(n @ f), np.linalg.norm(e - (e @ n) * n)))
-        arr = np.array(rows).reshape(-1, 3)
-        return {"t": arr[:, 0], "f_n": arr[:, 1], "e_free": arr[:, 2]}
-
-    def press_report(self, s: dict[str, np.ndarray], sim_end: float) -> dict[str, Any]:
-        F, p = float(self.args.force), self.phases
-        t = s["t"]
-        # the slide's planned time (a phase may run on past it: the pause comes when this
-        # process sees the time, late when the bridge runs fast, composed)
-        t3 = p["slide"]
-        t4 = min(p["retreat"], t3 + SLIDE_TIME)
-        span = t4 - t3
-        mid = (t >= t3 + 0.1 * span) & (t < t4 - 0.1 * span)
-        whole = (t >= t3) & (t < t4)
-        if not mid.any():
-            raise RuntimeError("no F/T readings arrived over the slide")
-        err = s["f_n"][mid] - F
-        before = t < t3
-        return {"law": self.args.controller, "robot": self.model.name, "force_N": F,
-                "force_error_rms_N": float(np.sqrt(np.mean(err**2))),
-                "force_error_max_N": float(np.abs(err).max()),
-                "impact_peak_ratio": float(s["f_n"][before].max() / F) if before.any() else 0.0,
-                "contact_lost_cycles": int(np.sum(s["f_n"][whole] < LOST_FRACTION * F)),
-                "slide_cycles": int(whole.sum()),
-                "position_error_rms_m": float(np.sqrt(np.mean(s["e_free"][mid] ** 2))),
-                "position_error_max_m": float(s["e_free"][mid].max()),
-                "phases_s": {k: round(v - p["settle"], 6) for k, v in p.items()},
-                "mode": f"{'composed' if self.args.composed else 'separate'}, {self.args.mode}",
-                "source": "/ft_sensor/wrench and /controller/controller_state"}
-
-    def finish_press(self, record: Any, t_start: float, sim_end: float, diag_start: dict,
-                     diag_end: dict) -> int:
-        import json
-        from types import SimpleNamespace
-
-        from rbd_ros.ros.bringup.press import plot, report_lines
-
-        s = self.series(t_start, sim_end)
-        report = self.press_report(s, sim_end)
-        report["missed_cycles"] = self.missed_cycles(diag_start, diag_end, self.args.composed)
-        lines = report_lines(report)
-        for line in lines:
-            print(line, flush=True)
-        if self.args.json:
-            from pathlib import Path
-
-            Path(self.args.json).write_text(json.dumps(report, indent=2))
-        if record is None:
-            return 0
-        (record / "report.json").write_text(json.dumps(report, indent=2))
-        title = f"press: {self.model.name}, {self.args.controller}, {self.args.force:g} N"
-        plot(SimpleNamespace(series={**s, "t": s["t"] - t_start}, force=float(self.args.force),
-                             robot=self.model.name, law=self.args.controller,
-                             phases={k: v - t_start for k, v in self.phases.items() if k != "settle"}),
-             record / "plot.png")
-        counts = ", ".join(f"{k} {v}" for k, v in self.recorder.counts.items())
-        print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})", flush=True)
-        from rbd_ros.ros.bringup.press import press_video_and_page
-
-        for line in press_video_and_page(record, self, t_start, sim_end, report, lines, title):
-            print(line, flush=True)
-        return 0
-
-
-class _NoTour:
-    """What ``Bringup``'s helpers read of a tour (the press task has none)."""
+class NoTour:
+    """What the runner and the report read of a tour (the press task has none)."""
 
     def __init__(self, start: np.ndarray) -> None:
-        self.start, self.waypoints, self.times = start, [], np.zeros(1)
-        self.segment_time, self.floor, self.notes = 0.0, None, []
+        self.waypoints: list[np.ndarray] = []
+        self.notes: list[str] = []
+        self.start, self.times = start, np.zeros(1)
+        self.segment_time, self.floor = 0.0, None
 
 
 def _shift(T: np.ndarray, d: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import queue
 import threading
 from pathlib import Path
+from typing import Any
 
 #: seconds between commits of the messages written so far (what an abrupt end can lose)
 COMMIT_PERIOD = 0.5
@@ -28,6 +29,7 @@ class BagRecorder:
             raise FileExistsError(f"bag directory {self.path} exists already")
         self.topics = dict(topics)
         self.counts = dict.fromkeys(topics, 0)
+        self.stamps: dict[str, list[int]] = {t: [] for t in topics}  # ns, as written (losses)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._open = True
@@ -84,6 +86,15 @@ class BagRecorder:
             if self._open:
                 self._queue.put((topic, int(stamp_ns), bytes(data)))
                 self.counts[topic] += 1
+                self.stamps[topic].append(int(stamp_ns))
+
+    def losses(self, periods: dict[str, float | None]) -> dict[str, dict]:
+        """For each periodic topic of ``periods`` (``{topic: period s}``, None: the median
+        spacing of its stamps), the samples written against those its stamps say were sent
+        (``stamp_losses``): ``{topic: {"received", "expected", "lost", "period_s"}}``."""
+        with self._lock:
+            stamps = {t: list(self.stamps[t]) for t in periods if t in self.stamps}
+        return {t: stamp_losses(v, periods[t]) for t, v in stamps.items()}
 
     def write_message(self, topic: str, stamp_ns: int, msg: object) -> None:
         """Record an rclpy message object (serialized with rosbags, see ``cdr``)."""
@@ -99,13 +110,33 @@ class BagRecorder:
         self._thread.join()
 
 
+def stamp_losses(stamps_ns, period_s: float | None = None) -> dict:
+    """How many samples of a periodic stream are missing, from its stamps (ns): the distinct
+    stamps ``received``, ``expected = round((last - first) / period) + 1`` (``period`` s: the
+    stream's, else the median spacing of the stamps) and ``lost = expected - received``.  What
+    went missing before the first or after the last stamp is not seen."""
+    import numpy as np
+
+    t = np.unique(np.asarray(list(stamps_ns), dtype=np.int64))
+    out = {"received": int(t.size), "expected": int(t.size), "lost": 0, "period_s": period_s}
+    if t.size < 2:
+        return out
+    period_ns = float(period_s) * 1e9 if period_s else float(np.median(np.diff(t)))
+    if not period_ns > 0:
+        return out
+    expected = int(round((t[-1] - t[0]) / period_ns)) + 1
+    out.update(expected=max(expected, int(t.size)), lost=max(expected - int(t.size), 0),
+               period_s=period_ns * 1e-9)
+    return out
+
+
 def _typestore():
     from rosbags.typesys import Stores, get_typestore
 
     return get_typestore(Stores.ROS2_KILTED)
 
 
-def to_rosbags(msg: object, store=None) -> object:
+def to_rosbags(msg: Any, store=None) -> Any:
     """The rosbags twin of an rclpy message (recursively, by its field list)."""
     import array
 
@@ -127,7 +158,7 @@ def to_rosbags(msg: object, store=None) -> object:
     return store.types[typename](**kwargs)
 
 
-def cdr(msg: object) -> bytes:
+def cdr(msg: Any) -> bytes:
     """CDR bytes of an rclpy message, serialized by rosbags. rclpy's own buffers of nested
     messages (``trajectory_msgs/JointTrajectory``) carry trailing bytes that rosbags'
     strict reader refuses; these are exact."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,6 +59,24 @@ class Report:
     #: model, ``--model`` and the simulated arm itself (``rbd_ros.sim.model_comparison``
     #: ``ModelComparison.to_dict``; ``bringup.mismatch.compare``)
     model_comparison: dict | None = None
+    #: samples the window's stamps say were sent (``recorder.stamp_losses``): ``samples`` of
+    #: them arrived; the rest lost in transport or cycles the controller missed
+    samples_expected: int | None = None
+    #: issue 38: what ran -- the robot (model name), the law, the gains in use (``{gain:
+    #: "values (source)"}``) and every effective parameter (``{section: {key: value}}``: the
+    #: bringup's arguments with their defaults, each node's parameters)
+    robot: str = ""
+    law: str = ""
+    gains: dict | None = None
+    parameters: dict | None = None
+    #: with ``--record``: per periodic recorded topic, the samples written and those their
+    #: stamps say were sent (``{topic: {"received", "expected", "lost", "period_s"}}``)
+    recording: dict | None = None
+    #: issue 44, ``bringup --task identify``: the loop's before/after (``identify_loop``'s report:
+    #: ``joints``, ``before`` and ``after`` {``rms_error``, ``max_error``}, ``torque_nrmse_percent``,
+    #: ``held_out_error_percent``, ``swap``; on the page ``swapped_at``, the second run's start
+    #: in the plot's time); its table: ``loop_rows``, ``loop_notes``
+    identify_loop: dict | None = None
 
     @property
     def realtime(self) -> bool:
@@ -72,15 +91,56 @@ class Report:
 
     def table(self) -> str:
         """What the terminal prints: a row per joint, then ``summary_lines``."""
-        sat = self.saturation is not None
+        sat = _saturation(self)
         lines = [f"{'joint':<16} {'rms error':>12} {'max error':>12} {'peak torque':>16}"
                  + (f" {'at limit':>9} {'chatter':>9}" if sat else "")]
         units = self.effort_units or [""] * len(self.joint_names)
         for k, name in enumerate(self.joint_names):
             peak = f"{self.peak_torque[k]:.3f} {units[k]}".strip()
             lines.append(f"{name:<16} {self.rms_error[k]:12.3e} {self.max_error[k]:12.3e} {peak:>16}"
-                         + (f" {self.saturation[k]:8.2f}% {self.chatter[k]:8.2f}%" if sat else ""))
-        return "\n".join(lines + summary_lines(self) + comparison_lines(self.model_comparison))
+                         + (f" {sat[0][k]:8.2f}% {sat[1][k]:8.2f}%" if sat else ""))
+        return "\n".join(lines + summary_lines(self) + comparison_lines(self.model_comparison)
+                         + loop_lines(self.identify_loop))
+
+
+def loop_rows(loop: dict) -> list[tuple[str, float, float, float, float, float]]:
+    """Per joint of the identification loop (``Report.identify_loop``): its name, the RMS
+    tracking error before and after the swap, their ratio, and the second run's torque NRMSE
+    (%) with the controller's model and with the identified one."""
+    nrmse = loop["torque_nrmse_percent"]["second_run"]
+    rows = []
+    for j, name in enumerate(loop["joints"]):
+        b, a = loop["before"]["rms_error"][j], loop["after"]["rms_error"][j]
+        rows.append((name, b, a, b / a if a > 0 else float("inf"), nrmse["prior"][j], nrmse["identified"][j]))
+    return rows
+
+
+def loop_notes(loop: dict) -> list[str]:
+    """The loop's lines after its table (the terminal's and the page's): the torque NRMSE's
+    samples and the held-out part's, and the swap's torque continuity."""
+    swap, names = loop["swap"], loop["joints"]
+    held = loop["held_out_error_percent"]
+    k = int(np.argmax(swap["largest_step"]))
+    return [f"torque NRMSE on the second run ({loop['torque_nrmse_percent']['second_run']['samples']} "
+            f"samples); held-out part of the first: {held['prior']:.2f} % -> {held['identified']:.2f} % overall",
+            f"swap: largest step of the commanded torque over the switch {swap['largest_step'][k]:.3g} "
+            f"({names[k]}), an instant switch {swap['instant_step'][k]:.3g}, blended over "
+            f"{swap['swap_cycles']} cycles; the feedback's own change per cycle at the switch "
+            f"{max(swap['own_step']):.3g} (the arm held still, its measured position moving "
+            f"{swap['state_change']:.2g}), in the excitation up to {max(swap['own_step_in_motion']):.3g}"
+            + (f"; the second run from t = {loop['swapped_at']:.3f} s of the plot" if "swapped_at" in loop else "")]
+
+
+def loop_lines(loop: dict | None) -> list[str]:
+    """The identification loop's table for the terminal (``loop_rows``, ``loop_notes``); []
+    without one."""
+    if not loop:
+        return []
+    lines = [f"{'joint':<18} {'rms before':>11} {'rms after':>11} {'ratio':>8} "
+             f"{'torque NRMSE %: model':>22} {'identified':>10}"]
+    lines += [f"{name:<18} {b:11.3e} {a:11.3e} {ratio:8.1f} {prior:22.2f} {ident:10.2f}"
+              for name, b, a, ratio, prior, ident in loop_rows(loop)]
+    return lines + loop_notes(loop)
 
 
 def comparison_lines(comparison: dict | None) -> list[str]:
@@ -92,16 +152,26 @@ def comparison_lines(comparison: dict | None) -> list[str]:
     return ModelComparison.from_dict(comparison).lines()
 
 
+def _saturation(report: Report) -> tuple[list[float], list[float]] | None:
+    """``(saturation, chatter)`` of ``report``, or None without effort limits (``make_report``
+    sets the two together)."""
+    if report.saturation is None:
+        return None
+    return report.saturation, cast(list[float], report.chatter)
+
+
 def summary_lines(report: Report) -> list[str]:
     """The report's lines after the joint table (the terminal's and the page's): tool and base
     errors, a warning per joint at its effort limit or chattering in more than
     ``WARN_PERCENT`` % of the cycles, the run's size and timing."""
     lines: list[str] = []
-    for k, name in enumerate(report.joint_names if report.saturation is not None else []):
-        if report.saturation[k] > WARN_PERCENT or report.chatter[k] > WARN_PERCENT:
+    sat = _saturation(report)
+    for k, name in enumerate(report.joint_names if sat is not None else []):
+        saturation, chatter = cast(tuple[list[float], list[float]], sat)
+        if saturation[k] > WARN_PERCENT or chatter[k] > WARN_PERCENT:
             lines.append(f"warning: joint '{name}' commanded at its effort limit in "
-                         f"{report.saturation[k]:.2f} % of the cycles, flipping sign there "
-                         f"(chatter) in {report.chatter[k]:.2f} %: the law asks more than the "
+                         f"{saturation[k]:.2f} % of the cycles, flipping sign there "
+                         f"(chatter) in {chatter[k]:.2f} %: the law asks more than the "
                          "drive gives")
     if report.tool_position_rms is not None:
         lines.append(f"tool position error rms {report.tool_position_rms:.3e} m, max "
@@ -119,8 +189,12 @@ def summary_lines(report: Report) -> list[str]:
     if report.profile_path_max is not None:
         lines.append(f"twist profile: the base drove {report.base_path_length:.3f} m; the twists it "
                      f"received lead within {report.profile_path_max:.3e} m of the profile's path")
-    lines.append(f"simulated {report.duration:.3f} s in {report.samples} samples; real-time "
+    expected = report.samples_expected
+    of = (f" of {expected} the stamps say were sent ({expected - report.samples} lost or missed)"
+          if expected is not None and expected > report.samples else "")
+    lines.append(f"simulated {report.duration:.3f} s in {report.samples} samples{of}; real-time "
                  f"factor {report.rtf:.3f}; missed cycles {report.missed_cycles}")
+    lines += recording_lines(report.recording)
     if report.mode:
         lines.append(f"controller {report.mode}")
     if "period_p99_us" in report.timing and report.realtime:  # lockstep: no deadline to keep
@@ -133,6 +207,28 @@ def summary_lines(report: Report) -> list[str]:
 
 #: a joint at its effort limit (or chattering there) in more of the cycles than this (%) is warned of
 WARN_PERCENT = 1.0
+
+
+def recording_lines(recording: dict | None) -> list[str]:
+    """One line on the recorded streams (``Report.recording``): every sample, or a warning
+    per topic with how many its stamps say were lost; [] without a recording."""
+    if not recording:
+        return []
+    lost = {t: v for t, v in recording.items() if v["lost"] > 0}
+    if not lost:
+        return ["recorded every sample of " + ", ".join(f"{t} ({v['received']})" for t, v in recording.items())
+                + " (from their stamps)"]
+    return [f"warning: the recording lost {v['lost']} of {v['expected']} {t} samples (from their stamps: "
+            f"{v['received']} recorded, one every {v['period_s'] * 1e3:.3g} ms)" for t, v in lost.items()]
+
+
+def progress_factor(samples: list[tuple[float, float]], t0: float) -> float:
+    """The progress line's real-time factor: the final report's (``real_time_factor``, the
+    bridge's ``(wall_time, sim_time)`` diagnostics) over ``[t0, latest]``, the window from the
+    tour's start to the latest sample; NaN until two samples cover some of it."""
+    if not samples:
+        return float("nan")
+    return real_time_factor(samples, t0, max(s for _, s in samples))
 
 
 def saturation_and_chatter(commands: np.ndarray, effort_limit: np.ndarray, rel: float = 1e-6
@@ -196,7 +292,7 @@ def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndar
     err = np.asarray(reference) - np.asarray(measured)
     if err.size == 0:
         raise ValueError("no samples recorded: nothing to report")
-    extra = {}
+    extra: dict[str, Any] = {}
     if tool is not None:
         pos, ang = (np.asarray(x, dtype=float) for x in tool)
         extra = dict(tool_position_rms=float(np.sqrt(np.mean(pos**2))),
@@ -207,6 +303,9 @@ def make_report(joint_names: list[str], reference: np.ndarray, measured: np.ndar
         extra["saturation"], extra["chatter"] = saturation_and_chatter(torque, effort_limit)
     if prismatic is not None:
         extra["effort_units"] = ["N" if p else "N m" for p in np.asarray(prismatic, bool)]
+    from rbd_ros.ros.bringup.recorder import stamp_losses
+
+    extra["samples_expected"] = stamp_losses(np.round(np.asarray(times, float) * 1e9))["expected"]
     return Report(list(joint_names), np.sqrt(np.mean(err**2, axis=0)).tolist(),
                   np.abs(err).max(axis=0).tolist(), np.abs(torque).max(axis=0).tolist(),
                   float(rtf), int(missed_cycles), float(times[-1] - times[0]), int(len(times)),
@@ -259,3 +358,15 @@ def plot(path: str | Path, joint_names: list[str], times: np.ndarray, reference:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def missed_cycles(diag_start: dict | None, last: dict | None, composed: bool = False) -> int:
+    """Bridge steps taken without a fresh command from the controller between two
+    diagnostics messages (``steps_without_new_command``): from before the tour to its end.
+    Composed, where every step computes its command: the steps the loop started more than
+    one period late (``missed_steps``)."""
+    if last is None:
+        return 0
+    key = "missed_steps" if composed else "steps_without_new_command"
+    first = diag_start[key] if diag_start else 0
+    return int(last[key]) - int(first)

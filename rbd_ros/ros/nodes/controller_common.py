@@ -78,13 +78,33 @@ def reliable_qos() -> Any:
     return QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def make_outputs(ctl: Any, joints: list[str], state_names: list[str]) -> None:
-    """``ctl.cmd_pub``/``cmd_msg`` (commands in ``joints`` order) and ``ctl.state_pub``/
-    ``state_msg`` (``~/controller_state`` named ``state_names``), recordable QoS."""
+def subscribe_trajectory(node: Any, handler: Any) -> Any:
+    """``~/joint_trajectory`` subscribed raw (serialized): ``handler`` gets a callable that
+    deserializes the message, to be called on the loop's planning worker
+    (``ControlLoop.trajectory`` takes one), never on the executor that runs the cycle: rclpy
+    needs ~0.7 s for 10 000 points (issue 37)."""
+    from rclpy.serialization import deserialize_message
+    from trajectory_msgs.msg import JointTrajectory
+
+    def on_raw(msg: Any) -> None:
+        if isinstance(msg, bytes | bytearray | memoryview):
+            raw = bytes(msg)
+            handler(lambda: deserialize_message(raw, JointTrajectory))
+        else:  # (a message given in-process)
+            handler(msg)
+
+    return node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY, on_raw, reliable_qos(), raw=True)
+
+
+def make_outputs(ctl: Any, joints: list[str], state_names: list[str],
+                 command_topic: str = topics.COMMANDS) -> None:
+    """``ctl.cmd_pub``/``cmd_msg`` (commands in ``joints`` order, on ``command_topic``) and
+    ``ctl.state_pub``/``state_msg`` (``~/controller_state`` named ``state_names``), recordable
+    QoS."""
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-    ctl.cmd_pub = ctl.node.create_publisher(Float64MultiArray, topics.COMMANDS, recordable_qos())
+    ctl.cmd_pub = ctl.node.create_publisher(Float64MultiArray, command_topic, recordable_qos())
     ctl.state_pub = ctl.node.create_publisher(JointState, topics.CONTROLLER_STATE, recordable_qos())
     ctl.cmd_msg = Float64MultiArray()
     m = len(joints)
@@ -94,13 +114,20 @@ def make_outputs(ctl: Any, joints: list[str], state_names: list[str]) -> None:
 
 
 def publish_quietly(ctl: Any, publisher: Any, msg: Any) -> bool:
-    """Publish; False (no exception) while shutting down (Ctrl-C in a callback)."""
+    """Publish; False (no exception) while shutting down (Ctrl-C in a callback) or when the
+    middleware refuses the message (``RCLError: Failed to publish: cannot publish data``: a
+    reliable reader that vanished without a goodbye fills the writer's history, issue 37): the
+    controller goes on, the next cycle publishes again; one warning line per publisher."""
     try:
         publisher.publish(msg)
         return True
-    except Exception:  # noqa: BLE001 - shutting down (Ctrl-C) while in a callback
+    except Exception as exc:  # noqa: BLE001 - shutting down, or a reader gone
         if ctl.node.context.ok():
-            raise
+            warned = ctl.__dict__.setdefault("_publish_warned", set())
+            if publisher.topic_name not in warned:
+                warned.add(publisher.topic_name)
+                ctl.node.get_logger().warning(f"publishing on {publisher.topic_name} failed ({exc}); "
+                                              "going on (a subscriber gone away?)")
         return False
 
 

@@ -10,24 +10,39 @@ Parameters
                      wheels are found by ``rbd_ros.urdf.wheels``); '' = the model file's (a
                      URDF: fixed). A moving base's requests name its coordinates beside the
                      joints (GetModel base_position_names, base_velocity_names; a diff_drive
-                     base's efforts are its wheel torques; ``rbd_ros.robot.services``)
+                     base's efforts are its wheel torques; ``rbd_ros.services``)
   base_position_names, base_velocity_names, wheel_joint_names  string arrays renaming those
                      entries (unset = base_x, base_y, base_yaw / base_vx, base_vy, base_wz for
                      a ground base, base_x .. base_qw / base_vx .. base_wz for a floating one;
-                     the model's wheel joints); checked by ``rbd_ros.robot.services.base_names``
+                     the model's wheel joints); checked by ``rbd_ros.services.base_names``
   service_namespace  'rbd'                              max_points  1000000 states per request
   max_request_seconds  10.0: the most a request may compute (s); one still computing then is
                      answered success=false with a message saying it hit this bound (batches
                      and simulations are checked between chunks, inverse kinematics is stopped
-                     inside its kernel; ``rbd_ros.robot.services``)
+                     inside its kernel; ``rbd_ros.services``)
   allow_shared_namespace  false: refuse to start (exit 2) when another server already offers
                      the services under this namespace (clients would get answers from either)
 
 Services (``rbd_ros_interfaces/srv``) under ``/<service_namespace>/``: inverse_dynamics,
 forward_simulate, mass_matrix, gravity, forward_kinematics, jacobian, get_model,
-inverse_kinematics, static_torques, regressor (``regressor_service``). A request the
+inverse_kinematics, static_torques, regressor (``regressor_service``), linearize (``A``, ``B``
+of the dynamics at a state, continuous or over one step ``dt`` of an integrator:
+``DynamicsService.linearize``). A request the
 model cannot answer gets ``success=false`` and a message saying what is wrong; the node never
 dies on a request.
+
+Model swap (issue 44): ``/<service_namespace>/load_model`` (``LoadModel``: one of
+``model_yaml``, ``robot_description`` (URDF text), ``urdf_path``) replaces the served model
+without a restart: loaded and checked first (the served model's joints and base, finite and
+physically consistent inertias: ``rbd_ros.control.model_swap.swap_refusal``), its services'
+robots built, then switched in one assignment each: a request under way finishes on the old
+model, every later one uses the new; refused with the reason otherwise.  ``get_model`` then
+returns the new model.  The ``model_yaml`` parameter is settable on the running server
+(``ros2 param set /dynamics_server model_yaml FILE``; ``robot_params.declare_swappable_model``):
+the file is swapped in the same way, or the ``set_parameters`` result is refused with the
+reason and the parameter unchanged (an empty value too); the other robot parameters stay
+read-only.  After a swap through ``load_model`` the parameter names the model in use: the file
+given, or ``''`` when the model came as URDF (``robot_params.follow_swapped_model``).
 
 Executors: the quick services are served by ``LeanExecutor`` (``rbd_ros/ros/lean_executor.py``),
 a wait loop over the node's services that calls each callback directly; rclpy's
@@ -49,15 +64,22 @@ from __future__ import annotations
 import array
 import gc
 import sys
+import threading
 import time
 import traceback
+from typing import Any
 
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError, run_node
 from rbd_ros.ros.messages import matrix_to_pose
 from rbd_ros.ros.parameters import schema
-from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.ros.robot_params import (
+    declare_swappable_model,
+    follow_swapped_model,
+    following_swap,
+    robot_from_node,
+)
 from rbd_ros.ros.topics import dynamics_service_types
 
 
@@ -139,7 +161,7 @@ def namespace_lock(prefix: str, shared: bool, wait: float = LOCK_WAIT):
     domain = os.environ.get("ROS_DOMAIN_ID", "0") or "0"
     # '%' is no ROS name character: '/a_b/' and '/a/b/' get files of their own
     path = os.path.join(folder, f"domain{domain}{prefix.replace('/', '%')}lock")
-    handle = open(path, "a+")  # noqa: SIM115 - held open for the process's lifetime
+    handle = open(path, "a+")  # held open for the process's lifetime
     mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
     until = time.monotonic() + wait
     while True:
@@ -202,7 +224,7 @@ def _answers(node, name: str, timeout: float = 3.0) -> bool:
                                context=node.context, use_global_arguments=False,
                                start_parameter_services=False, enable_rosout=False)
     try:
-        client = helper.create_client(GetModel, name, qos_profile=SERVICE_QOS())
+        client: Any = helper.create_client(GetModel, name, qos_profile=SERVICE_QOS())  # (untyped interfaces)
         until = time.monotonic() + timeout
         if not client.wait_for_service(timeout_sec=timeout):
             return False
@@ -230,11 +252,11 @@ NAME_PARAMETERS = ("base_position_names", "base_velocity_names", "wheel_joint_na
 
 def served_names(node, model):
     """Declare ``NAME_PARAMETERS`` (read-only) and check them against ``model``
-    (``rbd_ros.robot.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
+    (``rbd_ros.services.base_names``, the one place); ``NodeConfigError`` naming the parameter."""
     from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
     from rclpy.parameter import Parameter
 
-    from rbd_ros.robot.services import base_names
+    from rbd_ros.services import base_names
 
     given = {}
     for name in NAME_PARAMETERS:
@@ -257,17 +279,17 @@ def served_names(node, model):
 
 class DynamicsServer:
     """Creates the services on ``node``; each handler converts messages around
-    ``rbd_ros.robot.services.DynamicsService``."""
+    ``rbd_ros.services.DynamicsService``."""
 
     def __init__(self, node) -> None:
         import rclpy
 
         from rbd_ros.robot import Robot
-        from rbd_ros.robot.services import (
+        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
+        from rbd_ros.services import (
             DynamicsService,
             named_model,
         )
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
 
         self.node = node
         started = time.monotonic()
@@ -275,6 +297,7 @@ class DynamicsServer:
                                                        "max_request_seconds", "allow_shared_namespace"])
         prefix = service_prefix(prm["service_namespace"])
         bound = float(prm["max_request_seconds"])
+        declare_swappable_model(node, prefix + "load_model")  # settable: _on_set_parameters
         loaded = robot_from_node(node)  # + base_type, gravity ...
         names = served_names(node, loaded.model)
         robot, source = Robot(named_model(loaded.model, names)), loaded.source
@@ -306,7 +329,10 @@ class DynamicsServer:
             owner = owners.get(name, node)
             self._services.append(owner.create_service(types[name], prefix + name, handler,
                                                        qos_profile=SERVICE_QOS()))
-        self._warm()
+        self._add_optional(prefix, "LoadModel", "load_model", self._load_model)  # module docstring
+        node.add_on_set_parameters_callback(self._on_set_parameters)
+        self._add_optional(prefix, "Linearize", "linearize", self._guard(self._linearize))  # issue 42
+        self._warmer = threading.Thread(target=self._warm, name="rbd_ros-warm", daemon=True)
         self._companions = []  # (executor, thread) of each companion node
         for name, owner in owners.items():
             executor = LeanExecutor(context=node.context)
@@ -317,19 +343,104 @@ class DynamicsServer:
               f"{model.base_type} base{self._entries(names)}, "
               f"{model.base_link} -> {model.tip_link}, from {source}) serving {prefix}*",
               flush=True)
+        self._warmer.start()
+
+    def _add_optional(self, prefix: str, kind: str, name: str, handler) -> None:
+        """``<prefix><name>`` of type ``rbd_ros_interfaces.srv.<kind>`` when the installed
+        interfaces have it (built before it was added: left out, with a warning saying so)."""
+        from rbd_ros_interfaces import srv
+
+        if not hasattr(srv, kind):
+            self.node.get_logger().warning(f"rbd_ros_interfaces has no {kind}: {name} is left out; "
+                                           "rebuild the interfaces (scripts/setup.sh)")
+            return
+        self._services.append(self.node.create_service(getattr(srv, kind), prefix + name, handler,
+                                                       qos_profile=SERVICE_QOS()))
+
+    def _linearize(self, req, res) -> None:
+        step = {"dt": req.dt, "integrator": req.integrator} if hasattr(req, "dt") else {}  # older interfaces
+        names, A, B = self.service.linearize(req.joint_names, req.positions, req.velocities, req.efforts,
+                                             req.include_actuators, **step)
+        res.coordinate_names = names
+        res.a, res.a_shape = f64(A), list(A.shape)
+        res.b, res.b_shape = f64(B), list(B.shape)
+
+    def _load_model(self, req, res):
+        """``load_model``: the new model checked, then swapped in (module docstring)."""
+        try:
+            res.success, res.message = self.load_model(req.model_yaml, req.robot_description, req.urdf_path)
+            if res.success:  # the parameter names the model in use ('' = came as URDF)
+                follow_swapped_model(self.node, req.model_yaml)
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
+            self.node.get_logger().error(f"load_model: {traceback.format_exc()}")
+            res.success, res.message = False, f"internal error: {exc!r}"
+        return res
+
+    def _on_set_parameters(self, params):
+        """``model_yaml`` set on the running server (``ros2 param set``): ``load_model`` of the
+        file, refused with its reason (the parameter and the served model then unchanged)."""
+        from rcl_interfaces.msg import SetParametersResult
+
+        swap = next((p for p in params if p.name == "model_yaml"), None)
+        if swap is None or following_swap():  # the others are read-only (rclpy refuses)
+            return SetParametersResult(successful=True)  # following_swap: the model is in use
+        try:
+            done, message = (self.load_model(model_yaml=str(swap.value)) if swap.value else
+                             (False, "refused: model_yaml cannot be emptied at runtime (give a model file)"))
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
+            self.node.get_logger().error(f"set_parameters model_yaml: {traceback.format_exc()}")
+            done, message = False, f"internal error: {exc!r}"
+        if not done:
+            self.node.get_logger().warning(f"set_parameters model_yaml: {message}")
+            return SetParametersResult(successful=False, reason=f"model_yaml: {message}")
+        return SetParametersResult(successful=True)
+
+    def load_model(self, model_yaml: str = "", robot_description: str = "", urdf_path: str = ""):
+        """Load, check and serve a new model; ``(done, message)``."""
+        from rbd_ros.control.model_swap import swap_refusal
+        from rbd_ros.robot import Robot
+        from rbd_ros.ros.robot_params import ROBOT_PARAMETERS, robot_model
+        from rbd_ros.services import DynamicsService, named_model
+
+        sources = {"model_yaml": model_yaml, "robot_description": robot_description, "urdf_path": urdf_path}
+        if sum(bool(v) for v in sources.values()) != 1:
+            return False, f"refused: give exactly one of {', '.join(sources)}"
+        params = {k: self.node.get_parameter(k).value for k in ROBOT_PARAMETERS}
+        params.update(sources)
+        old = self.service
+        try:
+            loaded = robot_model(params, old.robot.model.base_type)
+        except (NodeConfigError, ValueError) as exc:
+            return False, f"refused: {exc}"
+        names = old.names
+        model = named_model(loaded.model, names)
+        reason = swap_refusal(old.robot.model, model)
+        if reason is not None:
+            return False, f"refused: {reason}"
+        robot = Robot(model)
+        if loaded.link_frames is not None:
+            robot.with_link_frames(loaded.link_frames)
+        args = (old.max_points, names, old.max_request_seconds)
+        service = DynamicsService(robot, *args, alive=self.node.context.ok)
+        sim, ik = DynamicsService(Robot(model), *args), DynamicsService(Robot(model), *args)
+        self.service, self.sim_service, self.ik_service = service, sim, ik  # one assignment each
+        self._one_state = service.one_state_inverse_dynamics
+        self.node.get_logger().info(f"load_model: serving '{model.name}' from {loaded.source}")
+        return True, f"serving '{model.name}' from {loaded.source} ({model.dof} joints)"
 
     def _warm(self) -> None:
-        """Load the IK and simulation kernels before the first request (~20 ms from numba's
-        cache): compiled on first use instead, with a cold cache, they hold the GIL for
-        seconds inside that request's ``max_request_seconds``."""
-        if self.service.moving:
-            return
-        robot, sim = self.ik_service.robot, self.sim_service.robot
-        q = np.clip(np.zeros(robot.dof), robot.model.lower, robot.model.upper)
-        T = robot.fk(q)
-        robot.ik(T, seeds=q, max_restarts=0, timeout=1.0)
-        robot.ik(np.stack([T, T]), seeds=np.stack([q, q]), max_restarts=0, timeout=1.0)
-        sim.simulate(q, np.zeros(robot.dof), np.zeros((1, robot.dof)), 1e-3)
+        """Load the kernels of every service on a worker thread once the server is ready, on
+        robots of its own (the services' workspaces are theirs): ~20 ms from numba's cache.
+        On a cold cache they compile here, a minute and more for all of them, which the server's
+        start no longer waits for (issue 39: 93 s to ready before, compiled in the main thread);
+        a request that needs a kernel still compiling waits for it (numba compiles each once)."""
+        from rbd_ros.robot import Robot
+        from rbd_ros.sim.warm import server_kernels
+
+        try:
+            server_kernels(Robot(self.service.robot.model), self.service.moving)
+        except Exception as exc:  # noqa: BLE001 - warming is an optimisation: said, never fatal
+            self.node.get_logger().warning(f"kernel warm-up stopped: {exc!r} (kernels compile on first use)")
 
     @staticmethod
     def _entries(names) -> str:
@@ -354,7 +465,7 @@ class DynamicsServer:
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
-        from rbd_ros.robot.services import RequestError
+        from rbd_ros.services import RequestError
 
         def handler(request, response):
             try:
@@ -373,8 +484,8 @@ class DynamicsServer:
     # ---- handlers ------------------------------------------------------------------------
     def _inverse_dynamics(self, req, res) -> None:
         f, t = req.tool_wrench.force, req.tool_wrench.torque
-        w = (f.x, f.y, f.z, t.x, t.y, t.z)
-        w = w if any(w) else None  # NaN counts as given: the service refuses it
+        given = (f.x, f.y, f.z, t.x, t.y, t.z)
+        w = given if any(given) else None  # NaN counts as given: the service refuses it
         tau = None
         if w is None and not req.include_actuators:  # the common single call, checked in its kernel
             tau = self._one_state(req.joint_names, req.positions, req.velocities, req.accelerations)
@@ -384,7 +495,7 @@ class DynamicsServer:
         res.efforts = _array("d", tau.tobytes())  # C-contiguous float64 (f64 without its copy)
 
     def _forward_simulate(self, req, res) -> None:
-        from rbd_ros.robot.services import renamed_field
+        from rbd_ros.services import renamed_field
 
         # torques/torque_period: the fields' old names, still read for one release
         efforts, old_e = renamed_field("efforts", getattr(req, "efforts", ()), "torques", req.torques)
@@ -477,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
         for server in holder:
             server.close()
 
-    def body(node) -> None:  # noqa: ANN001
+    def body(node) -> None:
         holder.append(DynamicsServer(node))
         # numba and its compiled kernels leave ~120 000 objects after start-up, whose full
         # garbage collection takes ~90 ms; frozen, a collection only visits newer objects

@@ -61,8 +61,9 @@ def managed_node_class(make_controller: Callable[[Any], Any]) -> type:
 
         def on_deactivate(self, state: Any) -> TransitionCallbackReturn:
             ctl = self.controller
-            ctl.tau_out[:] = 0.0  # one zero-torque command, then silence
-            ctl._publish_command()
+            if getattr(ctl, "command_interface", "effort") == "effort":  # a position drive holds
+                ctl.tau_out[:] = 0.0  # one zero-torque command, then silence
+                ctl._publish_command()
             ctl.active = False
             self.get_logger().info("inactive: sent zero torque, no commands until activate")
             return super().on_deactivate(state)
@@ -79,16 +80,24 @@ def managed_node_class(make_controller: Callable[[Any], Any]) -> type:
                 self._release()
             return TransitionCallbackReturn.SUCCESS
 
-        def _release(self) -> None:
-            ctl, self.controller = self.controller, None
+        def release(self) -> None:
+            """Join the controller's threads (the process's end: before rclpy shuts down)."""
+            ctl = self.controller
             if ctl is None:
                 return
+            if hasattr(ctl, "close"):  # ~/follow_joint_trajectory, the IK worker
+                ctl.close()
+            elif hasattr(ctl.loop, "close"):
+                ctl.loop.close()
+
+        def _release(self) -> None:
+            ctl = self.controller
+            if ctl is None:
+                return
+            self.release()
+            self.controller = None
             if hasattr(ctl, "_on_set_parameters"):
                 self.remove_on_set_parameters_callback(ctl._on_set_parameters)
-            if hasattr(ctl.loop, "close"):
-                ctl.loop.close()
-            if getattr(ctl, "action", None) is not None:  # ~/follow_joint_trajectory
-                ctl.action.close()
             self._destroy_since(self._before)
 
         def _destroy_since(self, before: tuple[set, set, set]) -> None:
@@ -109,7 +118,10 @@ def main(argv: list[str] | None, make_controller: Callable[[Any], Any]) -> int:
     from rbd_ros.ros.nodes.controller_common import harden_node
     from rbd_ros.ros.parameters import schema
 
+    nodes: list[Any] = []
+
     def body(node: Any) -> None:
+        nodes.append(node)
         prm = schema("controller").declare(node, ["type", "rt_priority", "managed"])
         node.get_logger().info(f"managed controller ({prm['type']}): unconfigured; "
                                "configure, then activate to command")
@@ -117,4 +129,9 @@ def main(argv: list[str] | None, make_controller: Callable[[Any], Any]) -> int:
         if prm["rt_priority"]:
             harden_node(node, prm["rt_priority"])
 
-    return run_node("controller", body, argv, node_factory=managed_node_class(make_controller))
+    def cleanup() -> None:  # SIGINT, SIGTERM: the controller's threads joined before rclpy shuts down
+        for node in nodes:
+            node.release()
+
+    return run_node("controller", body, argv, node_factory=managed_node_class(make_controller),
+                    cleanup=cleanup)

@@ -12,7 +12,9 @@ A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
 * subscribes ``~/cmd_vel`` (``geometry_msgs/TwistStamped``, frame '' or ``base_frame``;
   diff_drive_controller's interface since Jazzy; ``linear.y`` for a planar base only),
   ``~/base_path`` (``nav_msgs/Path`` in ``odom_frame``; whole-body law) and
-  ``~/joint_trajectory`` (the arm, as for an arm controller).  These callbacks only write a
+  ``~/joint_trajectory`` (the arm, as for an arm controller: subscribed raw, deserialized and
+  planned on the loop's worker, off the cycle's executor; a path is subscribed raw and read on
+  a reader thread too, in arrival order).  These callbacks only write a
   buffer; the next cycle reads it, or a 20 ms wall timer while no cycle ran for 0.1 s (a
   command is stamped with the latest state's control time; the timer never holds the lock a
   composed step would wait for while cycles run).  One clock: the states' stamps, as for an
@@ -39,6 +41,7 @@ import math
 import threading
 import time
 from collections import deque
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -52,6 +55,7 @@ from rbd_ros.ros.nodes.controller_common import (
     publish_quietly,
     reliable_qos,
     robot_for,
+    subscribe_trajectory,
     wall_clock,
 )
 
@@ -61,6 +65,13 @@ BASE_PATH = "~/base_path"
 
 class MobileController:
     """The node's state and callbacks (see the module docstring)."""
+
+    # the command and state publishers and their messages, set by
+    # ``controller_common.make_outputs`` (declared for the type checker only)
+    cmd_pub: Any
+    cmd_msg: Any
+    state_pub: Any
+    state_msg: Any
 
     def __init__(self, node: Any, law_type: str, composed: bool = False,
                  base_state: Any = None) -> None:
@@ -91,6 +102,7 @@ class MobileController:
         self.joints = self.loop.joints
         self.tau_out = self.loop.tau_out
         self.inbox: deque = deque(maxlen=1000)  # (loop method, message) written by the callbacks
+        self._reader: Any = None  # the thread that reads raw ~/base_path messages (_on_path)
         self.lock = threading.RLock()  # composed: the bridge's stepping thread and the executor's drain
         self.composed = composed
         self.base_state = base_state  # composed: the simulator's ground truth (position, quaternion, linear, angular)
@@ -111,20 +123,44 @@ class MobileController:
         from geometry_msgs.msg import TwistStamped
         from nav_msgs.msg import Odometry, Path
         from sensor_msgs.msg import JointState
-        from trajectory_msgs.msg import JointTrajectory
 
-        node, loop, qos, wall = self.node, self.loop, reliable_qos(), wall_clock()
+        node, qos, wall = self.node, reliable_qos(), wall_clock()
         if not composed:
             node.create_subscription(JointState, topics.JOINT_STATES, self._on_joint_state, recordable_qos())
             node.create_subscription(Odometry, topics.ODOM, self._on_odom, recordable_qos())
-        node.create_subscription(JointTrajectory, topics.JOINT_TRAJECTORY,
-                                 lambda msg: self.inbox.append((loop.trajectory, msg)), qos)
+        # raw: deserialized on the loop's planning worker (a callable in the inbox), not here
+        subscribe_trajectory(node, self._on_trajectory)
         node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
-        node.create_subscription(Path, BASE_PATH, lambda msg: self.inbox.append((loop.base_path, msg)), qos)
+        node.create_subscription(Path, BASE_PATH, self._on_path, qos, raw=True)  # read off the executor
         self._last_cycle = -math.inf  # time.monotonic() of the latest cycle
         node.create_timer(0.02, self._drain_idle, clock=wall)  # references while no state comes (a paused bridge)
         if not composed:
             node.create_timer(0.05, self._watchdog, clock=wall)
+
+    def _on_path(self, msg: Any) -> None:
+        """A raw ``~/base_path``: deserialized and read (``mobile_loop.read_path``) on a reader
+        thread of its own, in arrival order, never on this executor, which runs the cycle (10 000
+        poses: ~0.4 s of rclpy's deserialization and ~0.2 s of reading); its place in the inbox
+        is kept by the reading's future (``_drain``)."""
+        if not isinstance(msg, bytes | bytearray | memoryview):  # (a message given in-process)
+            self.inbox.append((self.loop.base_path, msg))
+            return
+        from nav_msgs.msg import Path
+        from rclpy.serialization import deserialize_message
+
+        from rbd_ros.control.mobile_loop import read_path
+
+        if self._reader is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._reader = ThreadPoolExecutor(1, thread_name_prefix="rbd_ros-read-path")
+        raw = bytes(msg)
+        self.inbox.append((self.loop.base_path, self._reader.submit(lambda: read_path(deserialize_message(raw, Path)))))
+
+    def _on_trajectory(self, msg: Any) -> None:
+        """A trajectory, or a callable deserializing one (``subscribe_trajectory``): buffered;
+        the drain hands it to the loop, which reads and plans it on its worker."""
+        self.inbox.append((self.loop.trajectory, msg))
 
     def _announce_ready(self) -> None:
         self._ready_timer.cancel()
@@ -200,8 +236,25 @@ class MobileController:
         of wall time (stamped with the latest state's time, as in a cycle)."""
         with self.lock:
             while self.inbox:
-                handler, msg = self.inbox.popleft()
+                handler, msg = self.inbox[0]
+                if isinstance(msg, Future):  # a path read on the reader thread (_on_path)
+                    if not msg.done():
+                        return  # what came after it waits behind it (arrival order); never waited for
+                    try:
+                        msg = msg.result()
+                    except Exception as exc:  # noqa: BLE001 - a message rclpy could not read
+                        self.inbox.popleft()
+                        self.log.error(f"base path refused: unreadable ({exc!r})")
+                        continue
+                self.inbox.popleft()
                 handler(msg)
+
+    def close(self) -> None:
+        """Join the path reader and the loop's workers (the process's end: before rclpy shuts
+        down, as the arm controller's ``close``)."""
+        if self._reader is not None:
+            self._reader.shutdown(wait=True, cancel_futures=True)
+        self.loop.close()
 
     @property
     def cycles(self) -> int:

@@ -86,9 +86,23 @@ modes wait for room.
 Topics
   /joint_states (sensor_msgs/JointState, out): ``joints`` order; position, velocity and the
       measured effort; stamped with simulation time.
+      With ``gripper`` (``rbd_ros.sim.gripper``: the URDF's gripper as a mechanism) its joints
+      follow the arm's (their true state; the effort the servo's, 0 on a mimic joint).
+  /gripper_controller/gripper_cmd (control_msgs/action/GripperCommand, with ``gripper``):
+      position and max_effort in; position, effort, stalled, reached_goal out, as
+      ros2_controllers' gripper_action_controller (``rbd_ros.ros.gripper_action``).
   /clock (rosgraph_msgs/Clock, out): simulation time, with every /joint_states.
   /effort_controller/commands (std_msgs/Float64MultiArray, in): one value per joint in
-      ``joints`` order (N m or N; volts in voltage mode).
+      ``joints`` order (N m or N; volts in voltage mode).  With ``command_interface``
+      position or velocity (one for all or per joint: ``rbd_ros.sim.drives``, a servo in the
+      joint's MuJoCo actuator, clamped to the URDF's effort limits, the applied torque on
+      /joint_states), ``/position_controller/commands`` (rad or m) and
+      ``/velocity_controller/commands`` (rad/s or m/s), as ros2_control's forward command
+      controllers: each topic one value per joint of its interface, in ``joints`` order.  A
+      command on a topic no joint uses, of the wrong length or with NaN/Inf is refused (logged
+      at most once a second) and not applied.  Lockstep steps once every interface in use has
+      had a command since the last step (one interface: every command); composed mode needs
+      effort for every joint.
   ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s and on each
       pause/resume: mode, paused, sim_time, wall_time (``time.monotonic()``), steps, rate_hz
       and rtf (over the last period), step_time_p99_us /
@@ -127,7 +141,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
@@ -135,7 +149,12 @@ from rbd_ros.ros.lean_executor import take_waiting
 from rbd_ros.ros.messages import set_stamp
 from rbd_ros.ros.parameters import declare_settings, schema
 from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.sim.drives import TOPICS
 from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden, set_slice, share_priority
+
+if TYPE_CHECKING:
+    from rbd_ros.ros.publish_thread import PublishThread
+    from rbd_ros.sim.mobile_sim import MobileSimulator
 
 PAUSE_AT_TOLERANCE = 1e-9  # s: the clock sums timesteps; a pause_at on the grid is reached there
 NAME = "mujoco_bridge"
@@ -181,12 +200,19 @@ def topic_remaps(argv: list[str] | None, node_name: str) -> list[str]:
 
 
 class CommandInbox:
-    """The command subscription, read by the stepping thread itself rather than by the
-    executor: at 1 kHz the executor's per-message Python overhead would compete with the
-    stepping loop for the GIL and the CPU.  It lives on a hidden helper node that no executor
-    spins, so nothing else takes its messages (the rclpy pattern of ``wait_for_message``)."""
+    """The command subscriptions (one per command interface: ``rbd_ros.sim.drives.TOPICS``),
+    read by the stepping thread itself rather than by the executor: at 1 kHz the executor's
+    per-message Python overhead would compete with the stepping loop for the GIL and the CPU.
+    They live on a hidden helper node that no executor spins, so nothing else takes their
+    messages (the rclpy pattern of ``wait_for_message``).  The topics of interfaces no joint
+    uses (``in_use``) are read every ``RARE``-th ``take_all`` only: their commands are refused
+    anyway, and each empty subscription costs ~5 us a step (3 topics: 15.7 us, 1: 4.9 us at
+    load 9)."""
 
-    def __init__(self, node, topic: str, qos, argv: list[str] | None) -> None:
+    RARE = 64
+
+    def __init__(self, node, topics_of: dict[str, str], qos, argv: list[str] | None,
+                 in_use: frozenset[str] = frozenset(("effort",))) -> None:
         import rclpy
         from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
         from std_msgs.msg import Float64MultiArray
@@ -195,17 +221,29 @@ class CommandInbox:
             f"_{node.get_name()}_commands", context=node.context, namespace=node.get_namespace(),
             cli_args=topic_remaps(argv, node.get_name()), use_global_arguments=False,
             enable_rosout=False, start_parameter_services=False)
-        self.sub = self.node.create_subscription(Float64MultiArray, topic, lambda _: None, qos)
-        self.wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, node.context.handle)
+        self.subs = [(interface, self.node.create_subscription(
+            Float64MultiArray, topic, lambda _: None, qos)) for interface, topic in topics_of.items()]
+        self.used = [(i, sub) for i, sub in self.subs if i in in_use]
+        self.calls = 0
+        self.wait_set = _rclpy.WaitSet(len(self.subs), 0, 0, 0, 0, 0, node.context.handle)
 
-    def take_all(self) -> list:
-        """Every command waiting, oldest first (never blocks)."""
-        return take_waiting(self.sub)
+    def take_all(self, every_topic: bool = False) -> list:
+        """Every command waiting, ``(interface, message)``, each topic's oldest first (never
+        blocks); the unused interfaces' topics too with ``every_topic`` or every ``RARE``-th
+        call."""
+        self.calls += 1
+        subs = self.subs if every_topic or self.calls % self.RARE == 0 else self.used
+        out = []
+        for interface, sub in subs:
+            for msg in take_waiting(sub):
+                out.append((interface, msg))
+        return out
 
     def wait(self, timeout: float) -> None:
         """Block (GIL released) until a command arrives or ``timeout`` s pass."""
         self.wait_set.clear_entities()
-        self.wait_set.add_subscription(self.sub.handle)
+        for _, sub in self.subs:
+            self.wait_set.add_subscription(sub.handle)
         self.wait_set.wait(int(timeout * 1e9))
 
     def destroy(self) -> None:
@@ -214,6 +252,8 @@ class CommandInbox:
 
 class MujocoBridge:
     """Publishers, subscription, services and the stepping loop around one ``Simulator``."""
+
+    viewer: Any  # MuJoCo's viewer, set by ``main`` with viewer:=true (declared for the type checker)
 
     def __init__(self, node, sim, config, argv: list[str] | None = None,
                  controller: Any = None) -> None:
@@ -229,6 +269,9 @@ class MujocoBridge:
         self.paused = False
         self._pause_at = math.inf  # armed by the pause_at parameter (_on_set_parameters)
         self.got_command = False
+        # lockstep steps once every command interface in use has a fresh command
+        self._in_use = frozenset(sim.interfaces)
+        self._pending: set[str] = set()
         self.missed_steps = 0
         self.steps_since_publish = 0
         self.controller = controller  # composed mode: the controller node's Controller
@@ -240,7 +283,8 @@ class MujocoBridge:
         self._String = String
         self._state_msg, self._clock_msg = JointState(), Clock()
         self._names = list(sim.joint_names)
-        self._state_msg.name = self._names
+        self._gripper = getattr(sim, "gripper_servo", None)  # its joints after the arm's (issue 43)
+        self._state_msg.name = self._names + (list(sim.gripper.names) if self._gripper else [])
         self.odom = None  # a mobile base's /odom (+ /tf): rbd_ros.ros.mobile_bridge
         if hasattr(sim, "base_state"):
             from rbd_ros.ros.mobile_bridge import OdomPublisher
@@ -254,11 +298,12 @@ class MujocoBridge:
         self.inbox: CommandInbox | None = None
         if controller is None:  # composed: the commands come from the law in this process
             try:
-                self.inbox = CommandInbox(node, topics.COMMANDS, qos, argv)
+                self.inbox = CommandInbox(node, TOPICS, qos, argv, self._in_use)
             except Exception as exc:  # noqa: BLE001 - rclpy internals changed: use the executor
                 node.get_logger().warning(f"commands through the executor (slower): {exc}")
-                self.sub = node.create_subscription(Float64MultiArray, topics.COMMANDS,
-                                                    self.on_command, qos)
+                self.subs = [node.create_subscription(
+                    Float64MultiArray, topic, lambda msg, i=interface: self.on_command(msg, i), qos)
+                    for interface, topic in TOPICS.items()]
         from rbd_ros.ros.contact_topics import BridgeContact  # F/T topics, ~/apply_wrench
 
         self.contact = BridgeContact(node, sim, self.lock, schema(NAME).declare(
@@ -266,10 +311,15 @@ class MujocoBridge:
         self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
         self.srv_pause = node.create_service(SetBool, topics.PAUSE, self.on_pause)
         schema(NAME).declare(node, ["pause_at"])
+        self.gripper_action = None
+        if self._gripper is not None:  # /gripper_controller/gripper_cmd (rbd_ros.ros.gripper_action)
+            from rbd_ros.ros.gripper_action import GripperActionServer
+
+            self.gripper_action = GripperActionServer(self)
         node.add_on_set_parameters_callback(self._on_set_parameters)
         self._start = (time.monotonic(), sim.time, 0)
         self._diag_window = self._stats_window = self._start
-        self.publisher_thread = None
+        self.publisher_thread: PublishThread | None = None
         if config.publish_thread and controller is not None:
             self._offload_publishers()
         self.timers = []
@@ -295,8 +345,8 @@ class MujocoBridge:
         self.pub_state, self.pub_clock = pt.wrap(self.pub_state), pt.wrap(self.pub_clock)
         if self.odom is not None:
             self.odom.pub = pt.wrap(self.odom.pub)
-            if getattr(self.odom, "tf", None) is not None:
-                self.odom.tf = pt.wrap(self.odom.tf)
+            if getattr(self.odom, "tf", None) is not None:  # (an OdomPublisher has none today)
+                self.odom.tf = pt.wrap(self.odom.tf)  # type: ignore[attr-defined]
         ctrl = self.controller
         if ctrl is not None:
             for name in ("cmd_pub", "state_pub", "task_pub"):
@@ -308,6 +358,11 @@ class MujocoBridge:
         ``sim.measure()`` just gave); caller holds the lock or owns the simulator."""
         q, qd, effort = self.sim.measure() if measured is None else measured
         msg, clock = self._state_msg, self._clock_msg  # reused: publish() copies them out
+        if self._gripper is not None:  # the gripper's joints after the arm's
+            gq, gqd, geffort = self.sim.gripper_state()
+            import numpy as np
+
+            q, qd, effort = np.concatenate([q, gq]), np.concatenate([qd, gqd]), np.concatenate([effort, geffort])
         set_stamp(msg.header.stamp, self.sim.time)
         msg.position = array.array("d", q.tobytes())  # buffer copies, not Python lists
         msg.velocity = array.array("d", qd.tobytes())
@@ -329,14 +384,24 @@ class MujocoBridge:
         self.timing.record(time.monotonic() if start is None else start, seconds)
 
     # ---- callbacks ----------------------------------------------------------------------------
-    def on_command(self, msg) -> None:
+    def _lockstep_due(self, interface: str) -> bool:
+        """Lockstep, after a command on ``interface``: whether every interface in use has had
+        one since the last step (then counted afresh); one interface: every command."""
+        if interface in self._in_use:
+            self._pending.add(interface)
+        if self._pending < self._in_use or not self._pending:
+            return False
+        self._pending.clear()
+        return True
+
+    def on_command(self, msg, interface: str = "effort") -> None:
         data = msg.data
         if self.mode == "lockstep":
             reached = False
             with self.lock:
                 self.got_command = True
-                self.sim.command(data, None)
-                if not self.paused:
+                self.sim.command(data, None, interface)
+                if not self.paused and self._lockstep_due(interface):
                     t0 = time.perf_counter()
                     self.sim.step(None)
                     self.publish_state()
@@ -348,7 +413,7 @@ class MujocoBridge:
             now = time.monotonic()
             with self.lock:
                 self.got_command = True
-                self.sim.command(data, now)
+                self.sim.command(data, now, interface)
 
     def on_reset(self, request, response):
         with self.lock:
@@ -430,6 +495,8 @@ class MujocoBridge:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(2.0)
+        if self.gripper_action is not None:
+            self.gripper_action.close()
         if self.publisher_thread is not None:  # before the nodes (their publishers) go
             self.publisher_thread.stop()
         if self.inbox is not None:
@@ -503,14 +570,14 @@ class MujocoBridge:
             stamp = now if wall_clock else None
             with self.lock:
                 if ctrl is not None:  # composed: the law on the state just measured
-                    q, qd, _ = measured
+                    q, qd, _ = cast(tuple, measured)  # measured with a controller
                     self.contact.feed(getattr(ctrl, "law", None))
                     sim.command(ctrl.step(sim.time, names, q, qd), stamp)
                     self.got_command = True
                 elif self.inbox is not None:
-                    for msg in self.inbox.take_all():
+                    for interface, msg in self.inbox.take_all():
                         self.got_command = True
-                        sim.command(msg.data, now)
+                        sim.command(msg.data, now, interface)
                 sim.step(stamp)
                 k += 1
                 if ctrl is not None:
@@ -534,13 +601,13 @@ class MujocoBridge:
         last_idle = time.monotonic()
         while not self._stop.is_set():
             self.inbox.wait(0.1)
-            msgs = self.inbox.take_all()
+            msgs = self.inbox.take_all(every_topic=True)
             reached = False
             with self.lock:
-                for msg in msgs:
+                for interface, msg in msgs:
                     self.got_command = True
-                    self.sim.command(msg.data, None)
-                    if not self.paused:
+                    self.sim.command(msg.data, None, interface)
+                    if not self.paused and self._lockstep_due(interface):
                         t0 = time.perf_counter()
                         self.sim.step(None)
                         self.publish_state()
@@ -618,6 +685,9 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
         return None
     if law_type not in LAWS + MOBILE_LAWS:
         raise NodeConfigError(f"controller_type '{law_type}' is not one of {', '.join(LAWS + MOBILE_LAWS)}")
+    if set(sim.interfaces) != {"effort"}:
+        raise NodeConfigError(f"composed mode: the law's output is a torque, so every joint's "
+                              f"command_interface must be effort (got {sim.interfaces_summary()})")
     # the parameters given to this process (command line, parameter files), not the global
     # '__node:=mujoco_bridge' rename, which would name this node too
     overrides = getattr(node, "_parameter_overrides", {})
@@ -656,8 +726,10 @@ def main(argv: list[str] | None = None) -> int:
                 from rbd_ros.sim.mobile_sim import MobileSimulator
 
                 mobile, odom_frame, base_frame = mobile_config(node, model)
-                sim = MobileSimulator(model, config, mobile, log=log)
-                sim.odom_frames = (odom_frame, base_frame)
+                sim: Simulator = MobileSimulator(model, config, mobile, log=log)
+                # read back by MujocoBridge (getattr: a fixed base's Simulator has none); not
+                # declared by MobileSimulator (sim/)
+                sim.odom_frames = (odom_frame, base_frame)  # type: ignore[attr-defined]
             elif model.base_type != "fixed":
                 raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: the bridge "
                                       f"simulates fixed, planar and diff_drive bases")
@@ -666,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 refuse_mobile_parameters(node, model)
                 # a URDF's collision shapes touch a scene (a model file: the capsules)
-                sim = Simulator(model, config, log=log, urdf=loaded.urdf)
+                sim = Simulator(model, config, log=log, urdf=loaded.urdf, conversion=loaded.conversion)
                 touching = sim.scene_touching_links()
                 if touching:
                     log("warn", f"at the initial positions the scene touches {touching} besides "
@@ -691,11 +763,14 @@ def main(argv: list[str] | None = None) -> int:
         bridge.start()
         composed = (f"composed controller {controller.law_type}" if controller is not None
                     else "separate controller")
-        base = (f"{model.base_type} base ({sim.mobile.base_model}, odom "
-                f"{sim.mobile.odom_source}), " if model.base_type in MOBILE_BASES else "")
+        is_mobile = model.base_type in MOBILE_BASES
+        mob: Any = cast("MobileSimulator", sim).mobile if is_mobile else None  # a mobile base: its simulator
+        base = (f"{model.base_type} base ({mob.base_model}, odom "
+                f"{mob.odom_source}), " if is_mobile else "")
         print(f"{NAME}: ready ({base}{len(sim.joint_names)} joints, mode={config.mode}, "
               f"integrator={sim.integrator}, timestep={config.timestep:g} s, "
-              f"command_mode={config.command_mode}, model {model.name!r} from {source}, "
+              f"command_mode={config.command_mode}, command_interface="
+              f"{sim.interfaces_summary()}, model {model.name!r} from {source}, "
               f"settings from {config_source}; {composed}; "
               f"realtime: {'; '.join(bridge.hygiene) or 'none'})",
               flush=True)
@@ -705,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
             bridge.stop()
             print(bridge.stats_line(since_start=True), flush=True)
             executor.shutdown(timeout_sec=0.5)
+            if hasattr(controller, "close"):  # its threads joined before rclpy shuts down (issue 37)
+                controller.close()
 
     return run_node(NAME, body, argv, spin=False)
 

@@ -2,7 +2,7 @@
 arm (``rbd_ros.identification.regressor``) for N states in the caller's joint order, with the
 parameter names and the served model's values, so ``efforts = regressor . parameters``; with
 ``base_parameters`` the base regressor (``identification.base``, QR) and the base parameters.
-The states are checked by the other services' rules (``robot.services.DynamicsService``);
+The states are checked by the other services' rules (``services.DynamicsService``);
 fixed-base arms only."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import time
 import numpy as np
 
 
-def answer(service, req, res) -> None:  # noqa: ANN001
+def answer(service, req, res) -> None:
     """Fill ``res`` (``Regressor.Response``) for ``req`` on ``service``'s robot."""
     from rbd_ros.identification import base_parameters, parameter_names, regressor, standard_parameters
-    from rbd_ros.robot.services import RequestError
+    from rbd_ros.services import RequestError
 
     service._started = time.monotonic()  # the request's clock (max_request_seconds)
     model = service.robot.model

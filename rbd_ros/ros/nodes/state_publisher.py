@@ -95,8 +95,8 @@ class StatePublisher:
         self.robot.with_link_frames(self.frames)
         self.index = {name: k for k, name in enumerate(model.joint_names)}
         self.q = np.full(model.dof, np.nan)  # last position of each model joint (NaN: not seen yet)
-        self.last_tf = None  # stamp (ns) of the last /tf from /joint_states (publish_frequency)
-        self.last_odom = None  # and from /odom
+        self.last_tf: int | None = None  # stamp (ns) of the last /tf from /joint_states (publish_frequency)
+        self.last_odom: int | None = None  # and from /odom
         self.partial = True  # until a message names every model joint: read every message
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -130,7 +130,7 @@ def test_item8_a_too_fast_tour_is_fitted_to_the_limits_and_said_so() -> None:
     # 0.5 rad in 10 ms would break arm7's velocity limits (2.2-2.6 rad/s): the controller would
     # refuse it (it did, and the bringup printed a perfect report). The tour is now planned
     # inside the limits before any node starts (rbd_ros/control/tour.py) and says what it
-    # changed; a refusal that still happens is an error (the check in Bringup.run stays).
+    # changed; a refusal that still happens is an error (the check in TourTask.wait_for_tour_accepted stays).
     out = _bringup("--robot", "arm7", "--controller", "pd_gravity", "--segment-time", "0.01",
                    timeout=400)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

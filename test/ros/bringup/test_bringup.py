@@ -104,6 +104,34 @@ def test_video_and_page(run):
         assert sum("no video" in line for line in proc.stdout.splitlines()) == 1
 
 
+def test_report_and_page_say_what_ran_and_what_was_lost(run):
+    """Issue 38: report.json carries the robot, the law, the gains and every effective
+    parameter; the recording's sample counts agree with the bag; the page's title names the
+    robot (not the URDF's file name)."""
+    from rbd_ros.ros.bringup.recorder import read_bag
+
+    proc, out, _ = run
+    report = json.loads((out / "report.json").read_text())
+    assert report["robot"] == "puma560" and report["law"] == "computed_torque"
+    assert {"kp", "kd"} <= set(report["gains"]), report["gains"]
+    params = report["parameters"]
+    assert params["bringup"]["controller"] == "computed_torque" and params["bringup"]["duration"] == 1.2
+    assert {"mujoco_bridge", "controller"} <= set(params) and params["controller"]["type"] == "computed_torque"
+    bag = read_bag(out / "bag")
+    rec = report["recording"]
+    for topic in ("/joint_states", "/controller/controller_state"):
+        assert rec[topic]["received"] == len({s for s, _ in bag[topic]}), topic  # the bag's, read back
+        assert rec[topic]["expected"] == rec[topic]["received"] + rec[topic]["lost"]
+    stamps = np.array(sorted({s for s, _ in bag["/joint_states"]}))
+    assert rec["/joint_states"]["expected"] == round((stamps[-1] - stamps[0]) / 1e6) + 1  # 1 kHz, by hand
+    assert report["samples_expected"] >= report["samples"]
+    page = (out / "index.html").read_text()
+    assert "<title>puma560: computed_torque, lockstep</title>" in page and ".urdf:" not in page
+    lost = {t: v["lost"] for t, v in rec.items() if v["lost"]}
+    assert ("recorded every sample of" in proc.stdout) == (not lost)  # else a warning per stream
+    assert all(f"warning: the recording lost {k} of" in proc.stdout for k in lost.values())
+
+
 def test_bad_arguments_exit_with_a_reason():
     proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "r2d2"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -174,7 +174,7 @@ def test_launch_composed_and_rt_priority_reach_the_description(monkeypatch, over
     """``composed:=true`` / ``rt_priority:=N`` (text, as launch gives them) make the same nodes as
     the CLI's ``--composed --rt-priority N``: no controller process, the law and the priority
     in the bridge's parameters."""
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args
 
     module = _load_launch("bringup.launch", monkeypatch)
     declared, nodes = _run_launch(module, overrides)
@@ -195,7 +195,7 @@ def test_launch_composed_and_rt_priority_reach_the_description(monkeypatch, over
     argv = ["--robot", args["robot"], "--controller", args["controller"], "--mode", args["mode"]]
     argv += ["--composed"] if composed else []
     argv += ["--rt-priority", overrides["rt_priority"]] if "rt_priority" in overrides else []
-    cli = {s.name: s.parameters for s in Bringup(parse_args(argv)).specs}
+    cli = {s.name: s.parameters for s in build_plan(parse_args(argv)).specs}
     assert set(cli) == {n.kw["name"] for n in nodes}
     for key in ("controller_type", "rt_priority", "mode", "urdf_path", "model_yaml"):
         assert cli["mujoco_bridge"].get(key) == bridge.get(key), key

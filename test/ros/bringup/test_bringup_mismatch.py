@@ -19,10 +19,10 @@ from robots_data import REPO
 pytest.importorskip("rclpy")
 
 
-def bringup(argv: list[str]):  # noqa: ANN201
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+def bringup(argv: list[str]):
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args
 
-    return Bringup(parse_args(argv))
+    return build_plan(parse_args(argv))
 
 
 def params(b, name: str) -> dict:

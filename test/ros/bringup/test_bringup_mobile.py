@@ -16,11 +16,11 @@ pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
 
 
 @pytest.fixture
-def run(mobile_run):  # noqa: ANN001, ANN201
+def run(mobile_run):
     return mobile_run  # test/conftest.py: shared with the page and /tf tests
 
 
-def test_mobile_bringup_report(run) -> None:  # noqa: ANN001
+def test_mobile_bringup_report(run) -> None:
     proc, out = run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "base path error rms" in proc.stdout and "figure eight" in proc.stdout
@@ -37,7 +37,7 @@ def test_mobile_bringup_report(run) -> None:  # noqa: ANN001
     assert "base model wheels" in report["mode"]
 
 
-def test_mobile_bringup_bag_and_plot(run) -> None:  # noqa: ANN001
+def test_mobile_bringup_bag_and_plot(run) -> None:
     _, out = run
     from rbd_ros.ros.bringup.recorder import read_bag
 
@@ -77,7 +77,7 @@ def test_description_of_a_mobile_robot() -> None:
     assert all(s.parameters["model_yaml"].endswith("mobile_arm7.yaml") for s in specs)
 
 
-def test_mobile_bringup_composed_ideal(tmp_path) -> None:  # noqa: ANN001
+def test_mobile_bringup_composed_ideal(tmp_path) -> None:
     """The mobile law inside the bridge's loop (composed mode) on the ideal base: the core's own
     dynamics, so the base tracks its path to micrometres (measured 4e-6 m over the whole tour)."""
     out = tmp_path / "report.json"

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.slow  # end to end: ROS processes and a closed loop
 pytest.importorskip("rclpy")
 
 
-def test_mobile_page_has_the_video_and_the_base_error(mobile_run) -> None:  # noqa: ANN001
+def test_mobile_page_has_the_video_and_the_base_error(mobile_run) -> None:
     proc, out = mobile_run  # test/conftest.py: recorded with its video
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     page = (out / "index.html").read_text()

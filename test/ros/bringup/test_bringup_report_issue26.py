@@ -91,26 +91,31 @@ class FakeProcess:
 
 @pytest.fixture(scope="module")
 def bringup():
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args
+    from rbd_ros.ros.bringup.runner import Runner
 
-    return Bringup(parse_args(["--robot", "planar2", "--controller", "computed_torque"]))
+    plan = build_plan(parse_args(["--robot", "planar2", "--controller", "computed_torque"]))
+    plan.task.runner = Runner(plan)  # the task's runner, its processes faked below
+    return plan.task
 
 
 def test_effective_parameters_and_gains_for_the_page(bringup) -> None:
-    b = bringup
-    b.procs = [FakeProcess(["mujoco_bridge: ready (2 joints, mode=lockstep, integrator=RK4, "
+    from rbd_ros.ros.bringup.tour_report import effective_parameters
+
+    b, runner = bringup, bringup.runner
+    runner.procs = [FakeProcess(["mujoco_bridge: ready (2 joints, mode=lockstep, integrator=RK4, "
                             "timestep=0.001 s, command_mode=torque, model 'planar2' from x)"]),
                FakeProcess([]),  # state_publisher
                FakeProcess([]),
                FakeProcess(["[INFO] [1.0] [controller]: computed_torque on 2 joints from x; trigger "
                             "timer; gains kp=[100.0, 100.0] (model), kd=[20.0, 20.0] (given)"])]
-    params = b.effective_parameters(6.5)
+    params = effective_parameters(runner, 6.5)
     run = params["bringup"]
     assert run["duration"] == 6.5 and run["segment_time"] == 2.0 and run["robot"] == "planar2"
     assert run["integrator"] == "RK4" and run["timestep"] == "0.001"
     assert run["start"] == pytest.approx(b.tour.start.tolist()) and run["floor"] == "none"
     assert None not in run.values()
-    assert b.gains_used() == {"kp": "[100.0, 100.0] (model)", "kd": "[20.0, 20.0] (given)"}
+    assert runner.gains_used() == {"kp": "[100.0, 100.0] (model)", "kd": "[20.0, 20.0] (given)"}
 
 
 def test_refusals_are_matched_to_the_tour_it_sent(bringup, capsys) -> None:
@@ -119,17 +124,17 @@ def test_refusals_are_matched_to_the_tour_it_sent(bringup, capsys) -> None:
     other = "[ERROR] [controller]: trajectory refused: joint names ['x'] do not match"
     b.tour_stamp, b.answers_from = 1.1, 1
     # a refusal before the tour was sent, another publisher's after it, then the tour accepted
-    b.procs = [FakeProcess([]), FakeProcess([]), FakeProcess([]), FakeProcess([other, other, ours])]
+    b.runner.procs = procs = [FakeProcess([]), FakeProcess([]), FakeProcess([]), FakeProcess([other, other, ours])]
     b.wait_for_tour_accepted(timeout=2.0, others=lambda kind: 1)
     out = capsys.readouterr().out
     assert out.count("[bringup] warning: not the tour's") == 1 and "the run goes on" in out
     # later: another publisher's trajectory accepted replaces the tour: said
-    b.procs[3].lines.append("[INFO] [controller]: trajectory accepted: 2 points, quintic, 1.000 s "
+    procs[3].lines.append("[INFO] [controller]: trajectory accepted: 2 points, quintic, 1.000 s "
                             "from t = 5.000")
-    b.report_foreign_answers(b.procs[3])
+    b.report_foreign_answers(procs[3])
     assert "it replaced the tour" in capsys.readouterr().out
     # nobody else publishes: a refusal is the tour's
-    b.procs[3].lines = ["x", other]
+    procs[3].lines = ["x", other]
     with pytest.raises(RuntimeError, match=r"the controller refused the tour: joint names \['x'\]"):
         b.wait_for_tour_accepted(timeout=2.0, others=lambda kind: 0)
     # others publish and the tour's acceptance never comes: an error that says it may be theirs
@@ -138,10 +143,10 @@ def test_refusals_are_matched_to_the_tour_it_sent(bringup, capsys) -> None:
 
 
 def test_start_pairs_over_the_default_start() -> None:
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args
 
-    default = Bringup(parse_args(["--robot", "planar2"])).tour.start
-    b = Bringup(parse_args(["--robot", "planar2", "--start", "joint1=0.3"]))
+    default = build_plan(parse_args(["--robot", "planar2"])).tour.start
+    b = build_plan(parse_args(["--robot", "planar2", "--start", "joint1=0.3"]))
     assert b.tour.start[0] == 0.3 and b.tour.start[1] == default[1]
     assert b.specs[0].parameters["initial_positions"] == pytest.approx(b.tour.start.tolist())
     for bad, message in ((["nope=1"], "has no joint 'nope'; its joints are joint1, joint2"),
@@ -149,7 +154,7 @@ def test_start_pairs_over_the_default_start() -> None:
                          (["joint1=x"], "'x' is not a number"),
                          (["joint1=1", "joint1=2"], "joint 'joint1' given twice")):
         with pytest.raises(ValueError, match=message):
-            Bringup(parse_args(["--robot", "planar2", "--start", *bad]))
+            build_plan(parse_args(["--robot", "planar2", "--start", *bad]))
 
 
 def test_outputs_and_timestep_are_checked_before_any_node(tmp_path: Path, capsys) -> None:
@@ -199,7 +204,7 @@ def test_start_from_a_named_pose_of_the_robot() -> None:
     that pose exactly (its finger joint is not on the arm's chain), a pair overrides a joint."""
     import xml.etree.ElementTree as ET
 
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args
     from rbd_ros.ros.bringup.description import named_poses, srdf_beside
     from robots_data import PANDA, UR5, example_robot_urdf
 
@@ -210,26 +215,28 @@ def test_start_from_a_named_pose_of_the_robot() -> None:
     want = {j.get("name"): float(j.get("value")) for j in state.iter("joint")}
     assert named_poses(urdf)["default"] == want
     args = ["--urdf", urdf, "--tip-link", "panda_link8", "--start", "default", "panda_joint1=0.2"]
-    b = Bringup(parse_args(args))
+    b = build_plan(parse_args(args))
     names = list(b.model.joint_names)
     expected = [0.2 if j == "panda_joint1" else want[j] for j in names]
     assert b.tour.start.tolist() == expected
     with pytest.raises(ValueError, match="not JOINT=VALUE, nor a named pose of 'panda': its named "
                                          "poses are default"):
-        Bringup(parse_args(["--urdf", urdf, "--tip-link", "panda_link8", "--start", "home"]))
+        build_plan(parse_args(["--urdf", urdf, "--tip-link", "panda_link8", "--start", "home"]))
     with pytest.raises(ValueError, match=r"it has no named poses \(no group_state in an SRDF beside its URDF\)"):
-        Bringup(parse_args(["--urdf", str(example_robot_urdf(UR5)), "--start", "default"]))
+        build_plan(parse_args(["--urdf", str(example_robot_urdf(UR5)), "--start", "default"]))
 
 
 def test_floor_argument() -> None:
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args, parse_floor
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args, parse_floor
+    from rbd_ros.ros.bringup.runner import Runner
+    from rbd_ros.ros.bringup.tour_report import effective_parameters
 
     assert parse_floor("auto") == "auto" and parse_floor("none") is None and parse_floor("0.25") == 0.25
     for bad in ("low", "nan", "inf"):
         with pytest.raises(ValueError, match="--floor must be a"):
             parse_floor(bad)
-    assert Bringup(parse_args(["--robot", "arm7"])).tour.floor == 0.0  # stands above its base
-    assert Bringup(parse_args(["--robot", "arm7", "--floor", "none"])).tour.floor is None
-    b = Bringup(parse_args(["--robot", "arm7", "--floor", "0.2"]))
+    assert build_plan(parse_args(["--robot", "arm7"])).tour.floor == 0.0  # stands above its base
+    assert build_plan(parse_args(["--robot", "arm7", "--floor", "none"])).tour.floor is None
+    b = build_plan(parse_args(["--robot", "arm7", "--floor", "0.2"]))
     assert b.tour.floor == 0.2
-    assert b.effective_parameters(1.0)["bringup"]["floor"] == 0.2
+    assert effective_parameters(Runner(b), 1.0)["bringup"]["floor"] == 0.2

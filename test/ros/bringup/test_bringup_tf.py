@@ -66,7 +66,7 @@ def test_recorded_tf_is_the_urdf_at_the_recorded_states(tmp_path):
     assert matched >= 5 and worst < 1e-9, (matched, worst)
 
 
-def test_mobile_bag_has_odom_to_base_link_from_the_odometry(mobile_run):  # noqa: ANN001
+def test_mobile_bag_has_odom_to_base_link_from_the_odometry(mobile_run):
     """A mobile base: the bag's /tf holds odom -> base_link (REP-105) equal to the bridge's
     /odom pose of the same stamp, next to the arm's moving joints."""
     from rbd_ros.ros.bringup.recorder import read_bag

@@ -55,7 +55,7 @@ def test_tiago_law_compensates_friction_and_names_the_light_joint() -> None:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):  # noqa: ANN001, ANN201
+def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bringup_tiago") / "report.json"
     proc = subprocess.run(
         [sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", str(TIAGO), *ARGS, "--controller",
@@ -64,7 +64,7 @@ def run(tmp_path_factory):  # noqa: ANN001, ANN201
     return proc, out
 
 
-def test_tiago_bringup_report(run) -> None:  # noqa: ANN001
+def test_tiago_bringup_report(run) -> None:
     proc, out = run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(out.read_text())

@@ -59,14 +59,14 @@ def test_order_and_rounding_of_samples():
 
 # ---- missed cycles ----------------------------------------------------------------------------
 def test_missed_cycles_count_from_before_the_tour_to_its_end():
-    from rbd_ros.ros.bringup.cli import Bringup
+    from rbd_ros.ros.bringup.report import missed_cycles
 
     start = {"steps_without_new_command": 7}
     end = {"steps_without_new_command": 19}
-    assert Bringup.missed_cycles(start, end) == 12
-    assert Bringup.missed_cycles(None, end) == 19  # no diagnostics before: counted from 0
-    assert Bringup.missed_cycles(start, None) == 0
-    assert Bringup.missed_cycles(end, end) == 0
+    assert missed_cycles(start, end) == 12
+    assert missed_cycles(None, end) == 19  # no diagnostics before: counted from 0
+    assert missed_cycles(start, None) == 0
+    assert missed_cycles(end, end) == 0
 
 
 def test_loop_timing_is_printed_for_realtime_runs_only():
@@ -91,9 +91,10 @@ def test_loop_timing_is_printed_for_realtime_runs_only():
 def test_recording_waits_for_the_commands_sent_before_the_tour(capsys):
     """Commands carry no stamp: recording starts once as many have arrived as controller
     states up to the pause; if they never do, the run says so instead of going on silently."""
-    from rbd_ros.ros.bringup.cli import Bringup, parse_args
+    from rbd_ros.ros.bringup.cli import build_plan, parse_args
+    from rbd_ros.ros.bringup.runner import Runner
 
-    b = Bringup(parse_args(["--robot", "planar2"]))
+    b = Runner(build_plan(parse_args(["--robot", "planar2"])))
     b.controller_state = [(0.001 * k, b"") for k in range(1, 1001)]  # the pause at t = 1 s
     b.commands_seen = 1000 - 5  # all but the slack: nothing in flight
     b.wait_for_commands_until(1.0, limit=5.0)

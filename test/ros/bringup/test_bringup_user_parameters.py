@@ -32,7 +32,7 @@ from ros_helpers import REPO, NodeProcess
 UR3 = "ur_description/urdf/ur3_robot.urdf"
 
 
-def test_overrides_parse_as_rcl_reads_them(tmp_path) -> None:  # noqa: ANN001
+def test_overrides_parse_as_rcl_reads_them(tmp_path) -> None:
     got = parse_overrides(["controller:kp:=[1, 2.5]", "/dynamics_server:max_points:=77",
                            "use_sim_time:=false", "controller:trigger:=timer"])
     assert got == {"controller": {"kp": [1, 2.5], "trigger": "timer"},
@@ -58,14 +58,14 @@ def test_overrides_parse_as_rcl_reads_them(tmp_path) -> None:  # noqa: ANN001
     (["controller:use_sim_time:=false"], "sets it from nothing: the bringup's nodes run on the bridge's"),
     (["max_pointz:=3"], "parameter /**:max_pointz: none of the nodes the bringup starts"),
 ])
-def test_bad_overrides_are_one_line(items, message) -> None:  # noqa: ANN001
+def test_bad_overrides_are_one_line(items, message) -> None:
     specs = describe(robot="puma560", controller="computed_torque", mode="lockstep")
     with pytest.raises(ValueError) as info:
         apply_overrides(specs, [parse_overrides(items)])
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
-def test_bad_files_are_one_line(tmp_path) -> None:  # noqa: ANN001
+def test_bad_files_are_one_line(tmp_path) -> None:
     f = tmp_path / "p.yaml"
     with pytest.raises(ValueError, match="no such file"):
         load_params_file(tmp_path / "none.yaml")
@@ -93,7 +93,7 @@ def test_merge_order_and_composed_routing() -> None:
     assert bridge.parameters["kp"] == [5.0] * 6  # the law runs in the bridge
 
 
-def test_parameter_files_reach_the_node_as_written(tmp_path) -> None:  # noqa: ANN001
+def test_parameter_files_reach_the_node_as_written(tmp_path) -> None:
     """rcl reads the written file: a path with ': ' and ' #' (a -p value could not hold it)
     and a URDF with XML comments arrive byte for byte (the node's get_parameters)."""
     from rcl_interfaces.srv import GetParameters
@@ -137,7 +137,7 @@ def test_parameter_files_reach_the_node_as_written(tmp_path) -> None:  # noqa: A
 
 
 @pytest.mark.slow
-def test_bringup_with_params_file_and_p_on_a_path_rcl_could_not_parse(tmp_path) -> None:  # noqa: ANN001
+def test_bringup_with_params_file_and_p_on_a_path_rcl_could_not_parse(tmp_path) -> None:
     folder = tmp_path / "arms: v2 #1"
     folder.mkdir()
     urdf = folder / "ur3.urdf"
@@ -175,7 +175,7 @@ def test_bringup_refuses_a_bad_parameter_before_starting() -> None:
     assert "[bringup] t =" not in proc.stdout
 
 
-def test_launch_files_take_a_params_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_launch_files_take_a_params_file(monkeypatch, tmp_path) -> None:
     """``ros2 launch ... params_file:=FILE``: the same merge and checks as the CLI's (with the
     stand-in launch modules of test_bringup_description; the real launch is not installable here)."""
     from test_bringup_description import _load_launch, _run_launch

@@ -17,14 +17,13 @@ TABLE, WALL = (0.0, 0.0, 1.0), (-1.0, 0.0, 0.0)
 
 
 @pytest.fixture(scope="module")
-def xarm7():  # noqa: ANN201
+def xarm7():
     from rbd_ros.urdf import load_model
 
     return load_model(str(example_robot_urdf("xarm_description/urdf/xarm7.urdf")))
 
 
-def _law(model, name):  # noqa: ANN001, ANN202
-    import rbd_ros.control  # noqa: F401 - registers the force laws
+def _law(model, name):
     from rbd_ros.control.laws import make_law
 
     return make_law(name, model, None, q0=np.zeros(model.dof), rate=1000.0)
@@ -32,12 +31,12 @@ def _law(model, name):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize("normal", [TABLE, WALL], ids=["table", "wall"])
 @pytest.mark.parametrize("law_name", ["hybrid_force_position", "impedance", "admittance"])
-def test_the_nodes_set_the_gains_run_press_sets(xarm7, law_name, normal) -> None:  # noqa: ANN001
+def test_the_nodes_set_the_gains_run_press_sets(xarm7, law_name, normal) -> None:
     from rclpy.parameter import Parameter
 
+    from rbd_ros.control.press_gains import DEPTH, press_gains
     from rbd_ros.ros.bringup.press_nodes import PressTask
     from rbd_ros.ros.nodes.controller import Controller
-    from rbd_ros.sim.contact_task import DEPTH, press_gains
 
     n, axis, F = np.array(normal), int(np.flatnonzero(normal)[0]), 10.0
     model_gains = {k: v.copy() for k, v in _law(xarm7, law_name).gains.items()}
@@ -56,8 +55,11 @@ def test_the_nodes_set_the_gains_run_press_sets(xarm7, law_name, normal) -> None
     # the controller node's ros2-param-set callback takes them and hands them to its loop
     applied: dict = {}
     fake = SimpleNamespace(law_type=law_name, _gain_names=set(model_gains), dof=xarm7.dof,
-                           loop=SimpleNamespace(set_gains_later=applied.update),
-                           log=SimpleNamespace(info=lambda s: None))
+                           loop=SimpleNamespace(set_gains_later=applied.update, q=np.zeros(xarm7.dof),
+                                                have_state=False),
+                           law=node_law, model=xarm7,  # the gain bound (issue 38) at the node's rate
+                           node=SimpleNamespace(get_parameter=lambda name: SimpleNamespace(value=1000.0)),
+                           log=SimpleNamespace(info=lambda s: None, warning=lambda s: None))
     result = Controller._on_set_parameters(fake, [Parameter(k, value=v) for k, v in sent.items()])
     assert result.successful, result.reason
     assert set(applied) == set(sent)

@@ -11,14 +11,14 @@ pytestmark = pytest.mark.slow
     (["--task", "press", "--controller", "computed_torque"], "needs a force law"),
     (["--task", "press", "--controller", "impedance", "--scene", "/no/such.yaml"], "not found"),
 ])
-def test_press_task_refusals(argv, why, capsys) -> None:  # noqa: ANN001
+def test_press_task_refusals(argv, why, capsys) -> None:
     from rbd_ros.ros.bringup.cli import main
 
     assert main(["--robot", "puma560", *argv]) == 1
     assert why in capsys.readouterr().err
 
 
-def test_force_must_be_positive(capsys) -> None:  # noqa: ANN001
+def test_force_must_be_positive(capsys) -> None:
     from rbd_ros.ros.bringup.cli import parse_args
 
     with pytest.raises(SystemExit):

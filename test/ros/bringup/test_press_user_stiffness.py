@@ -23,13 +23,13 @@ TABLE, WALL = (0.0, 0.0, 1.0), (-1.0, 0.0, 0.0)
 
 
 @pytest.fixture(scope="module")
-def xarm7():  # noqa: ANN201
+def xarm7():
     from rbd_ros.urdf import load_model
 
     return load_model(str(example_robot_urdf(URDF)))
 
 
-def _specs(how: str, tmp_path, composed: bool) -> list:  # noqa: ANN001
+def _specs(how: str, tmp_path, composed: bool) -> list:
     """The bringup's node specs with the user's stiffness given ``how``."""
     import yaml
 
@@ -54,14 +54,13 @@ def _specs(how: str, tmp_path, composed: bool) -> list:  # noqa: ANN001
 @pytest.mark.parametrize("normal", [TABLE, WALL], ids=["table", "wall"])
 @pytest.mark.parametrize(("how", "composed"), [("-p", False), ("-p", True), ("params_file", False),
                                                ("gains_file", False), ("none", False)])
-def test_the_nodes_keep_the_users_stiffness(xarm7, tmp_path, how, composed, normal) -> None:  # noqa: ANN001
+def test_the_nodes_keep_the_users_stiffness(xarm7, tmp_path, how, composed, normal) -> None:
     from rclpy.parameter import Parameter
 
-    import rbd_ros.control  # noqa: F401 - registers the force laws
     from rbd_ros.control.laws import make_law
+    from rbd_ros.control.press_gains import DEPTH, press_gains
     from rbd_ros.ros.bringup.press_nodes import PressTask
     from rbd_ros.ros.nodes.controller import Controller
-    from rbd_ros.sim.contact_task import DEPTH, press_gains
 
     n, axis, F = np.array(normal), int(np.flatnonzero(normal)[0]), 10.0
     specs = _specs(how, tmp_path, composed)
@@ -82,8 +81,11 @@ def test_the_nodes_keep_the_users_stiffness(xarm7, tmp_path, how, composed, norm
     # whatever is sent goes through the node's ros2-param-set callback onto its law
     applied: dict = {}
     fake = SimpleNamespace(law_type="impedance", _gain_names=set(node_law.gains), dof=xarm7.dof,
-                           loop=SimpleNamespace(set_gains_later=applied.update),
-                           log=SimpleNamespace(info=lambda s: None))
+                           loop=SimpleNamespace(set_gains_later=applied.update, q=np.zeros(xarm7.dof),
+                                                have_state=False),
+                           law=node_law, model=xarm7,  # the gain bound (issue 38) at the node's rate
+                           node=SimpleNamespace(get_parameter=lambda name: SimpleNamespace(value=1000.0)),
+                           log=SimpleNamespace(info=lambda s: None, warning=lambda s: None))
     result = Controller._on_set_parameters(fake, [Parameter(k, value=v) for k, v in sent.items()])
     assert result.successful, result.reason
     node_law.set_gains(**applied)

@@ -49,6 +49,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -60,6 +61,9 @@ from rbd_ros.robot.statics import IKResult
 from rbd_ros.util import validate
 
 DEFAULT_MAX_POINTS = 1_000_000
+#: ForwardSimulate: at most this many integration sub-steps per ``dt`` to hold each effort row
+#: for its ``effort_period`` (``hold_substeps``)
+MAX_SUBSTEPS = 1000
 #: seconds a request may compute before it is refused (the server's ``max_request_seconds``)
 DEFAULT_MAX_REQUEST_SECONDS = 10.0
 #: states per core call in a batch, steps per core call in a simulation: the clock (and a
@@ -74,6 +78,18 @@ LATERAL_FORCE = "base_lateral_force"
 #: what each base kind's coordinates are, for messages
 _MEANING = {"floating": ("x, y, z, qx, qy, qz, qw", "vx, vy, vz, wx, wy, wz"),
             "planar": ("x, y, yaw", "vx, vy, wz"), "diff_drive": ("x, y, yaw", "vx, vy, wz")}
+
+
+def hold_substeps(dt: float, period: float) -> int | None:
+    """The fewest sub-steps ``m`` (1 .. ``MAX_SUBSTEPS``) of ``dt`` whose grid ``dt / m`` meets
+    every multiple of ``period`` (within 1e-6 of a sub-step): ``dt`` dividing ``period`` gives
+    1, ``dt = 4 period`` gives 4, ``dt = 3 ms`` and ``period = 10 ms`` give 3 (1 ms); None when
+    no such grid exists (periods with no common step, e.g. an irrational ratio)."""
+    for m in range(1, MAX_SUBSTEPS + 1):
+        r = period * m / dt  # sub-steps per row
+        if r >= 1.0 - 1e-6 and abs(r - round(r)) <= 1e-6:
+            return m
+    return None
 
 
 def _f8(x) -> np.ndarray:
@@ -430,9 +446,9 @@ class DynamicsService:
             return self._seen[key]
         index = {nm: i for i, nm in enumerate(space)}
         perm = np.array([index[nm] for nm in names if nm in index], dtype=np.intp)
-        perm = None if (perm == np.arange(perm.size)).all() else perm
-        self._remember(key, perm)
-        return perm
+        order = None if (perm == np.arange(perm.size)).all() else perm
+        self._remember(key, order)
+        return order
 
     def spaces(self, joint_names: Sequence[str],
                lateral: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -689,6 +705,42 @@ class DynamicsService:
         return self._finite("the mass matrix", M, positions=q)
 
     @_serves
+    def linearize(self, joint_names, positions, velocities, efforts, include_actuators: bool = False,
+                  dt: float = 0.0, integrator: str = "") -> tuple[list[str], np.ndarray, np.ndarray]:
+        """``(coordinate_names, A, B)`` of the dynamics at one state (``Robot.linearize``):
+        ``A`` (2 nv, 2 nv), ``B`` (2 nv, nv), rows and columns ``[dq; dv]`` and the efforts each
+        in the caller's order of the velocity names (``coordinate_names``).  ``dt`` 0: the
+        continuous time; ``dt > 0``: one step of ``integrator`` ("" the base's default;
+        ``forward_simulate``'s names), refused by name when ``dt`` is negative or not finite, or
+        an integrator is named with ``dt`` 0.  A diff_drive base (its efforts are wheel torques
+        under a rolling constraint) is refused."""
+        if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not (math.isfinite(dt) and dt >= 0):
+            raise RequestError(f"dt must be 0 (continuous time) or a positive number of seconds, got {dt!r}")
+        if integrator and not dt:
+            raise RequestError(f"integrator '{integrator}' needs dt > 0 (dt 0 is the continuous-time "
+                               "linearization, which has no integrator)")
+        if self.names.wheels:
+            raise RequestError(f"linearize is not available for a {self.kind}-base robot (its rolling "
+                               "constraint and wheel inputs are not differentiated); a fixed, floating or "
+                               "planar base is")
+        (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
+        lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
+        q = self._positions("positions", positions, pq, nq, rows=1, labels=lq)
+        v = self._to_model(pv, self.states("velocities", velocities, nv, 1, labels=lv))
+        u = self._to_model(pv, self.states("efforts", efforts, nv, 1, unit="efforts", labels=lv))
+        if self.mobile:
+            self._mobile_options(include_actuators=include_actuators)
+        step: dict[str, Any] = {"dt": float(dt), "integrator": integrator or None} if dt else {}
+        A, B = self.robot.linearize(q[0], v[0], u[0], include_actuators=include_actuators, **step)
+        if pv is not None:
+            two = np.concatenate([pv, nv + pv])
+            A, B = A[two][:, two], B[two][:, pv]
+        inputs: dict[str, Any] = {"positions": q, "velocities": v, "efforts": u}
+        self._finite("A", A[None], **inputs)
+        self._finite("B", B[None], **inputs)
+        return lv, A, B
+
+    @_serves
     def gravity(self, joint_names, positions) -> np.ndarray:
         """g(q) (N, n); floating base (N, 6 + n), the base entries the wrench holding the base;
         ground base (N, 3 + n) on the velocity names (base entries 0 under vertical gravity)."""
@@ -741,15 +793,21 @@ class DynamicsService:
         ``GroundFront.simulate``'s RK4, a diff_drive one in its independent speeds, so
         ``base_vy`` stays 0; its efforts are the wheel torques and the joint efforts).
 
-        Step k (time k dt) uses effort row floor(k dt / effort_period), the last row held
-        when ``duration`` runs past the efforts (the request's deprecated ``torques``/
-        ``torque_period``: ``renamed_field``; ``fields``: the request's names of ``efforts`` and
-        ``effort_period``, which the refusals name). Output: the initial state, then every
-        ``output_period`` (rounded to whole steps; 0 = every step), and always the final state
-        (so an ``output_period`` longer than the horizon gives the initial and the final
-        state; the times say when each row is).  The horizon runs in chunks of ``CHUNK_STEPS``
-        steps (the same numbers as one run: the integrators are one-step methods), the
-        request's clock checked between them."""
+        Each effort row is held for exactly ``effort_period`` whatever ``dt`` is (a zero-order
+        hold, issue 38): the integration steps ``h = dt / m`` with the fewest sub-steps ``m``
+        (``hold_substeps``) whose grid meets every row start, so a ``dt`` longer than
+        ``effort_period`` (or not dividing it) integrates each row on its own sub-steps; step
+        i (time i h) uses row floor(i h / effort_period), the last row held when ``duration``
+        runs past the efforts (the request's deprecated ``torques``/``torque_period``:
+        ``renamed_field``; ``fields``: the request's names of ``efforts`` and
+        ``effort_period``, which the refusals name).  No such grid within ``MAX_SUBSTEPS``
+        sub-steps of ``dt`` (periods with no common step): refused, naming both.  ``dt``
+        dividing ``effort_period`` (``m = 1``) is what it always was.  Output: the initial state,
+        then every ``output_period`` (rounded to whole ``dt`` steps; 0 = every ``dt`` step), and
+        always the final state (so an ``output_period`` longer than the horizon gives the
+        initial and the final state; the times say when each row is).  The horizon runs in
+        chunks of ``CHUNK_STEPS`` steps (the same numbers as one run: the integrators are
+        one-step methods), the request's clock checked between them."""
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
         lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
         q0 = self._positions("initial_positions", initial_positions, pq, nq, 1, labels=lq)[0]
@@ -778,38 +836,49 @@ class DynamicsService:
                 raise RequestError(f"{name} must be 0 or positive, got {value!r}")
         horizon = duration if duration > 0 else len(tau) * effort_period
         ratio = horizon / dt  # inf for a subnormal dt: refused below, never int(inf)
-        if ratio > self.max_points:
-            count = round(ratio) if math.isfinite(ratio) else "infinitely many"
-            raise RequestError(f"{count} integration steps requested; this server accepts at "
+        # sub-steps only where a row starts inside the horizon (one row: held throughout)
+        starts = len(tau) > 1 and effort_period < horizon
+        m = hold_substeps(dt, effort_period) if starts and math.isfinite(ratio) else 1
+        if m is None:
+            raise RequestError(
+                f"dt {dt} s and {fields[1]} {effort_period} s have no common step within "
+                f"{MAX_SUBSTEPS} sub-steps of dt, so the effort rows cannot each be held for "
+                f"{fields[1]}; give a dt that divides {fields[1]} ("
+                f"{effort_period / math.ceil(effort_period / dt):.6g} s would) or a multiple of it")
+        h = dt / m  # the integration step: every row starts on one
+        if ratio * m > self.max_points:
+            count = round(ratio * m) if math.isfinite(ratio) else "infinitely many"
+            sub = f" ({m} sub-steps of dt each, to hold every effort row)" if m > 1 else ""
+            raise RequestError(f"{count} integration steps requested{sub}; this server accepts at "
                                f"most {self.max_points} (parameter max_points): horizon "
                                f"{horizon} s / dt {dt} s")
-        steps = int(round(ratio))
+        steps = int(round(horizon / h))
         if steps < 1:
             raise RequestError(f"the horizon {horizon} s is shorter than one step dt={dt} s")
         # zero-order hold: which effort row each step uses (tiny tolerance for round-off)
         # clipped before the integer cast: a tiny effort_period overflows it (the last row held)
-        rows = np.minimum(np.floor(np.arange(steps) * dt / effort_period + 1e-9),
+        rows = np.minimum(np.floor(np.arange(steps) * h / effort_period + 1e-9),
                           len(tau) - 1).astype(np.intp)
         tau_steps = np.ascontiguousarray(tau[rows])
         if self.mobile:
             def run(qa, va, u):  # a state check of the core on a diverging state: diverged
                 try:
-                    res = self.robot.simulate(qa, va, u, float(dt))
+                    res = self.robot.simulate(qa, va, u, float(h))
                 except ValueError as exc:
                     raise SimulationError(f"simulation diverged: {exc}") from None
                 return res.q, res.qd, res.qdd
         else:
             def run(qa, va, u):
-                return self.robot.simulate(qa, va, u, dt, integrator=integrator,
+                return self.robot.simulate(qa, va, u, h, integrator=integrator,
                                            include_actuators=include_actuators)
         t0 = time.perf_counter()
-        q, qd, qdd = self._integrate(run, q0, qd0, tau_steps, float(dt))
+        q, qd, qdd = self._integrate(run, q0, qd0, tau_steps, float(h))
         compute_time = time.perf_counter() - t0
-        stride = max(1, int(round(output_period / dt))) if output_period > 0 else 1
+        stride = m * (max(1, int(round(output_period / dt))) if output_period > 0 else 1)
         keep = np.arange(0, steps + 1, stride)
         if keep[-1] != steps:  # the final state is always answered
             keep = np.append(keep, steps)
-        times = keep * dt
+        times = keep * h
         return SimulationResult(times, self._to_caller(pq, q[keep]), self._to_caller(pv, qd[keep]),
                                 self._to_caller(pv, qdd[keep]), compute_time)
 
@@ -836,14 +905,15 @@ class DynamicsService:
                 raise RequestError(f"the simulation diverged at t = {(k + int(np.argmax(bad))) * dt:g} s "
                                    f"(the state became NaN or Inf); use a smaller dt (now {dt:g} s) "
                                    f"or smaller torques")
-            if Q is None:
+            if Q is None or QD is None or QDD is None:  # (the three are set at once)
                 if m == steps:
                     return qc, qdc, qddc
                 Q, QD, QDD = (np.empty((steps + 1, x.shape[1])) for x in (qc, qdc, qddc))
             Q[k:k + m + 1], QD[k:k + m + 1], QDD[k:k + m + 1] = qc, qdc, qddc
             k += m
             q, qd = qc[-1].copy(), qdc[-1].copy()
-        return Q, QD, QDD
+        # steps >= 1 (the caller's check): the first chunk set the three
+        return cast(tuple[np.ndarray, np.ndarray, np.ndarray], (Q, QD, QDD))
 
     # ---- statics and inverse kinematics --------------------------------------------------
     @_serves
@@ -942,8 +1012,8 @@ class DynamicsService:
         values), refused otherwise; ``position_only`` ignores the orientations."""
         from rbd_ros.lie.so3 import quaternion_to_rotation
 
-        t = np.asarray(targets, dtype=float).reshape(-1)
-        p = np.asarray(poses, dtype=float).reshape(-1)
+        t: np.ndarray = np.asarray(targets, dtype=float).reshape(-1)
+        p: np.ndarray = np.asarray(poses, dtype=float).reshape(-1)
         if t.size and p.size:
             raise RequestError("give the targets either as poses (geometry_msgs/Pose[]) or as "
                                "targets (row-major 4x4 values), not both")

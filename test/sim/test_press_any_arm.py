@@ -1,0 +1,42 @@
+"""Issue 41.5: 10 N held over the slide (0.1 m; its middle 8 cm measured) on arms no other
+press test names, the URDFs' collision meshes touching the table, ROS-free ``run_press``:
+force error RMS <= 0.2 N, peak under 15 N, no contact lost, no link but the probe touching.
+MuJoCo's own contact force is the oracle.  The human arm hangs from its clavicle (no table
+site before issue 41.1); TIAGo Pro's wrist meshes lay on the table before (every cycle
+lost).  Not here, measured and failing (``docs/guides/force-control.md``): the G1's hybrid
+(0.11 N, but its upper arm touches the table), Alex (its upper
+arm on the table), the Centauro's hybrid (0.04 N RMS, but its impact 15.1 N)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robots_data import example_robot_urdf
+
+pytestmark = pytest.mark.slow
+
+ARMS = {  # URDF, base link, tip link
+    "human": ("human_description/robots/human.urdf", "right_clavicle", "right_hand"),
+    "centauro": ("centauro_description/urdf/centauro.urdf", "torso_2", "arm1_8"),
+    "g1": ("g1_description/urdf/g1_29dof_rev_1_0.urdf", "torso_link", "left_wrist_yaw_link"),
+    "tiago_pro": ("tiago_pro_description/robots/tiago_pro.urdf", "torso_lift_link", "arm_left_7_link"),
+}
+CASES = [("human", "hybrid_force_position"), ("human", "impedance"),
+         ("centauro", "impedance"),
+         ("g1", "impedance"), ("tiago_pro", "hybrid_force_position"), ("tiago_pro", "impedance")]
+
+
+@pytest.mark.parametrize("name,law", CASES)
+def test_ten_newtons_held_on_arms_no_test_names(name: str, law: str) -> None:
+    from rbd_ros.sim.contact_task import run_press
+    from rbd_ros.urdf import load_model
+
+    path, base, tip = ARMS[name]
+    urdf = str(example_robot_urdf(path))
+    r = run_press(load_model(urdf, base_link=base, tip_link=tip), law, 10.0, urdf=urdf)
+    t, f = r.series["t"], r.series["f_n"]
+    assert r.force_rms <= 0.2, r.report()
+    assert f[t < r.phases["retreat"]].max() < 15.0, r.report()  # the impact and the slide
+    assert r.contact_lost == 0 and r.unstable_steps == 0, r.report()
+    assert not [n for n in r.notes if "touched the arm besides the probe" in n], r.notes
+    assert np.isclose(r.force, 10.0)

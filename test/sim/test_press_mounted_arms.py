@@ -1,0 +1,75 @@
+"""Issue 41.5 on the arms of ``test_contact_site_mounts``: the press (``run_press``, 10 N, a
+0.1 m slide, measured over its middle 8 cm on MuJoCo's own contact force), and the two causes
+found there, fixed.
+
+* TIAGo++'s right arm (1 N m of Coulomb friction per joint in its URDF), impedance: the law
+  compensated the friction at the sign of the measured joint velocity, which flips by 2 N m
+  from cycle to cycle on a joint that barely moves while the probe slides: 1.03 N RMS.  At the
+  reference's joint velocity (``force_laws.Impedance``): 0.11 N, as with no friction at all.
+* PR2's left arm with its torso on a wall, hybrid: the site's touching poses pressed within
+  the effort limits, but holding the arm above the table needed 43.8 N m at the shoulder pan
+  (limit 30), so the press's first target wrench was refused; ``contact_site`` now checks
+  every pose against gravity.
+* The hybrid law's impact: coming down at its 5 cm/s bound it hit 1.47-1.87x the set force
+  (TALOS 18.7 N, PR2 15.03 N); the guarded approach (``run_press(guarded=True)``,
+  ``contact_task.guard_plan``) comes the last centimetre at the speed whose kinetic energy
+  over the contact's stiffness stays under 20 % of the force: 1.09-1.18x on the four arms.
+  Opt-in: on TALOS and TIAGo++ (dry friction) the slide then went 0.05 -> 0.50 and 0.014 ->
+  0.57 N RMS (``run_press``'s docstring), so it is tested here on the two without.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_contact_site_mounts import ARMS, _model, _pinocchio
+
+from robots_data import example_robot_urdf
+
+pytestmark = pytest.mark.slow  # six presses of 7 s simulated (~30 s)
+
+
+def _press(name: str, law: str, **kw):
+    from rbd_ros.sim.contact_task import run_press
+
+    return run_press(_model(name), law, 10.0, urdf=str(example_robot_urdf(ARMS[name][0])),
+                     **kw).report()
+
+
+def test_impedance_compensates_friction_at_the_reference(monkeypatch) -> None:
+    from rbd_ros.control.force_laws import Impedance
+
+    rep = _press("tiago_dual_right", "impedance")
+    assert rep["force_error_rms_N"] < 0.2 and rep["contact_lost_cycles"] == 0, rep
+    assert rep["impact_peak_ratio"] < 1.5, rep
+    monkeypatch.setattr(Impedance, "coulomb_band", 0.0)  # at the measured velocity's sign
+    before = _press("tiago_dual_right", "impedance")
+    assert before["force_error_rms_N"] > 0.5, before
+
+
+def test_the_wall_mounted_arm_holds_itself_above_its_site_and_presses() -> None:
+    from rbd_ros.sim.contact_site import contact_site
+
+    model = _model("pr2_left_wall")
+    site = contact_site(model, "top", force=10.0)
+    for q in (site.q_above, site.q_touch):  # Pinocchio's gravity, within the URDF's limits
+        tau = _pinocchio("pr2_left_wall", model, q, np.zeros(3), np.zeros(3))[3]
+        assert (np.abs(tau) <= model.effort_limit).all(), tau
+    rep = _press("pr2_left_wall", "hybrid_force_position")
+    assert rep["force_error_rms_N"] < 0.2 and rep["contact_lost_cycles"] == 0, rep
+    assert rep["impact_peak_ratio"] > 1.4, rep  # unguarded: 15.03 N, over the issue's 15 N
+    guarded = _press("pr2_left_wall", "hybrid_force_position", guarded=True)
+    assert guarded["impact_peak_ratio"] < 1.3, guarded  # issue 41.5: under 15 N (1.10x)
+    assert guarded["force_error_rms_N"] < 0.2 and guarded["contact_lost_cycles"] == 0, guarded
+
+
+def test_the_guarded_approach_bounds_the_hybrid_impact() -> None:
+    """The UR5 upside down (4.8 kg along the normal, the heaviest of the four), hybrid: the peak
+    at first contact on MuJoCo's contact force under the issue's 15 N (measured 10.9 N), the
+    slide still held, the approach 0.67 s longer (the phases); unguarded (at the 5 cm/s bound
+    to the surface) it peaks at 15.0 N."""
+    rep = _press("ur5_ceiling", "hybrid_force_position", guarded=True)
+    assert rep["impact_peak_ratio"] < 1.3, rep
+    assert rep["force_error_rms_N"] < 0.05 and rep["contact_lost_cycles"] == 0, rep
+    assert 0.3 < rep["phases_s"]["press"] - rep["phases_s"]["approach"] - 1.5 < 1.0, rep
+    unguarded = _press("ur5_ceiling", "hybrid_force_position")
+    assert unguarded["impact_peak_ratio"] > 1.4, unguarded
