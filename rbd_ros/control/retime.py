@@ -40,7 +40,12 @@ above the cap, a start state the limits cannot stop in time), naming why.
 """
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
+import types
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -76,6 +81,67 @@ class Retimed:
     @property
     def grid(self) -> int:
         return len(self.grid_s)
+
+
+_TOPPRA_LOCK = threading.Lock()
+#: toppra's modules this file uses, imported by ``_toppra``
+_TOPPRA_MODULES = ("toppra", "toppra.algorithm", "toppra.constraint", "toppra.constraint.linear_constraint")
+
+
+def _toppra() -> Any:
+    """``toppra``, imported once per process without matplotlib.
+
+    toppra 0.6.10 imports ``matplotlib.pyplot`` at its top (``toppra/parametrizer.py``,
+    ``toppra/algorithm/algorithm.py``) for its plotting methods only: ~0.2 s of imports, ~75 ms
+    of them one stretch that holds the GIL (matplotlib's ``text`` / font manager). The
+    controller warms its planner on a thread of its own after "ready" (issue 39), so that
+    stretch paused its running control cycle: 0.21 s in CI, a "busy" line (issue 37's
+    reliability). Unless matplotlib is loaded already, toppra's own modules are imported with
+    stand-ins for ``matplotlib`` and ``matplotlib.pyplot`` in ``sys.modules``, taken out right
+    after (scipy, which toppra needs, is imported before, outside that window of ~10 ms): a
+    later ``import matplotlib`` is the real one, and an attribute of a stand-in (a toppra plot
+    method, or another thread importing matplotlib inside the window) imports the real module
+    and forwards to it."""
+    if all(name in sys.modules for name in _TOPPRA_MODULES):
+        return sys.modules["toppra"]
+    with _TOPPRA_LOCK:
+        if "matplotlib" not in sys.modules and "toppra" not in sys.modules:
+            for name in ("scipy.interpolate", "scipy.special"):  # toppra's, outside the stand-ins' window
+                importlib.import_module(name)
+
+            stand_ins = {name: types.ModuleType(name, "rbd_ros.control.retime's stand-in: toppra "
+                                                      "imported without matplotlib")
+                         for name in ("matplotlib", "matplotlib.pyplot")}
+            for name, module in stand_ins.items():
+                module.__getattr__ = _forwarding(name, stand_ins)  # type: ignore[method-assign]
+            stand_ins["matplotlib"].pyplot = stand_ins["matplotlib.pyplot"]  # type: ignore[attr-defined]
+            sys.modules.update(stand_ins)
+            try:
+                for name in _TOPPRA_MODULES:
+                    importlib.import_module(name)
+            finally:
+                _drop(stand_ins)
+        for name in _TOPPRA_MODULES:
+            importlib.import_module(name)
+    return sys.modules["toppra"]
+
+
+def _drop(stand_ins: dict[str, types.ModuleType]) -> None:
+    """The stand-ins out of ``sys.modules`` (those still there)."""
+    for name, module in stand_ins.items():
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+
+
+def _forwarding(name: str, stand_ins: dict[str, types.ModuleType]) -> Any:
+    """A stand-in's module ``__getattr__``: the real module ``name``'s attribute."""
+    def __getattr__(attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        _drop(stand_ins)
+        return getattr(importlib.import_module(name), attr)
+
+    return __getattr__
 
 
 class _Path:
@@ -152,6 +218,7 @@ def _constraints(limits: PathLimits, path: _Path, grid: np.ndarray,
     """toppra constraints (module docstring), vectorised over the grid: one velocity bound on
     ``x = s'^2`` and one canonical linear constraint stacking acceleration and torque rows.
     ``scale`` (3, n): the bounds' factors (1 at first; lowered by ``retime``'s repeats)."""
+    _toppra()
     from toppra.constraint import ConstraintType, DiscretizationType
     from toppra.constraint.linear_constraint import LinearConstraint, canlinear_colloc_to_interpolate
 
@@ -225,6 +292,7 @@ def _solve(path: _Path, constraints: list, grid: np.ndarray,
            ends: list[tuple[float, float]]) -> np.ndarray:
     """``s'`` at the grid points (TOPP-RA, Seidel) for the first ``(s'_start, s'_end)`` of
     ``ends`` that has one; RetimeError when none does."""
+    _toppra()
     import toppra.algorithm as algo
 
     code = None
