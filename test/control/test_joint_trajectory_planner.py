@@ -77,6 +77,21 @@ def _loop(model, retime: str, acceleration_limits=None):
     return loop, lines
 
 
+def _wait_idle(loop, lines) -> None:
+    """Until the planning worker has nothing left (60 s at most, the lines said so far on failure)."""
+    deadline = time.monotonic() + 60
+    while not loop.idle():
+        assert time.monotonic() < deadline, lines
+        time.sleep(0.002)
+
+
+def _hold(loop, names, cycles: int = 499) -> None:
+    """``cycles`` cycles of 1 ms after t = 1 s, the arm held at ``Q0``."""
+    for k in range(1, cycles + 1):
+        loop.joint_state(names, Q0, np.zeros(len(names)), 1.0 + 1e-3 * k)
+        loop.cycle(1.0 + 1e-3 * k)
+
+
 def _send(loop, lines, msg, t: float = 1.0, q=Q0) -> str:
     """The state at ``t``, one cycle, ``msg`` sent; the loop's answer once planned."""
     names = list(loop.model.joint_names)
@@ -84,10 +99,7 @@ def _send(loop, lines, msg, t: float = 1.0, q=Q0) -> str:
     loop.cycle(t)
     before = len(lines)
     assert loop.trajectory(msg)
-    deadline = time.monotonic() + 60
-    while not loop.idle():
-        assert time.monotonic() < deadline, lines
-        time.sleep(0.002)
+    _wait_idle(loop, lines)
     answers = [m for _, m in lines[before:] if m.startswith(("trajectory accepted", "trajectory refused"))]
     assert len(answers) == 1, lines[before:]
     return answers[0]
@@ -342,9 +354,7 @@ def test_a_deferred_message_is_read_and_checked_on_the_worker(talos) -> None:
     try:
         bad = _send(loop, lines, later(["arm_right_1_joint", "elbow"]))
         good = _send(loop, lines, later(model.joint_names))
-        for k in range(1, 500):
-            loop.joint_state(list(model.joint_names), Q0, np.zeros(7), 1.0 + 1e-3 * k)
-            loop.cycle(1.0 + 1e-3 * k)
+        _hold(loop, list(model.joint_names))
     finally:
         loop.close()
     assert bad.startswith("trajectory refused: joint names ['arm_right_1_joint', 'elbow'] do not match"), bad
@@ -376,13 +386,8 @@ def test_a_flood_of_refused_messages_drops_no_good_one(talos) -> None:
         for _ in range(PENDING_TRAJECTORIES - 1):  # (all may wait unread: the worker may start late)
             assert loop.trajectory(message(["arm_right_1_joint", "elbow"]))
             time.sleep(0.005)
-        deadline = time.monotonic() + 60
-        while not loop.idle():
-            assert time.monotonic() < deadline, lines
-            time.sleep(0.002)
-        for k in range(1, 500):
-            loop.joint_state(names, Q0, np.zeros(7), 1.0 + 1e-3 * k)
-            loop.cycle(1.0 + 1e-3 * k)
+        _wait_idle(loop, lines)
+        _hold(loop, names)
     finally:
         loop.close()
     said = [m for _, m in lines if m.startswith("trajectory")]
@@ -412,13 +417,8 @@ def test_more_unread_trajectories_than_the_list_holds_drop_the_oldest_by_name(ta
         for _ in range(PENDING_TRAJECTORIES):
             assert loop.trajectory(lambda: _msg(["arm_right_1_joint", "elbow"], times, P))
         assert loop.trajectory(lambda: _msg(names, times, P))  # the newest: planned
-        deadline = time.monotonic() + 60
-        while not loop.idle():
-            assert time.monotonic() < deadline, lines
-            time.sleep(0.002)
-        for k in range(1, 500):
-            loop.joint_state(names, Q0, np.zeros(7), 1.0 + 1e-3 * k)
-            loop.cycle(1.0 + 1e-3 * k)
+        _wait_idle(loop, lines)
+        _hold(loop, names)
     finally:
         loop.close()
     said = [m for _, m in lines if m.startswith("trajectory")]

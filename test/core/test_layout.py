@@ -7,6 +7,7 @@ arrows)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import os
 import re
@@ -54,16 +55,18 @@ def modules(root: Path = PACKAGE) -> dict[str, Path]:
     return out
 
 
+def _resolve(mods: dict[str, Path], name: str) -> str | None:
+    """The longest prefix of the dotted ``name`` that is one of ``mods`` (``None`` if none is)."""
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     """Module -> the ``rbd_ros`` modules it imports (``from pkg import mod`` counts as ``mod``;
     ``from mod import name`` as ``mod``)."""
     mods = modules(root)
-
-    def resolve(name: str) -> str | None:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        return name or None
-
+    resolve = functools.partial(_resolve, mods)
     graph: dict[str, set[str]] = {}
     for m, path in mods.items():
         deps: set[str | None] = set()
@@ -128,12 +131,7 @@ def string_imports(root: Path = PACKAGE) -> dict[str, set[str]]:
     ...)``'s module (``rbd_ros.algorithm.<module>`` unless dotted, as ``KernelCall.path``), and
     every ``"rbd_ros.x.y:Name"`` literal (a registry entry, as ``robot.arm.FRONTS``)."""
     mods = modules(root)
-
-    def resolve(name: str) -> str | None:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        return name or None
-
+    resolve = functools.partial(_resolve, mods)
     graph: dict[str, set[str]] = {}
     for m, path in mods.items():
         named: set[str] = set()

@@ -131,19 +131,28 @@ def test_item4_info_uses_its_argument(tmp_path) -> None:
 
 
 # ---- item 7 and unclear messages: the controller ------------------------------------------------
+def _item7_send_a_point_due_in_1ns(node_process, peer, *parameters: str):  # noqa: F811
+    """A planar2 controller (PD + gravity, ``parameters`` added) holding the arm at 0, sent one
+    point due 1 ns after the start and 1.5 rad away; the node's process."""
+    from test_control_node import READY, _trajectory
+
+    proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
+                         "type:=pd_gravity", *parameters], ready=READY)
+    peer.wait_subscribed(peer.joint_pub)
+    peer.send_command_and_wait(["joint1", "joint2"], [0.0, 0.0], t=1.0)
+    peer.wait_subscribed(peer.traj_pub)
+    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [1e-9], [[1.5, 0.0]]))
+    return proc
+
+
 def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: F811
     """A point due 1 ns after the start, 1.5 rad away (planar2's velocity limit 10 rad/s): under
     ``retime: never`` refused naming the least time it needs (0.150 s at the velocity limits);
     under the default retiming joined from the current state and retimed under every limit
     (issue 37's adversarial pass: never the 1 ns step), the line saying so."""
-    from test_control_node import READY, _trajectory
+    from test_control_node import _trajectory
 
-    proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
-                         "type:=pd_gravity", "-p", "retime:=never"], ready=READY)
-    peer.wait_subscribed(peer.joint_pub)
-    peer.send_command_and_wait(["joint1", "joint2"], [0.0, 0.0], t=1.0)
-    peer.wait_subscribed(peer.traj_pub)
-    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [1e-9], [[1.5, 0.0]]))
+    proc = _item7_send_a_point_due_in_1ns(node_process, peer, "-p", "retime:=never")
     line = proc.wait_for("trajectory refused", 10)
     assert "point 0 is due 1e-09 s after the start but 1.5 from the current reference of joint1" in line, line
     assert "it needs at least 0.150 s at the velocity limits" in line, line
@@ -152,14 +161,7 @@ def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, p
 
 
 def test_item7_a_point_due_too_soon_is_joined_within_the_limits(node_process, peer) -> None:  # noqa: F811
-    from test_control_node import READY, _trajectory
-
-    proc = node_process(["controller", "--ros-args", "-p", f"urdf_path:={PLANAR}", "-p",
-                         "type:=pd_gravity"], ready=READY)
-    peer.wait_subscribed(peer.joint_pub)
-    peer.send_command_and_wait(["joint1", "joint2"], [0.0, 0.0], t=1.0)
-    peer.wait_subscribed(peer.traj_pub)
-    peer.traj_pub.publish(_trajectory(["joint1", "joint2"], [1e-9], [[1.5, 0.0]]))
+    proc = _item7_send_a_point_due_in_1ns(node_process, peer)
     line = proc.wait_for("trajectory accepted", 10)
     assert "was 1.5 from the current reference of joint1: joined from the current state" in line, line
     assert "under the velocity, acceleration and effort limits" in line, line

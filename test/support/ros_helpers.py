@@ -166,6 +166,21 @@ def spin_in_background(node) -> _BackgroundSpinner:
     return _BackgroundSpinner(node)
 
 
+def published_type_hash(msg_type, name: str) -> str:
+    """The type hash (RIHS01) a publisher of ``msg_type`` announces, read back from the graph
+    by a node ``name`` publishing on ``/name``."""
+    import rclpy
+
+    with ros_context() as ctx:
+        node = rclpy.create_node(name, context=ctx)
+        try:
+            node.create_publisher(msg_type, f"/{name}", 1)
+            (info,) = node.get_publishers_info_by_topic(f"/{name}")
+            return str(info.topic_type_hash)
+        finally:
+            node.destroy_node()
+
+
 @contextlib.contextmanager
 def probe_node(name: str, setup=None) -> Iterator[object]:
     """An in-process test node in a context of its own, spun in the background for the block:
