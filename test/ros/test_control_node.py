@@ -76,7 +76,7 @@ class Peer:
         self.task: list[np.ndarray] = []
         qos = recordable_qos()  # every sample of a fast lockstep stream, even when behind
         sub = self.node.create_subscription
-        sub(Float64MultiArray, "/effort_controller/commands", self._on_command, qos)
+        self.command_sub = sub(Float64MultiArray, "/effort_controller/commands", self._on_command, qos)
         sub(JointState, "/controller/controller_state", self._on_state, qos)
         sub(Float64MultiArray, "/controller/task_state", lambda m: self._append(self.task, np.array(m.data)), qos)
         self.joint_pub = self.node.create_publisher(JointState, "/joint_states", qos)
@@ -119,6 +119,13 @@ class Peer:
     def send_command_and_wait(self, names, q, qd=None, t: float = 0.0) -> np.ndarray:
         with self.cv:
             k = len(self.commands)
+        # the controller's command writer matched to this reader first (10 s at most): a command
+        # published before the match is lost (volatile QoS), and this state would be answered
+        # by nothing; `wait_subscribed(joint_pub)` matches the other direction only (CI: "timed
+        # out waiting for a command" on the first state, once in a suite run)
+        deadline = time.monotonic() + 10.0
+        while self.command_sub.get_publisher_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
         self.publish_state(names, q, qd, t)
         self.wait(lambda: len(self.commands) > k, 10.0, "a command")
         with self.cv:
