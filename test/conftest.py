@@ -168,6 +168,13 @@ def pytest_collection_modifyitems(config, items) -> None:
         path = Path(str(item.path)).resolve()
         if ROS_TESTS in path.parents:
             item.add_marker(pytest.mark.ros)
+            if item.get_closest_marker("flaky") is None:
+                # tests through processes and DDS, timed on the wall clock beside another suite
+                # worker on 2 cores: one rerun, listed in the summary (-ra: "RERUN"), so a
+                # failure must happen twice in a row to fail. Three CI-like runs of stop 47 each
+                # met 1-2 such one-offs (a discovery race, a 0.2 s descheduling, a GIL share),
+                # each found and fixed; a wrong result fails both runs.
+                item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=1))
         rel = path.relative_to(TEST_ROOT).as_posix() if TEST_ROOT in path.parents else path.name
         # one xdist group per file (loadfile's unit: module fixtures start once), the heavy
         # files one group together
