@@ -161,6 +161,12 @@ class Runner(Inbox):
         # this process lagged, and the report's window [t_start, sim_end] is exact
         while time.monotonic() < deadline and not self.controller_state:
             time.sleep(0.01)  # the controller receives states and acts on them
+        # the bridge's F/T readings reached this process, so the bag holds them from the start
+        while time.monotonic() < deadline and self.ft is not None and self.ft.waiting():
+            time.sleep(0.01)
+        if self.ft is not None and self.ft.waiting():
+            self.say(f"[bringup] warning: no reading of {', '.join(self.ft.waiting())} within 60 s: "
+                     "the recording of those topics may miss their start")
         if any(spec.name == "state_publisher" for spec in self.specs):
             # the state publisher's /tf and latched frames reached this process, so the bag holds
             # them from the tour's start (a loaded machine's discovery once outlasted a 0.8 s run)
