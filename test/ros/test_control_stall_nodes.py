@@ -109,12 +109,16 @@ def test_slow_ik_does_not_stall_the_node(node_process, arm_process) -> None:  # 
                 _, q_ref, q_meas, _ = peer.states[-1]
                 commands = np.array(peer.commands[:k0])
             assert not any(not c.any() for c in commands)  # no zero torque
-            # no stale-state line at all; no "busy" line from the pose on: the IK's window is what
-            # this test is about (the watchdog's "busy" is at most one line per 10 s: one at
-            # start-up, 0.2 s of the process not running beside another suite worker, as CI saw
-            # twice, would hide a later one, so the command gaps above are the oracle that holds)
+            # no stale-state line at all; from the pose on, no "busy" line longer than the gaps
+            # the commands may have (MAX_GAP): a cycle blocked by the IK would be busy IK_DELAY.
+            # A "busy" line itself is no failure: the watchdog says so at 0.2 s, and a process
+            # not running for 0.2 s beside another suite worker is the machine's (CI's runs saw
+            # it at start-up, and 0.7 s after the IK, in a run whose commands had a 0.22 s gap
+            # during the IK too)
             assert "older than" not in proc.output, proc.output[-2000:]
-            assert not [x for x in proc.lines[start_lines:] if "busy" in x], proc.output[-2000:]
+            busy = [float(x.split("busy for ")[1].split(" s")[0])
+                    for x in proc.lines[start_lines:] if "busy for " in x]
+            assert all(b < MAX_GAP for b in busy), (busy, proc.output[-2000:])
             np.testing.assert_allclose(robot.fk(q_meas), T1, atol=2e-3)
             np.testing.assert_allclose(robot.fk(q_ref), T1, atol=1e-5)
         finally:

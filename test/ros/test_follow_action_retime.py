@@ -147,11 +147,13 @@ class Client:
 
 def _distance_to_path(q: np.ndarray, path: np.ndarray) -> float:
     """The largest distance (max over joints) of a configuration of ``q`` to the nearest of
-    the densely sampled ``path``."""
-    worst = 0.0
-    for row in q:
-        worst = max(worst, float(np.abs(path - row).max(axis=1).min()))
-    return worst
+    the densely sampled ``path``: a k-d tree's nearest neighbour in the max norm (``p=inf``).
+    A row-by-row scan of the 20 001 samples took 18 s here: the test's main thread held the GIL
+    that long against its own recorder's spinners, which then fell behind the 1 kHz lockstep
+    stream."""
+    from scipy.spatial import cKDTree
+
+    return float(cKDTree(path).query(q, p=np.inf)[0].max())
 
 
 @pytest.mark.flaky(reruns=1, reruns_delay=1)  # a 7-joint closed loop through the nodes under load
