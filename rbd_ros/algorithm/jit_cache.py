@@ -30,6 +30,7 @@ compile each kernel signature once between them instead of once each.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -38,11 +39,14 @@ import platform
 import re
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
+
+import numpy
 
 _REGISTERED: dict[str, tuple[str, ...]] = {}  # package directory -> excluded subdirectories
 _DIGESTS: dict[tuple[str, str], str] = {}  # (package directory, kernel file) -> stamp, per process
@@ -127,7 +131,6 @@ class _Graph:
         """SHA-256 of the modules' relative paths and bytes and of the Python, numba and NumPy
         versions."""
         import numba
-        import numpy
 
         h = hashlib.sha256()
         h.update(f"{sys.version} {platform.machine()} {numba.__version__} {numpy.__version__}".encode())
@@ -234,8 +237,6 @@ def _install(caching: ModuleType) -> None:
         if not any(getattr(c, "__name__", "").startswith("PackageStamped") for c in classes):
             classes[:0] = _locators()
     except AttributeError as exc:
-        import warnings
-
         warnings.warn(f"rbd_ros.algorithm.jit_cache: this numba's cache has no locator list ({exc}); its "
                       "caches are stamped per file: after editing a kernel module delete the "
                       "*.nbi/*.nbc files", stacklevel=2)
@@ -291,7 +292,6 @@ def one_compiler(folder: str, wait: float = 300.0) -> Iterator[SimpleNamespace]:
     processes wait for each other (after ``wait`` seconds a process compiles anyway: time
     lost, never a wrong result).  Yields ``waited``: the seconds this process has spent
     waiting so far."""
-    import fcntl
 
     from numba.core import sigutils
     from numba.core.dispatcher import Dispatcher

@@ -122,6 +122,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 JOINT = "joint"  # one entry per joint
 TASK = "task"  # one entry per task-space axis: x, y, z, rx, ry, rz
@@ -442,7 +443,6 @@ def load_gains(law: str, robot_names: list[str] | tuple[str, ...] = (), path: st
     """Raw (unvalidated) gains of ``law`` from a gains YAML file (default
     ``config/controllers.yaml``): ``defaults[law]``, overridden by ``robots[NAME][law]`` for the
     first of ``robot_names`` listed there.  Returns ``{gain: scalar or list}``."""
-    import yaml
 
     _check_law(law)
     p = Path(path) if path else default_gains_file()

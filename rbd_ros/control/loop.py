@@ -70,6 +70,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from types import SimpleNamespace as NS
 from typing import Any, cast
 
 import numpy as np
@@ -598,7 +600,6 @@ class ControlLoop:
         mobile manipulator's arm (``MobileControlLoop``: its whole-body law's limits are the
         base's, then the arm's) is checked without the effort: its torques depend on how the
         base moves, which a joint trajectory does not say."""
-        from dataclasses import replace
 
         from rbd_ros.control.path_limits import PathLimits
         from rbd_ros.model import MOBILE_BASES
@@ -618,7 +619,6 @@ class ControlLoop:
         """Load the planner's kernels and TOPP-RA (~3 s the first time in a process) by
         planning one small goal, retimed, on a private reference: the node calls it on a
         thread of its own at start, so that the first goal is planned at full speed."""
-        from types import SimpleNamespace as NS
 
         from rbd_ros.control import follow_trajectory as ft
 

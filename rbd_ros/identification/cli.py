@@ -31,6 +31,7 @@ bridge's ``ft_payload`` (``/ft_sensor/wrench_compensated``); ``--window`` the pa
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -239,8 +240,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         print(f"wrote {urdf_out} (the identified inertials and friction in a copy of {urdf_in})")
     if args.json:
-        import json
-
         Path(args.json).write_text(json.dumps(res.summary(), indent=1))
     if args.plot:
         plot_torques(args.plot, prior, res, held)

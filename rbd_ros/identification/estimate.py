@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
+import yaml
 
 from rbd_ros.identification.base import BaseParameters, base_parameters, independent_columns
 from rbd_ros.identification.consistency import (
@@ -278,7 +279,6 @@ def validate(prior: MdhModel, identified: MdhModel, q, qd, qdd, tau, qd_viscous=
 
 def write_model(res, path: str, source: str) -> None:
     """The identified ``MdhModel`` under ``model:``, the figures under ``identification:``."""
-    import yaml
 
     body = yaml.safe_dump({"model": res.model.to_dict(), "identification": res.summary()},
                           sort_keys=False, default_flow_style=None, width=120)

@@ -36,7 +36,7 @@ above it).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -253,7 +253,6 @@ def fit_whole_path(model: MdhModel, exc: Excitation, effort_margin: float, veloc
     path check of the position (the model's limits), velocity (``velocity_margin``) and effort
     (``effort_margin``) limits (``control.path_limits``) and, with a ``guard`` (``control.tour``'s
     ``Floor``), stays above the floor at the sent points."""
-    from dataclasses import replace
 
     from rbd_ros.control.path_limits import PathLimits, check_path
 

@@ -27,10 +27,12 @@ is not corrected here: use the estimate's mass and centre of mass alone then).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from rbd_ros.identification.regressor import link_wrench_matrix
 
@@ -167,9 +169,7 @@ def payload_to_dict(p: Payload, frame: str = "") -> dict:
 
 def save_payload(p: Payload, path: str, frame: str = "", header: str = "") -> None:
     """``payload_to_dict`` as YAML at ``path`` (``header``: comment lines on top)."""
-    from pathlib import Path
 
-    import yaml
 
     text = yaml.safe_dump(payload_to_dict(p, frame), sort_keys=False, default_flow_style=None, width=110)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -180,9 +180,7 @@ def save_payload(p: Payload, path: str, frame: str = "", header: str = "") -> No
 def load_payload(path: str) -> Payload:
     """A payload file (``save_payload``; ``offset`` optional, 0): ``ValueError`` naming the key
     that is missing or wrong."""
-    from pathlib import Path
 
-    import yaml
 
     if not Path(path).is_file():
         raise ValueError(f"payload file {path}: not found (write one with rbd-ros identify --payload)")
@@ -273,7 +271,6 @@ def payload_from_states(robot: Any, t: np.ndarray, q: np.ndarray, qd: np.ndarray
     w = np.asarray(wrench, dtype=float)[inner]
     if not np.isfinite(w).all():
         raise ValueError("payload: a reading is not finite")
-    from dataclasses import replace
 
     from rbd_ros.identification.payload_contact import fit_without_contact
 

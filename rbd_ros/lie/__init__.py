@@ -13,6 +13,7 @@ rotations in rbd_ros.
 Conventions: twists ``[v; w]`` linear first (004, Pinocchio), body frame; quaternions
 ``(x, y, z, w)`` scalar last; 004's ``S(phi) = dexp(-phi)``.
 """
+import importlib
 from typing import Any
 
 __all__ = ["RigidBody", "so3", "se2", "se3", "xz"]
@@ -24,7 +25,5 @@ def __getattr__(name: str) -> Any:
 
         return RigidBody
     if name in ("so3", "se2", "se3", "xz"):
-        import importlib
-
         return importlib.import_module(f"rbd_ros.lie.{name}")
     raise AttributeError(f"module 'rbd_ros.lie' has no attribute {name!r}")

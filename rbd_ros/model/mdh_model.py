@@ -41,10 +41,12 @@ voltage mode.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import yaml
 
 from rbd_ros.util import validate  # one rule per kind of argument
 
@@ -372,7 +374,6 @@ class MdhModel:
         return cls(**kw)
 
     def to_yaml(self, path: str | None = None) -> str:
-        import yaml
 
         text = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=120)
         if path is not None:
@@ -385,9 +386,7 @@ class MdhModel:
         """From a YAML file or text (``to_yaml`` form, optionally under ``model:``). A missing
         ``.yaml``/``.yml`` file raises FileNotFoundError, malformed YAML a ValueError naming
         the line."""
-        import os
 
-        import yaml
 
         text, label = path_or_text, "model YAML text"
         one_line = "\n" not in path_or_text

@@ -25,6 +25,8 @@ comparison with tools that take it as given; MuJoCo refuses such a model.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 #: relative round-off allowed in the checks (eigenvalues are computed, not given)
@@ -43,7 +45,6 @@ def warn_once(model: str, message: str, stacklevel: int = 2) -> bool:
     process, whatever the warnings filters (a sweep builds one model many times: every
     perturbation, every cell); True when it warned.  The message names the link and its
     moments, so another description of the same name with other inertias warns again."""
-    import warnings
 
     key = (model, message)
     if key in _WARNED:

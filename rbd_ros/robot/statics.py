@@ -19,6 +19,8 @@ freed with the thread), and ``request_ik_stop`` raises the flag of every thread'
 from __future__ import annotations
 
 import threading
+import time
+import warnings
 import weakref
 from typing import Any, Callable
 
@@ -300,7 +302,6 @@ class StaticsAndIK:
         """Rounds of ``dls_solve`` over the unsolved targets until all succeed, the attempts
         are used up, ``timeout`` passes or another thread sets the kernels' stop flag
         (``algorithm.ik.request_stop``); keeps each target's best pose over the rounds."""
-        import time
 
         t_end = None if timeout is None else time.perf_counter() + timeout
         ikt = self._ik_threads()
@@ -371,7 +372,6 @@ class IKResult:
         new = IK_OLD_NAMES.get(name)
         if new is None:
             raise AttributeError(f"'IKResult' object has no attribute '{name}'")
-        import warnings
 
         warnings.warn(f"IKResult.{name} is deprecated, use IKResult.{new} ({name} goes in the "
                       "next release)", DeprecationWarning, stacklevel=2)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import array
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -55,7 +56,6 @@ class ForwardKinematicsPose(np.ndarray):
         response = self.__dict__.get("_response")
         if name not in self.OLD_FIELDS or response is None:
             raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
-        import warnings
 
         warnings.warn(f"DynamicsClient.forward_kinematics now returns the 4x4 tool pose; "
                       f".{name} is deprecated: use forward_kinematics_message(q).{name} or "
@@ -67,8 +67,6 @@ def __getattr__(name: str) -> Any:
     """``IKSolution``: the client's IK result before issue 29, now ``rbd_ros.IKResult`` (one
     vocabulary with ``Robot.ik`` and the service); the old name warns for one release."""
     if name == "IKSolution":
-        import warnings
-
         from rbd_ros.robot.statics import IKResult
 
         warnings.warn("rbd_ros.ros.client.IKSolution is deprecated, use rbd_ros.IKResult (the "

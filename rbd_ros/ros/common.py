@@ -2,8 +2,12 @@
 parameters: ``rbd_ros.ros.robot_params``)."""
 from __future__ import annotations
 
+import faulthandler
 import sys
+import warnings
 from collections.abc import Callable
+
+import yaml
 
 
 def recordable_qos():
@@ -41,7 +45,6 @@ class NodeConfigError(ValueError):
 def _log_warnings(node) -> None:
     """Python warnings (``InertiaWarning`` of a physically impossible model...) as one line
     in the node's log instead of two lines of ``file:line:`` on stderr."""
-    import warnings
 
     def show(message, category, filename, lineno, file=None, line=None):
         node.get_logger().warning(f"{category.__name__}: {message}")
@@ -86,7 +89,6 @@ def ros_args_problem(args: list[str], exc: Exception) -> str:
     """One line for arguments rcl refused (``rclpy.init``): rcl reads a ``-p NAME:=VALUE``
     value as YAML, so a URDF text with XML comments holding ``': '`` (or a path with one) is
     not a value; the line names the parameter and the fix."""
-    import yaml
 
     for i, arg in enumerate(args[:-1]):
         if arg in ("-p", "--param") and ":=" in args[i + 1]:
@@ -159,6 +161,5 @@ def _exit_if_stuck(limit: float = SHUTDOWN_LIMIT) -> None:
     hours.  So no Python thread can be the watchdog (it would need the GIL): ``faulthandler``'s
     C thread dumps every thread's stack to stderr after ``limit`` s (the reason, for the log)
     and calls ``_exit(1)``; a normal exit never waits for it."""
-    import faulthandler
 
     faulthandler.dump_traceback_later(limit, exit=True)

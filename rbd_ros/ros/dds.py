@@ -14,7 +14,10 @@ not Fast DDS), and is turned off by ``RBD_ROS_FASTDDS_PROFILE=off``.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import re
+import time
 from pathlib import Path
 
 PROFILE_ENV = "FASTDDS_DEFAULT_PROFILES_FILE"
@@ -65,9 +68,6 @@ def remove_zombie_segments(shm_dir: str = SHM_DIR, min_age: float = ZOMBIE_MIN_A
     Fast DDS's ``fastdds shm clean`` makes); one younger than ``min_age`` is left alone (its owner may
     be between creating and locking it).  Port files (``fastdds_port*``) are Fast DDS's own
     to recover."""
-    import fcntl
-    import re
-    import time
 
     removed = freed = 0
     try:

@@ -51,6 +51,7 @@ bridge's stepping thread is untouched.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from typing import Any, cast
@@ -345,7 +346,6 @@ class FollowJointTrajectoryServer:
     def _publish_feedback(self, handle: Any, execution: Any, fb: Any) -> None:
         """``desired``, ``actual``, ``error`` of the latest cycle in the ``joints`` order;
         ``time_from_start`` on the plan's clock (the retimed one when retimed)."""
-        import math
 
         from rbd_ros.ros.messages import set_stamp
 

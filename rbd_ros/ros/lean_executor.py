@@ -53,8 +53,10 @@ handle, without an executor.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import threading
+import time
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, cast
 
@@ -269,7 +271,6 @@ def shutting_down(context, grace: float = SHUTDOWN_GRACE) -> bool:
     (``take_message``): pybind11 turns it into ``RuntimeError: Unable to convert call argument
     '0' to Python object`` and the interrupt is lost, while rclpy's signal thread shuts the
     context down a moment later (seen: a controller's SIGINT ending it with status 1, issue 37)."""
-    import time
 
     deadline = time.monotonic() + grace
     while context.ok():
@@ -322,7 +323,6 @@ def spin_in_thread(executor, name: str) -> threading.Thread:
 def _timer_info_parameter(callback, timer_info_type) -> str | None:
     """The name of the callback's parameter annotated ``TimerInfo`` (rclpy passes it the
     timer's call times), or None."""
-    import inspect
 
     if callback is None:
         return None
@@ -339,7 +339,6 @@ def wait_for_response(client, sent: set[int], until: float, context):
     Only for clients that no executor spins, which could take the response first.  ~0.1-0.2
     ms less per call than ``call_async`` with an executor.  Raises
     ``ExternalShutdownException`` if ``context`` shuts down meanwhile."""
-    import time
 
     from rclpy.executors import ExternalShutdownException
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -368,7 +367,6 @@ def call_once(node, client, request, timeout: float):
     return the response, or None after ``timeout`` s: waited for on the client's handle
     (``wait_for_response``), or through ``call_async`` and a ``SingleThreadedExecutor`` on an
     rclpy that lacks an internal of ``RCLPY_INTERNALS``."""
-    import time
 
     if missing_internals():
         from rclpy.executors import SingleThreadedExecutor

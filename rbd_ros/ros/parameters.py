@@ -16,13 +16,18 @@ a new name given with different values are refused, naming both.
 """
 from __future__ import annotations
 
+import difflib
 import math
 import sys
+import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import yaml
 
 from rbd_ros.ros.common import NodeConfigError
 
@@ -100,7 +105,6 @@ def coerce(name: str, kind: str, value: Any) -> Any:
     """A ROS parameter value as a settings dataclass field of type ``kind`` (``"bool"``,
     ``"float"``, ``"int"``, ``"str"``, ``"tuple[str, ...]"``, ...) wants it; a
     ``NodeConfigError`` naming the parameter otherwise."""
-    import numpy as np
 
     try:
         if kind == "bool":
@@ -136,8 +140,6 @@ def declare_settings(node: Any, cls: type, node_schema: "Schema") -> dict[str, A
     ``MobileConfig``) as a parameter (any type, unset = the file's or the class's default;
     the schema's description and rules in its descriptor); returns the given ones, coerced to
     the fields' types.  The class's ``__post_init__`` checks them (one place for the core)."""
-    import typing
-    from dataclasses import fields
 
     hints = typing.get_type_hints(cls)
     guard_parameters(node)  # set_parameters: unknown names refused naming them
@@ -198,7 +200,6 @@ class Schema:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "Schema":
-        import yaml
 
         data = yaml.safe_load(Path(path).read_text())
         specs = {}
@@ -402,7 +403,6 @@ def unknown_parameter_reason(name: str, declared: Iterable[str], node_name: str 
     """The one-line refusal of a parameter ``name`` the node does not declare: the name, the
     node, the closest declared names (rclpy's own text names none: ``Invalid access to
     undeclared parameter(s): []``)."""
-    import difflib
 
     declared = sorted(declared)
     near = difflib.get_close_matches(name, declared, n=3, cutoff=0.5)

@@ -3,6 +3,8 @@ for the nodes, the bringup and ``DynamicsClient``.  ``~/x`` topics are the node'
 (``/controller/x`` for the node named ``controller``: ``node_topic``)."""
 from __future__ import annotations
 
+import warnings
+
 # ros2_control's topics: the bridge publishes states and simulated time, takes commands
 JOINT_STATES = "/joint_states"
 COMMANDS = "/effort_controller/commands"
@@ -38,7 +40,6 @@ def dynamics_service_types() -> dict[str, type]:
     """``DYNAMICS_SERVICES`` with the generated service classes.  A type the installed
     ``rbd_ros_interfaces`` lacks (built before the service was added) is left out with a
     warning naming it and the fix, so the other services still run."""
-    import warnings
 
     from rbd_ros_interfaces import srv
 

@@ -28,10 +28,12 @@ backend unless ``MUJOCO_GL`` is set); a missing or unreadable ``DIR`` is one lin
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -92,7 +94,6 @@ class Recording:
 
     @classmethod
     def load(cls, path: str | Path) -> "Recording":
-        import zipfile
 
         if not zipfile.is_zipfile(path):
             raise ValueError(f"{path} is not an .npz archive (Recording.save writes one)")
@@ -461,7 +462,6 @@ def main(argv: list[str] | None = None) -> int:
     DIR/model.yaml -> DIR/video.mp4, DIR/preview.gif.  Without ``MUJOCO_GL``, one child per
     backend (:func:`render_recording`); with it, drawn here.  Exit 0 rendered, 1 not
     rendered (one line why), 2 a missing or unreadable DIR (one line), 3 no OpenGL here."""
-    import argparse
 
     p = argparse.ArgumentParser(prog="python -m rbd_ros.sim.render")
     p.add_argument("directory")

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+import yaml
 
 from rbd_ros.sim.mujoco_model import SCENE_BITS, mj_quaternion, rotation_onto
 
@@ -143,7 +144,6 @@ def resolve_scene(name_or_path: str | Path) -> Path:
 def load_scene(source: str | Path | dict) -> Scene:
     """A :class:`Scene` from a file (or bundled name) or a mapping; ``ValueError`` naming the
     object and field that is wrong."""
-    import yaml
 
     where = "scene"
     if isinstance(source, dict):

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import yaml
 from numba import njit
 
 from rbd_ros.algorithm.gather import gather, gather2, scatter_finite
@@ -146,7 +147,6 @@ class BridgeConfig(BridgeFields):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "BridgeConfig":
-        import yaml
 
         with open(path, encoding="utf-8") as fh:
             return cls.from_dict(yaml.safe_load(fh) or {})

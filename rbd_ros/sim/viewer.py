@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 
 HINT = ("for pictures without a display use `rbd-ros bringup --record DIR` "
         "(DIR/video.mp4, DIR/index.html)")
@@ -30,7 +31,6 @@ def no_display() -> str | None:
 
 def _check_glfw() -> None:
     """Raise ``RuntimeError`` (one line) unless GLFW can open the display."""
-    import warnings
 
     try:
         import glfw

@@ -42,10 +42,16 @@ With ``--jobs N`` the steps run in ``N`` processes that share one queue and one 
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -270,7 +276,6 @@ def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1, shar
     ``parts`` processes share), each step no other process has taken yet, one compiler per
     kernel signature (module docstring); returns the number that failed (each said with its
     error)."""
-    import warnings
 
     from rbd_ros.algorithm.jit_cache import one_compiler
 
@@ -303,11 +308,6 @@ def main(argv: list[str] | None = None) -> int:
     """``rbd-ros warm [--jobs N]``: the steps in ``N`` processes at once (default 2, this
     machine's cores) sharing one queue and one compiler (module docstring).  Exit status 0
     even when a step was skipped."""
-    import argparse
-    import shutil
-    import subprocess
-    import sys
-    import tempfile
 
     parser = argparse.ArgumentParser(prog="rbd-ros warm", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="processes at once (default 2)")

@@ -29,8 +29,10 @@ the cells run out (a grid smaller than N leaves workers idle) or the slowest cel
 """
 from __future__ import annotations
 
+import multiprocessing
 import queue
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -67,8 +69,6 @@ class Interrupt:
             raise KeyboardInterrupt
         self.event.set()
         if self.message:
-            import sys
-
             print(self.message, file=sys.stderr, flush=True)
 
 
@@ -110,7 +110,6 @@ def _in_process(cells: list[Cell], stop: threading.Event) -> Iterator[dict]:
 
 
 def _in_pool(cells: list[Cell], workers: int, stop: threading.Event) -> Iterator[dict]:
-    import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
     tours = plan_all(cells)  # once here, not once per worker (seconds per robot)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import re
 import threading
+import xml.dom.minidom
 import xml.etree.ElementTree as ET
+import xml.parsers.expat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,8 +150,6 @@ def _run_xacro(path: Path | None, text: str | None, args: dict[str, str], label:
         import xacro
     except ImportError:  # pragma: no cover - xacro is a dependency
         raise UrdfError(f"{label}: is a xacro file but the 'xacro' package is not installed") from None
-    import xml.dom.minidom
-    import xml.parsers.expat
 
     try:
         with _PARSER_LOCK:  # xacro keeps its file stack and arguments in module globals

@@ -19,6 +19,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+import yaml
+
 #: schema type -> field annotation (evaluated in the settings class's module)
 FIELD_TYPES = {"double": "float", "integer": "int", "bool": "bool", "string": "str",
                "string_array": "tuple[str, ...]", "double_array": "tuple[float, ...]", "any": "Any"}
@@ -27,7 +29,6 @@ FIELD_TYPES = {"double": "float", "integer": "int", "bool": "bool", "string": "s
 @lru_cache(maxsize=None)
 def config_keys(node: str, tag: str) -> Mapping[str, Mapping[str, Any]]:
     """The entries of ``config/schema/NODE.yaml`` tagged ``config: TAG``, in file order."""
-    import yaml
 
     from rbd_ros.util.resources import share_dir
 

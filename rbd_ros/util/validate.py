@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -47,7 +48,6 @@ def renamed(where: str, old: str, new: str, value: Any, current: Any, default: A
         return current
     if current is not default and not (isinstance(current, str) and current == default):
         raise ValueError(f"{where}: give {new}= only ({old}= is its deprecated spelling)")
-    import warnings
 
     warnings.warn(f"{where}: {old}= is deprecated, use {new}= ({old}= goes in the next release)",
                   DeprecationWarning, stacklevel=3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,6 @@ def _positive_newtons(text: str) -> float:
 def check_record_dir(path: Path) -> None:
     """Fail before any node starts when ``--record DIR`` cannot be written: ``DIR`` is a
     file, or cannot be created, or refuses a file (``OSError`` with the reason)."""
-    import tempfile
 
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"--record {path}: exists and is not a directory")

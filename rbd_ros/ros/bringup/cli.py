@@ -33,6 +33,7 @@ supervises the nodes over ROS and runs the plan's task (``tour_task.TourTask``,
 """
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -76,7 +77,6 @@ def _on_signals() -> None:
     once one arrived, later ones are ignored so the clean-up (stopping every node, closing
     the bag) runs to its end.  The nodes run in sessions of their own, so closing the
     terminal (SIGHUP) reaches only this process: it must stop them."""
-    import signal
 
     def handler(signum: int, _frame) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
@@ -88,7 +88,6 @@ def _on_signals() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
 
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     if threading.current_thread() is threading.main_thread():

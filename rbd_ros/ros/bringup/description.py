@@ -5,6 +5,7 @@ Both ``launch/bringup.launch.py`` / ``launch/dynamics.launch.py`` and ``rbd-ros 
 """
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,6 @@ def robot_parameters(robot: str = DEFAULT_ROBOT, urdf: str = "", base_link: str 
 def srdf_beside(urdf_path: str | Path) -> Path | None:
     """The SRDF that goes with a URDF file: ``NAME.srdf`` beside it, or in ``../srdf/`` (the
     layout of ``*_description`` packages), by the file's stem or its robot name; None if none."""
-    import xml.etree.ElementTree as ET
 
     path = Path(urdf_path)
     stems = [path.stem]
@@ -132,7 +132,6 @@ def srdf_beside(urdf_path: str | Path) -> Path | None:
 def named_poses(urdf_path: str | Path) -> dict[str, dict[str, float]]:
     """The robot's named poses (SRDF ``<group_state name=...><joint name= value=/>``) from the
     SRDF beside its URDF (``srdf_beside``): ``{pose: {joint: value}}``; {} without one."""
-    import xml.etree.ElementTree as ET
 
     srdf = srdf_beside(urdf_path)
     if srdf is None:

@@ -20,8 +20,12 @@ Every node then gets its parameters as a parameter file (``write_parameter_file`
 """
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 #: parameters the bringup sets from its own flags (and keeps consistent across the nodes)
 FROM_FLAGS: dict[str, str] = {
@@ -40,7 +44,6 @@ ALL_NODES = "/**"
 def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
     """``-p NODE:NAME:=VALUE`` / ``-p NAME:=VALUE`` items as ``{node: {name: value}}``
     (``ALL_NODES`` for the latter); ``ValueError`` naming the item otherwise."""
-    import yaml
 
     out: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -75,7 +78,6 @@ def _flatten(values: dict, prefix: str = "") -> dict[str, Any]:
 def load_params_file(path: str | Path) -> dict[str, dict[str, Any]]:
     """A ROS 2 parameter file as ``{node: {name: value}}`` (``ALL_NODES`` for ``/**``);
     ``ValueError`` with the file and what is wrong."""
-    import yaml
 
     path = Path(path).expanduser()
     if not path.is_file():
@@ -118,7 +120,6 @@ def apply_overrides(specs: list, overrides: list[dict[str, dict[str, Any]]],
     same value as the bringup's is accepted: ``/**: use_sim_time: true`` of a usual file).
     ``other_nodes``: sections for nodes not started are left out (a parameter file shared with
     other launches), not refused (``-p``: a misspelt node)."""
-    from dataclasses import replace
 
     by_name = {s.name: s for s in specs}
     composed = "controller" not in by_name and any(
@@ -154,7 +155,6 @@ def current_names(node: str, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` with each deprecated parameter name (a schema's ``deprecated_names``:
     ``base`` for ``base_type``) as its current one, a one-line warning each on stderr;
     ``ValueError`` naming both when both are given, different."""
-    import sys
 
     from rbd_ros.ros.parameters import schema, schema_dir
 
@@ -208,7 +208,6 @@ def _widened(kind: str, value: Any) -> Any:
 def write_parameter_file(folder: str | Path, spec: Any) -> Path:
     """``FOLDER/NAME.yaml``: ``NAME: {ros__parameters: ...}`` of a ``NodeSpec``, written by a
     YAML dumper (any text: XML comments, quotes, newlines)."""
-    import yaml
 
     path = Path(folder) / f"{spec.name}.yaml"
     values = {k: (list(v) if isinstance(v, tuple) else v) for k, v in spec.parameters.items()}

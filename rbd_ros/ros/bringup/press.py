@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -191,7 +192,6 @@ def press_report(task: Any, s: dict[str, np.ndarray], sim_end: float) -> dict[st
 
 def finish_press(task: Any, record: Any, t_start: float, sim_end: float, diag_start: dict,
                  diag_end: dict) -> int:
-    from types import SimpleNamespace
 
 
     s = series(task, t_start, sim_end)

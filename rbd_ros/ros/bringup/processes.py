@@ -5,6 +5,7 @@ Used by ``rbd-ros bringup`` and by the tests (which start every node as a real p
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -54,7 +55,6 @@ def stop_with_parent() -> None:
     parent = os.environ.pop(STOP_WITH_PARENT, "")
     if not parent or not sys.platform.startswith("linux"):
         return
-    import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGINT))  # 1 = PR_SET_PDEATHSIG

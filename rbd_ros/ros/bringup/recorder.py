@@ -2,10 +2,14 @@
 the standard rosbag2 tools: ``ros2 bag info``, ``ros2 bag play``)."""
 from __future__ import annotations
 
+import array
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 #: seconds between commits of the messages written so far (what an abrupt end can lose)
 COMMIT_PERIOD = 0.5
@@ -44,7 +48,6 @@ class BagRecorder:
             raise OSError(f"cannot write the bag {self.path}: {self._error}") from self._error
 
     def _run(self, opened: threading.Event) -> None:
-        import time
 
         from rosbags.rosbag2 import Writer
         from rosbags.typesys import Stores, get_typestore
@@ -115,7 +118,6 @@ def stamp_losses(stamps_ns, period_s: float | None = None) -> dict:
     stamps ``received``, ``expected = round((last - first) / period) + 1`` (``period`` s: the
     stream's, else the median spacing of the stamps) and ``lost = expected - received``.  What
     went missing before the first or after the last stamp is not seen."""
-    import numpy as np
 
     t = np.unique(np.asarray(list(stamps_ns), dtype=np.int64))
     out = {"received": int(t.size), "expected": int(t.size), "lost": 0, "period_s": period_s}
@@ -138,9 +140,7 @@ def _typestore():
 
 def to_rosbags(msg: Any, store=None) -> Any:
     """The rosbags twin of an rclpy message (recursively, by its field list)."""
-    import array
 
-    import numpy as np
 
     store = store or _typestore()
     cls = type(msg)

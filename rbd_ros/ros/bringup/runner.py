@@ -6,6 +6,7 @@ in between through one small interface (``Task``)."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from typing import Any, Protocol, cast
@@ -306,7 +307,6 @@ class Runner(Inbox):
 
     def ready_values(self, executable: str) -> dict[str, str]:
         """``key=value`` pairs of a node's ready line (the bridge's integrator, timestep ...)."""
-        import re
 
         for spec, proc in zip(self.specs, self.procs):
             if spec.executable == executable:
@@ -317,7 +317,6 @@ class Runner(Inbox):
     def gains_used(self) -> dict[str, str]:
         """The gains the control law ran with, from its last log line that lists them
         (``gains kp=[...] (model), ...``: the node derives them at the first state)."""
-        import re
 
         try:
             lines = list(self.law_process().lines)

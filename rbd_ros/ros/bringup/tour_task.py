@@ -8,6 +8,7 @@ ROS-free to build (the plan holds them); rclpy is imported when they run."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import time
@@ -330,7 +331,6 @@ class MobileTourTask(TourTask):
     def start_player(self) -> None:
         """``diff_drive_velocity``: the process that plays the twist profile on ``~/cmd_vel``
         on the simulated clock from the tour's stamp (``rbd_ros.ros.bringup.twist_player``)."""
-        import os
 
         from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
 

@@ -122,6 +122,7 @@ import array
 import json
 import math
 import sys
+import threading
 import time
 from typing import Any
 
@@ -279,8 +280,6 @@ class Controller:
         except ValueError as exc:
             raise NodeConfigError(f"acceleration_limits: {exc}") from None
         if not self.law.task_space and self.model.dof:  # the first goal at full speed
-            import threading
-
             self._warm = threading.Thread(target=self._warm_planner, args=(loop,), name="rbd_ros-plan-warm",
                                           daemon=True)
             self._warm.start()

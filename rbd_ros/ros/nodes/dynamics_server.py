@@ -62,8 +62,11 @@ simulation at its next chunk) before it joins the threads.
 from __future__ import annotations
 
 import array
+import fcntl
 import gc
+import os
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -152,9 +155,6 @@ def namespace_lock(prefix: str, shared: bool, wait: float = LOCK_WAIT):
     Returns the open file (keep it for the server's lifetime); ``NodeConfigError`` naming
     the holder when an exclusive lock is still refused after ``wait`` s; ``None`` for a
     shared server that could not share (it runs anyway, as it was told to)."""
-    import fcntl
-    import os
-    import tempfile
 
     folder = os.path.join(tempfile.gettempdir(), f"rbd_ros-locks-{os.getuid()}")
     os.makedirs(folder, mode=0o700, exist_ok=True)

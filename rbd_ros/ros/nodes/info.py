@@ -11,6 +11,7 @@ would refuse.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from rbd_ros.ros.common import NodeConfigError, run_node
 
@@ -43,7 +44,6 @@ EXPECTED = "a robot file: a URDF/xacro, or a model YAML (rbd-ros urdf2mdh output
 def check_path(path: str, where: str) -> None:
     """``NodeConfigError`` saying what ``info`` expected when ``path`` is a directory or
     missing (``where``: how the message names it)."""
-    from pathlib import Path
 
     p = Path(path).expanduser()
     if p.is_dir():

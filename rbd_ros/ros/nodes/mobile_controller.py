@@ -41,7 +41,8 @@ import math
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import SimpleNamespace as NS
 from typing import Any
 
 import numpy as np
@@ -151,8 +152,6 @@ class MobileController:
         from rbd_ros.control.mobile_loop import read_path
 
         if self._reader is None:
-            from concurrent.futures import ThreadPoolExecutor
-
             self._reader = ThreadPoolExecutor(1, thread_name_prefix="rbd_ros-read-path")
         raw = bytes(msg)
         self.inbox.append((self.loop.base_path, self._reader.submit(lambda: read_path(deserialize_message(raw, Path)))))
@@ -209,7 +208,6 @@ class MobileController:
         """Composed mode (the MuJoCo bridge's loop): one cycle on the arm state in ``names``
         order and the simulator's base ground truth at ``t``; returns the efforts (``joints``
         order), published as well."""
-        from types import SimpleNamespace as NS
 
         pos, quat, lin, ang = self.base_state()
         loop = self.loop

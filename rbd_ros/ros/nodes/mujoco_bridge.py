@@ -143,6 +143,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
 from rbd_ros.ros.lean_executor import take_waiting
@@ -360,8 +362,6 @@ class MujocoBridge:
         msg, clock = self._state_msg, self._clock_msg  # reused: publish() copies them out
         if self._gripper is not None:  # the gripper's joints after the arm's
             gq, gqd, geffort = self.sim.gripper_state()
-            import numpy as np
-
             q, qd, effort = np.concatenate([q, gq]), np.concatenate([qd, gqd]), np.concatenate([effort, geffort])
         set_stamp(msg.header.stamp, self.sim.time)
         msg.position = array.array("d", q.tobytes())  # buffer copies, not Python lists
