@@ -104,6 +104,7 @@ from rbd_ros.control.laws import (
     dls_solve,
     finish_torque,
 )
+from rbd_ros.lie.so3 import exp
 
 VELOCITY_LIMIT = 0.05  # m/s (rad/s) along force-controlled axes, the default bound
 FORCE_P = 0.5  # the hybrid law's proportional force feedback, default
@@ -557,7 +558,6 @@ class Admittance(_ForceLaw):
         spring the spring brings it back.  ros2_controllers' admittance_controller keeps its
         admittance state until the controller is reactivated (here: ``reset``, which a
         managed controller's activation calls)."""
-        from rbd_ros.lie.so3 import exp
 
         g = self.gains
         fold = (g["mass"] > 0.0) & (g["stiffness"] == 0.0) & (self.wrench_target == 0.0) & (

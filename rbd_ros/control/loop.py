@@ -82,6 +82,8 @@ from rbd_ros.control.laws import Reference
 from rbd_ros.control.references import from_joint_trajectory, to_seconds
 from rbd_ros.control.saturation import SaturationStats
 from rbd_ros.control.trajectory import INTERPOLATIONS, CartesianMove, HoldPosition, JointSpline, quintic_point_to_point
+from rbd_ros.lie.so3 import pose_matrix
+from rbd_ros.model import MOBILE_BASES
 
 LogFn = Callable[[str, str], None]  # (level: "info" | "warn" | "error", message)
 IK_DELAY_ENV = "RBD_ROS_TEST_IK_DELAY"  # test hook: s the IK worker sleeps before each solve
@@ -602,7 +604,6 @@ class ControlLoop:
         base moves, which a joint trajectory does not say."""
 
         from rbd_ros.control.path_limits import PathLimits
-        from rbd_ros.model import MOBILE_BASES
 
         limit = np.asarray(self.law.limit, dtype=float)
         limit = limit[limit.size - self.dof:]  # (a whole-body law's: the arm's, after the base's)
@@ -697,7 +698,6 @@ class ControlLoop:
 
     def target_pose(self, msg: Any) -> bool:
         """A ``PoseStamped``-shaped Cartesian target (task-space laws); False if refused."""
-        from rbd_ros.lie.so3 import pose_matrix
 
         if self._queued_before_state(self.target_pose, msg, "target pose"):
             return True

@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.model.physical import physical_inertia
+
 
 def swap_refusal(running: Any, new: Any) -> str | None:
     """Why the model ``new`` cannot replace ``running`` in a live controller (module
     docstring), or None."""
-    from rbd_ros.model.physical import physical_inertia
 
     old_names, names = list(running.joint_names), list(new.joint_names)
     if names != old_names:

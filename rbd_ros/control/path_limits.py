@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.control.trajectory import JointSpline
+from rbd_ros.model import PRISMATIC, MdhModel
 
 EFFORT_MARGIN = 0.7  # the share of the effort limits a plan may use (the rest: the feedback's)
 POSITION_TOLERANCE = 1e-4  # rad or m: the most a position may pass its limit between samples
@@ -98,7 +99,6 @@ class PathLimits:
             raise ValueError(f"effort_margin must be in (0, 1] (the share of the effort limits a plan "
                              f"may use), got {effort_margin}")
         if isinstance(robot, str):
-            from rbd_ros.model import MdhModel
 
             robot = None
             if isinstance(model, MdhModel) and effort is not None and np.isfinite(effort).any():
@@ -108,7 +108,6 @@ class PathLimits:
         jt = getattr(model, "joint_type", None)
         prismatic = None
         if jt is not None:
-            from rbd_ros.model import PRISMATIC
 
             prismatic = np.asarray(jt) == PRISMATIC
         return cls(names, np.asarray(model.lower, float).copy(), np.asarray(model.upper, float).copy(),

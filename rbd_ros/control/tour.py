@@ -54,6 +54,7 @@ from typing import Any, cast
 import numpy as np
 
 from rbd_ros.control.path_limits import PathLimits, check_path
+from rbd_ros.control.trajectory import JointSpline
 from rbd_ros.model import PRISMATIC, MdhModel
 
 SAMPLES_PER_SEGMENT = 60
@@ -86,7 +87,6 @@ class Tour:
 
     def spline(self, t0: float = 0.0):
         """The tour as a ``JointSpline`` (quintic segments, rest at every waypoint) from ``t0``."""
-        from rbd_ros.control.trajectory import JointSpline
 
         z = np.zeros_like(self.waypoints)
         n = len(self.start)

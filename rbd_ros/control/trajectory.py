@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.lie.so3 import exp_into as so3_exp_into
+from rbd_ros.lie.so3 import orientation_error
 
 INTERPOLATIONS = ("auto", "cubic", "quintic")
 
@@ -424,7 +425,6 @@ class CartesianMove:
     """
 
     def __init__(self, T0: np.ndarray, T1: np.ndarray, t0: float, duration: float) -> None:
-        from rbd_ros.lie.so3 import orientation_error
 
         self.T0 = np.array(T0, dtype=float)
         self.T1 = np.array(T1, dtype=float)

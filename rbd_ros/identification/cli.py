@@ -38,6 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
+from rbd_ros import Robot
+from rbd_ros.identification.estimate import identify_samples, write_model
+from rbd_ros.identification.regressor import regressor, standard_parameters
+from rbd_ros.model import MdhModel
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rbd-ros identify", description=__doc__.split("\n\n")[0])
@@ -84,7 +89,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_payload(args: argparse.Namespace) -> int:
     """``--payload`` (module docstring)."""
-    from rbd_ros import Robot
     from rbd_ros.identification.payload import payload_from_states, save_payload
     from rbd_ros.identification.recording import JOINT_STATES, RecordingError, bag_directory, read_topics
 
@@ -135,7 +139,6 @@ def run_payload(args: argparse.Namespace) -> int:
 
 def load_prior(args: argparse.Namespace):
     """The robot given: ``--model`` file, ``--urdf`` file or bundled ``--robot``."""
-    from rbd_ros.model import MdhModel
     from rbd_ros.urdf import load_model
     from rbd_ros.util.resources import DEFAULT_ROBOT, bundled_robots, config_file
 
@@ -191,7 +194,6 @@ def real_arm(args: argparse.Namespace, prior, bag: Path, topics: dict):
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbd_ros.identification.estimate import identify_samples, write_model
     from rbd_ros.identification.recording import bag_directory, load_recording, read_topics
 
     if args.payload:
@@ -254,7 +256,6 @@ def plot_torques(path: str, prior, res, held) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rbd_ros.identification.regressor import regressor, standard_parameters
 
     Y = regressor(prior, held.q, held.qd, held.qdd)
     n = prior.dof

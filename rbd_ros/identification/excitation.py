@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from rbd_ros.identification.base import base_parameters
-from rbd_ros.identification.regressor import regressor
+from rbd_ros.identification.regressor import regressor, standard_parameters
 from rbd_ros.model import MdhModel
 
 SAMPLES = 64  # points per period where the regressor is evaluated
@@ -170,7 +170,6 @@ def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, per
     N = rest_basis(harmonics, w)
     t = np.linspace(0.0, period, SAMPLES, endpoint=False)
     if optimise:
-        from rbd_ros.identification.regressor import standard_parameters
 
         beta_prior = base.beta(standard_parameters(model))
 

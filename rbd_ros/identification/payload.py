@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from rbd_ros.identification.estimate import lowpass, parallel_window
 from rbd_ros.identification.regressor import link_wrench_matrix
 
 PARAMETERS = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
@@ -127,7 +128,6 @@ def filtered_regressor(w: np.ndarray, a_minus_g: np.ndarray, omega: np.ndarray, 
     if offset:
         A = np.concatenate([A, np.broadcast_to(np.eye(6), (len(A), 6, 6))], axis=2)
     if window > 2:
-        from rbd_ros.identification.estimate import lowpass
 
         A, w = lowpass(A, window), lowpass(w, window)
         if len(w) < 2:
@@ -264,7 +264,6 @@ def payload_from_states(robot: Any, t: np.ndarray, q: np.ndarray, qd: np.ndarray
     qd = np.gradient(q, t, axis=0) if qd is None else np.asarray(qd, dtype=float)
     qdd = np.gradient(qd, t, axis=0)
     inner = slice(1, len(t) - 1)
-    from rbd_ros.identification.estimate import parallel_window
 
     window = parallel_window(qd, window)
     motion = sensor_motion(robot, q[inner], qd[inner], qdd[inner])

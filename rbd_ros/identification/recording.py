@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
 
 from rbd_ros.model import MdhModel
 
@@ -88,8 +90,6 @@ def bag_directory(path: str | Path) -> Path:
 def read_topics(bag: Path, names: tuple[str, ...] = (JOINT_STATES, COMMANDS)) -> dict[str, list]:
     """``{topic: [(stamp_ns, message), ...]}`` of the topics ``names`` (the two the joint
     identification uses; rosbags, no ROS)."""
-    from rosbags.rosbag2 import Reader
-    from rosbags.typesys import Stores, get_typestore
 
     store = get_typestore(Stores.ROS2_KILTED)
     out: dict[str, list] = {name: [] for name in names}

@@ -31,6 +31,7 @@ from numba import njit
 from rbd_ros.lie import se2, se3, so3, xz
 from rbd_ros.lie.integrators import integrator_code, lie_finish, lie_rate, lie_stage, stage_count, step_scratch, twist
 from rbd_ros.util import validate
+from rbd_ros.util.validate import SimulationError
 
 GROUPS = {"SO3": so3, "SE2": se2, "SE3": se3, "Xz": xz}
 
@@ -207,7 +208,6 @@ class RigidBody:
         """Integrate from ``(pose0, v0)``; ``wrench`` is ``(m,)`` (held throughout, needs
         ``steps``) or ``(steps, m)`` (row k held over step k), ``None`` for none.  Returns
         ``(poses (steps+1, k, k), velocities (steps+1, m))``; gravity acts if ``gravity``."""
-        from rbd_ros.util.validate import SimulationError
 
         method = integrator_code(integrator)  # lie.integrators.INTEGRATORS; ValueError naming them
         dt = validate.positive("dt", dt)

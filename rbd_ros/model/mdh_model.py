@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
+from rbd_ros.model.physical import physical_inertia, warn_once
 from rbd_ros.util import validate  # one rule per kind of argument
 
 REVOLUTE = 0
@@ -242,7 +243,6 @@ class MdhModel:
         saying so.  Each note is an ``InertiaWarning`` once per model and note (``warn_once``:
         the copies of one model, ``replace`` and the perturbed models of a sweep, do not repeat
         it; another file's model of the same name with other inertias does)."""
-        from rbd_ros.model.physical import physical_inertia, warn_once
 
         out = self.inertia  # a private copy (np.array above), still writable here
         notes = []

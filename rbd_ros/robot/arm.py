@@ -56,7 +56,7 @@ from rbd_ros.algorithm.f8vector import NATIVE_CHECK
 from rbd_ros.algorithm.first_use import on_first_call
 from rbd_ros.algorithm.rnea import PARALLEL_MIN
 from rbd_ros.bases import ROOT_JOINTS, root_joint
-from rbd_ros.model import BASE_COORDINATES, MdhModel
+from rbd_ros.model import BASE_COORDINATES, BASE_TYPES, MdhModel
 from rbd_ros.model.data import Workspace, pack_model
 from rbd_ros.model.link_frames import LinkFrames
 from rbd_ros.robot.derivatives import Derivatives
@@ -162,7 +162,6 @@ class Robot(StaticsAndIK, Simulation, Derivatives):
         free body), ``"planar"`` or ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the
         wheel options override what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed
         on (e.g. ``gravity``)."""
-        from rbd_ros.model import BASE_TYPES
         from rbd_ros.urdf import load_conversion
 
         base = validate.renamed("Robot.from_urdf", "base", "base_type", base, base_type, "fixed")

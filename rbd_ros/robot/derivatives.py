@@ -32,7 +32,9 @@ import numpy as np
 from rbd_ros.algorithm import rnea_derivatives as rd
 from rbd_ros.algorithm.f8vector import NATIVE_CHECK
 from rbd_ros.algorithm.first_use import on_first_call
+from rbd_ros.bases.root_joint import MAX_YAW
 from rbd_ros.lie import so3
+from rbd_ros.robot import discrete
 from rbd_ros.robot.discrete import twist_ad as _ad  # its home: the discrete steps use it per stage
 from rbd_ros.util import validate
 
@@ -83,7 +85,6 @@ def _planar_fast(robot: Any, q: Any, v: Any, x: Any,
                  forward: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``_floating_fast`` for a planar base (``root_derivatives.planar_derivatives_entry``)."""
     global _planar_entry
-    from rbd_ros.bases.root_joint import MAX_YAW
 
     if _planar_entry is None:
         from rbd_ros.algorithm import root_derivatives as rt
@@ -315,7 +316,6 @@ class Derivatives:
         ``q' = q exp(dq^)`` of two motions with base twists ``v_b``, ``v_b + dv_b`` moves as
         ``dq-dot = dv_b - ad(v_b) dq``; ``ad`` in the [linear; angular] order of ``v``), zero
         on the joints.  As ``dt -> 0``, ``(A_d - I) / dt -> A`` and ``B_d / dt -> B``."""
-        from rbd_ros.robot import discrete
 
         dt, integrator = discrete.check_step(self.base_type, dt, integrator)
         if dt is not None:

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
 from rbd_ros.lie import se3, so3
 from rbd_ros.util import validate
 
@@ -55,7 +56,6 @@ def integrators_of(base_type: str) -> tuple[str, ...]:
         return tuple(INTEGRATORS)
     if base_type == "planar":
         return ("rk4",)
-    from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
 
     return CORE_INTEGRATORS
 

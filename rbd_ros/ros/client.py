@@ -25,6 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from rbd_ros.model import MdhModel
 from rbd_ros.util import validate
 
 
@@ -230,7 +231,6 @@ class DynamicsClient:
             bq, bv = list(getattr(m, "base_position_names", [])), list(getattr(m, "base_velocity_names", []))
             wheels: list[str] = []
             if getattr(m, "base_type", "") == "diff_drive":
-                from rbd_ros.model import MdhModel
 
                 wheels = list(MdhModel.from_yaml(m.model_yaml).wheel_joints)
             self._model_names = bq + bv + wheels + list(m.joint_names)

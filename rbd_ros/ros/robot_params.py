@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.model import MdhModel
 from rbd_ros.ros.common import NodeConfigError
 from rbd_ros.ros.parameters import schema
 
@@ -60,7 +61,6 @@ def robot_model(params: Mapping[str, Any], base_type: str = "") -> LoadedRobot:
     """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``, or a deprecated name of
     one: ``base``; missing = not given); ``base_type`` a ``MdhModel.base_type`` that wins over
     the parameter ('' = the parameter's, else the file's; URDF: fixed)."""
-    from rbd_ros.model import MdhModel
     from rbd_ros.urdf import load_conversion
 
     given, _ = schema("robot").resolve({k: v for k, v in params.items() if v is not None})

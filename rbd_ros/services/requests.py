@@ -54,6 +54,7 @@ from typing import Any, cast
 import numpy as np
 
 from rbd_ros.algorithm.integrators import integrator_code
+from rbd_ros.lie.so3 import quaternion_to_rotation
 from rbd_ros.model import BASE_COORDINATES, MOBILE_BASES
 from rbd_ros.robot.arm import Robot, SingularMassMatrixError
 from rbd_ros.robot.simulation import SimulationError
@@ -1010,7 +1011,6 @@ class DynamicsService:
         positions) and ``poses`` (N x 7: x y z, quaternion x y z w; world = base link).  A
         quaternion is normalised when its norm is within 1e-3 of 1 (float32 or rounded
         values), refused otherwise; ``position_only`` ignores the orientations."""
-        from rbd_ros.lie.so3 import quaternion_to_rotation
 
         t: np.ndarray = np.asarray(targets, dtype=float).reshape(-1)
         p: np.ndarray = np.asarray(poses, dtype=float).reshape(-1)

@@ -28,7 +28,7 @@ from typing import cast
 import numpy as np
 
 from rbd_ros.model import MdhModel
-from rbd_ros.sim.mujoco_model import TIP_RADIUS, workspace
+from rbd_ros.sim.mujoco_model import TIP_RADIUS, shape_points, workspace
 
 PROBE_LENGTH = 0.06  # m, from the tool origin along the last joint axis to the tip's centre
 PROBE_MARGIN = 0.02  # m, the tip sphere's far side beyond the last body's collision shapes
@@ -87,7 +87,6 @@ def probe_lengths(model: MdhModel, shapes=()) -> tuple[float, float]:
     ``PROBE_LENGTH``, or longer where the last body's collision ``shapes`` (the URDF's,
     ``urdf_visuals.urdf_collisions``) reach farther, so that the tip sphere's far side is
     ``PROBE_MARGIN`` beyond every point of them and the tip, not the tool link, touches."""
-    from rbd_ros.sim.mujoco_model import shape_points
 
     points = shape_points([s for s in shapes if s.body == model.dof - 1])
     if not len(points):
@@ -320,7 +319,6 @@ def align_axis(robot, q: np.ndarray, tip: np.ndarray, z_d: np.ndarray, lo: np.nd
 def _body_points(model: MdhModel, probe) -> dict[int, np.ndarray]:
     """The collision shapes' points (``mujoco_model.shape_points``) per body but the last
     (the probe's), when ``probe`` carries them (:class:`Probe`)."""
-    from rbd_ros.sim.mujoco_model import shape_points
 
     shapes = getattr(probe, "shapes", ())
     bodies = sorted({s.body for s in shapes if s.body != model.dof - 1})

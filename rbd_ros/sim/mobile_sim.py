@@ -46,6 +46,7 @@ import numpy as np
 from numba import njit
 
 from rbd_ros.model import MOBILE_BASES, MdhModel
+from rbd_ros.robot import Robot, SimulationError
 from rbd_ros.sim.mobile_model import BASE_MODELS, FREE_JOINT, PLANAR_JOINTS, base_actuator_names, build_mobile_model
 from rbd_ros.sim.simulator import AUTO, BridgeConfig, LogFn, Simulator
 
@@ -173,7 +174,6 @@ class MobileSimulator(Simulator):
         self.k = len(self.base_names)  # base entries ahead of the arm's (model order)
         self.core = None
         if self.ideal:
-            from rbd_ros.robot import Robot
 
             self.core = Robot(model)
         super().__init__(actuated_model(model, mobile), config, log)
@@ -388,7 +388,6 @@ class MobileSimulator(Simulator):
         if not self.ideal:
             super()._advance()
             return
-        from rbd_ros.robot import SimulationError
 
         d, k, dt = self.mj_data, self.k, self.mj_model.opt.timestep
         u = np.array(d.ctrl, dtype=float)  # base entries then the arm, model order

@@ -38,9 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import imageio_ffmpeg
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
-from rbd_ros.model import MdhModel
+from rbd_ros.model import MOBILE_BASES, MdhModel
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
@@ -171,7 +173,6 @@ def scene_model(model: MdhModel, shapes: tuple = (), scene: Any = None) -> tuple
     """The MuJoCo model a recording is drawn on (``mujoco_model``'s; a mobile base:
     ``mobile_model``'s ideal base, whose wheels are kinematic hinges) and the ``qpos`` address
     of each of :func:`coordinates`' columns."""
-    from rbd_ros.model import MOBILE_BASES
 
     if model.base_type in MOBILE_BASES:
         from rbd_ros.sim.mobile_model import PLANAR_JOINTS, build_mobile_model, wheel_joint_names
@@ -291,7 +292,6 @@ class FrameRenderer:
 def stamp(image: np.ndarray, corner: str, caption: str = "") -> np.ndarray:
     """``corner`` written top-right and ``caption`` top-left on a copy of ``image`` (the
     bottom stays free for a video player's controls)."""
-    from PIL import Image, ImageDraw, ImageFont
 
     pil = Image.fromarray(image)
     draw = ImageDraw.Draw(pil)
@@ -311,10 +311,7 @@ def render_files(model: MdhModel, rec: Recording, directory: str | Path, fps: fl
                  shapes: tuple = ()) -> int:
     """Write ``video.mp4`` and ``preview.gif`` of ``rec`` into ``directory`` (this process's
     OpenGL backend); returns the number of video frames."""
-    import imageio_ffmpeg
-    from PIL import Image
 
-    from rbd_ros.model import MOBILE_BASES
 
     directory = Path(directory)
     times = rec.frame_times(fps)

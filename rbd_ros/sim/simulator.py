@@ -475,7 +475,6 @@ class Simulator:
     def _choose_integrator(self) -> str:
         """Apply ``config.integrator`` (``auto``: RK4 or implicitfast) and say so; warn when an
         explicit RK4 cannot be stable (module docstring).  Returns the integrator used."""
-        from rbd_ros.sim.mujoco_model import integrator_enum
 
         chosen = self.config.integrator
         z = self.damping_ratio_dt(poses=64)

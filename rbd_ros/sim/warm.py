@@ -56,6 +56,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rbd_ros.algorithm.jit_cache import one_compiler
+from rbd_ros.model import MdhModel
+
 STEPS = 3  # composed-loop cycles per law: the first compiles, the rest prove it runs
 #: the laws whose composed loop compiles longest (task space: Cartesian errors, Jacobians),
 #: started first (``tasks``); on a fresh cache under load: 55-58 s each, the joint laws 7-20 s
@@ -229,7 +232,6 @@ def tasks() -> list[tuple[str, Callable[[], None]]]:
     from rbd_ros.control.gains import LAWS
 
     def model(name: str):  # MdhModel
-        from rbd_ros.model import MdhModel
         from rbd_ros.util.resources import config_file
 
         return MdhModel.from_yaml(str(config_file(name)))
@@ -277,7 +279,6 @@ def warm(say: Callable[[str], None] = print, part: int = 0, parts: int = 1, shar
     kernel signature (module docstring); returns the number that failed (each said with its
     error)."""
 
-    from rbd_ros.algorithm.jit_cache import one_compiler
 
     failed = 0
     t0 = time.perf_counter()

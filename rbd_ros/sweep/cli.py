@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from rbd_ros.sweep.cell import load_robot
+from rbd_ros.sweep.grid import TOURS, Cell, cells
+
 
 def _list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
@@ -35,7 +38,6 @@ def _floats(text: str) -> list[float]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from rbd_ros.sweep.grid import TOURS
     from rbd_ros.util.flags import NewSpelling, add_deprecated
 
     ap = argparse.ArgumentParser(prog="rbd-ros sweep", description=__doc__.splitlines()[0])
@@ -63,7 +65,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from rbd_ros.sweep import backends, table
-    from rbd_ros.sweep.grid import cells
 
     args = parser().parse_args(argv)
     try:
@@ -71,8 +72,6 @@ def main(argv: list[str] | None = None) -> int:
                      gains="nominal" if args.gains_from == "nominal" else "per-model")
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
-        from rbd_ros.sweep.cell import load_robot
-
         for robot in args.robots:
             load_robot(robot)  # an unknown robot is refused before any worker starts
     except (ValueError, FileNotFoundError) as exc:
@@ -136,7 +135,6 @@ def _print_row(row: dict, k: int, total: int) -> None:
 
 
 def _cell_of(row: dict):
-    from rbd_ros.sweep.grid import Cell
 
     return Cell(row["robot"], row["law"], row["perturb"], row["seed"], row["tour"], row["duration"],
                 row.get("gains", "nominal"))

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import urdf_parser_py.xml_reflection as xmlr
+import urdf_parser_py.xml_reflection.core as core
+from urdf_parser_py.urdf import URDF
 
 from rbd_ros.urdf.errors import UrdfError
 from rbd_ros.urdf.transforms import origin_transform
@@ -255,9 +258,6 @@ def _for_parser(text: str) -> str:
 def parse_with_urdf_parser_py(text: str, label: str):
     """Run ``urdf_parser_py`` on ``_for_parser(text)`` collecting its warnings instead of
     printing them."""
-    import urdf_parser_py.xml_reflection as xmlr
-    import urdf_parser_py.xml_reflection.core as core
-    from urdf_parser_py.urdf import URDF
 
     text = _for_parser(text)
     warnings: list[str] = []

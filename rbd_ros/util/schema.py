@@ -21,6 +21,8 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from rbd_ros.util.resources import share_dir
+
 #: schema type -> field annotation (evaluated in the settings class's module)
 FIELD_TYPES = {"double": "float", "integer": "int", "bool": "bool", "string": "str",
                "string_array": "tuple[str, ...]", "double_array": "tuple[float, ...]", "any": "Any"}
@@ -30,7 +32,6 @@ FIELD_TYPES = {"double": "float", "integer": "int", "bool": "bool", "string": "s
 def config_keys(node: str, tag: str) -> Mapping[str, Mapping[str, Any]]:
     """The entries of ``config/schema/NODE.yaml`` tagged ``config: TAG``, in file order."""
 
-    from rbd_ros.util.resources import share_dir
 
     path = share_dir() / "config" / "schema" / f"{node}.yaml"
     if not path.is_file():

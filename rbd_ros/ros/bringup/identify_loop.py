@@ -25,8 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.model import PRISMATIC
+from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
 from rbd_ros.ros.bringup.processes import within
-from rbd_ros.ros.bringup.report import missed_cycles
+from rbd_ros.ros.bringup.report import loop_lines, make_report, missed_cycles, plot
 from rbd_ros.ros.bringup.tour_task import ExcitationTask
 
 REPORT = "identify_loop.json"  # in --record DIR (without --json FILE)
@@ -147,7 +149,6 @@ class IdentifyLoopTask(ExcitationTask):
 
     def tracking(self, t0: float, t1: float) -> dict:
         """One run's tracking (``report.make_report``'s RMS and max error per joint)."""
-        from rbd_ros.ros.bringup.report import make_report
 
         s = self.controller_states(t0, t1)
         rep = make_report(self.runner.joint_names, s["ref"], s["q"], s["tau"], s["t"] - t0, float("nan"), 0)
@@ -236,7 +237,6 @@ class IdentifyLoopTask(ExcitationTask):
                      own_motion: np.ndarray) -> dict:
         """The report file (module docstring), its table said (``report.loop_lines``); returns
         the loop's part of it (``Report.identify_loop``)."""
-        from rbd_ros.ros.bringup.report import loop_lines
 
         r = self.runner
         nrmse = {key: {m: (100.0 * np.asarray(v[f"{m}_rms_error"]) / np.asarray(v["rms_torque"])).tolist()
@@ -265,10 +265,7 @@ class IdentifyLoopTask(ExcitationTask):
         """``--record DIR``: the tour's products for both runs, one after the other (the
         tracking table, ``plot.png``, the video and ``index.html``: ``page.video_and_page``),
         with the loop's before/after section (``Report.identify_loop``)."""
-        from rbd_ros.model import PRISMATIC
-        from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
         from rbd_ros.ros.bringup.page import video_and_page
-        from rbd_ros.ros.bringup.report import make_report, plot
         from rbd_ros.ros.bringup.tour_report import effective_parameters
 
         r = self.runner

@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rbd_ros.model import MdhModel
 from rbd_ros.sim.simulator import SENSOR_NOISE as NOISE  # --noise: the bridge parameters
 
 
@@ -50,7 +51,6 @@ def mismatched(args: argparse.Namespace) -> bool:
 
 
 def _load(path: str, what: str):
-    from rbd_ros.model import MdhModel
 
     p = Path(path)
     if not p.is_file():

@@ -17,7 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.ros.bringup import mismatch
+from rbd_ros.control.mobile_laws import MOBILE_LAWS
+from rbd_ros.model import MOBILE_BASES
+from rbd_ros.robot import Robot
+from rbd_ros.ros.bringup import excitation, mismatch
 from rbd_ros.ros.bringup.args import check_timestep, parse_floor
 from rbd_ros.ros.bringup.description import describe, named_poses, robot_parameters
 from rbd_ros.util.resources import DEFAULT_ROBOT
@@ -64,7 +67,6 @@ def robot_params_of(args: argparse.Namespace) -> dict[str, Any]:
 def load_robot(params: dict):
     """The robot every node loads from these parameters (their one loader,
     ``rbd_ros.ros.robot_params``), as a ``LoadedRobot``: loaded once, handed down."""
-    from rbd_ros.model import MOBILE_BASES
     from rbd_ros.ros.robot_params import robot_model
 
     loaded = robot_model(params)
@@ -79,9 +81,7 @@ def load_robot(params: dict):
 def build_plan(args: argparse.Namespace) -> RunPlan:
     """The tour run's plan (the module docstring): checked before anything starts, inside the
     limits and the effort limits (or refused)."""
-    from rbd_ros.control.mobile_laws import MOBILE_LAWS
     from rbd_ros.control.tour import plan_mobile_tour, plan_tour
-    from rbd_ros.model import MOBILE_BASES
     from rbd_ros.ros.bringup import tour_task
 
     check_timestep(args.timestep)
@@ -145,7 +145,6 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         controller["model_actuators"] = args.base_model != "ideal"  # the ideal base has no drives
         task = tour_task.MobileTourTask(tour, eight, profile)
     else:
-        from rbd_ros.ros.bringup import excitation
 
         tour = excitation.plan(args, model, tour, points)  # --tour excitation
         base = []
@@ -237,7 +236,6 @@ def guard_points(args: argparse.Namespace, model: Any, loaded: Any,
     the MDH frame origins and the tool: of a ``--urdf`` arm (the conversion its model came
     from, ``loaded.conversion``), or of a bundled robot's URDF where its kinematics are the
     model file's (frames equal to 1e-9 m at random poses)."""
-    from rbd_ros.robot import Robot
     from rbd_ros.urdf import load_conversion
 
     try:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros.bringup.processes import within
-from rbd_ros.ros.bringup.report import missed_cycles
+from rbd_ros.ros.bringup.report import missed_cycles, recording_lines
 
 #: the phases (m, s; ``press_nodes``' docstring): the probe's start above the surface, settle,
 #: approach, press, slide and retreat times
@@ -200,7 +200,6 @@ def finish_press(task: Any, record: Any, t_start: float, sim_end: float, diag_st
     lines = report_lines(report)
     if task.runner.recorder is not None:  # what the stamps say the bag lost (report.recording_lines)
         from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
-        from rbd_ros.ros.bringup.report import recording_lines
 
         report["recording"] = task.runner.recorder.losses({STATES: None, CONTROLLER_STATE: None,
                                                             **task.runner.ft.recorded()})

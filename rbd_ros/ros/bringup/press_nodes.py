@@ -49,7 +49,9 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.control.gains import load_gains
 from rbd_ros.control.press_gains import PRESS_GAINS, press_gains, retreat_gains
+from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.plan import RunPlan, load_robot, node_specs, robot_params_of
 from rbd_ros.ros.bringup.press import (
@@ -61,7 +63,9 @@ from rbd_ros.ros.bringup.press import (
     SLIDE_TIME,
     finish_press,
 )
+from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
 from rbd_ros.ros.contact_topics import FT_WRENCH
+from rbd_ros.sim.simulator import collision_shapes
 
 TARGET_POSE = topics.node_topic("controller", topics.TARGET_POSE)
 TARGET_WRENCH = "/controller/target_wrench"
@@ -75,7 +79,6 @@ def press_plan(args: Any) -> RunPlan:
     the task (``PressTask``)."""
     from rbd_ros.sim.contact_site import contact_site, probe_lengths
     from rbd_ros.sim.scene import load_scene, place_scene
-    from rbd_ros.sim.simulator import collision_shapes
 
     loaded = load_robot(robot_params_of(args))
     model = loaded.model
@@ -234,7 +237,6 @@ class PressTask:
         ``--params-file``; composed, the bridge's) and its gains file (``gains_file``, else the
         bundled one), as the controller node's law sees them (``ControlLaw.gain_source``:
         not "model")."""
-        from rbd_ros.control.gains import load_gains
 
         law = self.args.controller
         names = {"controller", "mujoco_bridge"} if self.args.composed else {"controller"}
@@ -246,7 +248,6 @@ class PressTask:
     def follow_until(self, spin: Any, t_end: float) -> None:
         """Wait until the states reach ``t_end`` (an error when a node exited, the executor
         stopped or the simulation stalled)."""
-        from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
 
         watch = StallWatch()  # as Bringup's tour: a loaded machine slows the simulation, not stops it
         while True:
@@ -263,7 +264,6 @@ class PressTask:
         """The tip's target pose for the probe at ``probe_T`` (world), accepted or an error."""
         from geometry_msgs.msg import PoseStamped
 
-        from rbd_ros.lie.so3 import rotation_to_quaternion
 
         T = probe_T @ self.tip_of_probe
         msg = PoseStamped()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from rbd_ros.ros.common import recordable_qos
 from rbd_ros.ros.contact_topics import FT_COMPENSATED, FT_RAW, FT_WRENCH
 from rbd_ros.ros.messages import header_stamp_ns
 
@@ -66,7 +67,6 @@ class FTRecorder:
         """The subscriptions (reliable, deep: none lost while this process lags the loop)."""
         from geometry_msgs.msg import WrenchStamped
 
-        from rbd_ros.ros.common import recordable_qos
 
         recording = self.inbox.recorder is not None
         for topic in self.topics:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rosbags.rosbag2 import Reader, Writer
+from rosbags.typesys import Stores, get_typestore
 
 #: seconds between commits of the messages written so far (what an abrupt end can lose)
 COMMIT_PERIOD = 0.5
@@ -49,8 +51,6 @@ class BagRecorder:
 
     def _run(self, opened: threading.Event) -> None:
 
-        from rosbags.rosbag2 import Writer
-        from rosbags.typesys import Stores, get_typestore
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +133,6 @@ def stamp_losses(stamps_ns, period_s: float | None = None) -> dict:
 
 
 def _typestore():
-    from rosbags.typesys import Stores, get_typestore
 
     return get_typestore(Stores.ROS2_KILTED)
 
@@ -169,8 +168,6 @@ def cdr(msg: Any) -> bytes:
 
 def read_bag(path: str | Path) -> dict[str, list[tuple[int, object]]]:
     """Every message of a bag, deserialized: ``{topic: [(timestamp_ns, msg), ...]}``."""
-    from rosbags.rosbag2 import Reader
-    from rosbags.typesys import Stores, get_typestore
 
     store = get_typestore(Stores.ROS2_KILTED)
     out: dict[str, list[tuple[int, object]]] = {}

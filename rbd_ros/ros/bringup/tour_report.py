@@ -12,7 +12,7 @@ import numpy as np
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
 from rbd_ros.ros.bringup.processes import within
-from rbd_ros.ros.bringup.report import missed_cycles
+from rbd_ros.ros.bringup.report import make_report, missed_cycles, plot
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 
@@ -22,7 +22,6 @@ def finish(task: Any, runner: Any, record: Path | None, t_start: float, sim_end:
     from sensor_msgs.msg import JointState
 
     from rbd_ros.ros.bringup import mismatch
-    from rbd_ros.ros.bringup.report import make_report, plot
 
     with runner.lock:
         window = [c for c in runner.controller_state if within(c[0], t_start, sim_end)]

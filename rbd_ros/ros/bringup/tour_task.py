@@ -18,8 +18,9 @@ import numpy as np
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.inbox import BASE_PATH, CMD_VEL, COMMANDS, TOUR
-from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
+from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, STOP_WITH_PARENT, NodeProcess, StallWatch
 from rbd_ros.ros.bringup.report import progress_factor, real_time_factor
+from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
 #: what the controller's acceptance line says of a trajectory its planner retimed
 #: (``ControlLoop.trajectory``, ``follow_trajectory.Plan.summary``)
@@ -96,7 +97,6 @@ class TourTask:
         """Start recording, publish the tour (and a mobile base's figure eight) stamped just
         after the pause, record them, and wait until the controller accepted them; returns
         the tour's start ``t_start`` (s, simulated)."""
-        from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
         # no point at time 0: the controller starts the tour from its own reference
         # (holding the bridge's initial pose, the tour's start), so the reference never jumps
@@ -332,7 +332,6 @@ class MobileTourTask(TourTask):
         """``diff_drive_velocity``: the process that plays the twist profile on ``~/cmd_vel``
         on the simulated clock from the tour's stamp (``rbd_ros.ros.bringup.twist_player``)."""
 
-        from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
 
         r = self.runner
 

@@ -128,10 +128,13 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.control.loop import SWAP_CYCLES
+from rbd_ros.control.gains import gain_bound_refusal, gain_names, load_gains, validate_gain
+from rbd_ros.control.laws import PositionPassThrough, make_law
+from rbd_ros.control.loop import SWAP_CYCLES, ControlLoop
+from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, run_node
-from rbd_ros.ros.lean_executor import take_waiting
+from rbd_ros.ros.lean_executor import LeanExecutor, take_waiting
 from rbd_ros.ros.messages import set_stamp, to_seconds
 from rbd_ros.ros.nodes.controller_common import (
     SWITCH_INTERVAL,
@@ -148,7 +151,13 @@ from rbd_ros.ros.nodes.controller_common import (
     wall_clock,
 )
 from rbd_ros.ros.parameters import schema
-from rbd_ros.ros.robot_params import declare_swappable_model, follow_swapped_model, following_swap
+from rbd_ros.ros.robot_params import (
+    ROBOT_PARAMETERS,
+    declare_swappable_model,
+    follow_swapped_model,
+    following_swap,
+    robot_model,
+)
 
 LOAD_MODEL = "~/load_model"  # rbd_ros_interfaces/srv/LoadModel (module docstring)
 
@@ -185,7 +194,6 @@ class Controller:
     state_msg: Any
 
     def __init__(self, node: Any, composed: bool = False) -> None:
-        from rbd_ros.control.gains import gain_names
 
         self.node = node
         self.log = node.get_logger()
@@ -238,12 +246,9 @@ class Controller:
     def _make_law(self, prm: dict[str, Any], loaded: Any) -> Any:
         """The law with its gains: parameters > gains file > model (module docstring); the
         gains not given are published as parameters."""
-        from rbd_ros.control.gains import load_gains
-        from rbd_ros.control.laws import make_law
 
         law_type, gains_file = prm["type"], prm["gains_file"] or None
         if prm["command_interface"] == "position":
-            from rbd_ros.control.laws import PositionPassThrough
 
             self.law = PositionPassThrough(loaded.model)
             return self.law
@@ -264,7 +269,6 @@ class Controller:
 
     def _make_loop(self, prm: dict[str, Any]) -> Any:
         """The ROS-free loop: joint order, state, references, safety."""
-        from rbd_ros.control.loop import ControlLoop
 
         try:
             loop = ControlLoop(self.model, self.law, prm["joints"], level_logger(self.node),
@@ -379,7 +383,6 @@ class Controller:
         the model's effort limits: ``gains.gain_bound_refusal``), then apply."""
         from rcl_interfaces.msg import SetParametersResult
 
-        from rbd_ros.control.gains import gain_bound_refusal, validate_gain
 
         reason = schema("controller").refusal(params)
         if reason:
@@ -451,7 +454,6 @@ class Controller:
                    urdf_path: str = "") -> tuple[bool, str]:
         """Load, check and hand over a new model (``~/load_model``); ``(done, message)``."""
         from rbd_ros.control.model_swap import law_for_model, swap_refusal
-        from rbd_ros.ros.robot_params import ROBOT_PARAMETERS, robot_model
 
         sources = {"model_yaml": model_yaml, "robot_description": robot_description, "urdf_path": urdf_path}
         given = [k for k, v in sources.items() if v]
@@ -588,7 +590,6 @@ class Controller:
         if not self.active or not publish_quietly(self, self.state_pub, msg):
             return
         if self.task_pub is not None and self.task_pub.get_subscription_count() > 0:
-            from rbd_ros.lie.so3 import rotation_to_quaternion
 
             law = self.law
             data = np.concatenate([law.ref_T[:3, 3], rotation_to_quaternion(law.ref_T[:3, :3]),
@@ -601,7 +602,6 @@ class Controller:
 def main(argv: list[str] | None = None) -> int:
     """``rbd-ros controller``: the law of ``type`` from the registry; ``managed:=true`` makes
     a lifecycle node (``rbd_ros.ros.nodes.managed``)."""
-    from rbd_ros.ros.lean_executor import LeanExecutor
 
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a.replace(" ", "") in ("managed:=true", "managed:=True") for a in args):

@@ -78,10 +78,12 @@ from rbd_ros.ros.common import NodeConfigError, run_node
 from rbd_ros.ros.messages import matrix_to_pose
 from rbd_ros.ros.parameters import schema
 from rbd_ros.ros.robot_params import (
+    ROBOT_PARAMETERS,
     declare_swappable_model,
     follow_swapped_model,
     following_swap,
     robot_from_node,
+    robot_model,
 )
 from rbd_ros.ros.topics import dynamics_service_types
 
@@ -399,7 +401,6 @@ class DynamicsServer:
         """Load, check and serve a new model; ``(done, message)``."""
         from rbd_ros.control.model_swap import swap_refusal
         from rbd_ros.robot import Robot
-        from rbd_ros.ros.robot_params import ROBOT_PARAMETERS, robot_model
         from rbd_ros.services import DynamicsService, named_model
 
         sources = {"model_yaml": model_yaml, "robot_description": robot_description, "urdf_path": urdf_path}

@@ -13,12 +13,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from urdf_parser_py.urdf import URDF
+
+from rbd_ros.model import MdhModel
 from rbd_ros.ros.common import NodeConfigError, run_node
 
 
 def describe(xml: str) -> list[str]:
     """One line per movable joint: name, type, limits."""
-    from urdf_parser_py.urdf import URDF
 
     try:
         robot = URDF.from_xml_string(xml)
@@ -57,8 +59,6 @@ def check_path(path: str, where: str) -> None:
 
 def describe_model(path: str) -> list[str]:
     """``describe`` for a model YAML: one line per joint of the chain (name, type, limits)."""
-    from rbd_ros.model import MdhModel
-
     try:
         m = MdhModel.from_yaml(path)
     except (ValueError, KeyError, TypeError) as exc:

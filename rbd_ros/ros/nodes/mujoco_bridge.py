@@ -145,6 +145,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from rbd_ros.model import MOBILE_BASES
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
 from rbd_ros.ros.lean_executor import take_waiting
@@ -712,7 +713,6 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
 def main(argv: list[str] | None = None) -> int:
     import rclpy
 
-    from rbd_ros.model import MOBILE_BASES
     from rbd_ros.sim.simulator import Simulator
 
     def body(node) -> None:

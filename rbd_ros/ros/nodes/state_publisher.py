@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.model import MOBILE_BASES
+
 NAME = "state_publisher"
 
 
@@ -73,7 +75,6 @@ class StatePublisher:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
 
-        from rbd_ros.model import MOBILE_BASES
         from rbd_ros.robot import Robot
         from rbd_ros.ros import topics
         from rbd_ros.ros.common import NodeConfigError

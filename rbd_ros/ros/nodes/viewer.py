@@ -17,6 +17,8 @@ import sys
 import threading
 from pathlib import Path
 
+from rbd_ros.model import MdhModel
+
 NAME = "rbd_viewer"
 
 
@@ -44,7 +46,6 @@ def attach(node, m, d, lock: threading.Lock, title: str = ""):
 def replay_dir(directory: Path) -> int:
     import mujoco
 
-    from rbd_ros.model import MdhModel
     from rbd_ros.sim.render import Recording, check_directory, coordinates, scene_model
     from rbd_ros.sim.viewer import Viewer, replay
 
