@@ -67,7 +67,7 @@ def test_a_schema_change_changes_the_class(tmp_path: Path, monkeypatch: pytest.M
           level: {type: integer, default: 3, config: demo, range: [0, 9], message: must be 0 to 9}
           other: {type: string, default: x}
         """))
-    monkeypatch.setattr("rbd_ros.util.resources.share_dir", lambda: tmp_path)
+    monkeypatch.setattr(schema, "share_dir", lambda: tmp_path)  # the name schema looks up
     schema.config_keys.cache_clear()
     try:
         @schema.settings("demo", "demo")
