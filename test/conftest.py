@@ -92,6 +92,9 @@ for _folder in sorted(TEST_ROOT.rglob("*")):
             and str(_folder) not in sys.path:
         sys.path.append(str(_folder))
 
+#: the first failure of each rerun test, printed at the end (test/support/rerun_report.py)
+pytest_plugins = ["rerun_report"]
+
 
 #: the long recorded closed loops (bringups, FollowJointTrajectory through the nodes): under
 #: ``make test`` (``--dist loadgroup``) they run one after another on one worker, first, while
