@@ -72,6 +72,12 @@ _aba_checked = on_first_call(pk.aba_planar_checked, globals(), "_aba_checked")
 _aba_dd_checked = on_first_call(pk.aba_diff_drive_checked, globals(), "_aba_dd_checked")
 
 
+def _entry_refused(name: str) -> RuntimeError:
+    """The error when a checked entry point refuses (code 1) inputs the full path has already
+    checked: the two checks disagree, a bug in rbd_ros, never a wrong number returned."""
+    return RuntimeError(f"rbd_ros bug: planar_base.{name} refused inputs the full path accepted; please report it")
+
+
 
 class DiffDriveEfforts(NamedTuple):
     """Differential-drive inverse dynamics: ``wheels`` (left, right) N m, ``joints`` (n) N m or
@@ -228,9 +234,10 @@ class GroundFront(RootFront):
             if self.wheels is None:
                 _pick(method, M_METHODS, "forward_dynamics")
                 q, v, tau = self._q(q), self._vec("v", v, self.nv), self._vec("tau", tau, self.nu)
-                if method == RECURSIVE:
+                if method == RECURSIVE:  # the fast path's entry (compiled once), on the checked inputs
                     acc = np.empty(self.nv)
-                    pk.aba_ground(self._mp, self._ws, q, v, tau[0], tau[1], tau[2], tau[3:], False, acc)
+                    if _aba_checked(self._mw, q, v, tau, acc) == 1:  # refused after our checks: a bug
+                        raise _entry_refused("aba_planar_checked")
                 else:
                     with np.errstate(all="ignore"):
                         acc = pb.forward_dynamics(self._F, q, v, tau, method)
@@ -262,9 +269,11 @@ class GroundFront(RootFront):
         try:
             _pick(method, FD_DIFF_METHODS, "diff_drive forward_dynamics")
             q, v, tau = self._q(q), self._vec("v", v, self.nv, True), self._vec("tau", tau, self.nu)
-            if method == RECURSIVE:
-                acc = np.empty(self.nv)
-                lam = float(pk.aba_diff_drive(self._mp, self._ws, q, v, tau, acc))
+            if method == RECURSIVE:  # the fast path's entry (compiled once), on the checked inputs
+                acc, out = np.empty(self.nv), np.empty(1)
+                if _aba_dd_checked(self._mw, q, v, tau, acc, out) == 1:
+                    raise _entry_refused("aba_diff_drive_checked")
+                lam = float(out[0])
             else:
                 with np.errstate(all="ignore"):
                     acc, lam = dd.forward_dynamics(self._F, self.wheels, q, v, tau[:2], tau[2:], method)
@@ -286,9 +295,10 @@ class GroundFront(RootFront):
             bb.run(bb.crba_ground_batch, self._mp, self.data.wss, len(q), q, M)
             return validate.finite_result("mass_matrix", M, q=q)
         q = self._q(q)
-        if method == RECURSIVE:
+        if method == RECURSIVE:  # the fast path's entry (compiled once), on the checked input
             M = np.empty((self.nv, self.nv))
-            pk.crba_planar(self._mp, self._ws, q, M)
+            if _crba_checked(self._mw, q, M) == 1:
+                raise _entry_refused("crba_planar_checked")
             return validate.finite_result("mass_matrix", M, q=q)
         M = pb.mass_matrix(self._F, q, method)
         if self.wheels is not None:
@@ -310,9 +320,10 @@ class GroundFront(RootFront):
             bb.run(bb.rnea_ground_batch, self._mp, self.data.wss, len(q), q, v, np.zeros_like(v), False, h)
             return validate.finite_result("bias", h, q=q, v=v)
         q, v = self._q(q), self._vec("v", v, self.nv, True)
-        if method == RECURSIVE:
+        if method == RECURSIVE:  # the fast path's entry (compiled once), on the checked inputs
             h = np.empty(self.nv)
-            pk.rnea_planar(self._mp, self._ws, q, v, self._zv, self._zv[:6], False, h)
+            if _rnea_checked(self._mw, q, v, self._zv, h) == 1:
+                raise _entry_refused("rnea_planar_checked")
             return validate.finite_result("bias", h, q=q, v=v)
         with np.errstate(all="ignore"):
             return validate.finite_result(f"bias (method={method!r})", pb.bias(self._F, q, v, method), q=q, v=v)

@@ -29,6 +29,10 @@ def _rot(yaw: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
+# slow on a fresh cache only: its oracle, the KKT and Gauss formulations of the forward dynamics
+# (rbd_ros.formulations, compiled on first use, not by ``rbd-ros warm``), compiles 14 s (diff
+# drive) and 9 s (planar) on an idle machine, 31 s in a CI run; 0.1 s once cached
+@pytest.mark.slow
 def test_feedforward_gives_the_reference_acceleration(robot) -> None:
     """Gains zero: the core's forward dynamics under the law's efforts accelerate the tracked
     point (B, or P = B + b e_x for a diff drive) as ``p_d''``, the heading as ``yaw_d''``
