@@ -99,6 +99,12 @@ class BagRecorder:
             stamps = {t: list(self.stamps[t]) for t in periods if t in self.stamps}
         return {t: stamp_losses(v, periods[t]) for t, v in stamps.items()}
 
+    def last_stamp(self, topic: str) -> int | None:
+        """The stamp (ns) of the latest sample of ``topic`` written, None before the first."""
+        with self._lock:
+            stamps = self.stamps[topic]
+            return stamps[-1] if stamps else None
+
     def write_message(self, topic: str, stamp_ns: int, msg: object) -> None:
         """Record an rclpy message object (serialized with rosbags, see ``cdr``)."""
         self.write(topic, stamp_ns, cdr(msg))

@@ -12,7 +12,7 @@ import time
 from typing import Any, Protocol, cast
 
 from rbd_ros.ros import topics
-from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES, Inbox
+from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, Inbox
 from rbd_ros.ros.bringup.processes import REACHED, STOP_WITH_PARENT, NodeProcess
 
 
@@ -267,9 +267,16 @@ class Runner(Inbox):
             if self.args.mode == "realtime" or self.recorder is None:
                 with self.lock:
                     return bool(self.controller_state) and self.controller_state[-1][0] >= t_last - REACHED
+            # lockstep: the controller's state at the pause is in the bag (the controller answers
+            # the states in order, over a reliable topic: every earlier one is in too), and a
+            # command with each of its states. Not a count of states: the tour's first recorded
+            # state is the paused one, which a mobile controller answered before the recording
+            # began (it does not answer the paused bridge's repeats): one state more than its
+            # answers, and this waited its 8 s to the end every mobile run
+            last = self.recorder.last_stamp(CONTROLLER_STATE)
             counts = self.recorder.counts
-            return (counts[self.command_topic] >= counts[STATES] and
-                    counts[CONTROLLER_STATE] >= counts[self.command_topic])
+            return (last is not None and last >= (t_last - REACHED) * 1e9
+                    and counts[self.command_topic] >= counts[CONTROLLER_STATE])
 
         deadline = time.monotonic() + limit
         # all delivered before the controller stops: samples still in its writer's history

@@ -23,6 +23,7 @@ def run(mobile_run):
 def test_mobile_bringup_report(run) -> None:
     proc, out = run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "had not all arrived" not in proc.stdout  # drained at once, not after the 8 s wait
     assert "base path error rms" in proc.stdout and "figure eight" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["joint_names"] == [f"joint{i}" for i in range(1, 8)]
@@ -86,6 +87,7 @@ def test_mobile_bringup_composed_ideal(tmp_path) -> None:
          "whole_body_computed_torque", "--composed", "--base-model", "ideal", "--duration", "1.5",
          "--quiet", "--json", str(out)], cwd=REPO, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "had not all arrived" not in proc.stdout  # drained at once, not after the 8 s wait
     report = json.loads(out.read_text())
     assert report["mode"] == "composed, lockstep, base model ideal"
     assert report["base_path_rms"] < 1e-4 and max(report["rms_error"]) < 1e-4

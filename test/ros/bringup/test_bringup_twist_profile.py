@@ -59,6 +59,7 @@ def _bringup(tmp_path_factory):
 def test_twist_profile_run_reports_the_base_path(run) -> None:
     proc, out = run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "had not all arrived" not in proc.stdout  # drained at once, not after the 8 s wait
     assert "base: twist profile on ~/cmd_vel, 3 segments of 4 s" in proc.stdout
     assert "twist profile: the base drove" in proc.stdout
     assert "figure eight" not in proc.stdout
