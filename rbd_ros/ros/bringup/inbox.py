@@ -137,7 +137,11 @@ class Inbox:
         stamp = header_stamp_ns(raw)
         with self.lock:
             self.last_state = (1e-9 * stamp, raw)
-        # a paused lockstep bridge repeats its last state at 10 Hz: recorded once
+            self._keep_state(stamp, raw)
+
+    def _keep_state(self, stamp: int, raw: bytes) -> None:
+        """Record (and collect) a state once (the caller holds ``lock``): a paused lockstep
+        bridge repeats its last state at 10 Hz."""
         if (self.recording or self.collecting) and 1e-9 * stamp <= self.record_until \
                 and stamp > self.last_stamp:
             self.last_stamp = stamp
@@ -145,6 +149,21 @@ class Inbox:
                 self.recorder.write(STATES, stamp, raw)
             if self.collecting:
                 self.state_raw.append((1e-9 * stamp, raw))
+
+    def start_recording(self, t_now: float) -> None:
+        """From here the bag records (with ``--record``; and ``collecting`` as the task set it):
+        the latched frames at ``t_now``, and the state the bridge paused at, which arrived
+        before: its 10 Hz repeat may not come before the task resumes the bridge (a race
+        with each topic's own repeat: a press run's bag once had the paused state's
+        ``/ft_sensor/wrench`` but not its ``wrench_raw``)."""
+        self.recording = self.recorder is not None
+        if not self.recorder:
+            return
+        self.record_frames(t_now)
+        with self.lock:
+            if self.last_state is not None:
+                t, raw = self.last_state
+                self._keep_state(header_stamp_ns(raw), raw)
 
     def record_twist(self, raw: bytes) -> None:
         """A twist the player sent (stamped with its simulated time), into the bag."""

@@ -150,9 +150,7 @@ class PressTask:
     def drive(self, node: Any, spin: Any, record: Any, diag_start: dict, t_now: float) -> int:
         """The phases from the pause, then paused, drained and reported."""
         r = self.runner
-        r.recording = r.recorder is not None
-        if r.recorder:
-            r.record_frames(t_now)
+        r.start_recording(t_now)
         t_start = t_now
         sim_end = self.run_phases(node, spin, t_now)
         diag_end = r.set_paused(node, True)

@@ -14,6 +14,7 @@ instead of subscribing a second time.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 from rbd_ros.ros.common import recordable_qos
@@ -51,6 +52,8 @@ class FTRecorder:
         self.received = dict.fromkeys(self.topics, 0)
         self._last = dict.fromkeys(self.topics, -1)  # the last stamp seen, and written
         self._written = dict.fromkeys(self.topics, -1)
+        self._latest: dict[str, tuple[int, bytes]] = {}  # the last new reading of each topic
+        self._lock = threading.Lock()  # a write decided once: the executor's callback or ``begin``
         self._listeners: dict[str, list[Callable[[int, bytes], None]]] = {}
         self._subscriptions: dict[str, Any] = {}
 
@@ -85,15 +88,32 @@ class FTRecorder:
         stamp = header_stamp_ns(raw)
         if stamp > self._last[topic]:  # not a paused bridge's repeat
             self._last[topic] = stamp
+            self._latest[topic] = (stamp, raw)
             self.received[topic] += 1
             for callback in self._listeners.get(topic, ()):
                 callback(stamp, raw)
+        if self.inbox.recording:
+            self._write(topic, stamp, raw)
+
+    def _write(self, topic: str, stamp: int, raw: bytes) -> None:
+        """A reading into the bag once (a paused bridge repeats it), up to ``record_until``."""
         inbox = self.inbox
-        # the paused state's reading, repeated once recording has started, is written too
-        if (inbox.recording and stamp > self._written[topic] and topic in inbox.recorder.topics
-                and 1e-9 * stamp <= inbox.record_until):
-            self._written[topic] = stamp
-            inbox.recorder.write(topic, stamp, raw)
+        with self._lock:
+            if (stamp > self._written[topic] and topic in inbox.recorder.topics
+                    and 1e-9 * stamp <= inbox.record_until):
+                self._written[topic] = stamp
+                inbox.recorder.write(topic, stamp, raw)
+
+    def begin(self) -> None:
+        """The recording has started (``Inbox.start_recording``): each topic's latest reading,
+        the paused state's, into the bag; its 10 Hz repeat may come only after the bridge has
+        resumed, or, for one topic of a pair published together, just before the recording
+        started (a press run's bag had the paused state's ``/ft_sensor/wrench`` and not its
+        ``wrench_raw``)."""
+        if self.inbox.recorder is None:
+            return
+        for topic, (stamp, raw) in list(self._latest.items()):
+            self._write(topic, stamp, raw)
 
     def recorded(self) -> dict[str, None]:
         """The recorded F/T topics, for ``BagRecorder.losses`` (periods from their stamps)."""

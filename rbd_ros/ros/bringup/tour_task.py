@@ -106,11 +106,9 @@ class TourTask:
         waypoints, times = self.tour.waypoints, self.tour.times
         traj = to_joint_trajectory(self.runner.joint_names, times, waypoints, *rates(self.tour, waypoints))
         set_stamp(traj.header.stamp, t_start)
-        self.runner.recording = self.runner.recorder is not None
-        if self.runner.recorder:
-            self.runner.record_frames(t_now)
         # /odom and /joint_states kept for the base's report; a position arm's for its drives' torques
         self.runner.collecting = self.runner.mobile or self.runner.command_topic != COMMANDS
+        self.runner.start_recording(t_now)
         self.answers_from = len(self.runner.law_process().lines)  # the controller's answers from here
         if self.runner.player is not None:  # the player too takes the tour (its stamp starts the profile)
             deadline = time.monotonic() + 30
