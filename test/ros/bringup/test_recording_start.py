@@ -67,6 +67,13 @@ def test_the_paused_state_and_its_readings_are_recorded_once_when_no_repeat_foll
         assert [s for k, s in r.recorder.rows if k == topic] == [pause, pause + 1_000_000], topic
 
 
+def _repeats(r: Runner, go: threading.Event, stamp: int) -> None:
+    go.wait()
+    for _ in range(3):
+        r.on_state(_raw(stamp))
+        r.ft.on_reading(FT_RAW, _raw(stamp))
+
+
 def test_a_repeat_racing_the_start_is_written_once() -> None:
     """The executor's callbacks (repeats of the paused state's readings) beside the start on
     another thread, many times: each stamp in the bag once."""
@@ -77,13 +84,7 @@ def test_a_repeat_racing_the_start_is_written_once() -> None:
         r.ft.on_reading(FT_RAW, _raw(pause))
         go = threading.Event()
 
-        def repeats() -> None:
-            go.wait()
-            for _ in range(3):
-                r.on_state(_raw(pause))
-                r.ft.on_reading(FT_RAW, _raw(pause))
-
-        thread = threading.Thread(target=repeats)
+        thread = threading.Thread(target=_repeats, args=(r, go, pause))
         thread.start()
         go.set()
         r.start_recording(pause * 1e-9)
