@@ -76,9 +76,11 @@ class BridgeContact:
         node.create_subscription(WrenchStamped, APPLY_WRENCH, self.on_apply, reliable_qos())
 
     def publish(self) -> None:
-        """The readings of the last step (caller holds the bridge's lock)."""
+        """The readings of the last step (caller holds the bridge's lock); none before the
+        first step (a lockstep bridge publishes its state before the first command: a zero
+        wrench there would be a reading no sensor made, the tool's weight missing from it)."""
         sim = self.sim
-        if sim.ft is None or not self.pubs:
+        if sim.ft is None or not self.pubs or not sim.ft.has_reading:
             return
         sim.ft.estimate(sim._good_q, sim._pre_qd, sim._qdd, sim._ctrl, self._estimate)
         for pub, msg, w in zip(self.pubs, self.msgs, (sim.ft.raw, sim.ft.wrench, self._estimate,

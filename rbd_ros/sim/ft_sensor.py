@@ -115,6 +115,12 @@ class FTSensor:
         self.wrench.fill(0.0)
         self.compensated.fill(0.0)
 
+    @property
+    def has_reading(self) -> bool:
+        """A step has given a reading since the start (or ``reset``): before it ``raw`` and
+        ``wrench`` are zeros no sensor measured, and nothing is published."""
+        return not self._first
+
     def update(self, sensordata: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                stamp: float) -> None:
         """One reading from MuJoCo's ``sensordata`` and the state it belongs to (model order)."""
