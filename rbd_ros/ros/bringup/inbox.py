@@ -53,6 +53,7 @@ class Inbox:
                               if getattr(args, "command_interface", "effort") == "position" else COMMANDS)
         self.diagnostics: list[dict] = []  # the bridge's JSON diagnostics
         self.recorder: Any = None
+        self.ft: Any = None  # the run's F/T recorder (record_ft.FTRecorder), set by the runner
         self.recording = False  # set when the tour is sent: the bag holds the demo, not start-up
         self.collecting = False  # likewise: a mobile base's /odom and wheel rates for the report
         self.last_odom_stamp = -1
@@ -162,8 +163,10 @@ class Inbox:
         self.record_frames(t_now)
         with self.lock:
             if self.last_state is not None:
-                t, raw = self.last_state
+                raw = self.last_state[1]
                 self._keep_state(header_stamp_ns(raw), raw)
+        if self.ft is not None:
+            self.ft.begin()  # and the F/T readings at the pause
 
     def record_twist(self, raw: bytes) -> None:
         """A twist the player sent (stamped with its simulated time), into the bag."""

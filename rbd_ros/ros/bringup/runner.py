@@ -88,11 +88,6 @@ class Runner(Inbox):
             self.shut_down(executor, node)
 
     # ---- processes --------------------------------------------------------------------------
-    def start_recording(self, t_now: float) -> None:
-        """``Inbox.start_recording``, and the F/T readings at the pause (``FTRecorder.begin``)."""
-        super().start_recording(t_now)
-        self.ft.begin()
-
     def start_nodes(self) -> None:
         from rbd_ros.ros.bringup.params import node_arguments
 
