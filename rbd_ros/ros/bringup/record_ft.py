@@ -50,9 +50,9 @@ class FTRecorder:
     def __init__(self, inbox: Any, topics: dict[str, str]) -> None:
         self.inbox, self.topics = inbox, dict(topics)
         self.received = dict.fromkeys(self.topics, 0)
-        self._last = dict.fromkeys(self.topics, -1)  # the last stamp seen, and written
+        #: the latest new reading (stamp, raw) of each topic, and the last stamp written
+        self._latest: dict[str, tuple[int, bytes]] = dict.fromkeys(self.topics, (-1, b""))
         self._written = dict.fromkeys(self.topics, -1)
-        self._latest: dict[str, tuple[int, bytes]] = {}  # the last new reading of each topic
         self._lock = threading.Lock()  # a write decided once: the executor's callback or ``begin``
         self._listeners: dict[str, list[Callable[[int, bytes], None]]] = {}
         self._subscriptions: dict[str, Any] = {}
@@ -62,7 +62,7 @@ class FTRecorder:
         nothing is recorded)."""
         self.topics.setdefault(topic, WRENCH_TYPE)
         self.received.setdefault(topic, 0)
-        self._last.setdefault(topic, -1)
+        self._latest.setdefault(topic, (-1, b""))
         self._written.setdefault(topic, -1)
         self._listeners.setdefault(topic, []).append(callback)
 
@@ -86,8 +86,7 @@ class FTRecorder:
 
     def on_reading(self, topic: str, raw: bytes) -> None:
         stamp = header_stamp_ns(raw)
-        if stamp > self._last[topic]:  # not a paused bridge's repeat
-            self._last[topic] = stamp
+        if stamp > self._latest[topic][0]:  # not a paused bridge's repeat
             self._latest[topic] = (stamp, raw)
             self.received[topic] += 1
             for callback in self._listeners.get(topic, ()):
@@ -113,7 +112,7 @@ class FTRecorder:
         if self.inbox.recorder is None:
             return
         for topic, (stamp, raw) in list(self._latest.items()):
-            self._write(topic, stamp, raw)
+            self._write(topic, stamp, raw)  # none yet (stamp -1): not written
 
     def recorded(self) -> dict[str, None]:
         """The recorded F/T topics, for ``BagRecorder.losses`` (periods from their stamps)."""
