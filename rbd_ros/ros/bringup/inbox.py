@@ -58,6 +58,8 @@ class Inbox:
         self.collecting = False  # likewise: a mobile base's /odom and wheel rates for the report
         self.last_odom_stamp = -1
         self.record_until = float("inf")  # simulated time of the last state to record
+        #: stamp (ns) of the first sample to record: the paused state's (``start_recording``)
+        self.record_from_ns = 0
         self.last_stamp = -1  # of the last recorded /joint_states (ns)
         self.odom_raw: list[tuple[float, bytes]] = []  # a mobile base's /odom and /joint_states
         self.state_raw: list[tuple[float, bytes]] = []
@@ -130,9 +132,9 @@ class Inbox:
         self.tf_seen = True
         if self.recording and msg.transforms:
             stamp = msg.transforms[0].header.stamp
-            t = stamp.sec + 1e-9 * stamp.nanosec
-            if t <= self.record_until:
-                self.recorder.write_message(topics.TF, stamp.sec * 1_000_000_000 + stamp.nanosec, msg)
+            ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+            if self.in_window(ns):
+                self.recorder.write_message(topics.TF, ns, msg)
 
     def on_state(self, raw: bytes) -> None:
         stamp = header_stamp_ns(raw)
@@ -146,7 +148,7 @@ class Inbox:
         if (self.recording or self.collecting) and 1e-9 * stamp <= self.record_until \
                 and stamp > self.last_stamp:
             self.last_stamp = stamp
-            if self.recording:
+            if self.in_window(stamp):
                 self.recorder.write(STATES, stamp, raw)
             if self.collecting:
                 self.state_raw.append((1e-9 * stamp, raw))
@@ -157,21 +159,29 @@ class Inbox:
         before: its 10 Hz repeat may not come before the task resumes the bridge (a race
         with each topic's own repeat: a press run's bag once had the paused state's
         ``/ft_sensor/wrench`` but not its ``wrench_raw``)."""
-        self.recording = self.recorder is not None
         if not self.recorder:
             return
-        self.record_frames(t_now)
         with self.lock:
+            # nothing stamped before the pause: one subscription's queue can lag another's, and
+            # a press run's bag began its F/T topics 60 readings before its states (CI)
+            self.record_from_ns = header_stamp_ns(self.last_state[1]) if self.last_state else 0
+            self.recording = True
             if self.last_state is not None:
                 raw = self.last_state[1]
                 self._keep_state(header_stamp_ns(raw), raw)
+        self.record_frames(t_now)
         if self.ft is not None:
             self.ft.begin()  # and the F/T readings at the pause
+
+    def in_window(self, stamp_ns: int) -> bool:
+        """A sample stamped ``stamp_ns`` goes into the bag: recording, and stamped from the
+        paused state on (``record_from_ns``) up to ``record_until``."""
+        return self.recording and self.record_from_ns <= stamp_ns and 1e-9 * stamp_ns <= self.record_until
 
     def record_twist(self, raw: bytes) -> None:
         """A twist the player sent (stamped with its simulated time), into the bag."""
         stamp = header_stamp_ns(raw)
-        if self.recording and 1e-9 * stamp <= self.record_until:
+        if self.in_window(stamp):
             self.recorder.write(CMD_VEL, stamp, raw)
 
     def on_odom(self, raw: bytes) -> None:
@@ -181,14 +191,14 @@ class Inbox:
             self.last_odom_stamp = stamp
             with self.lock:
                 self.odom_raw.append((1e-9 * stamp, raw))
-            if self.recording:
+            if self.in_window(stamp):
                 self.recorder.write(topics.ODOM, stamp, raw)
 
     def on_controller_state(self, raw: bytes) -> None:
         stamp = header_stamp_ns(raw)
         with self.lock:
             self.controller_state.append((1e-9 * stamp, raw))
-        if self.recording and 1e-9 * stamp <= self.record_until:
+        if self.in_window(stamp):
             self.recorder.write(CONTROLLER_STATE, stamp, raw)
 
     def on_command(self, raw: bytes) -> None:

@@ -95,11 +95,12 @@ class FTRecorder:
             self._write(topic, stamp, raw)
 
     def _write(self, topic: str, stamp: int, raw: bytes) -> None:
-        """A reading into the bag once (a paused bridge repeats it), up to ``record_until``."""
+        """A reading into the bag once (a paused bridge repeats it), stamped from the paused
+        state on up to ``record_until`` (``Inbox.in_window``: a lagging queue delivers readings
+        from before the pause after the recording started)."""
         inbox = self.inbox
         with self._lock:
-            if (stamp > self._written[topic] and topic in inbox.recorder.topics
-                    and 1e-9 * stamp <= inbox.record_until):
+            if stamp > self._written[topic] and topic in inbox.recorder.topics and inbox.in_window(stamp):
                 self._written[topic] = stamp
                 inbox.recorder.write(topic, stamp, raw)
 

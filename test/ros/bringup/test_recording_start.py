@@ -89,3 +89,24 @@ def test_a_repeat_racing_the_start_is_written_once() -> None:
         r.start_recording(pause * 1e-9)
         thread.join()
         assert sorted(r.recorder.rows) == sorted([(STATES, pause), (FT_RAW, pause)])
+
+
+def test_readings_from_before_the_pause_that_arrive_late_are_not_recorded() -> None:
+    """One subscription's queue lags another's: the states up to the pause have arrived, the
+    F/T readings only up to 60 ms before it (a press run's bag in CI began its F/T topics 60
+    readings before its first state).  Those that arrive after the start are older than the
+    paused state: not in the bag; from the pause on, one reading per state."""
+    r = _runner()
+    pause = 165_000_000
+    for t in range(100_000_000, pause + 1, 1_000_000):
+        r.on_state(_raw(t))
+        if t <= 104_000_000:
+            r.ft.on_reading(FT_RAW, _raw(t))
+    r.start_recording(pause * 1e-9)
+    for t in range(105_000_000, pause + 3_000_001, 1_000_000):  # the F/T queue catches up
+        r.ft.on_reading(FT_RAW, _raw(t))
+        if t > pause:
+            r.on_state(_raw(t))
+    states = [s for k, s in r.recorder.rows if k == STATES]
+    ft = [s for k, s in r.recorder.rows if k == FT_RAW]
+    assert states == ft == list(range(pause, pause + 3_000_001, 1_000_000))
