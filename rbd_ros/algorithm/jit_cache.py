@@ -25,6 +25,10 @@ does not import numba.  The locator list ``CacheImpl._locator_classes`` is numba
 point (it has no public registration call); a process that sets ``NUMBA_CACHE_LOCATOR_CLASSES``
 chooses its own locators instead.
 
+:func:`register` also makes the package's kernels type a constant argument from another kernel
+with its plain type, so that each is compiled once, not once per literal value
+(:func:`_type_constants_plainly`).
+
 :func:`one_compiler` lets processes that fill one cache at once (``rbd-ros warm --jobs N``)
 compile each kernel signature once between them instead of once each.
 """
@@ -242,37 +246,83 @@ def _install(caching: ModuleType) -> None:
                       "*.nbi/*.nbc files", stacklevel=2)
 
 
-class _AfterCachingImport(importlib.abc.MetaPathFinder):
-    """Installs the locators right after ``numba.core.caching`` executes, then leaves."""
+def _type_constants_plainly(dispatcher: ModuleType) -> None:
+    """A kernel of a registered package called from another kernel with a constant argument
+    (``aba_ground(..., True, a)``, ``rnea_full(..., 0)``) is typed with the constant's plain
+    type (``bool``, ``int64``), not its literal type (``Literal[bool](True)``): numba's
+    ``_DispatcherBase.get_call_template`` compiles one specialization per literal value
+    otherwise, each a full compilation of the callee, cached beside the plain one (before issue
+    39's change: 21 kernels with 2-4 signatures each, the planar base's ABA three times at ~17 s
+    each).  The call casts the constant to the plain type (numba's literal-to-plain casts), so
+    the callee computes the same; numba's own functions and other packages' kernels keep their
+    literal dispatch.  Once per process."""
+    from numba.core import types
+
+    base = dispatcher._DispatcherBase
+    if getattr(base.get_call_template, "plain_constants", False):
+        return
+    literal_dispatch = base.get_call_template
+
+    def get_call_template(self: Any, args: Any, kws: Any) -> Any:
+        code = getattr(getattr(self, "py_func", None), "__code__", None)
+        if code is not None and _package_of(code.co_filename) is not None:
+            args = tuple(types.unliteral(a) for a in args)
+            kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return literal_dispatch(self, args, kws)
+
+    get_call_template.plain_constants = True  # type: ignore[attr-defined]
+    base.get_call_template = get_call_template
+
+
+#: what :func:`register` installs into numba, by the numba module it needs, right after that
+#: module executes (or at once if numba is already imported)
+_HOOKS: dict[str, Any] = {"numba.core.caching": _install,
+                          "numba.core.dispatcher": _type_constants_plainly}
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs the :data:`_HOOKS` of a numba module right after it executes, then leaves once
+    every hook has run."""
+
+    def __init__(self, pending: dict[str, Any]) -> None:
+        self.pending = pending
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != "numba.core.caching":
+        if fullname not in self.pending:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None
+        hook = self.pending.pop(fullname)
         run = spec.loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
             run(module)
-            _install(module)
+            hook(module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        if self in sys.meta_path:
+        if not self.pending and self in sys.meta_path:
             sys.meta_path.remove(self)
         return spec
 
 
 def register(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> None:
     """Stamp the numba caches of the kernels defined under ``package_dir`` (but not under its
-    subdirectories ``exclude``) with :func:`source_digest` of that directory.  Call before the
-    package's first kernel is decorated."""
+    subdirectories ``exclude``) with :func:`source_digest` of that directory, and type their
+    constant arguments plainly (:func:`_type_constants_plainly`).  Call before the package's
+    first kernel is decorated."""
     _REGISTERED[os.path.realpath(package_dir)] = tuple(exclude)
-    caching = sys.modules.get("numba.core.caching")
-    if caching is not None:
-        _install(caching)
-    elif not any(isinstance(f, _AfterCachingImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterCachingImport())
+    if any(isinstance(f, _AfterImport) for f in sys.meta_path):
+        return  # the hooks are installed already: they read _REGISTERED when they run
+    pending = {}
+    for name, hook in _HOOKS.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            hook(module)
+        else:
+            pending[name] = hook
+    if pending:
+        sys.meta_path.insert(0, _AfterImport(pending))
 
 
 def compile_lock(folder: str, py_func: Any, args: tuple) -> str:
