@@ -104,7 +104,7 @@ class PathLimits:
 
             robot = None
             if isinstance(model, MdhModel) and effort is not None and np.isfinite(effort).any():
-                from rbd_ros.robot import Robot  # lazy: the robot front, not at the controller's start
+                from rbd_ros.robot import Robot  # lazy: the robot front, not at the planner's import
 
                 robot = Robot(model)
         jt = getattr(model, "joint_type", None)

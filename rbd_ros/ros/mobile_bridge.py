@@ -35,7 +35,7 @@ from rbd_ros.ros.parameters import declare_settings, schema
 
 def mobile_config(node, model) -> tuple[Any, str, str]:
     """``(MobileConfig, odom_frame, base_frame)`` from the node's parameters."""
-    from rbd_ros.sim.mobile_sim import MobileConfig  # lazy: the mobile simulator, for a mobile base
+    from rbd_ros.sim.mobile_sim import MobileConfig  # lazy: the mobile simulator, not at the bridge's import
 
     given = declare_settings(node, MobileConfig, schema("mujoco_bridge"))
     frames = schema("mujoco_bridge").declare(node, ["odom_frame", "base_frame"])
@@ -53,7 +53,7 @@ def mobile_config(node, model) -> tuple[Any, str, str]:
 def refuse_mobile_parameters(node, model) -> None:
     """A robot without a mobile base given the mobile parameters (module docstring): refused by
     name (they would be ignored: e.g. a URDF loaded without ``base_type:=diff_drive``)."""
-    from rbd_ros.sim.mobile_sim import MobileConfig  # lazy: the mobile simulator, for a mobile base
+    from rbd_ros.sim.mobile_sim import MobileConfig  # lazy: the mobile simulator, not at the bridge's import
 
     mobile = [f.name for f in fields(MobileConfig)] + ["odom_frame"]
     given = sorted(set(getattr(node, "_parameter_overrides", {})) & set(mobile))

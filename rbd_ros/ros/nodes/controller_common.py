@@ -24,7 +24,7 @@ FAMILY_BASES = {"arm": ("fixed",), "mobile": ("diff_drive", "planar")}
 def law_registry() -> dict[str, str]:
     """Law type -> family: ``arm`` (``rbd_ros.control.laws``, ``ControlLoop``, a fixed base)
     or ``mobile`` (whole-body laws of ``rbd_ros.control.mobile_laws``, ``MobileControlLoop``)."""
-    from rbd_ros.control.mobile_laws import MOBILE_LAWS  # lazy: the mobile laws, not in the controller's import
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS  # lazy: the mobile laws, not at the controller's import
 
     return {**dict.fromkeys(LAWS, "arm"), **dict.fromkeys(MOBILE_LAWS, "mobile")}
 

@@ -258,7 +258,7 @@ def served_names(node, model):
     from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
     from rclpy.parameter import Parameter
 
-    from rbd_ros.services import base_names  # lazy: the services (robot front), not at the default start
+    from rbd_ros.services import base_names  # lazy: the services (robot front), at start, not at import
 
     given = {}
     for name in NAME_PARAMETERS:
@@ -286,8 +286,8 @@ class DynamicsServer:
     def __init__(self, node) -> None:
         import rclpy
 
-        from rbd_ros.robot import Robot  # lazy: the robot front, not at the default start
-        from rbd_ros.services import (  # lazy: the services (robot front), not at the default start
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
+        from rbd_ros.services import (  # lazy: the services (robot front), at start, not at import
             DynamicsService,
             named_model,
         )
@@ -399,8 +399,8 @@ class DynamicsServer:
     def load_model(self, model_yaml: str = "", robot_description: str = "", urdf_path: str = ""):
         """Load, check and serve a new model; ``(done, message)``."""
         from rbd_ros.control.model_swap import swap_refusal  # lazy: the model swap, not at the default start
-        from rbd_ros.robot import Robot  # lazy: the robot front, not at the default start
-        from rbd_ros.services import (  # lazy: the services (robot front), not at the default start
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
+        from rbd_ros.services import (  # lazy: the services (robot front), at start, not at import
             DynamicsService,
             named_model,
         )
@@ -437,7 +437,7 @@ class DynamicsServer:
         On a cold cache they compile here, a minute and more for all of them, which the server's
         start no longer waits for (issue 39: 93 s to ready before, compiled in the main thread);
         a request that needs a kernel still compiling waits for it (numba compiles each once)."""
-        from rbd_ros.robot import Robot  # lazy: the robot front, not at the default start
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
         from rbd_ros.sim.warm import server_kernels  # lazy: the warm-up, not at the default start
 
         try:
@@ -468,7 +468,7 @@ class DynamicsServer:
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
-        from rbd_ros.services import RequestError  # lazy: the services (robot front), not at the default start
+        from rbd_ros.services import RequestError  # lazy: the services (robot front), at start, not at import
 
         def handler(request, response):
             try:
@@ -498,7 +498,7 @@ class DynamicsServer:
         res.efforts = _array("d", tau.tobytes())  # C-contiguous float64 (f64 without its copy)
 
     def _forward_simulate(self, req, res) -> None:
-        from rbd_ros.services import renamed_field  # lazy: the services (robot front), not at the default start
+        from rbd_ros.services import renamed_field  # lazy: the services (robot front), at start, not at import
 
         # torques/torque_period: the fields' old names, still read for one release
         efforts, old_e = renamed_field("efforts", getattr(req, "efforts", ()), "torques", req.torques)

@@ -172,7 +172,7 @@ SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max mo
 # ---- parameters ---------------------------------------------------------------------------------
 def bridge_config(node) -> tuple[Any, str]:
     """``BridgeConfig`` from ``config_file`` then the node's parameters (which win)."""
-    from rbd_ros.sim.simulator import BridgeConfig  # lazy: the simulator, not at the default start
+    from rbd_ros.sim.simulator import BridgeConfig  # lazy: the simulator, at start, not at import
 
     path = schema(NAME).declare(node, ["config_file"])["config_file"]
     if not path:
@@ -713,7 +713,7 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
 def main(argv: list[str] | None = None) -> int:
     import rclpy
 
-    from rbd_ros.sim.simulator import Simulator  # lazy: the simulator, not at the default start
+    from rbd_ros.sim.simulator import Simulator  # lazy: the simulator, at start, not at import
 
     def body(node) -> None:
         log = level_logger(node)
@@ -722,7 +722,7 @@ def main(argv: list[str] | None = None) -> int:
             loaded = robot_from_node(node)  # the robot parameters, "base_type" among them
             model, source = loaded.model, loaded.source
             if model.base_type in MOBILE_BASES:
-                from rbd_ros.sim.mobile_sim import (  # lazy: the mobile simulator, not at the default start
+                from rbd_ros.sim.mobile_sim import (  # lazy: the mobile simulator, at start, not at import
                     MobileSimulator,
                 )
 

@@ -83,7 +83,7 @@ class StatePublisher:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
 
-        from rbd_ros.robot import Robot  # lazy: the robot front, not at the default start
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
         from rbd_ros.ros.parameters import schema  # lazy: the schemas (3 ms), at start, not at import
 
         try:
