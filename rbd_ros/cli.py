@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     name, rest = argv[0], argv[1:]
-    from rbd_ros.ros.bringup.processes import stop_with_parent
+    from rbd_ros.ros.bringup.processes import stop_with_parent  # lazy: rbd_ros.ros (7 ms), not for --help
 
     stop_with_parent()  # a node of `rbd-ros bringup`: stop when it dies, however it dies
     if name not in SUBCOMMANDS:

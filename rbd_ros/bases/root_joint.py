@@ -25,6 +25,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from rbd_ros.algorithm.f8vector import NATIVE_CHECK
+from rbd_ros.lie import se2
 from rbd_ros.model import BASE_COORDINATES, BASE_TYPES
 
 #: the largest ``abs(yaw)`` a ground base accepts (rad): a double's spacing there is 1.2e-10
@@ -57,8 +59,7 @@ class KernelCall(NamedTuple):
         unboxing's checks not verified here: ``algorithm.f8vector.NATIVE_CHECK``)."""
         if not self.entry:
             return None
-        from rbd_ros.algorithm import checked, entries
-        from rbd_ros.algorithm.f8vector import NATIVE_CHECK
+        from rbd_ros.algorithm import checked, entries  # lazy: the compiled entries (46 ms), at the first call
 
         return checked.entry(entries.compiled(self.entry)) if NATIVE_CHECK else None
 
@@ -70,7 +71,7 @@ def _integrate_fixed(q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
 
 def _integrate_floating(q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
     """Base ``T exp(dt [v_b; w_b]^)`` on SE(3), joints ``q + dt qd`` (Pinocchio's ``integrate``)."""
-    from rbd_ros.algorithm.floating_integrators import integrate_config
+    from rbd_ros.algorithm.floating_integrators import integrate_config  # lazy: kernels for a floating root only
 
     out = np.empty(q.shape[0])
     integrate_config(q, v, dt, out)
@@ -80,8 +81,6 @@ def _integrate_floating(q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
 def _integrate_planar(q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
     """B moves by ``R(yaw) V_l (v_x dt, v_y dt)``, yaw by ``omega dt`` (the SE(2) exp, as
     ``pin.integrate`` on a planar joint); joints ``q + dt qd``."""
-    from rbd_ros.lie import se2
-
     c, s = np.cos(q[2]), np.sin(q[2])
     with np.errstate(all="ignore"):
         dx, dy = se2.planar_exp(v[0] * dt, v[1] * dt, v[2] * dt)

@@ -124,6 +124,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from rbd_ros.util.resources import config_file
+
 JOINT = "joint"  # one entry per joint
 TASK = "task"  # one entry per task-space axis: x, y, z, rx, ry, rz
 
@@ -282,7 +284,7 @@ def model_gains(law: str, model: Any, q0: Any = None, bandwidth: float = DEFAULT
     (k x n, optional): configurations the arm will visit (e.g. its tour, sampled), for the
     effort cap and the schedule's note.  Returns the gains and one note per cap that bit
     (empty if none).  ``ValueError`` for a bad argument or a massless chain."""
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front, not at the controller's import
 
     _check_law(law)
     if law in ("impedance", "hybrid_force_position", "admittance"):
@@ -433,8 +435,6 @@ def free_task_axes(robot: Any, q0: np.ndarray) -> tuple[np.ndarray, list[np.ndar
 
 
 def default_gains_file() -> Path:
-    from rbd_ros.util.resources import config_file
-
     return config_file("controllers")
 
 
@@ -494,7 +494,7 @@ def gain_bound_refusal(law: str, model: Any, gains: Mapping[str, Any], rate: flo
 
     The force laws' task stiffness and damping (``impedance``, ``admittance``'s outer loop) are
     not bounded here.  Each reason names the gain, the joint or axis, the value and the bound."""
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front, not at the controller's import
 
     _check_law(law)
     dt = 1.0 / float(rate)

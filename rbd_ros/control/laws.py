@@ -798,7 +798,7 @@ def stiff_damping(model: MdhModel, q0: np.ndarray | None, rate: float) -> np.nda
     one held-torque period it forgets its start), else 0.0.  Measured: xArm 7 joint 7
     (z = 14.6) needs the reference form; TIAGo's wrists (z = 2.3) track 80x better with the
     measured one (5e-5 vs 4e-3 rad RMS)."""
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front, not at the controller's import
 
     q = np.clip(np.zeros(model.dof), model.lower, model.upper) if q0 is None else \
         np.asarray(q0, dtype=float)

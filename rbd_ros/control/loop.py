@@ -211,7 +211,9 @@ class ControlLoop:
         gather2(q, q, idx, q.copy(), q.copy())
         self.saturation.update(q, np.zeros(n, dtype=np.bool_))
         self.saturation.reset()
-        from rbd_ros.control.follow_trajectory import sample_and_check
+        from rbd_ros.control.follow_trajectory import (  # lazy: the planner, not at the controller's import
+            sample_and_check,
+        )
 
         sample_and_check(q, q, q, q, np.zeros((2, n)), np.zeros((2, n)), q, q)  # a goal's checks
         if self.law.task_space:
@@ -244,7 +246,7 @@ class ControlLoop:
         """An ``rbd_ros.Robot`` of the model for IK and forward kinematics off the cycle (its
         own workspace: the law's is the cycle's)."""
         if self._robot is None:
-            from rbd_ros.robot import Robot
+            from rbd_ros.robot import Robot  # lazy: the robot front, not at the controller's import
 
             self._robot = Robot(self.model)
         return self._robot
@@ -527,7 +529,10 @@ class ControlLoop:
         reference at its start, the header stamp, or when planned (``plan_lead`` after now)
         when the stamp is 0, past or nearer than that; a retimed trajectory keeps its start
         and runs longer.  ``ValueError`` with the reason (nothing changes)."""
-        from rbd_ros.control.follow_trajectory import join_lead, plan_from_start
+        from rbd_ros.control.follow_trajectory import (  # lazy: the planner, not at the controller's import
+            join_lead,
+            plan_from_start,
+        )
 
         now, wall = self.t, time.monotonic()
         names = list(msg.joint_names)
@@ -556,7 +561,10 @@ class ControlLoop:
         next cycle (``start_goal``), planned again with more lead when its start passed
         meanwhile; its ``GoalExecution``, or ``GoalError`` (code and reason; nothing changes).
         ``rbd_ros.control.follow_trajectory`` has the semantics."""
-        from rbd_ros.control.follow_trajectory import INVALID_GOAL, GoalError
+        from rbd_ros.control.follow_trajectory import (  # lazy: the planner, not at the controller's import
+            INVALID_GOAL,
+            GoalError,
+        )
 
         for _ in range(PLAN_ATTEMPTS):
             execution = self.plan_goal(goal, defaults, retime)
@@ -572,7 +580,7 @@ class ControlLoop:
         plan missed its start, ``start_goal``); until its start the reference in use goes on.
         Efforts in the points are refused by a law that cannot add them.  ``GoalError``;
         nothing changes."""
-        from rbd_ros.control import follow_trajectory as ft
+        from rbd_ros.control import follow_trajectory as ft  # lazy: the planner, not at the controller's import
 
         if not self.have_state:
             raise ft.GoalError(ft.INVALID_GOAL, "no /joint_states yet: send the goal once states flow")
@@ -589,7 +597,7 @@ class ControlLoop:
         if execution.spline.previous is None and running is not None:
             execution.spline.previous = running  # until its start: the reference in use goes on
         if self.law.task_space:  # a force law's contact, named by the result (issue 41.3)
-            from rbd_ros.control.force_laws import contact_note
+            from rbd_ros.control.force_laws import contact_note  # lazy: the force laws, not at the controller's import
 
             execution.contact = lambda: contact_note(self.law)
         execution.took = self._plan_took = (now, time.monotonic() - wall, points, running)  # (its own: plans race)
@@ -603,7 +611,7 @@ class ControlLoop:
         base's, then the arm's) is checked without the effort: its torques depend on how the
         base moves, which a joint trajectory does not say."""
 
-        from rbd_ros.control.path_limits import PathLimits
+        from rbd_ros.control.path_limits import PathLimits  # lazy: the path limits, not at the controller's import
 
         limit = np.asarray(self.law.limit, dtype=float)
         limit = limit[limit.size - self.dof:]  # (a whole-body law's: the arm's, after the base's)
@@ -621,7 +629,7 @@ class ControlLoop:
         planning one small goal, retimed, on a private reference: the node calls it on a
         thread of its own at start, so that the first goal is planned at full speed."""
 
-        from rbd_ros.control import follow_trajectory as ft
+        from rbd_ros.control import follow_trajectory as ft  # lazy: the planner, not at the controller's import
 
         n, names = self.model.dof, list(self.model.joint_names)
         q = np.clip(np.zeros(n), self.model.lower, self.model.upper)
@@ -780,7 +788,10 @@ class ControlLoop:
         start ``plan_lead`` ahead, through the goals' planner (``follow_trajectory
         .plan_reference``: checked along its whole path, retimed by ``retime``); ``(None, "",
         None)`` when refused (logged)."""
-        from rbd_ros.control.follow_trajectory import GoalError, plan_reference
+        from rbd_ros.control.follow_trajectory import (  # lazy: the planner, not at the controller's import
+            GoalError,
+            plan_reference,
+        )
 
         now, wall = self.t, time.monotonic()
         running = self._latest()[0]
@@ -848,7 +859,7 @@ class ControlLoop:
         .law_for_model``) to the next cycle; the reason (nothing changes) when refused
         (``model_swap.swap_refusal``, or the law failing on the latest state).  Runs in the
         caller's thread: the law's kernels and a tool robot are loaded here, not in the cycle."""
-        from rbd_ros.control.model_swap import swap_refusal
+        from rbd_ros.control.model_swap import swap_refusal  # lazy: the model swap, not at the controller's import
 
         reason = swap_refusal(self.model, model)
         if reason is None and (law.name != self.law.name or law.dof != self.dof):
@@ -863,7 +874,7 @@ class ControlLoop:
         if law.task_space:
             law.compute(0.0, q, qd, Reference(self.dof).set_task(np.eye(4)))
             law.reset()
-        from rbd_ros.robot import Robot
+        from rbd_ros.robot import Robot  # lazy: the robot front, not at the controller's import
 
         self._swap.put((model, law, Robot(model)))
         return None

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from rbd_ros.algorithm.first_use import entry
 from rbd_ros.control.gains import (
     DEFAULT_BANDWIDTH,
     DEFAULT_DAMPING_RATIO,
@@ -131,8 +132,7 @@ class MobileLaw:
                          ("cmd_vel_timeout", cmd_vel_timeout)):
             if not (isinstance(val, (int, float)) and math.isfinite(val) and val > 0):
                 raise ValueError(f"{key} must be a positive number, got {val!r}")
-        from rbd_ros.algorithm.first_use import entry
-        from rbd_ros.algorithm.planar_base import rnea_planar_checked
+        from rbd_ros.algorithm.planar_base import rnea_planar_checked  # lazy: kernels, not at the registries' import
 
         # h = ID(q, v, 0) of the cycle: the compiled entry, loaded (or compiled) here, not at the
         # import of this module (which the law registries import for the names: issue 39)

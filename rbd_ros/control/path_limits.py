@@ -36,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.algorithm.rnea import rnea_rows_released
 from rbd_ros.control.trajectory import JointSpline
 from rbd_ros.model import PRISMATIC, MdhModel
+from rbd_ros.model.data import empty_workspace
 
 EFFORT_MARGIN = 0.7  # the share of the effort limits a plan may use (the rest: the feedback's)
 POSITION_TOLERANCE = 1e-4  # rad or m: the most a position may pass its limit between samples
@@ -102,7 +104,7 @@ class PathLimits:
 
             robot = None
             if isinstance(model, MdhModel) and effort is not None and np.isfinite(effort).any():
-                from rbd_ros.robot import Robot
+                from rbd_ros.robot import Robot  # lazy: the robot front, not at the planner's import
 
                 robot = Robot(model)
         jt = getattr(model, "joint_type", None)
@@ -127,9 +129,6 @@ class PathLimits:
         mp = getattr(getattr(robot, "data", None), "mp", None)
         if getattr(robot, "base_type", None) != "fixed" or mp is None:
             return robot.inverse_dynamics(q, qd, qdd, include_actuators=True)
-        from rbd_ros.algorithm.rnea import rnea_rows_released
-        from rbd_ros.model.data import empty_workspace
-
         q, qd, qdd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd))
         n = len(self.names)
         if not (q.ndim == 2 and q.shape[1] == n and q.shape == qd.shape == qdd.shape):

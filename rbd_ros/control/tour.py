@@ -53,6 +53,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from rbd_ros.control.gains import free_task_axes
 from rbd_ros.control.path_limits import PathLimits, check_path
 from rbd_ros.control.trajectory import JointSpline
 from rbd_ros.model import PRISMATIC, MdhModel
@@ -282,8 +283,6 @@ def _search_start(robot, start: np.ndarray, amp: np.ndarray, segment_time: float
     start (the nearest ring that has one), or the best pose seen.  A good start whose full
     tour needs more than ``cap`` then moves on, staying good, to where it needs less
     (``_less_torque``), so the amplitude need not shrink as much."""
-    from rbd_ros.control.gains import free_task_axes
-
     free, _ = free_task_axes(robot, start)
     rows = np.flatnonzero(~free)
     poses = robot.link_poses(start)
@@ -431,8 +430,6 @@ def _given_start(robot, model: MdhModel, q_start, cap: np.ndarray, lim: np.ndarr
         raise ValueError(f"no tour fits from the given start: holding joint '{model.joint_names[i]}' "
                          f"against gravity there needs {g[i]:.1f} N m, more than {effort_margin:.0%} "
                          f"of its effort limit {lim[i]:g}")
-    from rbd_ros.control.gains import free_task_axes
-
     rows = np.flatnonzero(~free_task_axes(robot, q)[0])
     if rows.size:
         poses = robot.link_poses(q)
@@ -454,7 +451,7 @@ def plan_tour(model: MdhModel, q_start: np.ndarray | None = None, segment_time: 
     base link frame) no guarded point may come within ``FLOOR_MARGIN`` of; ``"auto"``
     (``default_floor``) or None (no floor).  ``points``: more guarded points, ``(name,
     frame, offset)`` (``Floor``).  ``ValueError`` when none fits, with the reason."""
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front (50 ms of import)
 
     if not (np.isfinite(segment_time) and segment_time > 0):
         raise ValueError(f"segment time must be a positive number of seconds, got {segment_time}")

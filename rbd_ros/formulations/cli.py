@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"rbd-ros formulations: error: {problem}", file=sys.stderr)
         return 2
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front (75 ms of import)
 
     try:
         robot = Robot.from_urdf(args.urdf, base_link=args.base_link, tip_link=args.tip_link)

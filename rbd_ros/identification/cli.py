@@ -40,8 +40,12 @@ import numpy as np
 
 from rbd_ros import Robot
 from rbd_ros.identification.estimate import identify_samples, write_model
+from rbd_ros.identification.payload import payload_from_states, save_payload
 from rbd_ros.identification.regressor import regressor, standard_parameters
+from rbd_ros.identification.write_back import write_back
 from rbd_ros.model import MdhModel
+from rbd_ros.urdf import load_model
+from rbd_ros.util.resources import DEFAULT_ROBOT, bundled_robots, bundled_urdf, config_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,8 +93,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_payload(args: argparse.Namespace) -> int:
     """``--payload`` (module docstring)."""
-    from rbd_ros.identification.payload import payload_from_states, save_payload
-    from rbd_ros.identification.recording import JOINT_STATES, RecordingError, bag_directory, read_topics
+    from rbd_ros.identification.recording import (  # lazy: the bag reader (55 ms of import)
+        JOINT_STATES,
+        RecordingError,
+        bag_directory,
+        read_topics,
+    )
 
     prior = load_prior(args)
     bag = bag_directory(args.recording)
@@ -139,9 +147,6 @@ def run_payload(args: argparse.Namespace) -> int:
 
 def load_prior(args: argparse.Namespace):
     """The robot given: ``--model`` file, ``--urdf`` file or bundled ``--robot``."""
-    from rbd_ros.urdf import load_model
-    from rbd_ros.util.resources import DEFAULT_ROBOT, bundled_robots, config_file
-
     if args.model:
         if not Path(args.model).is_file():
             raise ValueError(f"--model {args.model}: file not found")
@@ -158,8 +163,6 @@ def load_prior(args: argparse.Namespace):
 
 def prior_urdf(args: argparse.Namespace) -> str:
     """The URDF an ``-o NAME.urdf`` is written over: ``--urdf``, or the bundled robot's."""
-    from rbd_ros.util.resources import DEFAULT_ROBOT, bundled_urdf
-
     if args.urdf:
         return args.urdf
     if args.model:
@@ -172,8 +175,8 @@ def real_arm(args: argparse.Namespace, prior, bag: Path, topics: dict):
     """The samples of a real arm's ``/joint_states`` (``--real-arm``, or a bag with no commands
     and no velocities) and the parallel filter's window, or None for a bringup recording;
     ``topics``: the bag's ``recording.read_topics``."""
-    from rbd_ros.identification.real_arm import real_arm_samples
-    from rbd_ros.identification.recording import COMMANDS, JOINT_STATES
+    from rbd_ros.identification.real_arm import real_arm_samples  # lazy: the bag reader (58 ms of import)
+    from rbd_ros.identification.recording import COMMANDS, JOINT_STATES  # lazy: the bag reader (48 ms of import)
 
     states = topics[JOINT_STATES]
     auto = not topics[COMMANDS] and bool(states) and all(len(m.velocity) == 0 for _, m in states)
@@ -194,7 +197,11 @@ def real_arm(args: argparse.Namespace, prior, bag: Path, topics: dict):
 
 
 def run(args: argparse.Namespace) -> int:
-    from rbd_ros.identification.recording import bag_directory, load_recording, read_topics
+    from rbd_ros.identification.recording import (  # lazy: the bag reader (45 ms of import)
+        bag_directory,
+        load_recording,
+        read_topics,
+    )
 
     if args.payload:
         return run_payload(args)
@@ -233,8 +240,6 @@ def run(args: argparse.Namespace) -> int:
     write_model(res, yaml_out, args.recording)
     print(f"wrote {yaml_out}")
     if urdf_out:
-        from rbd_ros.identification.write_back import write_back
-
         written = write_back(urdf_in, res.model)
         Path(urdf_out).parent.mkdir(parents=True, exist_ok=True)
         Path(urdf_out).write_text(written.text, encoding="utf-8")

@@ -110,7 +110,7 @@ class Excitation:
                 + (f"above the floor z = {self.floor:g} m" if self.floor is not None else "no floor"))
 
     def spline(self, t0: float = 0.0):
-        from rbd_ros.control.trajectory import JointSpline
+        from rbd_ros.control.trajectory import JointSpline  # lazy: the splines (0.3 s of import)
 
         n = len(self.start)
         return JointSpline.from_points(t0, self.times, self.waypoints, self.velocities, self.accelerations,
@@ -143,8 +143,8 @@ def plan_excitation(model: MdhModel, start: np.ndarray, period: float = 8.0, per
     """The optimised series from ``start`` (module docstring); ``floor``/``points`` as
     ``control.tour.plan_tour``'s (a height or None); ``optimise``: the relative-std
     objective and the whole-path check (module docstring).  ``ValueError`` when no motion fits."""
-    from rbd_ros.control.tour import Floor, Guard, inner_limits
-    from rbd_ros.robot import Robot
+    from rbd_ros.control.tour import Floor, Guard, inner_limits  # lazy: the tour planner (0.3 s of import)
+    from rbd_ros.robot import Robot  # lazy: the robot front (0.4 s of import)
 
     if not (np.isfinite(period) and period > 0 and periods >= 1 and harmonics >= 2):
         raise ValueError(f"excitation: period > 0 s, periods >= 1 and harmonics >= 2, got "
@@ -253,7 +253,7 @@ def fit_whole_path(model: MdhModel, exc: Excitation, effort_margin: float, veloc
     (``effort_margin``) limits (``control.path_limits``) and, with a ``guard`` (``control.tour``'s
     ``Floor``), stays above the floor at the sent points."""
 
-    from rbd_ros.control.path_limits import PathLimits, check_path
+    from rbd_ros.control.path_limits import PathLimits, check_path  # lazy: the path limits (0.3 s of import)
 
     limits = PathLimits.from_model(model, effort_margin=effort_margin)
     limits = replace(limits, velocity=velocity_margin * limits.velocity)

@@ -21,7 +21,7 @@ __all__ = ["RigidBody", "so3", "se2", "se3", "xz"]
 
 def __getattr__(name: str) -> Any:
     if name == "RigidBody":
-        from rbd_ros.lie.rigid_body import RigidBody
+        from rbd_ros.lie.rigid_body import RigidBody  # lazy: a package name: lie.so3's users need no rigid body
 
         return RigidBody
     if name in ("so3", "se2", "se3", "xz"):

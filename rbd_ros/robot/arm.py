@@ -162,7 +162,7 @@ class Robot(StaticsAndIK, Simulation, Derivatives):
         free body), ``"planar"`` or ``"diff_drive"`` (a ground base, ``rbd_ros.robot.mobile``; the
         wheel options override what ``rbd_ros.urdf.wheels`` finds in the URDF); ``kw`` are passed
         on (e.g. ``gravity``)."""
-        from rbd_ros.urdf import load_conversion
+        from rbd_ros.urdf import load_conversion  # lazy: the URDF converter (25 ms): Robot(model) needs none
 
         base = validate.renamed("Robot.from_urdf", "base", "base_type", base, base_type, "fixed")
         if base not in BASE_TYPES:
@@ -404,7 +404,7 @@ class Robot(StaticsAndIK, Simulation, Derivatives):
                      include_actuators: bool = False) -> np.ndarray:
         """``kind`` (``inverse_dynamics``, ``mass_matrix``, ``coriolis_matrix``) by one of
         ``rbd_ros.formulations``; same checks and shapes as the fast path (batches row by row)."""
-        from rbd_ros import formulations
+        from rbd_ros import formulations  # lazy: the cross-checks (18 ms), only for method=
 
         formulations.check_method(kind, method)
         batch, arrs = self._batch(**dict(zip(("q", "qd", "qdd"), states)))

@@ -64,7 +64,7 @@ def _floating_fast(robot: Any, q: Any, v: Any, x: Any,
     refuses anything (the full path then names it)."""
     global _floating_entry
     if _floating_entry is None:
-        from rbd_ros.algorithm import root_derivatives as rt
+        from rbd_ros.algorithm import root_derivatives as rt  # lazy: the moving bases' kernels, for a moving root only
 
         _floating_entry = (on_first_call(rt.floating_derivatives_entry, globals(), "_floating_entry")
                            if NATIVE_CHECK else rt.floating_derivatives_entry)
@@ -87,7 +87,7 @@ def _planar_fast(robot: Any, q: Any, v: Any, x: Any,
     global _planar_entry
 
     if _planar_entry is None:
-        from rbd_ros.algorithm import root_derivatives as rt
+        from rbd_ros.algorithm import root_derivatives as rt  # lazy: the moving bases' kernels, for a moving root only
 
         _planar_entry = (on_first_call(rt.planar_derivatives_entry, globals(), "_planar_entry")
                          if NATIVE_CHECK else rt.planar_derivatives_entry)
@@ -154,7 +154,7 @@ class Derivatives:
     def _root_rnea_derivatives(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, w: np.ndarray | None,
                                act: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One validated state: ``(dtau/dq, dtau/dv, M)`` in our velocity coordinates."""
-        from rbd_ros.algorithm import root_derivatives as rt  # (not at import: it loads floating_base's entries)
+        from rbd_ros.algorithm import root_derivatives as rt  # lazy: the moving bases' kernels, for a moving root only
 
         qj, g, R, idx = self._root_embed(q, v)
         nf = 6 + self.dof

@@ -40,8 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.algorithm import discrete_step as ds
 from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
 from rbd_ros.lie import se3, so3
+from rbd_ros.lie.integrators import INTEGRATORS
 from rbd_ros.util import validate
 
 _C = (0.0, 0.5, 0.5, 1.0)  # RK4 stage times
@@ -51,8 +53,6 @@ _W = (1.0, 2.0, 2.0, 1.0)  # RK4 weights (over 6)
 def integrators_of(base_type: str) -> tuple[str, ...]:
     """The integrator names ``Robot.simulate`` takes for this base, its default first."""
     if base_type == "floating":
-        from rbd_ros.lie.integrators import INTEGRATORS
-
         return tuple(INTEGRATORS)
     if base_type == "planar":
         return ("rk4",)
@@ -117,8 +117,6 @@ def _fixed_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray, h: float
                act: bool) -> tuple[np.ndarray, np.ndarray]:
     """A fixed base's RK4 step in one jitted call per state (``algorithm.discrete_step``; a batch
     through the robot's batch runner, on its threads)."""
-    from rbd_ros.algorithm import discrete_step as ds
-
     q, v, u = (np.ascontiguousarray(x, dtype=float) for x in (q, v, u))
     n = q.shape[-1]
     A, B = np.empty((*q.shape[:-1], 2 * n, 2 * n)), np.empty((*q.shape[:-1], 2 * n, n))

@@ -26,6 +26,11 @@ from typing import Any, cast
 import numpy as np
 
 from rbd_ros.model import MdhModel
+from rbd_ros.ros.dds import use_large_data_profile
+from rbd_ros.ros.lean_executor import missing_internals, wait_for_response
+from rbd_ros.ros.messages import is_pose, pose_to_matrix
+from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
+from rbd_ros.ros.topics import dynamics_service_types
 from rbd_ros.util import validate
 
 
@@ -68,7 +73,7 @@ def __getattr__(name: str) -> Any:
     """``IKSolution``: the client's IK result before issue 29, now ``rbd_ros.IKResult`` (one
     vocabulary with ``Robot.ik`` and the service); the old name warns for one release."""
     if name == "IKSolution":
-        from rbd_ros.robot.statics import IKResult
+        from rbd_ros.robot.statics import IKResult  # lazy: the robot front (0.4 s) for a result type
 
         warnings.warn("rbd_ros.ros.client.IKSolution is deprecated, use rbd_ros.IKResult (the "
                       "old name goes in the next release)", DeprecationWarning, stacklevel=2)
@@ -107,8 +112,6 @@ class DynamicsClient:
         self._lock = threading.Lock()
         if self._own:
             self._context = Context()
-            from rbd_ros.ros.dds import use_large_data_profile
-
             use_large_data_profile()  # effective if this is the process's first participant
             rclpy.init(context=self._context)
             node = rclpy.create_node("rbd_dynamics_client", context=self._context)
@@ -117,15 +120,10 @@ class DynamicsClient:
         self._executor = SingleThreadedExecutor(context=node.context)
         self._executor.add_node(node)
         prefix = f"/{namespace.strip('/')}/" if namespace.strip("/") else "/"
-        from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
-        from rbd_ros.ros.topics import dynamics_service_types
-
         self._clients = {name: node.create_client(t, prefix + name, qos_profile=SERVICE_QOS())
                          for name, t in dynamics_service_types().items()}
         self._srv = srv
         self._model_names: list[str] | None = None
-        from rbd_ros.ros.lean_executor import missing_internals
-
         self._lean = not missing_internals()  # else rclpy's call_async, see lean_executor
 
     # ---- plumbing -------------------------------------------------------------------------
@@ -182,8 +180,6 @@ class DynamicsClient:
         sent so far, double ``patience``, send again, until ``timeout`` (then None)."""
         futures: list = []  # of call_async (rclpy's path)
         if self._own and self._lean:  # nothing else spins this node: wait on the handle itself
-            from rbd_ros.ros.lean_executor import wait_for_response
-
             sent: set[int] = set()
 
             def send() -> None:
@@ -321,8 +317,6 @@ class DynamicsClient:
         release the 4x4 also answers the response's fields, with a ``DeprecationWarning``."""
         if np.ndim(q) == 2:
             return np.stack([np.asarray(self.forward_kinematics(row, joint_names)) for row in q])
-        from rbd_ros.ros.messages import pose_to_matrix
-
         res = self.forward_kinematics_message(q, joint_names)
         T = pose_to_matrix(res.tool_pose).view(ForwardKinematicsPose)
         T._response = res
@@ -344,8 +338,6 @@ class DynamicsClient:
     def urdf_link_poses(self, q, links: list[str], joint_names: list[str] | None = None) -> np.ndarray:
         """World poses ``(L, 4, 4)`` of URDF links by name for one state (fixed links too; as
         ``Robot.urdf_link_poses``); an unknown name: ``DynamicsError`` naming it."""
-        from rbd_ros.ros.messages import pose_to_matrix
-
         res = self.forward_kinematics_message(q, joint_names, links)
         poses = getattr(res, "urdf_link_poses", res.poses)  # interfaces built before the rename: poses
         return np.array([pose_to_matrix(p) for p in poses]).reshape(-1, 4, 4)
@@ -354,8 +346,6 @@ class DynamicsClient:
         """``{label: 4x4 world pose}`` of the n + 1 MDH frames for one state (as
         ``Robot.link_poses``), labelled ``"frame0"`` then the URDF link each joint moves: the
         MDH frame of that body, not the URDF link's pose (that is ``urdf_link_poses``)."""
-        from rbd_ros.ros.messages import pose_to_matrix
-
         res = self.forward_kinematics_message(q, joint_names)
         return {name: pose_to_matrix(p) for name, p in zip(res.link_names, res.link_poses)}
 
@@ -429,8 +419,7 @@ class DynamicsClient:
         timeout (the request's fields).  Returns ``rbd_ros.IKResult`` (``positions``,
         ``solved``, ``position_errors``, ``orientation_errors``, ``iterations``, ``attempts``:
         the service's names; scalars for one target).  Unreachable targets: solved False."""
-        from rbd_ros.robot.statics import IKResult
-        from rbd_ros.ros.messages import is_pose
+        from rbd_ros.robot.statics import IKResult  # lazy: the robot front (0.4 s) for a result type
 
         names = self._names(joint_names)
         req = self._srv.InverseKinematics.Request(

@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import yaml
 
+from rbd_ros.ros.dds import use_large_data_profile
+
 
 def recordable_qos():
     """Reliable with a 10 000-sample history (10 s at 1 kHz, a few MB): for the streams a
@@ -115,8 +117,6 @@ def run_node(name: str, body: Callable, argv: list[str] | None, spin: bool = Tru
     from rclpy.executors import ExternalShutdownException
 
     args = list(sys.argv[1:] if argv is None else argv)
-    from rbd_ros.ros.dds import use_large_data_profile
-
     fast_log_callers()
 
     use_large_data_profile()  # before the first participant; see rbd_ros.ros.dds

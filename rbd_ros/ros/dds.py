@@ -20,6 +20,8 @@ import re
 import time
 from pathlib import Path
 
+from rbd_ros.util.resources import share_dir
+
 PROFILE_ENV = "FASTDDS_DEFAULT_PROFILES_FILE"
 SWITCH_ENV = "RBD_ROS_FASTDDS_PROFILE"
 LEGACY_ENV = "FASTRTPS_DEFAULT_PROFILES_FILE"
@@ -27,8 +29,6 @@ LEGACY_ENV = "FASTRTPS_DEFAULT_PROFILES_FILE"
 
 def profile_path() -> Path:
     """The bundled profile, ``config/fastdds_large_data.xml`` (source tree or ament share)."""
-    from rbd_ros.util.resources import share_dir
-
     return share_dir() / "config" / "fastdds_large_data.xml"
 
 

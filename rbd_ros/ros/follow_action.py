@@ -56,7 +56,17 @@ import threading
 import time
 from typing import Any, cast
 
+from rbd_ros.control.follow_trajectory import (
+    CANCELED,
+    INVALID_GOAL,
+    PREEMPTED,
+    SUCCESSFUL,
+    GoalError,
+    ToleranceDefaults,
+)
 from rbd_ros.ros import topics
+from rbd_ros.ros.lean_executor import release_sigint_guard
+from rbd_ros.ros.messages import set_stamp
 
 
 def spin_helper(executor: Any, node: Any, closing: threading.Event, note: Any) -> None:
@@ -85,8 +95,6 @@ class FollowJointTrajectoryServer:
         from rclpy.action import ActionServer, CancelResponse, GoalResponse
         from rclpy.callback_groups import ReentrantCallbackGroup
         from rclpy.executors import MultiThreadedExecutor
-
-        from rbd_ros.ros.lean_executor import release_sigint_guard
 
         node = controller.node
         self.ctl, self.log, self.period, self.defaults = controller, node.get_logger(), 1.0 / monitor_rate, defaults
@@ -121,8 +129,6 @@ class FollowJointTrajectoryServer:
         """Stop serving and join every thread (a managed node's cleanup; the process's end,
         before rclpy shuts down): the running goal ends aborted, its monitor returns, the
         executor's threads are joined."""
-        from rbd_ros.control.follow_trajectory import INVALID_GOAL
-
         if self.closing.is_set():
             return
         self.closing.set()
@@ -189,8 +195,6 @@ class FollowJointTrajectoryServer:
         """Cancel the active goal: it ends canceled, the arm holds the measured position; a goal
         still being planned ends canceled once planned, never started (recorded here: rclpy
         moves it to CANCELING only after this returns)."""
-        from rbd_ros.control.follow_trajectory import CANCELED
-
         with self.lock:
             for key in [k for k, h in self._cancels.items() if not self._flag(h, "is_active")]:
                 del self._cancels[key]  # (a cancel that came after its goal's end was executed)
@@ -210,8 +214,6 @@ class FollowJointTrajectoryServer:
     def _execute(self, handle: Any) -> Any:
         """Plan one goal (this thread: under no lock, the cycle goes on meanwhile), start it,
         run it to its end (module docstring); returns its result."""
-        from rbd_ros.control.follow_trajectory import INVALID_GOAL, GoalError
-
         with self.lock:
             arrived = self._numbers.pop(id(handle.request), None)
             if arrived is None or arrived[0] is not handle.request:  # (no goal callback: a stand-in)
@@ -232,8 +234,7 @@ class FollowJointTrajectoryServer:
                 self._cancels.pop(id(handle), None)
 
     def _plan_and_run(self, handle: Any, number: int) -> Any:
-        from rbd_ros.control.follow_trajectory import INVALID_GOAL, PREEMPTED, SUCCESSFUL, GoalError
-        from rbd_ros.control.loop import PLAN_ATTEMPTS
+        from rbd_ros.control.loop import PLAN_ATTEMPTS  # lazy: the control loop (21 ms of import)
 
         loop = self.ctl.loop
         wake = threading.Event()
@@ -278,8 +279,6 @@ class FollowJointTrajectoryServer:
 
     def _monitor(self, handle: Any, execution: Any, wake: threading.Event) -> Any:
         """Feedback every period until the goal ends; then its terminal state and result."""
-        from rbd_ros.control.follow_trajectory import INVALID_GOAL
-
         loop, context = self.ctl.loop, self.node.context
         feedback = self._feedback_message()
         while execution.code is None:
@@ -309,8 +308,6 @@ class FollowJointTrajectoryServer:
     def _end(self, handle: Any, execution: Any, feedback: Any, code: int, message: str) -> int:
         """The goal's terminal state (succeeded, canceled, aborted); its result's error_code.
         Every call guarded: the client may be gone, the process shutting down."""
-        from rbd_ros.control.follow_trajectory import CANCELED, INVALID_GOAL, SUCCESSFUL
-
         if code == SUCCESSFUL:
             self._publish_feedback(handle, execution, feedback)
             self._call(handle, "succeed")
@@ -347,8 +344,6 @@ class FollowJointTrajectoryServer:
         """``desired``, ``actual``, ``error`` of the latest cycle in the ``joints`` order;
         ``time_from_start`` on the plan's clock (the retimed one when retimed)."""
 
-        from rbd_ros.ros.messages import set_stamp
-
         t = execution.t
         if not math.isfinite(t) or not self._flag(handle, "is_active"):
             return
@@ -369,8 +364,6 @@ class FollowJointTrajectoryServer:
 def make_server(controller: Any, prm: dict[str, Any]) -> FollowJointTrajectoryServer | None:
     """The server for an arm controller with the schema's ``prm``; None (one warning line)
     where ``control_msgs`` does not import."""
-    from rbd_ros.control.follow_trajectory import ToleranceDefaults
-
     try:
         import control_msgs.action  # noqa: F401
     except ImportError as exc:

@@ -22,6 +22,10 @@ import threading
 import time
 from typing import Any
 
+from rbd_ros.ros.follow_action import spin_helper
+from rbd_ros.ros.lean_executor import release_sigint_guard
+from rbd_ros.sim.gripper import GripperGoal
+
 ACTION = "/gripper_controller/gripper_cmd"
 MONITOR_PERIOD = 0.02  # s (wall) between checks of a running goal
 
@@ -51,15 +55,11 @@ class GripperActionServer:
                                    callback_group=ReentrantCallbackGroup())
         self.executor = MultiThreadedExecutor(num_threads=3, context=node.context)
         self.executor.add_node(self.node)
-        from rbd_ros.ros.lean_executor import release_sigint_guard
-
         release_sigint_guard(self.executor)  # (the SIGINT race of lean_executor; spin_helper polls the context)
         self.thread = threading.Thread(target=self._spin, name="rbd_ros-gripper-cmd", daemon=True)
         self.thread.start()
 
     def _spin(self) -> None:
-        from rbd_ros.ros.follow_action import spin_helper
-
         spin_helper(self.executor, self.node, self.closing, lambda exc: self.log.warning(f"gripper_cmd: {exc!r}"))
 
     def _state(self) -> tuple[float, float, float, float]:
@@ -69,8 +69,6 @@ class GripperActionServer:
             return float(d.time), servo.position(d), servo.velocity(d), servo.effort(d)
 
     def _execute(self, handle: Any) -> Any:
-        from rbd_ros.sim.gripper import GripperGoal
-
         self.latest += 1
         mine = self.latest
         cmd = handle.request.command

@@ -39,7 +39,7 @@ def matrix_to_pose(T: np.ndarray):
     """A ``geometry_msgs/Pose`` of a 4x4 homogeneous transform (quaternion x y z w, w >= 0)."""
     from geometry_msgs.msg import Point, Pose, Quaternion
 
-    from rbd_ros.lie.so3 import rotation_to_quaternion
+    from rbd_ros.lie.so3 import rotation_to_quaternion  # lazy: numba, not at the server's or bridge's import
 
     x, y, z, w = rotation_to_quaternion(T[:3, :3])
     p = T[:3, 3]
@@ -55,7 +55,7 @@ def is_pose(value: Any) -> bool:
 def pose_to_matrix(pose: Any) -> np.ndarray:
     """The 4x4 homogeneous transform of a ``geometry_msgs/Pose`` (its quaternion normalised;
     a zero or non-finite one refused, ``rbd_ros.lie.so3.pose_matrix``)."""
-    from rbd_ros.lie.so3 import pose_matrix
+    from rbd_ros.lie.so3 import pose_matrix  # lazy: numba, not at the server's or bridge's import
 
     p, o = pose.position, pose.orientation
     return pose_matrix([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
@@ -97,7 +97,7 @@ def transform_stamped(parent: str, child: str, T: np.ndarray, stamp: Any = None)
 
 def set_transform(transform: Any, T: np.ndarray) -> None:
     """Fill a ``geometry_msgs/Transform`` with the 4x4 ``T`` (quaternion x, y, z, w)."""
-    from rbd_ros.lie.so3 import rotation_to_quaternion
+    from rbd_ros.lie.so3 import rotation_to_quaternion  # lazy: numba, not at the server's or bridge's import
 
     x, y, z, w = rotation_to_quaternion(T[:3, :3])
     t, r = transform.translation, transform.rotation

@@ -30,12 +30,12 @@ import numpy as np
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, recordable_qos
 from rbd_ros.ros.messages import set_stamp
+from rbd_ros.ros.parameters import declare_settings, schema
 
 
 def mobile_config(node, model) -> tuple[Any, str, str]:
     """``(MobileConfig, odom_frame, base_frame)`` from the node's parameters."""
-    from rbd_ros.ros.parameters import declare_settings, schema
-    from rbd_ros.sim.mobile_sim import MobileConfig
+    from rbd_ros.sim.mobile_sim import MobileConfig  # lazy: the mobile simulator, not at the bridge's import
 
     given = declare_settings(node, MobileConfig, schema("mujoco_bridge"))
     frames = schema("mujoco_bridge").declare(node, ["odom_frame", "base_frame"])
@@ -53,7 +53,7 @@ def mobile_config(node, model) -> tuple[Any, str, str]:
 def refuse_mobile_parameters(node, model) -> None:
     """A robot without a mobile base given the mobile parameters (module docstring): refused by
     name (they would be ignored: e.g. a URDF loaded without ``base_type:=diff_drive``)."""
-    from rbd_ros.sim.mobile_sim import MobileConfig
+    from rbd_ros.sim.mobile_sim import MobileConfig  # lazy: the mobile simulator, not at the bridge's import
 
     mobile = [f.name for f in fields(MobileConfig)] + ["odom_frame"]
     given = sorted(set(getattr(node, "_parameter_overrides", {})) & set(mobile))
@@ -76,7 +76,7 @@ class OdomPublisher:
         self.pub = node.create_publisher(Odometry, topics.ODOM, recordable_qos())
         self.wheels = None
         if sim.mobile.odom_source == "wheel_odometry":
-            from rbd_ros.sim.odometry import WheelOdometry
+            from rbd_ros.sim.odometry import WheelOdometry  # lazy: odometry, for a mobile base
 
             m = sim.robot_model
             self.wheels = WheelOdometry(m.wheel_radius, m.wheel_separation)

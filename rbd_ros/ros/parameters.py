@@ -30,6 +30,7 @@ import numpy as np
 import yaml
 
 from rbd_ros.ros.common import NodeConfigError
+from rbd_ros.util.resources import share_dir
 
 TYPES = ("string", "double", "integer", "bool", "string_array", "double_array", "any")
 _PY = {"string": str, "double": float, "integer": int, "bool": bool}
@@ -185,8 +186,6 @@ def _range_text(spec: Spec) -> str:
 
 
 def schema_dir() -> Path:
-    from rbd_ros.util.resources import share_dir
-
     return share_dir() / "config" / "schema"
 
 
@@ -479,8 +478,6 @@ def parameters_markdown() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--write"]:
-        from rbd_ros.util.resources import share_dir
-
         out = share_dir() / "docs" / "parameters.md"
         out.write_text(parameters_markdown())
         print(f"wrote {out}")

@@ -28,6 +28,7 @@ import numpy as np
 from rbd_ros.model import MdhModel
 from rbd_ros.ros.common import NodeConfigError
 from rbd_ros.ros.parameters import schema
+from rbd_ros.util.resources import bundled_urdf
 
 #: name -> default ('' = not given; gravity None = not given): config/schema/robot.yaml
 ROBOT_PARAMETERS: dict[str, Any] = schema("robot").defaults()
@@ -61,7 +62,7 @@ def robot_model(params: Mapping[str, Any], base_type: str = "") -> LoadedRobot:
     """The model described by ``params`` (keys of ``ROBOT_PARAMETERS``, or a deprecated name of
     one: ``base``; missing = not given); ``base_type`` a ``MdhModel.base_type`` that wins over
     the parameter ('' = the parameter's, else the file's; URDF: fixed)."""
-    from rbd_ros.urdf import load_conversion
+    from rbd_ros.urdf import load_conversion  # lazy: the URDF converter, not at the nodes' import
 
     given, _ = schema("robot").resolve({k: v for k, v in params.items() if v is not None})
     p = {**ROBOT_PARAMETERS, **given}
@@ -79,7 +80,7 @@ def robot_model(params: Mapping[str, Any], base_type: str = "") -> LoadedRobot:
         loaded = LoadedRobot(model, path, Path(path).stem)
     else:
         if p["package_paths"]:  # where this process finds the URDF's meshes (collisions, video)
-            from rbd_ros.sim.urdf_visuals import set_package_paths
+            from rbd_ros.sim.urdf_visuals import set_package_paths  # lazy: the URDF visuals, for package_paths only
 
             set_package_paths([str(d) for d in p["package_paths"]])
         if not isinstance(p["inertia_fix"], bool):
@@ -99,8 +100,6 @@ def urdf_source(robot_description: str, urdf_path: str) -> tuple[str, str, str]:
     """What to give the URDF converter (XML text or a file path), the parameter it came from
     as error messages name it, and the file stem ('' for XML text): ``robot_description``
     wins, then ``urdf_path``, then the bundled default robot."""
-    from rbd_ros.util.resources import bundled_urdf
-
     if str(robot_description).strip():
         return robot_description, "robot_description", ""
     path = Path(urdf_path).expanduser() if urdf_path else bundled_urdf()
@@ -112,7 +111,7 @@ def urdf_source(robot_description: str, urdf_path: str) -> tuple[str, str, str]:
 @contextmanager
 def urdf_errors(where: str) -> Iterator[None]:
     """A ``UrdfError`` of the converter as ``NodeConfigError('<where>: <reason>')``."""
-    from rbd_ros.urdf import UrdfError
+    from rbd_ros.urdf import UrdfError  # lazy: the URDF converter, not at the nodes' import
 
     try:
         yield

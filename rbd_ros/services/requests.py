@@ -290,7 +290,7 @@ class DynamicsService:
         self.moving = bool(self._bq)
         self.integrators: tuple[str, ...] = ()  # a moving robot's, its default first
         if self.floating:  # imported only for a floating robot (loading its kernels takes ~1 s)
-            from rbd_ros.robot.floating import INTEGRATORS as FLOATING
+            from rbd_ros.robot.floating import INTEGRATORS as FLOATING  # lazy: for a floating robot only
 
             self.integrators = tuple(FLOATING)
         elif self.mobile:

@@ -9,23 +9,23 @@ __all__ = ["BridgeConfig", "MobileConfig", "MobileSimulator", "Simulator", "Whee
 
 def __getattr__(name: str):
     if name in ("BridgeConfig", "Simulator"):
-        from rbd_ros.sim import simulator
+        from rbd_ros.sim import simulator  # lazy: a package name, not at the controller's import
 
         return getattr(simulator, name)
     if name in ("build_mujoco_model", "from_urdf"):
-        from rbd_ros.sim import mujoco_model
+        from rbd_ros.sim import mujoco_model  # lazy: a package name, not at the controller's import
 
         return getattr(mujoco_model, name)
     if name in ("MobileConfig", "MobileSimulator"):
-        from rbd_ros.sim import mobile_sim
+        from rbd_ros.sim import mobile_sim  # lazy: a package name, not at the controller's import
 
         return getattr(mobile_sim, name)
     if name == "build_mobile_model":
-        from rbd_ros.sim.mobile_model import build_mobile_model
+        from rbd_ros.sim.mobile_model import build_mobile_model  # lazy: a package name, not at the controller's import
 
         return build_mobile_model
     if name == "WheelOdometry":
-        from rbd_ros.sim.odometry import WheelOdometry
+        from rbd_ros.sim.odometry import WheelOdometry  # lazy: a package name, not at the controller's import
 
         return WheelOdometry
     raise AttributeError(name)

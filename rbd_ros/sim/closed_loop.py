@@ -62,8 +62,8 @@ def tool_errors(model: MdhModel, reference: np.ndarray, measured: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Per sample: the tool's position error ``|p(q_d) - p(q)|`` (m) and orientation error
     angle ``|orientation_error(R(q_d), R(q))|`` (rad)."""
-    from rbd_ros.lie.so3 import orientation_error
-    from rbd_ros.robot import Robot
+    from rbd_ros.lie.so3 import orientation_error  # lazy: lie.so3 (numba) (0.2 s of import)
+    from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
     robot = Robot(model)
     Td, T = robot.fk(np.asarray(reference, float)), robot.fk(np.asarray(measured, float))
@@ -80,9 +80,9 @@ def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None
     law ``law_name`` for ``duration`` s (default: the tour plus 0.5 s), lockstep at the
     bridge's timestep.  ``bridge``: ``BridgeConfig`` settings; ``law_kw`` go to the law.
     ``sim_model``: the arm simulated, when it is not the law's ``model`` (issue 31)."""
-    from rbd_ros.control.laws import Reference, make_law
-    from rbd_ros.control.tour import plan_tour
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+    from rbd_ros.control.laws import Reference, make_law  # lazy: the laws (0.3 s of import)
+    from rbd_ros.control.tour import plan_tour  # lazy: the tour planner (0.3 s of import)
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator  # lazy: the simulator (0.5 s of import)
 
     if tour is None:
         tour = plan_tour(model, segment_time=segment_time)
@@ -131,10 +131,10 @@ def composed_loop(model: MdhModel, law_name: str, tour: Any = None,
     ``law_name`` tracking ``tour`` (default ``plan_tour(model)``) from its start; ``step()``
     advances one timestep.  ``sim`` is the ``Simulator`` (realtime mode), ``loop`` the
     ``ControlLoop``."""
-    from rbd_ros.control.laws import make_law
-    from rbd_ros.control.loop import ControlLoop
-    from rbd_ros.control.tour import plan_tour
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+    from rbd_ros.control.laws import make_law  # lazy: the laws (0.3 s of import)
+    from rbd_ros.control.loop import ControlLoop  # lazy: the control loop (0.3 s of import)
+    from rbd_ros.control.tour import plan_tour  # lazy: the tour planner (0.3 s of import)
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator  # lazy: the simulator (0.3 s of import)
 
     tour = plan_tour(model) if tour is None else tour
     quiet = lambda level, msg: None  # noqa: E731
@@ -175,11 +175,11 @@ def mobile_composed_loop(model: MdhModel, law_name: str = "whole_body_computed_t
     without ROS (``MobileController.step``: the simulator's base ground truth and the measured
     joints -> ``MobileControlLoop.cycle`` -> ``sim.command`` -> ``sim.step``), holding the
     start (arm and base)."""
-    from rbd_ros.control.mobile_laws import make_mobile_law
-    from rbd_ros.control.mobile_loop import MobileControlLoop
-    from rbd_ros.robot import Robot
-    from rbd_ros.sim.mobile_sim import MobileSimulator
-    from rbd_ros.sim.simulator import BridgeConfig
+    from rbd_ros.control.mobile_laws import make_mobile_law  # lazy: the mobile laws (0.3 s of import)
+    from rbd_ros.control.mobile_loop import MobileControlLoop  # lazy: the mobile loop (0.3 s of import)
+    from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
+    from rbd_ros.sim.mobile_sim import MobileSimulator  # lazy: the mobile simulator (0.4 s of import)
+    from rbd_ros.sim.simulator import BridgeConfig  # lazy: the simulator (0.4 s of import)
 
     quiet = lambda level, msg: None  # noqa: E731
     sim = MobileSimulator(model, BridgeConfig(mode="realtime"), log=quiet)

@@ -128,7 +128,7 @@ def contact_site(model: MdhModel, surface: str = "top", length: float = 0.1,
     ``LIMIT_MARGIN`` of one), ``effort limit`` (the press needs more torque than the URDF
     allows), ``clearance`` (another link nearer the surface than ``clearance``) or ``jump``
     (the slide needs a joint to jump)."""
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front (35 ms of import)
 
     if surface not in SURFACES:
         raise ValueError(f"surface must be one of {', '.join(SURFACES)}, got '{surface}'")

@@ -103,7 +103,7 @@ def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, floa
     GUARD (1 / speed - 1 / bound) - RAMP_TIME (bound - speed) / (2 speed)`` s later than
     unguarded.  ``run_press(guarded=True)`` uses it (bringup's press through the nodes: not
     yet)."""
-    from rbd_ros.control.force_laws import OVER_DAMPING, RAMP_TIME
+    from rbd_ros.control.force_laws import OVER_DAMPING, RAMP_TIME  # lazy: the force laws (0.4 s of import)
 
     if speed >= bound:
         return math.inf, bound, 0.0
@@ -116,7 +116,7 @@ def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, floa
 def scene_stiffness(scene) -> float:
     """The stiffest contact of ``scene`` (as loaded, not yet placed) in N/m: the guard's ``k``
     (``guard_speed``); objects given as MuJoCo's ``solref`` count as ``DEFAULT_STIFFNESS``."""
-    from rbd_ros.sim.scene import DEFAULT_STIFFNESS
+    from rbd_ros.sim.scene import DEFAULT_STIFFNESS  # lazy: the scenes (0.4 s of import)
 
     return max([o.stiffness or DEFAULT_STIFFNESS for o in scene.objects] or [DEFAULT_STIFFNESS])
 
@@ -147,7 +147,7 @@ def link_contacts(sim, tip: int, cycles: np.ndarray) -> None:
     geoms other than the probe (geom ``tip``) touch the scene (``mujoco_model.scene_touches``):
     the press measures the probe's force only, so such a touch (a collision shape too large,
     a site too close to the arm) makes its numbers untrustworthy (``run_press`` notes it)."""
-    from rbd_ros.sim.mujoco_model import scene_touches
+    from rbd_ros.sim.mujoco_model import scene_touches  # lazy: the MuJoCo model (0.3 s of import)
 
     for b in scene_touches(sim.mj_model, sim.mj_data, tip):  # once per body and step
         cycles[b] += 1
@@ -178,9 +178,9 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     but the xArm 7's joint-torque estimate goes 0.003 -> 0.9 N.  Not the admittance's: its
     compliant reference starts down ~0.1 s late, so the time-planned guard found it 1.25 cm
     up, not 1 cm, and touched 0.3 s late on the UR5; unguarded its impact is 1.0-1.5x."""
-    from rbd_ros.control.laws import Reference, make_law
-    from rbd_ros.sim.scene import load_scene
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+    from rbd_ros.control.laws import Reference, make_law  # lazy: the laws (0.3 s of import)
+    from rbd_ros.sim.scene import load_scene  # lazy: the scenes (0.3 s of import)
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator  # lazy: the simulator (0.4 s of import)
 
     if law_name not in PRESS_LAWS:
         raise ValueError(f"the press task needs a force law: one of {', '.join(PRESS_LAWS)}; "
@@ -357,7 +357,7 @@ def _enter(phase: int, law, law_name: str, target: np.ndarray, plan: _Plan, ref_
     if phase == 1 and law_name != "impedance":
         law.set_target_wrench(target, q)
     if phase == 4:
-        from rbd_ros.robot import Robot
+        from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
         law.set_target_wrench(np.zeros(6), q)
         law.set_gains(**retreat_gains(law_name))

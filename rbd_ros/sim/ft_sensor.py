@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.control.wrench import WrenchModel
+from rbd_ros.identification.payload import PayloadCompensator
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.mujoco_model import mj_quaternion
 
@@ -67,8 +68,6 @@ class FTSensor:
         self.tool = tool
         self.compensator = None
         if payload is not None:
-            from rbd_ros.identification.payload import PayloadCompensator
-
             self.compensator = PayloadCompensator(model, payload, link)
         self.compensated = np.zeros(6)
         self._c = np.zeros(6)

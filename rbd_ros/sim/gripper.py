@@ -37,6 +37,13 @@ from typing import Any, cast
 
 import numpy as np
 
+from rbd_ros.sim.drives import derived_gains
+from rbd_ros.sim.mujoco_model import ROBOT_BITS, ROBOT_FRICTION, add_shape, mj_quaternion, set_inertial
+from rbd_ros.sim.urdf_visuals import names_a_file, shape_of
+from rbd_ros.urdf.convert import load_conversion
+from rbd_ros.urdf.inertia import link_body, merge
+from rbd_ros.urdf.parse import load_tree, parse_with_urdf_parser_py
+
 Mimic = tuple[str, float, float]  # a <mimic>: (joint, multiplier, offset)
 #: MuJoCo's equality and limit constraint time constant, in timesteps (stiffest stable)
 STIFF_TIMESTEPS = 2.0
@@ -123,9 +130,6 @@ def find_gripper(source: str | Path, base_link: str | None = None, tip_link: str
     -> ``tip_link`` (module docstring), or None when no movable joint hangs off the chain.
     ``joint``: the actuated joint, when several independent ones do (else a ValueError naming
     them); a ``joint`` that is not one is a ValueError too."""
-    from rbd_ros.urdf.convert import load_conversion
-    from rbd_ros.urdf.parse import load_tree
-
     conv = conversion if conversion is not None else load_conversion(source, base_link, tip_link)
     tree = load_tree(source)
     on_chain = set(conv.model.joint_names)
@@ -181,8 +185,6 @@ def find_gripper(source: str | Path, base_link: str | None = None, tip_link: str
 def rigid_body_inertia(gripper: Gripper) -> tuple[float, np.ndarray, np.ndarray]:
     """``(mass, com, inertia about com)`` of the chain body the gripper hangs from, in its MDH
     frame, without the gripper's moving links (the converter's merge, ``urdf.inertia``)."""
-    from rbd_ros.urdf.inertia import link_body, merge
-
     conv = gripper.conversion
     parts = [link_body(gripper.tree.links[ln], off) for ln, (i, off) in conv.link_offsets.items()
              if i == gripper.body and ln not in gripper.links]
@@ -206,9 +208,6 @@ def add_gripper(spec: Any, gripper: Gripper, parent: Any, timestep: float, conta
     ``gripper.body``); returns the inertia fix-up warnings.  The actuator is added with zero
     gains (``GripperServo`` sets them)."""
     import mujoco
-
-    from rbd_ros.sim.mujoco_model import ROBOT_BITS, ROBOT_FRICTION, add_shape, mj_quaternion, set_inertial
-    from rbd_ros.urdf.inertia import link_body
 
     conv, tree = gripper.conversion, gripper.tree
     offsets = conv.link_offsets
@@ -285,9 +284,6 @@ def _reference_of(gripper: Gripper, name: str) -> float:
 def _collision_shapes(gripper: Gripper) -> dict[str, list]:
     """The URDF ``<collision>`` shapes of the moving links MuJoCo can load, in each link's
     own frame (``urdf_visuals``' reader)."""
-    from rbd_ros.sim.urdf_visuals import names_a_file, shape_of
-    from rbd_ros.urdf.parse import parse_with_urdf_parser_py
-
     robot = parse_with_urdf_parser_py(gripper.conversion.urdf_xml, gripper.source)[0]
     folder = Path(gripper.source).resolve().parent if names_a_file(gripper.source) else None
     out: dict[str, list] = {}
@@ -303,8 +299,6 @@ class GripperServo:
 
     def __init__(self, mj_model: Any, gripper: Gripper, bandwidth: float = DEFAULT_BANDWIDTH) -> None:
         import mujoco
-
-        from rbd_ros.sim.drives import derived_gains
 
         self.model, self.gripper = mj_model, gripper
         a = gripper.actuated

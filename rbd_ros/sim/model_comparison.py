@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.model import MdhModel
+from rbd_ros.sim.closed_loop import run_tour
 
 
 @dataclass
@@ -76,8 +77,6 @@ def compare_models(sim_model: MdhModel, models: dict[str, MdhModel], law: str, t
     """One ``run_tour`` per model of ``models`` (label -> model, in order) with ``law`` along
     ``tour`` on ``sim_model`` for ``duration`` s (default: the tour and 0.5 s); ``bridge``:
     ``BridgeConfig`` settings (timestep, integrator, the sensor noise)."""
-    from rbd_ros.sim.closed_loop import run_tour
-
     noise = any(float((bridge or {}).get(k, 0.0)) > 0.0
                 for k in ("position_noise", "velocity_noise", "effort_noise"))
     out = ModelComparison(law, simulated, noise)

@@ -59,9 +59,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rbd_ros.algorithm.integrators import INTEGRATORS
+from rbd_ros.algorithm.mdh import mdh_transform
 from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.model import PRISMATIC, MdhModel
 from rbd_ros.model.physical import balance_moments
+from rbd_ros.urdf import load_model
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
@@ -232,8 +234,6 @@ def add_arm(spec, parent, model: MdhModel, timestep: float, contacts: bool = Fal
     URDF's ``collision`` shapes where given)."""
     import mujoco
 
-    from rbd_ros.algorithm.mdh import mdh_transform
-
     warnings: list[str] = []
     by_body: dict[int, list] = {}
     for shape in collision:  # urdf_visuals.Visual, by body
@@ -327,8 +327,6 @@ def _add_capsule(body, model: MdhModel, i: int, radius: float, **geom: Any) -> N
     import mujoco
 
     if i + 1 < model.dof:
-        from rbd_ros.algorithm.mdh import mdh_transform
-
         end = np.asarray(mdh_transform(float(model.a[i + 1]), float(model.alpha[i + 1]),
                                        float(model.d[i + 1]), float(model.theta[i + 1])))[:3, 3]
     else:
@@ -442,8 +440,6 @@ class Workspace:
 def workspace(model: MdhModel, samples: int = 256, seed: int = 0) -> Workspace:
     """:class:`Workspace` of ``model`` from its frame origins over ``samples`` random joint
     positions inside the limits (a fixed ``seed``; ±pi where a revolute joint has none)."""
-    from rbd_ros.algorithm.mdh import mdh_transform
-
     g = np.asarray(model.gravity, dtype=float)
     up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
     lo = np.where(np.isfinite(model.lower), model.lower, -np.pi)
@@ -543,8 +539,6 @@ class ArmLooks:
             self._geom(body, type=mjg.mjGEOM_CYLINDER, size=[1.5 * r, 1.3 * r, 0.0],
                        rgba=self.JOINT, name=f"{m.link_names[i]}_joint")
         if i + 1 < m.dof:
-            from rbd_ros.algorithm.mdh import mdh_transform
-
             corner = np.array([float(m.a[i + 1]), 0.0, 0.0])  # a_i along x_i
             end = np.asarray(mdh_transform(float(m.a[i + 1]), float(m.alpha[i + 1]),
                                            float(m.d[i + 1]), float(m.theta[i + 1])))[:3, 3]
@@ -582,7 +576,5 @@ def from_urdf(path_or_xml: str | Path, base_link: str | None = None,
               tip_link: str | None = None, **kwargs) -> tuple["mujoco.MjModel", list[str]]:
     """:func:`build_mujoco_model` of ``rbd_ros.urdf.load_model(src, base_link, tip_link)``:
     the converter's MDH model, so the bridge and the dynamics core share one description."""
-    from rbd_ros.urdf import load_model  # lazy: the converter is its own module
-
     src = str(path_or_xml)
     return build_mujoco_model(load_model(src, base_link, tip_link), **kwargs)

@@ -43,6 +43,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from rbd_ros.model import MOBILE_BASES, MdhModel
+from rbd_ros.sim.urdf_visuals import urdf_visuals
 
 if TYPE_CHECKING:  # pragma: no cover
     import mujoco
@@ -113,8 +114,6 @@ class Recording:
         none without a URDF file."""
         if not (self.urdf and Path(self.urdf).is_file()):
             return [], []
-        from rbd_ros.sim.urdf_visuals import urdf_visuals
-
         return urdf_visuals(self.urdf, self.base_link or None, self.tip_link or None)
 
     def frame_times(self, fps: float = FPS) -> np.ndarray:
@@ -136,7 +135,7 @@ def camera_pose(model: MdhModel, fovy_deg: float = 45.0, aspect: float = WIDTH /
     the workspace of ``mujoco_model.workspace``: floor to top, the reach sphere wide; a mobile
     base's (``travel``: its (k, 2) world positions, its base point ``height`` above the floor)
     around its whole tour."""
-    from rbd_ros.sim.mujoco_model import workspace
+    from rbd_ros.sim.mujoco_model import workspace  # lazy: the MuJoCo model (33 ms of import)
 
     ws = workspace(model)
     if travel is None:
@@ -175,14 +174,18 @@ def scene_model(model: MdhModel, shapes: tuple = (), scene: Any = None) -> tuple
     of each of :func:`coordinates`' columns."""
 
     if model.base_type in MOBILE_BASES:
-        from rbd_ros.sim.mobile_model import PLANAR_JOINTS, build_mobile_model, wheel_joint_names
+        from rbd_ros.sim.mobile_model import (  # lazy: the mobile model (76 ms of import)
+            PLANAR_JOINTS,
+            build_mobile_model,
+            wheel_joint_names,
+        )
 
         m, _ = build_mobile_model(model, "ideal")
         names = [*PLANAR_JOINTS, *model.joint_names]
         if model.base_type == "diff_drive":
             names += wheel_joint_names(model)
     else:
-        from rbd_ros.sim.mujoco_model import build_mujoco_model
+        from rbd_ros.sim.mujoco_model import build_mujoco_model  # lazy: the MuJoCo model (44 ms of import)
 
         m, _ = build_mujoco_model(model, actuators=False, shapes=shapes, scene=scene)
         names = list(model.joint_names)
@@ -353,7 +356,7 @@ def placed_scene(model: MdhModel, scene: str, urdf: str = "") -> tuple[Any, MdhM
     tool (drawn touching the scene), or ``(None, model)``."""
     if not scene:
         return None, model
-    from rbd_ros.sim.simulator import BridgeConfig, collision_shapes, scene_of
+    from rbd_ros.sim.simulator import BridgeConfig, collision_shapes, scene_of  # lazy: the simulator (0.1 s of import)
 
     collision = collision_shapes(model, urdf, lambda level, message: None)
     placed, _, probe = scene_of(model, BridgeConfig(scene=scene), None, collision)

@@ -59,6 +59,8 @@ import numpy as np
 import yaml
 
 from rbd_ros.sim.mujoco_model import SCENE_BITS, mj_quaternion, rotation_onto
+from rbd_ros.urdf.transforms import origin_transform
+from rbd_ros.util.resources import share_dir
 
 KINDS = ("box", "cylinder", "sphere", "plane")
 ANCHORS = ("top", "front")
@@ -123,8 +125,6 @@ def _half_sizes(obj: SceneObject) -> np.ndarray:
 
 
 def scenes_dir() -> Path:
-    from rbd_ros.util.resources import share_dir
-
     return share_dir() / "config" / "scenes"
 
 
@@ -165,8 +165,6 @@ def load_scene(source: str | Path | dict) -> Scene:
 
 
 def _object(raw: Any, k: int, where: str) -> SceneObject:
-    from rbd_ros.urdf.transforms import origin_transform
-
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: object {k} must be a mapping, got {raw!r}")
     name = str(raw.get("name") or f"object{k}")

@@ -60,9 +60,13 @@ from rbd_ros.algorithm.integrators import INTEGRATORS
 from rbd_ros.model import MdhModel
 from rbd_ros.robot.damping import RK4_DAMPING_LIMIT, damping_why
 from rbd_ros.sim import drives
+from rbd_ros.sim.contact_site import contact_site, probe_lengths
+from rbd_ros.sim.gripper import GripperServo, find_gripper
 from rbd_ros.sim.motor import MotorModel, SensorModel, per_joint
 from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum, scene_touches
 from rbd_ros.sim.realtime import check_priority
+from rbd_ros.sim.scene import load_scene, place_scene
+from rbd_ros.sim.urdf_visuals import urdf_collisions
 from rbd_ros.util.schema import check, config_keys, settings
 
 if TYPE_CHECKING:  # the schema's fields, declared for the checker (bridge_fields)
@@ -166,9 +170,6 @@ def scene_of(model: MdhModel, cfg: BridgeConfig, scene: Any,
     Without a scene: ``(None, None, model)``."""
     if scene is None and not cfg.scene:
         return None, None, model
-    from rbd_ros.sim.contact_site import contact_site, probe_lengths
-    from rbd_ros.sim.scene import load_scene, place_scene
-
     scene = load_scene(cfg.scene) if scene is None else scene
     site = None
     probe = probe_lengths(model, collision)
@@ -193,8 +194,6 @@ def collision_shapes(model: MdhModel, urdf: Any, log: LogFn | None = None, conve
     the URDF's ``conversion`` it loaded the model from (not converted again)."""
     if not urdf:
         return ()
-    from rbd_ros.sim.urdf_visuals import urdf_collisions
-
     try:
         shapes, notes = urdf_collisions(urdf, model.base_link, model.tip_link, model, conversion, skip=skip)
     except Exception as exc:  # noqa: BLE001 - any URDF the shapes cannot come from
@@ -212,8 +211,6 @@ def _gripper_of(model: MdhModel, cfg: BridgeConfig, urdf: Any, conversion: Any) 
         return None
     if not urdf:
         raise ValueError("gripper needs the URDF (urdf_path or robot_description), not a model file")
-    from rbd_ros.sim.gripper import find_gripper
-
     joint = None if cfg.gripper == "auto" else cfg.gripper
     found = find_gripper(urdf, model.base_link, model.tip_link, joint, conversion)
     if found is None:
@@ -245,8 +242,8 @@ def _ft_of(model: MdhModel, cfg: BridgeConfig, scene: Any) -> Any:
         if given:
             raise ValueError(f"{' and '.join(given)} need the F/T sensor: set ft_sensor true (or a scene)")
         return None
-    from rbd_ros.identification.payload import load_payload
-    from rbd_ros.sim.ft_sensor import FTSensor
+    from rbd_ros.identification.payload import load_payload  # lazy: the identification, for a payload only
+    from rbd_ros.sim.ft_sensor import FTSensor  # lazy: the F/T sensor (23 ms), for an F/T sensor only
 
     tool, payload = (load_payload(f) if f else None for f in (cfg.ft_tool, cfg.ft_payload))
     return FTSensor(model, cfg.ft_link, cfg.ft_force_noise, cfg.ft_torque_noise, cfg.ft_cutoff,
@@ -353,8 +350,6 @@ class Simulator:
         self.mj_data = mujoco.MjData(self.mj_model)
         self.gripper_servo = None
         if self.gripper is not None:
-            from rbd_ros.sim.gripper import GripperServo
-
             self.gripper_servo = GripperServo(self.mj_model, self.gripper)
             self.gripper_q0 = _gripper_start(self.gripper, cfg.gripper_initial)
             self.log("info", f"gripper: {', '.join(self.gripper.names)} (actuated "
@@ -775,7 +770,7 @@ class Simulator:
         links; '' or ``tool``: the tool frame on the last body) for ``duration`` s of sim time,
         components in ``frame`` ``world`` (the base frame) or ``link`` (that frame's axes);
         a new push replaces the previous one.  ``ValueError`` for a bad argument."""
-        from rbd_ros.control.wrench import SensorFrame
+        from rbd_ros.control.wrench import SensorFrame  # lazy: the wrench model, for an F/T sensor only
 
         w = np.asarray(wrench, dtype=float).reshape(-1)
         if w.shape != (6,) or not np.isfinite(w).all():

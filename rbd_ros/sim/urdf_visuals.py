@@ -27,6 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.urdf.convert import load_conversion
+from rbd_ros.urdf.parse import looks_like_xml, parse_with_urdf_parser_py  # the parser: its remarks collected
+from rbd_ros.urdf.transforms import origin_transform
+
 LOADABLE = (".stl", ".obj", ".msh")
 GREY = (0.72, 0.74, 0.78, 1.0)
 _WARNED: set[str] = set()  # packages already warned about in this process
@@ -123,10 +127,6 @@ class _Chain:
 
     def __init__(self, source: str | os.PathLike, base_link: str | None,
                  tip_link: str | None, conversion=None) -> None:
-        from rbd_ros.urdf.convert import load_conversion
-        from rbd_ros.urdf.parse import parse_with_urdf_parser_py  # the parser, its remarks collected
-        from rbd_ros.urdf.transforms import origin_transform
-
         conv = conversion if conversion is not None else load_conversion(source, base_link, tip_link)
         self.model = conv.model
         self.folder = Path(source).resolve().parent if names_a_file(source) else None
@@ -208,8 +208,6 @@ class _Chain:
 
 def names_a_file(source: str | os.PathLike) -> bool:
     """Whether ``source`` names a file (not URDF text, which may be too long for a path)."""
-    from rbd_ros.urdf.parse import looks_like_xml
-
     text = str(source)
     if looks_like_xml(text):
         return False
@@ -221,8 +219,6 @@ def names_a_file(source: str | os.PathLike) -> bool:
 
 def shape_of(element, body: int, offset: np.ndarray, folder: Path | None,
            colours: dict) -> Visual | None:
-    from rbd_ros.urdf.transforms import origin_transform
-
     o, g = element.origin, element.geometry
     pose = offset @ origin_transform(o and o.xyz, o and o.rpy)
     material = getattr(element, "material", None)

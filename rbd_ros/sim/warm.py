@@ -57,7 +57,10 @@ from collections.abc import Callable
 import numpy as np
 
 from rbd_ros.algorithm.jit_cache import one_compiler
+from rbd_ros.control.gains import LAWS
 from rbd_ros.model import MdhModel
+from rbd_ros.sim.closed_loop import composed_loop, mobile_composed_loop
+from rbd_ros.util.resources import bundled_urdf, config_file
 
 STEPS = 3  # composed-loop cycles per law: the first compiles, the rest prove it runs
 #: the laws whose composed loop compiles longest (task space: Cartesian errors, Jacobians),
@@ -67,8 +70,8 @@ LONGEST = ("task_pd", "resolved_acceleration")
 
 def _robot_api(robot) -> None:  # rbd_ros.Robot
     """One call of each public entry point a node serves (values irrelevant, types matter)."""
-    from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
-    from rbd_ros.lie.so3 import orientation_error
+    from rbd_ros.algorithm.integrators import CORE_INTEGRATORS  # lazy: the integrators' kernels (0.3 s of import)
+    from rbd_ros.lie.so3 import orientation_error  # lazy: lie.so3 (numba) (0.3 s of import)
 
     q = robot.neutral() if hasattr(robot, "neutral") else np.zeros(robot.nq)
     v, a, u = np.zeros(robot.nv), np.zeros(robot.nv), np.zeros(robot.nu)
@@ -154,8 +157,6 @@ def server_kernels(robot, moving: bool = False, parts: tuple[str, ...] = ("dynam
 
 
 def _composed(model, law: str) -> None:  # MdhModel
-    from rbd_ros.sim.closed_loop import composed_loop
-
     step, _, loop = composed_loop(model, law)
     for _ in range(STEPS):
         step()
@@ -168,9 +169,8 @@ def _composed(model, law: str) -> None:  # MdhModel
 def _demo_start(name: str) -> None:
     """What ``rbd-ros bringup`` computes before it starts the nodes (the tour, planned inside
     the limits and above the floor) and the state publisher's link poses, on bundled ``name``."""
-    from rbd_ros.control.tour import plan_tour
-    from rbd_ros.robot import Robot
-    from rbd_ros.util.resources import bundled_urdf
+    from rbd_ros.control.tour import plan_tour  # lazy: the tour planner (0.3 s of import)
+    from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
     robot = Robot.from_urdf(str(bundled_urdf(name)))
     plan_tour(robot.model)
@@ -180,8 +180,7 @@ def _demo_start(name: str) -> None:
 def _mobile(model) -> None:  # MdhModel
     """The mobile loop of every mobile law (imported here: ``mobile_laws`` imports the moving
     bases' eager entry points, which ``tasks`` must not compile before the steps start)."""
-    from rbd_ros.control.mobile_laws import MOBILE_LAWS
-    from rbd_ros.sim.closed_loop import mobile_composed_loop
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS  # lazy: its eager entries: see the docstring
 
     for law in MOBILE_LAWS:
         step, _, _ = mobile_composed_loop(model, law)
@@ -193,7 +192,7 @@ def _ft_bridge(model) -> None:  # MdhModel
     """The bridge with its F/T sensor on (the contact and press nodes): each step reads the
     sensor less the payload, and the node estimates the wrench from the joint torques
     (``rbd_ros.control.wrench``)."""
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator  # lazy: the simulator (0.4 s of import)
 
     sim = Simulator(model, BridgeConfig(mode="lockstep", ft_sensor=True), log=lambda level, msg: None)
     for _ in range(STEPS):
@@ -207,8 +206,7 @@ def demo_tasks() -> list[tuple[str, Callable[[], None]]]:
     """``(name, call)`` of the steps of ``--demo`` (module docstring): ``make demo``'s
     ``rbd-ros bringup --robot puma560 --controller computed_torque``, longest first."""
     def robot():  # rbd_ros.Robot
-        from rbd_ros.robot import Robot
-        from rbd_ros.util.resources import bundled_urdf
+        from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
         return Robot.from_urdf(str(bundled_urdf("puma560")))
 
@@ -229,16 +227,11 @@ def tasks() -> list[tuple[str, Callable[[], None]]]:
     ``floating_base`` then ``planar_base``: the longest chain of compilations), then the laws
     that compile longest, the ground bases, the other laws, the F/T sensor and the mobile
     loops (the shortest last, so that the processes end together)."""
-    from rbd_ros.control.gains import LAWS
-
     def model(name: str):  # MdhModel
-        from rbd_ros.util.resources import config_file
-
         return MdhModel.from_yaml(str(config_file(name)))
 
     def robot(name: str, **urdf):  # rbd_ros.Robot
-        from rbd_ros.robot import Robot
-        from rbd_ros.util.resources import bundled_urdf
+        from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
         return Robot.from_urdf(str(bundled_urdf(name)), **urdf) if urdf else Robot(model(name))
 

@@ -24,7 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from rbd_ros.model import MdhModel
+from rbd_ros.sim.closed_loop import chatter_fraction, tool_errors
 from rbd_ros.sweep.grid import TOURS, Cell
+from rbd_ros.sweep.perturbation import SOURCE, perturbed
+from rbd_ros.util.resources import bundled_robots, bundled_urdf, config_file
 
 
 @lru_cache(maxsize=16)
@@ -32,21 +35,18 @@ def load_robot(name: str) -> MdhModel:
     """A bundled robot by name (``config/NAME.yaml``, else ``urdf/NAME.urdf``), or a model file
     (``.yaml`` MdhModel, ``.urdf`` / ``.xacro``); cached per process (a worker runs many cells
     of one robot)."""
-    from rbd_ros.util.resources import bundled_robots, config_file
-
     path = Path(name)
     if path.suffix in (".yaml", ".yml") and path.is_file():
         return MdhModel.from_yaml(str(path))
     if path.suffix in (".urdf", ".xacro") and path.is_file():
-        from rbd_ros.urdf import load_model
+        from rbd_ros.urdf import load_model  # lazy: the URDF converter (0.3 s of import)
 
         return load_model(str(path))
     if name in bundled_robots():
         try:
             return MdhModel.from_yaml(str(config_file(name)))
         except FileNotFoundError:
-            from rbd_ros.urdf import load_model
-            from rbd_ros.util.resources import bundled_urdf
+            from rbd_ros.urdf import load_model  # lazy: the URDF converter (0.3 s of import)
 
             return load_model(str(bundled_urdf(name)))
     raise ValueError(f"unknown robot '{name}': give a bundled robot ({', '.join(bundled_robots())}) "
@@ -62,7 +62,7 @@ def planned_tour(robot: str, tour: str):
     each (robot, tour) once in the driver and hand them to the workers (``seed_tours``)."""
     key = (robot, tour)
     if key not in _TOURS:
-        from rbd_ros.control.tour import plan_tour
+        from rbd_ros.control.tour import plan_tour  # lazy: the tour planner (0.3 s of import)
 
         _TOURS[key] = plan_tour(load_robot(robot), **TOURS[tour])
     return _TOURS[key]
@@ -86,8 +86,6 @@ def run_cell(cell: Cell, tours: dict | None = None) -> dict:
     seconds, and the perturbation's source.  Never raises for a run that goes wrong: the row's
     ``error`` says what happened (a sweep of thousands of cells must finish).  ``tours``:
     planned tours to adopt first (``seed_tours``)."""
-    from rbd_ros.sweep.perturbation import SOURCE
-
     seed_tours(tours)
 
     row = {**cell.as_dict(), "perturbation_source": SOURCE, "error": ""}
@@ -122,7 +120,7 @@ def controller_law(cell: Cell, true: MdhModel, believed: MdhModel, q0: np.ndarra
     """The law the cell runs (module docstring): on ``believed``, its gains from the nominal
     model ``true`` (``cell.gains == "nominal"``: the law's own gains replaced by the nominal
     ones, whose schedule and sources it keeps) or from ``believed`` (``"per-model"``)."""
-    from rbd_ros.control.laws import make_law
+    from rbd_ros.control.laws import make_law  # lazy: the laws (0.4 s of import)
 
     law = make_law(cell.law, believed, q0=q0, rate=rate)
     if cell.gains == "nominal" and believed is not true:
@@ -131,10 +129,8 @@ def controller_law(cell: Cell, true: MdhModel, believed: MdhModel, q0: np.ndarra
 
 
 def _run(cell: Cell) -> dict:
-    from rbd_ros.control.loop import ControlLoop
-    from rbd_ros.sim.closed_loop import chatter_fraction, tool_errors
-    from rbd_ros.sim.simulator import BridgeConfig, Simulator
-    from rbd_ros.sweep.perturbation import perturbed
+    from rbd_ros.control.loop import ControlLoop  # lazy: the control loop (0.4 s of import)
+    from rbd_ros.sim.simulator import BridgeConfig, Simulator  # lazy: the simulator (0.5 s of import)
 
     true = load_robot(cell.robot)
     believed = perturbed(true, cell.perturb, cell.seed)

@@ -22,8 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from rbd_ros.sweep import backends, table
 from rbd_ros.sweep.cell import load_robot
 from rbd_ros.sweep.grid import TOURS, Cell, cells
+from rbd_ros.util.flags import NewSpelling, add_deprecated
 
 
 def _list(text: str) -> list[str]:
@@ -38,8 +40,6 @@ def _floats(text: str) -> list[float]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from rbd_ros.util.flags import NewSpelling, add_deprecated
-
     ap = argparse.ArgumentParser(prog="rbd-ros sweep", description=__doc__.splitlines()[0])
     ap.add_argument("--robots", type=_list, default=["arm7"],
                     help="bundled robot names or .urdf/.yaml files, comma-separated (default arm7)")
@@ -64,8 +64,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rbd_ros.sweep import backends, table
-
     args = parser().parse_args(argv)
     try:
         grid = cells(args.robots, args.laws, args.perturb, args.seeds, args.tours, args.duration,

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rbd_ros.control.gains import LAWS
+
 #: named tours: ``control.tour.plan_tour`` settings (segment time s, amplitude rad)
 TOURS: dict[str, dict[str, Any]] = {  # name -> plan_tour keywords
     "default": {},
@@ -43,7 +45,7 @@ class Cell:
 
 def control_period() -> float:
     """s: one cycle of a cell's loop (the bridge's default timestep, lockstep)."""
-    from rbd_ros.sim.simulator import BridgeConfig
+    from rbd_ros.sim.simulator import BridgeConfig  # lazy: the simulator (0.5 s of import)
 
     return float(BridgeConfig().timestep)
 
@@ -67,8 +69,6 @@ def cells(robots: Sequence[str], laws: Sequence[str], perturbs: Sequence[float] 
     negative one, NaN), fewer than one seed, a ``duration`` ``duration_reason`` refuses or
     ``gains`` not in ``GAINS`` are a ``ValueError`` naming them.  A 0 % perturbation is run
     once (its seeds would repeat the same model)."""
-    from rbd_ros.control.gains import LAWS
-
     bad: list[Any] = [law for law in laws if law not in LAWS]  # laws, tours, then percentages
     if bad:
         raise ValueError(f"unknown laws {bad}; use some of {', '.join(LAWS)}")

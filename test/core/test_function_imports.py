@@ -8,13 +8,16 @@ or an optional dependency needs them (docs/architecture.md, "Imports inside func
 * rbd_ros's own modules: only a module the importing module's top does not already load
   (directly or through what it imports): such an import defers a start-up cost, e.g. the
   controller loads neither the robot front, nor the floating base's kernels, nor the retimer
-  until a goal or a parameter asks; one of a module already loaded defers nothing.
+  until a goal or a parameter asks; one of a module already loaded defers nothing.  Each one
+  says why on its line, ``# lazy: <reason>`` (what it keeps off whose import or start-up, and
+  what that costs).
 
 Measured on the sources with ``ast``, like test_layout."""
 from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -35,7 +38,9 @@ DEFERRED_PACKAGES = {
     "ament_index_python": "optional outside ROS: package:// paths through a sourced workspace's index",
 }
 #: ROS 2 packages (rclpy, the message packages, rosidl): imported where a node or a helper uses
-#: them, only under rbd_ros/ros/ (the core never imports rclpy: test_layout)
+#: them, only under rbd_ros/ros/ (the core never imports rclpy: test_layout); no module imports
+#: them at its top, so that every module imports without ROS (``rbd-ros --help``, the nodes'
+#: schemas, the ROS-free tests) and a node module's import does not pay for rclpy (0.1-0.3 s)
 ROS_PREFIXES = ("rclpy", "rosidl", "rcl_interfaces", "builtin_interfaces", "rbd_ros_interfaces",
                 "ament_index_python", "rmw", "type_description_interfaces", "service_msgs",
                 "unique_identifier_msgs", "rosgraph_msgs")
@@ -137,6 +142,27 @@ def deferring_nothing(imports, loads) -> list[str]:
             if own and all(o in loads[m] or o == m for o in own)]
 
 
+#: the reason an rbd_ros module is imported inside a function, on the import's line
+LAZY_REASON = re.compile(r"#\s*lazy:\s*\S")
+
+
+def unexplained_inside(imports, root: Path = PACKAGE) -> list[str]:
+    """The imports of rbd_ros modules inside functions without a ``# lazy: <reason>`` on one of
+    their lines (a third-party or ROS package's reason is ``DEFERRED_PACKAGES``' or the ROS rule)."""
+    mods, bad = modules(root), []
+    ends: dict[str, dict[int, int]] = {}
+    for m, line, name, _ in imports:
+        if name.split(".")[0] != "rbd_ros":
+            continue
+        text = mods[m].read_text()
+        if m not in ends:
+            ends[m] = {n.lineno: n.end_lineno or n.lineno for n in ast.walk(ast.parse(text))
+                       if isinstance(n, (ast.Import, ast.ImportFrom))}
+        if not any(LAZY_REASON.search(x) for x in text.splitlines()[line - 1:ends[m][line]]):
+            bad.append(f"{m}:{line} imports {name}")
+    return bad
+
+
 IMPORTS = function_imports()
 
 
@@ -154,6 +180,32 @@ def test_third_party_imports_inside_functions_are_the_documented_ones() -> None:
 def test_own_imports_inside_functions_defer_something() -> None:
     bad = deferring_nothing(IMPORTS, top_loads())
     assert not bad, "at the module's top instead (deferring it defers nothing):\n" + "\n".join(bad)
+
+
+def test_own_imports_inside_functions_say_why() -> None:
+    bad = unexplained_inside(IMPORTS)
+    assert not bad, ("inside a function without a reason: import it at the module's top, or say why on its "
+                     "line (# lazy: <reason>):\n" + "\n".join(bad))
+
+
+def test_the_reason_rule_finds_a_planted_import(tmp_path: Path) -> None:
+    """The oracle for the check above: of the imports inside functions, only the rbd_ros one
+    without a ``# lazy:`` reason is reported; one with a reason (on any line of the statement)
+    and a package of ``DEFERRED_PACKAGES`` are not."""
+    pkg = tmp_path / "rbd_ros"
+    pkg.mkdir()
+    for name, text in {"__init__.py": "", "low.py": "X = 1\n", "mid.py": "Y = 2\n", "far.py": "Z = 3\n",
+                       "top.py": ("def f():\n    from rbd_ros.low import X\n    return X\n\n"
+                                  "def g():\n    from rbd_ros.mid import Y  # lazy: planted, 30 ms\n"
+                                  "    from rbd_ros.far import (\n        Z,  # lazy: planted too\n    )\n"
+                                  "    import mujoco\n    return Y, Z, mujoco\n")}.items():
+        (pkg / name).write_text(text)
+    found = function_imports(pkg)
+    assert [(m, line, name) for m, line, name, _ in found] == [
+        ("rbd_ros.top", 2, "rbd_ros.low"), ("rbd_ros.top", 6, "rbd_ros.mid"), ("rbd_ros.top", 7, "rbd_ros.far"),
+        ("rbd_ros.top", 10, "mujoco")]
+    assert unexplained_inside(found, pkg) == ["rbd_ros.top:2 imports rbd_ros.low"]
+    assert undocumented_inside(found) == []  # mujoco: DEFERRED_PACKAGES
 
 
 def test_the_rules_find_planted_imports(tmp_path: Path) -> None:

@@ -49,14 +49,14 @@ from rbd_ros.ros.bringup.args import (  # noqa: F401 - the command line's names,
 )
 from rbd_ros.ros.bringup.inbox import TOPICS  # noqa: F401 - the bag's topics, here as before
 from rbd_ros.ros.bringup.plan import RunPlan, build_plan
+from rbd_ros.ros.bringup.press import check_press_law
+from rbd_ros.ros.bringup.press_nodes import press_plan
+from rbd_ros.ros.bringup.runner import Runner
 
 
 def make_plan(args) -> RunPlan:
     """The run's plan for these arguments: the press task's (``--task press``) or the tour's."""
     if getattr(args, "task", "tour") == "press":
-        from rbd_ros.ros.bringup.press import check_press_law
-        from rbd_ros.ros.bringup.press_nodes import press_plan
-
         check_press_law(args.controller)
         check_timestep(args.timestep)
         return press_plan(args)
@@ -97,8 +97,6 @@ def main(argv: list[str] | None = None) -> int:
             check_record_dir(Path(args.record))
         if args.json:
             check_json_file(Path(args.json))
-        from rbd_ros.ros.bringup.runner import Runner
-
         plan = make_plan(args)
         return Runner(plan).run(plan.task)
     except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...

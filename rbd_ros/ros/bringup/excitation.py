@@ -9,6 +9,8 @@ import argparse
 
 import numpy as np
 
+from rbd_ros.identification.excitation import plan_excitation
+
 TOURS = ("demo", "excitation")
 
 
@@ -26,8 +28,6 @@ def plan(args: argparse.Namespace, model, tour, points):
     """The tour to run: ``tour`` itself, or the excitation from its start."""
     if getattr(args, "tour", "demo") != "excitation":
         return tour
-    from rbd_ros.identification.excitation import plan_excitation
-
     exc = plan_excitation(model, tour.start, period=args.segment_time or 8.0, floor=tour.floor,
                           points=points, optimise=getattr(args, "excitation", "condition") == "optimal")
     exc.notes[:0] = tour.notes  # how the start was found

@@ -25,10 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.identification.estimate import identify_samples, validate, write_model
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
+from rbd_ros.ros.bringup.page import video_and_page
 from rbd_ros.ros.bringup.processes import within
 from rbd_ros.ros.bringup.report import loop_lines, make_report, missed_cycles, plot
+from rbd_ros.ros.bringup.tour_report import effective_parameters
 from rbd_ros.ros.bringup.tour_task import ExcitationTask
 
 REPORT = "identify_loop.json"  # in --record DIR (without --json FILE)
@@ -160,7 +163,11 @@ class IdentifyLoopTask(ExcitationTask):
         from rclpy.serialization import deserialize_message
         from sensor_msgs.msg import JointState
 
-        from rbd_ros.identification.recording import COMMANDS, JOINT_STATES, load_recording
+        from rbd_ros.identification.recording import (  # lazy: the bag reader (75 ms of import)
+            COMMANDS,
+            JOINT_STATES,
+            load_recording,
+        )
 
         r = self.runner
         with r.lock:
@@ -170,8 +177,6 @@ class IdentifyLoopTask(ExcitationTask):
 
     def identify(self, t0: float, t1: float) -> tuple[Any, Any]:
         """``rbd-ros identify`` on the first run (module docstring); the model file written."""
-        from rbd_ros.identification.estimate import identify_samples, write_model
-
         r = self.runner
         t = time.monotonic()
         res, held, window = identify_samples(r.model, self.samples(t0, t1, "the first excitation"))
@@ -188,7 +193,7 @@ class IdentifyLoopTask(ExcitationTask):
     def swap_in(self, node: Any, res: Any) -> dict:
         """The identified model through ``/controller/load_model`` while the bridge is paused (the
         arm held still), waited for until blended in; its torque continuity (``swap_steps``)."""
-        from rbd_ros.control.loop import SWAP_CYCLES
+        from rbd_ros.control.loop import SWAP_CYCLES  # lazy: the control loop (0.3 s of import)
         from rbd_ros_interfaces.srv import LoadModel
 
         r = self.runner
@@ -225,8 +230,6 @@ class IdentifyLoopTask(ExcitationTask):
     def validation(self, res: Any, t0: float, t1: float) -> dict:
         """Both models' torque errors on the second run's states (``estimate.validate``, the
         parallel filter of the identification's)."""
-        from rbd_ros.identification.estimate import validate
-
         s = self.samples(t0, t1, "the second excitation")
         tau = np.where(s.mask, s.tau, np.nan)
         return validate(self.runner.model, res.model, s.q, s.qd, s.qdd, tau, qd_viscous=s.qd_step,
@@ -265,9 +268,6 @@ class IdentifyLoopTask(ExcitationTask):
         """``--record DIR``: the tour's products for both runs, one after the other (the
         tracking table, ``plot.png``, the video and ``index.html``: ``page.video_and_page``),
         with the loop's before/after section (``Report.identify_loop``)."""
-        from rbd_ros.ros.bringup.page import video_and_page
-        from rbd_ros.ros.bringup.tour_report import effective_parameters
-
         r = self.runner
         t0 = before["t"][0]
         t, ref, q, tau = (np.concatenate([before[k], after[k]]) for k in ("t", "ref", "q", "tau"))

@@ -14,6 +14,8 @@ from typing import Any, Callable, cast
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.processes import REACHED
+from rbd_ros.ros.common import recordable_qos
+from rbd_ros.ros.dds import use_large_data_profile
 from rbd_ros.ros.messages import header_stamp_ns
 
 STATES, COMMANDS = topics.JOINT_STATES, topics.COMMANDS
@@ -73,7 +75,7 @@ class Inbox:
             if (record / "bag").exists():
                 shutil.rmtree(record / "bag")
             record.mkdir(parents=True, exist_ok=True)
-            from rbd_ros.ros.bringup.recorder import BagRecorder
+            from rbd_ros.ros.bringup.recorder import BagRecorder  # lazy: the bag writer (51 ms of import)
 
             recorded = {self.command_topic if t == COMMANDS else t: kind for t, kind in TOPICS.items()}
             self.recorder = BagRecorder(record / "bag", {**recorded, **recorded_topics})
@@ -87,9 +89,6 @@ class Inbox:
         from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray, String
-
-        from rbd_ros.ros.common import recordable_qos
-        from rbd_ros.ros.dds import use_large_data_profile
 
         use_large_data_profile()  # this process and the nodes it starts (see rbd_ros.ros.dds)
         # signals are this process's (main): rclpy's own handler would stop the executor and

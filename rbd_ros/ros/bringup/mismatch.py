@@ -27,8 +27,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rbd_ros.identification import differences, perturb
 from rbd_ros.model import MdhModel
+from rbd_ros.sim.model_comparison import ComparisonRow, compare_models
 from rbd_ros.sim.simulator import SENSOR_NOISE as NOISE  # --noise: the bridge parameters
+from rbd_ros.urdf import load_model
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,8 +59,6 @@ def _load(path: str, what: str):
     if not p.is_file():
         raise ValueError(f"{what} {path}: file not found")
     if p.suffix.lower() in (".urdf", ".xacro"):
-        from rbd_ros.urdf import load_model
-
         return load_model(str(p))
     return MdhModel.from_yaml(str(p))
 
@@ -77,8 +78,6 @@ def control_model(args: argparse.Namespace, default):
 def simulated_model(args: argparse.Namespace, robot, control):
     """The simulated arm (module docstring) and the lines saying how it differs from ``control``;
     ``(None, [])`` when it is the controller's model."""
-    from rbd_ros.identification import differences, perturb
-
     if not mismatched(args):
         return None, []
     if args.perturb and not 0.0 < args.perturb < 100.0:
@@ -139,8 +138,6 @@ def compare(args: argparse.Namespace, robot, control, sim, tour, bridge: dict, r
     (``Report``), its row."""
     if not (getattr(args, "model", "") and sim is not None):
         return None
-    from rbd_ros.sim.model_comparison import ComparisonRow, compare_models
-
     what = (f"{Path(args.sim_model).name if args.sim_model else robot.name}"
             + (f" perturbed {args.perturb:g} % (seed {args.seed})" if args.perturb else ""))
     print(f"[bringup] model comparison: {args.controller} on the same simulated arm with the robot's "

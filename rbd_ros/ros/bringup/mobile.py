@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.ros.messages import set_stamp
+
 BASE_KEYS = ("base_path_rms", "base_path_max", "base_heading_rms", "wheel_slip_max", "lateral_velocity_max")
 
 
@@ -29,8 +31,6 @@ def base_path_message(eight: Any, t_start: float, frame: str = "odom", spacing: 
     """The figure eight from ``t_start`` (s, the header stamp) as a timed ``nav_msgs/Path``."""
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Path
-
-    from rbd_ros.ros.messages import set_stamp
 
     msg = Path()
     msg.header.frame_id = frame

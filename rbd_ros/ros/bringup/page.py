@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.ros.bringup.report import Report, loop_notes, loop_rows, summary_lines
+from rbd_ros.sim.model_comparison import ModelComparison
+
 EMBED_LIMIT = 16 * 2**20  # bytes of video embedded in the page
 
 STYLE = """
@@ -46,7 +49,7 @@ def video_and_page(directory: str | Path, model, times: np.ndarray, measured: np
     ``index.html`` (``gains``: the controller's gains in use; ``run_lines``: what the run
     printed before the report, the tour and warnings); returns the lines to print (one per
     product or problem)."""
-    from rbd_ros.sim.render import Recording, render_recording
+    from rbd_ros.sim.render import Recording, render_recording  # lazy: the renderer (0.3 s of import)
 
     directory = Path(directory)
     lines: list[str] = []
@@ -77,8 +80,6 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
     saturation and chatter warnings, timing), ``DIR/plot.png``, ``DIR/video.mp4`` when
     present, ``parameters`` (``{section: {key: value}}``), ``gains`` (``{gain: values}``) and
     ``run_lines`` (the tour and warnings the run printed)."""
-    from rbd_ros.ros.bringup.report import Report, summary_lines
-
     directory = Path(directory)
     rep = report if isinstance(report, dict) else asdict(report)
     known = {k: v for k, v in rep.items() if k in Report.__dataclass_fields__}
@@ -134,8 +135,6 @@ def write_page(directory: str | Path, report, parameters: dict[str, Any], title:
 
 def _comparison_table(data: dict[str, Any]) -> str:
     """The model comparison (``Report.model_comparison``) as an HTML table."""
-    from rbd_ros.sim.model_comparison import ModelComparison
-
     esc = html.escape
     comp = ModelComparison.from_dict(data)
     true = "<th>true-state rms</th>" if comp.noise else ""
@@ -154,8 +153,6 @@ def _comparison_table(data: dict[str, Any]) -> str:
 def _loop_table(loop: dict[str, Any]) -> str:
     """The identification loop's before/after (``Report.identify_loop``: ``report.loop_rows``,
     ``report.loop_notes``) as an HTML table."""
-    from rbd_ros.ros.bringup.report import loop_notes, loop_rows
-
     esc = html.escape
     rows = "".join(f"<tr><td>{esc(name)}</td><td>{b:.3e}</td><td>{a:.3e}</td><td>{ratio:.1f}x</td>"
                    f"<td>{prior:.2f} %</td><td>{ident:.2f} %</td></tr>"

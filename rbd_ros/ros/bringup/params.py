@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from rbd_ros.ros.parameters import schema, schema_dir
+
 #: parameters the bringup sets from its own flags (and keeps consistent across the nodes)
 FROM_FLAGS: dict[str, str] = {
     "model_yaml": "--robot (or the model file flag)", "robot_description": "--urdf",
@@ -103,8 +105,6 @@ def load_params_file(path: str | Path) -> dict[str, dict[str, Any]]:
 def _known(executable: str) -> tuple[set[str], Any]:
     """The parameter names a node declares (its schema's and the robot's) and its schema
     (None when it has no schema: its names are then not checked)."""
-    from rbd_ros.ros.parameters import schema
-
     try:
         own = schema(executable)
     except FileNotFoundError:
@@ -156,8 +156,6 @@ def current_names(node: str, values: dict[str, Any]) -> dict[str, Any]:
     ``base`` for ``base_type``) as its current one, a one-line warning each on stderr;
     ``ValueError`` naming both when both are given, different."""
 
-    from rbd_ros.ros.parameters import schema, schema_dir
-
     out = dict(values)
     for stem in sorted(p.stem for p in schema_dir().glob("*.yaml")):
         out, notes = schema(stem).resolve(out, given=set(out))
@@ -172,8 +170,6 @@ _SKIP = object()  # _checked: not a parameter of this node (a wildcard's) or alr
 def _checked(node: str, executable: str, name: str, value: Any, current: dict[str, Any]) -> Any:
     """``value`` for ``name`` of a node (``current``: its parameters so far), widened to the
     schema's type; ``_SKIP``; or ``ValueError`` (module docstring)."""
-    from rbd_ros.ros.parameters import schema
-
     known, own = _known(executable)
     spec = None if own is None or name not in known else (
         own if name in own.specs else schema("robot")).specs[name]

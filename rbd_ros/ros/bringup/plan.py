@@ -18,11 +18,16 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.control.mobile_laws import MOBILE_LAWS
+from rbd_ros.control.tour import plan_mobile_tour, plan_tour
+from rbd_ros.control.twist_profile import TwistProfile
 from rbd_ros.model import MOBILE_BASES
 from rbd_ros.robot import Robot
-from rbd_ros.ros.bringup import excitation, mismatch
+from rbd_ros.ros.bringup import excitation, identify_loop, mismatch, tour_task
 from rbd_ros.ros.bringup.args import check_timestep, parse_floor
 from rbd_ros.ros.bringup.description import describe, named_poses, robot_parameters
+from rbd_ros.ros.bringup.params import apply_overrides, load_params_file, parse_overrides
+from rbd_ros.ros.robot_params import robot_model
+from rbd_ros.urdf import load_conversion
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 
@@ -67,8 +72,6 @@ def robot_params_of(args: argparse.Namespace) -> dict[str, Any]:
 def load_robot(params: dict):
     """The robot every node loads from these parameters (their one loader,
     ``rbd_ros.ros.robot_params``), as a ``LoadedRobot``: loaded once, handed down."""
-    from rbd_ros.ros.robot_params import robot_model
-
     loaded = robot_model(params)
     model = loaded.model
     if model.base_type != "fixed" and model.base_type not in MOBILE_BASES:
@@ -81,17 +84,12 @@ def load_robot(params: dict):
 def build_plan(args: argparse.Namespace) -> RunPlan:
     """The tour run's plan (the module docstring): checked before anything starts, inside the
     limits and the effort limits (or refused)."""
-    from rbd_ros.control.tour import plan_mobile_tour, plan_tour
-    from rbd_ros.ros.bringup import tour_task
-
     check_timestep(args.timestep)
     loaded = load_robot(robot_params_of(args))
     robot = loaded.model
     mismatch.check(args)  # issue 31: the controller's model and the simulated arm
     identify = getattr(args, "task", "tour") == "identify"
     if identify:  # issue 44: the identification loop (its checks; the excitation as its tour)
-        from rbd_ros.ros.bringup import identify_loop
-
         identify_loop.check(args)
     model = mismatch.control_model(args, robot)
     sim_model, lines = mismatch.simulated_model(args, robot, model)
@@ -133,8 +131,6 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
             raise ValueError("--tour excitation identifies fixed-base arms; a mobile base runs the demo tour")
         tour, eight = tour
         if args.controller == "diff_drive_velocity":  # a twist profile instead of the eight
-            from rbd_ros.control.twist_profile import TwistProfile
-
             eight = None
             profile = TwistProfile(tour.segment_time, model.base_type == "planar")
             tour.notes[:] = [n for n in tour.notes if not n.startswith("base: figure eight")]
@@ -236,8 +232,6 @@ def guard_points(args: argparse.Namespace, model: Any, loaded: Any,
     the MDH frame origins and the tool: of a ``--urdf`` arm (the conversion its model came
     from, ``loaded.conversion``), or of a bundled robot's URDF where its kinematics are the
     model file's (frames equal to 1e-9 m at random poses)."""
-    from rbd_ros.urdf import load_conversion
-
     try:
         conv = loaded.conversion if getattr(loaded, "conversion", None) is not None else \
             load_conversion(urdf_path, args.base_link or None, args.tip_link or None)
@@ -258,8 +252,6 @@ def guard_points(args: argparse.Namespace, model: Any, loaded: Any,
 def user_parameters(args: argparse.Namespace, specs: list) -> list:
     """The nodes' parameters with the user's ``--params-file`` files and ``-p`` items
     merged in (``rbd_ros.ros.bringup.params``: checked against the schemas first)."""
-    from rbd_ros.ros.bringup.params import apply_overrides, load_params_file, parse_overrides
-
     files = [load_params_file(f) for f in getattr(args, "params_file", None) or []]
     started = {s.name for s in specs} | {"controller"}  # composed: the law's, to the bridge
     for f, values in zip(args.params_file or [], files):

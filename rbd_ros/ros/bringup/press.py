@@ -29,6 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.control.press_gains import PRESS_LAWS
+from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
+from rbd_ros.ros.bringup.page import write_press_page
 from rbd_ros.ros.bringup.processes import within
 from rbd_ros.ros.bringup.report import missed_cycles, recording_lines
 
@@ -39,8 +42,6 @@ LOST_FRACTION = 0.01  # a slide cycle with f_n under this fraction of the force:
 
 
 def check_press_law(law: str) -> None:
-    from rbd_ros.control.press_gains import PRESS_LAWS
-
     if law not in PRESS_LAWS:
         raise ValueError(f"--task press needs a force law: --controller {' | '.join(PRESS_LAWS)} "
                          f"(not {law})")
@@ -106,8 +107,7 @@ def press_video_and_page(record: Path, run: Any, t0: float, t1: float, report: d
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    from rbd_ros.ros.bringup.page import write_press_page
-    from rbd_ros.sim.render import Recording, render_recording
+    from rbd_ros.sim.render import Recording, render_recording  # lazy: the renderer (0.3 s of import)
 
     with run.lock:
         cs = [c for c in run.controller_state if within(c[0], t0, t1)]
@@ -142,7 +142,7 @@ def series(task: Any, t0: float, t1: float) -> dict[str, np.ndarray]:
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    from rbd_ros.robot import Robot
+    from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
     with task.runner.lock:
         cs = [c for c in task.runner.controller_state if within(c[0], t0 - 0.01, t1)]
@@ -199,8 +199,6 @@ def finish_press(task: Any, record: Any, t_start: float, sim_end: float, diag_st
     report["missed_cycles"] = missed_cycles(diag_start, diag_end, task.args.composed)
     lines = report_lines(report)
     if task.runner.recorder is not None:  # what the stamps say the bag lost (report.recording_lines)
-        from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
-
         report["recording"] = task.runner.recorder.losses({STATES: None, CONTROLLER_STATE: None,
                                                             **task.runner.ft.recorded()})
         lines += recording_lines(report["recording"])

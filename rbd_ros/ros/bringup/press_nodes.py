@@ -53,6 +53,7 @@ from rbd_ros.control.gains import load_gains
 from rbd_ros.control.press_gains import PRESS_GAINS, press_gains, retreat_gains
 from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.ros import topics
+from rbd_ros.ros.bringup.inbox import TOUR
 from rbd_ros.ros.bringup.plan import RunPlan, load_robot, node_specs, robot_params_of
 from rbd_ros.ros.bringup.press import (
     APPROACH,
@@ -65,6 +66,8 @@ from rbd_ros.ros.bringup.press import (
 )
 from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
 from rbd_ros.ros.contact_topics import FT_WRENCH
+from rbd_ros.sim.contact_site import contact_site, probe_lengths
+from rbd_ros.sim.scene import load_scene, place_scene
 from rbd_ros.sim.simulator import collision_shapes
 
 TARGET_POSE = topics.node_topic("controller", topics.TARGET_POSE)
@@ -77,9 +80,6 @@ def press_plan(args: Any) -> RunPlan:
     """The press run's plan, ROS-free: the robot loaded once (its URDF's collision shapes make
     the probe), the scene placed where the arm reaches it (``contact_site``), the nodes, and
     the task (``PressTask``)."""
-    from rbd_ros.sim.contact_site import contact_site, probe_lengths
-    from rbd_ros.sim.scene import load_scene, place_scene
-
     loaded = load_robot(robot_params_of(args))
     model = loaded.model
     scene = load_scene(args.scene or "table")
@@ -135,8 +135,6 @@ class PressTask:
         from geometry_msgs.msg import PoseStamped, WrenchStamped
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from trajectory_msgs.msg import JointTrajectory
-
-        from rbd_ros.ros.bringup.inbox import TOUR
 
         # the tour's publisher as the tour run has it (unused here: the references are poses)
         node.create_publisher(JointTrajectory, TOUR, QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))

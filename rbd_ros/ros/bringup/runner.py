@@ -13,7 +13,11 @@ from typing import Any, Protocol, cast
 
 from rbd_ros.ros import topics
 from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, Inbox
+from rbd_ros.ros.bringup.params import node_arguments
 from rbd_ros.ros.bringup.processes import REACHED, STOP_WITH_PARENT, NodeProcess
+from rbd_ros.ros.bringup.record_ft import FTRecorder, ft_topics
+from rbd_ros.ros.dds import remove_zombie_segments
+from rbd_ros.ros.lean_executor import LeanExecutor, call_once, spin_in_thread
 
 
 class Task(Protocol):
@@ -62,9 +66,6 @@ class Runner(Inbox):
         nodes started and connected, the bridge paused, then the task (``Task.drive``: the
         tour sent and followed, or the press's phases, and the report).  Whatever happens,
         the ROS side is shut down, every node stopped and the bag closed."""
-        from rbd_ros.ros.bringup.record_ft import FTRecorder, ft_topics
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-
         ft = ft_topics(self.specs)  # the bridge's F/T readings, recorded by every task (issue 41)
         record = self.open_recording({**ft, **task.topics()})
         self.ft = FTRecorder(self, ft)
@@ -89,8 +90,6 @@ class Runner(Inbox):
 
     # ---- processes --------------------------------------------------------------------------
     def start_nodes(self) -> None:
-        from rbd_ros.ros.bringup.params import node_arguments
-
         env = {STOP_WITH_PARENT: str(os.getpid())}  # even a SIGKILL of this process stops them
 
         # every node's parameters in a file (any URDF text or path; rbd_ros.ros.bringup.params)
@@ -101,8 +100,6 @@ class Runner(Inbox):
             proc.wait_for(f"{spec.executable}: ready", timeout=180)
 
     def stop_nodes(self) -> None:
-        from rbd_ros.ros.dds import remove_zombie_segments
-
         for proc in reversed(self.procs):
             proc.stop()
         # a node that had to be killed (or crashed) leaves its Fast DDS segment in /dev/shm
@@ -202,8 +199,6 @@ class Runner(Inbox):
         """One call of ``service`` on a helper node of its own that no executor spins; the
         response, or an error when the service is absent or does not answer in ``timeout`` s."""
         import rclpy
-
-        from rbd_ros.ros.lean_executor import call_once
 
         helper = rclpy.create_node("rbd_bringup_call", context=node.context,
                                    start_parameter_services=False, enable_rosout=False)

@@ -11,8 +11,11 @@ import numpy as np
 
 from rbd_ros.model import PRISMATIC
 from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES
+from rbd_ros.ros.bringup.mobile import base_report, video_states
+from rbd_ros.ros.bringup.page import video_and_page
 from rbd_ros.ros.bringup.processes import within
 from rbd_ros.ros.bringup.report import make_report, missed_cycles, plot
+from rbd_ros.sim.closed_loop import tool_errors
 from rbd_ros.util.resources import DEFAULT_ROBOT
 
 
@@ -21,7 +24,7 @@ def finish(task: Any, runner: Any, record: Path | None, t_start: float, sim_end:
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    from rbd_ros.ros.bringup import mismatch
+    from rbd_ros.ros.bringup import mismatch  # lazy: the model comparison (0.4 s of import)
 
     with runner.lock:
         window = [c for c in runner.controller_state if within(c[0], t_start, sim_end)]
@@ -43,8 +46,6 @@ def finish(task: Any, runner: Any, record: Path | None, t_start: float, sim_end:
     missed = missed_cycles(diag_start, diag_end, runner.args.composed)
     tool = None
     if runner.args.controller in ("task_pd", "resolved_acceleration"):
-        from rbd_ros.sim.closed_loop import tool_errors
-
         tool = tool_errors(runner.model, ref, meas)
     # the commands (one per cycle) against the limits the controller and the bridge
     # saturate at: the model's (the bringup gives neither an effort_limit of its own)
@@ -68,8 +69,6 @@ def finish(task: Any, runner: Any, record: Path | None, t_start: float, sim_end:
                                                    task.tour, plan.bridge_settings, report)
     base_xy = None
     if runner.mobile:
-        from rbd_ros.ros.bringup.mobile import base_report
-
         base_ref = np.array([c.position[:3] for c in cs])
         base_meas = np.array([c.velocity[:3] for c in cs])
         if task.profile is not None:  # the velocity law: its reference integrates the twists
@@ -111,12 +110,8 @@ def finish(task: Any, runner: Any, record: Path | None, t_start: float, sim_end:
         counts = ", ".join(f"{k} {v}" for k, v in runner.recorder.counts.items())
         print(f"recorded {record}/report.json, {record}/plot.png, {record}/bag ({counts})",
               flush=True)
-        from rbd_ros.ros.bringup.page import video_and_page
-
         meas_v, ref_v = meas, ref
         if runner.mobile:  # the renderer draws the base too: its (x, y, yaw) ahead of the arm
-            from rbd_ros.ros.bringup.mobile import video_states
-
             meas_v, ref_v = video_states(base_meas, meas, base_ref, ref)
         for line in video_and_page(record, runner.model, t, meas_v, ref_v, report,
                                    effective_parameters(runner, sim_end - t_start), title,

@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros import topics
+from rbd_ros.ros.bringup.excitation import rates
 from rbd_ros.ros.bringup.inbox import BASE_PATH, CMD_VEL, COMMANDS, TOUR
+from rbd_ros.ros.bringup.mobile import base_path_message
 from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, STOP_WITH_PARENT, NodeProcess, StallWatch
 from rbd_ros.ros.bringup.report import progress_factor, real_time_factor
+from rbd_ros.ros.bringup.tour_report import finish
+from rbd_ros.ros.common import recordable_qos
 from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
 #: what the controller's acceptance line says of a trajectory its planner retimed
@@ -64,8 +68,6 @@ class TourTask:
 
     def drive(self, node: Any, spin: Any, record: Any, diag_start: dict, t_now: float) -> int:
         """The tour sent, followed to its horizon, paused again and drained, the report."""
-        from rbd_ros.ros.bringup.tour_report import finish
-
         r = self.runner
         t_start = self.send_tour(node, self.traj_pub, self.path_pub, diag_start["sim_time"], t_now)
         # the bridge pauses itself at the horizon: not past it by as much as this process lags
@@ -101,8 +103,6 @@ class TourTask:
         # no point at time 0: the controller starts the tour from its own reference
         # (holding the bridge's initial pose, the tour's start), so the reference never jumps
         t_start = t_pause + 0.1
-        from rbd_ros.ros.bringup.excitation import rates
-
         waypoints, times = self.tour.waypoints, self.tour.times
         traj = to_joint_trajectory(self.runner.joint_names, times, waypoints, *rates(self.tour, waypoints))
         set_stamp(traj.header.stamp, t_start)
@@ -123,8 +123,6 @@ class TourTask:
         if self.profile is not None:  # the player starts the twist profile with the tour's stamp
             self.profile.t0 = t_start
         elif path_pub is not None:  # the base's figure eight from the same stamp
-            from rbd_ros.ros.bringup.mobile import base_path_message
-
             path = base_path_message(self.eight, t_start)
             self.path_poses = len(path.poses)
             path_pub.publish(path)
@@ -310,8 +308,6 @@ class MobileTourTask(TourTask):
         from nav_msgs.msg import Odometry
         from nav_msgs.msg import Path as PathMsg
         from rclpy.qos import QoSProfile, ReliabilityPolicy
-
-        from rbd_ros.ros.common import recordable_qos
 
         super().connect(node)
         r, qos = self.runner, recordable_qos()

@@ -20,7 +20,11 @@ import argparse
 import sys
 from typing import Any
 
+from rbd_ros.control.twist_profile import TwistProfile
 from rbd_ros.ros import topics
+from rbd_ros.ros.bringup.processes import stop_with_parent
+from rbd_ros.ros.dds import use_large_data_profile
+from rbd_ros.ros.messages import header_stamp_ns, set_stamp
 
 LEAD = 0.05  # s: zero twists from this long before the profile (the base rests, no timeout)
 
@@ -52,11 +56,6 @@ class TwistPlayer:
         print(f"twist_player: profile from t = {t0:.3f} s", flush=True)
 
     def _on_clock(self, raw: bytes) -> None:
-        from rbd_ros.ros.messages import (
-            header_stamp_ns,  # a Clock starts with its time
-            set_stamp,
-        )
-
         t = 1e-9 * header_stamp_ns(raw)
         if t < self.start or t - self.sent_at < self.period - 1e-9:
             return
@@ -69,8 +68,6 @@ class TwistPlayer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rbd_ros.ros.bringup.processes import stop_with_parent
-
     stop_with_parent()
     p = argparse.ArgumentParser(prog="twist_player")
     p.add_argument("--segment-time", type=float, required=True)
@@ -81,9 +78,6 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import rclpy
     from rclpy.executors import ExternalShutdownException
-
-    from rbd_ros.control.twist_profile import TwistProfile
-    from rbd_ros.ros.dds import use_large_data_profile
 
     use_large_data_profile()  # as the bringup and its nodes (rbd_ros.ros.dds)
     rclpy.init()

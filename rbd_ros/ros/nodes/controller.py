@@ -134,6 +134,7 @@ from rbd_ros.control.loop import SWAP_CYCLES, ControlLoop
 from rbd_ros.lie.so3 import rotation_to_quaternion
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, run_node
+from rbd_ros.ros.contact_topics import attach_controller  # ~/target_wrench (force laws)
 from rbd_ros.ros.lean_executor import LeanExecutor, take_waiting
 from rbd_ros.ros.messages import set_stamp, to_seconds
 from rbd_ros.ros.nodes.controller_common import (
@@ -168,7 +169,9 @@ def make_controller(node: Any, composed: bool = False, base_state: Any = None) -
     truth)."""
     law_type, family = law_family(node)
     if family == "mobile":
-        from rbd_ros.ros.nodes.mobile_controller import MobileController
+        from rbd_ros.ros.nodes.mobile_controller import (  # lazy: the mobile controller, not at the default start
+            MobileController,
+        )
 
         if composed and base_state is None:
             raise NodeConfigError(f"controller_type {law_type} drives a mobile base; this robot has none")
@@ -216,12 +219,9 @@ class Controller:
         self.joints, self.cmd_index, self.tau_out = self.loop.joints, self.loop.cmd_index, self.loop.tau_out
         self._no_torque = np.full(n, math.nan)  # ~/controller_state's effort on a position interface
         self._make_interfaces(prm["diagnostics_period"], composed)
-        from rbd_ros.ros.follow_action import make_server
+        from rbd_ros.ros.follow_action import make_server  # lazy: the action's planner (7 ms), at start
 
         self.action = make_server(self, prm)  # ~/follow_joint_trajectory (own node and thread)
-
-        from rbd_ros.ros.contact_topics import attach_controller  # ~/target_wrench (force laws)
-
         self.wrench_inputs = attach_controller(self, composed)
         if not composed:
             self._make_cycle_sources(prm["rate"])
@@ -453,7 +453,10 @@ class Controller:
     def load_model(self, model_yaml: str = "", robot_description: str = "",
                    urdf_path: str = "") -> tuple[bool, str]:
         """Load, check and hand over a new model (``~/load_model``); ``(done, message)``."""
-        from rbd_ros.control.model_swap import law_for_model, swap_refusal
+        from rbd_ros.control.model_swap import (  # lazy: the model swap, not at the default start
+            law_for_model,
+            swap_refusal,
+        )
 
         sources = {"model_yaml": model_yaml, "robot_description": robot_description, "urdf_path": urdf_path}
         given = [k for k, v in sources.items() if v]
@@ -605,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a.replace(" ", "") in ("managed:=true", "managed:=True") for a in args):
-        from rbd_ros.ros.nodes.managed import main as managed_main
+        from rbd_ros.ros.nodes.managed import main as managed_main  # lazy: the lifecycle node, not at the default start
 
         return managed_main(args, make_controller)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rbd_ros.control.gains import LAWS, gain_names
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, recordable_qos
 from rbd_ros.ros.parameters import schema
@@ -23,8 +24,7 @@ FAMILY_BASES = {"arm": ("fixed",), "mobile": ("diff_drive", "planar")}
 def law_registry() -> dict[str, str]:
     """Law type -> family: ``arm`` (``rbd_ros.control.laws``, ``ControlLoop``, a fixed base)
     or ``mobile`` (whole-body laws of ``rbd_ros.control.mobile_laws``, ``MobileControlLoop``)."""
-    from rbd_ros.control.gains import LAWS
-    from rbd_ros.control.mobile_laws import MOBILE_LAWS
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS  # lazy: the mobile laws, not at the controller's import
 
     return {**dict.fromkeys(LAWS, "arm"), **dict.fromkeys(MOBILE_LAWS, "mobile")}
 
@@ -47,8 +47,6 @@ def node_parameters(node: Any, family: str, composed: bool = False) -> dict[str,
 
 def declare_gains(node: Any, law_type: str) -> dict[str, Any]:
     """The gain parameters the law takes (``gain_names``), as given (None = not given)."""
-    from rbd_ros.control.gains import gain_names
-
     return schema("controller").declare(node, gain_names(law_type))
 
 

@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.lean_executor import LeanExecutor, call_once, spin_in_thread
 from rbd_ros.ros.messages import matrix_to_pose
 from rbd_ros.ros.parameters import schema
 from rbd_ros.ros.robot_params import (
@@ -219,7 +220,6 @@ def _answers(node, name: str, timeout: float = 3.0) -> bool:
     helper node no executor spins)."""
     import rclpy
 
-    from rbd_ros.ros.lean_executor import call_once
     from rbd_ros_interfaces.srv import GetModel
 
     helper = rclpy.create_node(f"{node.get_name()}_probe", namespace=node.get_namespace(),
@@ -258,7 +258,7 @@ def served_names(node, model):
     from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
     from rclpy.parameter import Parameter
 
-    from rbd_ros.services import base_names
+    from rbd_ros.services import base_names  # lazy: the services (robot front), at start, not at import
 
     given = {}
     for name in NAME_PARAMETERS:
@@ -286,9 +286,8 @@ class DynamicsServer:
     def __init__(self, node) -> None:
         import rclpy
 
-        from rbd_ros.robot import Robot
-        from rbd_ros.ros.lean_executor import LeanExecutor, spin_in_thread
-        from rbd_ros.services import (
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
+        from rbd_ros.services import (  # lazy: the services (robot front), at start, not at import
             DynamicsService,
             named_model,
         )
@@ -399,9 +398,12 @@ class DynamicsServer:
 
     def load_model(self, model_yaml: str = "", robot_description: str = "", urdf_path: str = ""):
         """Load, check and serve a new model; ``(done, message)``."""
-        from rbd_ros.control.model_swap import swap_refusal
-        from rbd_ros.robot import Robot
-        from rbd_ros.services import DynamicsService, named_model
+        from rbd_ros.control.model_swap import swap_refusal  # lazy: the model swap, not at the default start
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
+        from rbd_ros.services import (  # lazy: the services (robot front), at start, not at import
+            DynamicsService,
+            named_model,
+        )
 
         sources = {"model_yaml": model_yaml, "robot_description": robot_description, "urdf_path": urdf_path}
         if sum(bool(v) for v in sources.values()) != 1:
@@ -435,8 +437,8 @@ class DynamicsServer:
         On a cold cache they compile here, a minute and more for all of them, which the server's
         start no longer waits for (issue 39: 93 s to ready before, compiled in the main thread);
         a request that needs a kernel still compiling waits for it (numba compiles each once)."""
-        from rbd_ros.robot import Robot
-        from rbd_ros.sim.warm import server_kernels
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
+        from rbd_ros.sim.warm import server_kernels  # lazy: the warm-up, not at the default start
 
         try:
             server_kernels(Robot(self.service.robot.model), self.service.moving)
@@ -466,7 +468,7 @@ class DynamicsServer:
 
     def _guard(self, fn):
         """Any refusal becomes success=false with its message; nothing escapes to rclpy."""
-        from rbd_ros.services import RequestError
+        from rbd_ros.services import RequestError  # lazy: the services (robot front), at start, not at import
 
         def handler(request, response):
             try:
@@ -496,7 +498,7 @@ class DynamicsServer:
         res.efforts = _array("d", tau.tobytes())  # C-contiguous float64 (f64 without its copy)
 
     def _forward_simulate(self, req, res) -> None:
-        from rbd_ros.services import renamed_field
+        from rbd_ros.services import renamed_field  # lazy: the services (robot front), at start, not at import
 
         # torques/torque_period: the fields' old names, still read for one release
         efforts, old_e = renamed_field("efforts", getattr(req, "efforts", ()), "torques", req.torques)
@@ -518,7 +520,7 @@ class DynamicsServer:
         res.compute_time = float(out.compute_time)
 
     def _regressor(self, req, res) -> None:
-        from rbd_ros.ros.nodes.regressor_service import answer
+        from rbd_ros.ros.nodes.regressor_service import answer  # lazy: the regressor, not at the default start
 
         answer(self.service, req, res)  # issue 31
 
@@ -594,8 +596,6 @@ def main(argv: list[str] | None = None) -> int:
         # numba and its compiled kernels leave ~120 000 objects after start-up, whose full
         # garbage collection takes ~90 ms; frozen, a collection only visits newer objects
         gc.freeze()
-
-    from rbd_ros.ros.lean_executor import LeanExecutor
 
     return run_node("dynamics_server", body, argv, executor_factory=LeanExecutor, cleanup=cleanup)
 

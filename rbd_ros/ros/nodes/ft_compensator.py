@@ -20,6 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.identification.payload import PayloadCompensator, load_payload
+from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.nodes.controller_common import reliable_qos
+from rbd_ros.ros.parameters import schema
+from rbd_ros.ros.robot_params import robot_from_node
+
 NAME = "ft_compensator"
 
 
@@ -37,12 +43,6 @@ class FTCompensator:
     def __init__(self, node: Any) -> None:
         from geometry_msgs.msg import WrenchStamped
         from sensor_msgs.msg import JointState
-
-        from rbd_ros.identification.payload import PayloadCompensator, load_payload
-        from rbd_ros.ros.common import NodeConfigError
-        from rbd_ros.ros.nodes.controller_common import reliable_qos
-        from rbd_ros.ros.parameters import schema
-        from rbd_ros.ros.robot_params import robot_from_node
 
         prm = schema(NAME).declare(node)
         if not prm["payload_file"]:
@@ -105,8 +105,6 @@ class FTCompensator:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rbd_ros.ros.common import run_node
-
     def body(node) -> None:
         comp = FTCompensator(node)
         node._rbd_ft_compensator = comp  # kept alive with the node

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.nodes.controller_common import harden_node
+from rbd_ros.ros.parameters import schema
 
 
 def managed_node_class(make_controller: Callable[[Any], Any]) -> type:
@@ -115,9 +117,6 @@ def managed_node_class(make_controller: Callable[[Any], Any]) -> type:
 def main(argv: list[str] | None, make_controller: Callable[[Any], Any]) -> int:
     """The managed controller: created unconfigured, spun by rclpy's executor (entities come
     and go with the transitions, which the lean executor does not follow)."""
-    from rbd_ros.ros.nodes.controller_common import harden_node
-    from rbd_ros.ros.parameters import schema
-
     nodes: list[Any] = []
 
     def body(node: Any) -> None:

@@ -76,9 +76,9 @@ class MobileController:
 
     def __init__(self, node: Any, law_type: str, composed: bool = False,
                  base_state: Any = None) -> None:
-        from rbd_ros.control import mobile_laws as ml
-        from rbd_ros.control.mobile_loop import MobileControlLoop
-        from rbd_ros.robot import Robot
+        from rbd_ros.control import mobile_laws as ml  # lazy: the mobile laws (0.2 s of import)
+        from rbd_ros.control.mobile_loop import MobileControlLoop  # lazy: the mobile loop (0.3 s of import)
+        from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
         self.node = node
         self.log = node.get_logger()
@@ -149,7 +149,7 @@ class MobileController:
         from nav_msgs.msg import Path
         from rclpy.serialization import deserialize_message
 
-        from rbd_ros.control.mobile_loop import read_path
+        from rbd_ros.control.mobile_loop import read_path  # lazy: the mobile loop (0.3 s of import)
 
         if self._reader is None:
             self._reader = ThreadPoolExecutor(1, thread_name_prefix="rbd_ros-read-path")

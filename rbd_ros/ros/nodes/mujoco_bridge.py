@@ -145,15 +145,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from rbd_ros.control.gains import LAWS
 from rbd_ros.model import MOBILE_BASES
 from rbd_ros.ros import topics
 from rbd_ros.ros.common import NodeConfigError, level_logger, recordable_qos, run_node
+from rbd_ros.ros.contact_topics import BridgeContact  # F/T topics, ~/apply_wrench
 from rbd_ros.ros.lean_executor import take_waiting
 from rbd_ros.ros.messages import set_stamp
+from rbd_ros.ros.mobile_bridge import OdomPublisher, mobile_config, refuse_mobile_parameters
 from rbd_ros.ros.parameters import declare_settings, schema
 from rbd_ros.ros.robot_params import robot_from_node
 from rbd_ros.sim.drives import TOPICS
 from rbd_ros.sim.realtime import LoopTiming, freeze_garbage, harden, set_slice, share_priority
+from rbd_ros.util.resources import config_file
 
 if TYPE_CHECKING:
     from rbd_ros.ros.publish_thread import PublishThread
@@ -168,8 +172,7 @@ SWITCH_INTERVAL = 1e-4  # s, Python's GIL switch interval in realtime and max mo
 # ---- parameters ---------------------------------------------------------------------------------
 def bridge_config(node) -> tuple[Any, str]:
     """``BridgeConfig`` from ``config_file`` then the node's parameters (which win)."""
-    from rbd_ros.sim.simulator import BridgeConfig
-    from rbd_ros.util.resources import config_file
+    from rbd_ros.sim.simulator import BridgeConfig  # lazy: the simulator, at start, not at import
 
     path = schema(NAME).declare(node, ["config_file"])["config_file"]
     if not path:
@@ -290,8 +293,6 @@ class MujocoBridge:
         self._state_msg.name = self._names + (list(sim.gripper.names) if self._gripper else [])
         self.odom = None  # a mobile base's /odom (+ /tf): rbd_ros.ros.mobile_bridge
         if hasattr(sim, "base_state"):
-            from rbd_ros.ros.mobile_bridge import OdomPublisher
-
             self.odom = OdomPublisher(node, sim, *getattr(sim, "odom_frames", ("odom", "base_link")))
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         pub_qos = recordable_qos()  # a slow recorder still gets every sample
@@ -307,8 +308,6 @@ class MujocoBridge:
                 self.subs = [node.create_subscription(
                     Float64MultiArray, topic, lambda msg, i=interface: self.on_command(msg, i), qos)
                     for interface, topic in TOPICS.items()]
-        from rbd_ros.ros.contact_topics import BridgeContact  # F/T topics, ~/apply_wrench
-
         self.contact = BridgeContact(node, sim, self.lock, schema(NAME).declare(
             node, ["apply_wrench_duration"])["apply_wrench_duration"], pub_qos)
         self.srv_reset = node.create_service(Trigger, topics.RESET, self.on_reset)
@@ -316,7 +315,9 @@ class MujocoBridge:
         schema(NAME).declare(node, ["pause_at"])
         self.gripper_action = None
         if self._gripper is not None:  # /gripper_controller/gripper_cmd (rbd_ros.ros.gripper_action)
-            from rbd_ros.ros.gripper_action import GripperActionServer
+            from rbd_ros.ros.gripper_action import (  # lazy: the gripper action, not at the default start
+                GripperActionServer,
+            )
 
             self.gripper_action = GripperActionServer(self)
         node.add_on_set_parameters_callback(self._on_set_parameters)
@@ -341,7 +342,7 @@ class MujocoBridge:
         /tf, the controller's) through one ``PublishThread``: realtime drops when full, lockstep
         and max wait.  Not with a separate controller: there the thread's hop would delay the
         state the controller waits for (measured: 1.0 % missed vs 0.5 %)."""
-        from rbd_ros.ros.publish_thread import PublishThread
+        from rbd_ros.ros.publish_thread import PublishThread  # lazy: the publish thread, not at the default start
 
         pt = self.publisher_thread = PublishThread(f"{NAME}_publish", block=self.mode != "realtime",
                                                    batched=True)  # the stepping loop flushes
@@ -677,9 +678,8 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
     import rclpy
     from rclpy.parameter import Parameter
 
-    from rbd_ros.control.gains import LAWS
-    from rbd_ros.control.mobile_laws import MOBILE_LAWS
-    from rbd_ros.ros.nodes.controller import make_controller
+    from rbd_ros.control.mobile_laws import MOBILE_LAWS  # lazy: the mobile laws (10 ms), at start, not at import
+    from rbd_ros.ros.nodes.controller import make_controller  # lazy: the controller (47 ms), at start, not at import
 
     law_type = schema(NAME).declare(node, ["controller_type"])["controller_type"]
     if not law_type:
@@ -713,7 +713,7 @@ def composed_controller(node, sim, argv: list[str] | None) -> Any:
 def main(argv: list[str] | None = None) -> int:
     import rclpy
 
-    from rbd_ros.sim.simulator import Simulator
+    from rbd_ros.sim.simulator import Simulator  # lazy: the simulator, at start, not at import
 
     def body(node) -> None:
         log = level_logger(node)
@@ -722,8 +722,9 @@ def main(argv: list[str] | None = None) -> int:
             loaded = robot_from_node(node)  # the robot parameters, "base_type" among them
             model, source = loaded.model, loaded.source
             if model.base_type in MOBILE_BASES:
-                from rbd_ros.ros.mobile_bridge import mobile_config
-                from rbd_ros.sim.mobile_sim import MobileSimulator
+                from rbd_ros.sim.mobile_sim import (  # lazy: the mobile simulator, at start, not at import
+                    MobileSimulator,
+                )
 
                 mobile, odom_frame, base_frame = mobile_config(node, model)
                 sim: Simulator = MobileSimulator(model, config, mobile, log=log)
@@ -734,8 +735,6 @@ def main(argv: list[str] | None = None) -> int:
                 raise NodeConfigError(f"'{model.name}' has a {model.base_type} base: the bridge "
                                       f"simulates fixed, planar and diff_drive bases")
             else:
-                from rbd_ros.ros.mobile_bridge import refuse_mobile_parameters
-
                 refuse_mobile_parameters(node, model)
                 # a URDF's collision shapes touch a scene (a model file: the capsules)
                 sim = Simulator(model, config, log=log, urdf=loaded.urdf, conversion=loaded.conversion)
@@ -751,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
         controller = composed_controller(node, sim, argv)
         bridge = MujocoBridge(node, sim, config, argv, controller)
         if schema(NAME).declare(node, ["viewer"])["viewer"]:
-            from rbd_ros.ros.nodes.viewer import attach
+            from rbd_ros.ros.nodes.viewer import attach  # lazy: the viewer, not at the default start
 
             bridge.viewer = attach(node, sim.mj_model, sim.mj_data, bridge.lock, model.name)
         executor = rclpy.executors.SingleThreadedExecutor()

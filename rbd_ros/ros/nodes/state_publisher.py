@@ -38,6 +38,10 @@ from typing import Any
 import numpy as np
 
 from rbd_ros.model import MOBILE_BASES
+from rbd_ros.ros import topics
+from rbd_ros.ros.common import NodeConfigError, run_node
+from rbd_ros.ros.lean_executor import LeanExecutor
+from rbd_ros.ros.messages import header_stamp_ns, transform_stamped
 
 NAME = "state_publisher"
 
@@ -47,8 +51,12 @@ def load(node) -> tuple[Any, Any, str]:
     (``robot_description`` > ``urdf_path``, over ``model_yaml``: its link tree is the user's;
     the model file's base type and chain ends unless given), else the model file's own URDF, else
     the bundled default robot."""
-    from rbd_ros.model.urdf_export import model_to_urdf
-    from rbd_ros.ros.robot_params import ROBOT_PARAMETERS, declare_robot_parameters, robot_model
+    from rbd_ros.model.urdf_export import model_to_urdf  # lazy: the URDF export (0.2 s), at start, not at import
+    from rbd_ros.ros.robot_params import (  # lazy: the robot parameters (8 ms), at start, not at import
+        ROBOT_PARAMETERS,
+        declare_robot_parameters,
+        robot_model,
+    )
 
     declare_robot_parameters(node)
     p = {name: node.get_parameter(name).value for name in ROBOT_PARAMETERS}
@@ -75,10 +83,8 @@ class StatePublisher:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
 
-        from rbd_ros.robot import Robot
-        from rbd_ros.ros import topics
-        from rbd_ros.ros.common import NodeConfigError
-        from rbd_ros.ros.parameters import schema
+        from rbd_ros.robot import Robot  # lazy: the robot front, at start, not at import
+        from rbd_ros.ros.parameters import schema  # lazy: the schemas (3 ms), at start, not at import
 
         try:
             from tf2_msgs.msg import TFMessage
@@ -133,8 +139,7 @@ class StatePublisher:
     def _transforms(self, poses, fixed: bool) -> list:
         """``TransformStamped`` parent -> child of the URDF's fixed joints (``/tf_static``, as
         robot_state_publisher) or of all the others (``/tf``) from all link poses ``poses``."""
-        from rbd_ros.ros.messages import transform_stamped
-        from rbd_ros.urdf.transforms import joint_motion
+        from rbd_ros.urdf.transforms import joint_motion  # lazy: the URDF converter (0.2 s), at start, not at import
 
         if poses is None:
             return []
@@ -157,8 +162,6 @@ class StatePublisher:
         only some joints)."""
         from rclpy.serialization import deserialize_message
 
-        from rbd_ros.ros.messages import header_stamp_ns
-
         try:
             stamp = header_stamp_ns(raw)
         except ValueError:
@@ -168,8 +171,6 @@ class StatePublisher:
 
     def on_odom_raw(self, raw: bytes) -> None:
         from rclpy.serialization import deserialize_message
-
-        from rbd_ros.ros.messages import header_stamp_ns
 
         try:
             stamp = header_stamp_ns(raw)
@@ -206,8 +207,7 @@ class StatePublisher:
         self.tf.publish(self.TFMessage(transforms=moving))
 
     def on_odom(self, msg) -> None:
-        from rbd_ros.lie.so3 import pose_matrix
-        from rbd_ros.ros.messages import transform_stamped
+        from rbd_ros.lie.so3 import pose_matrix  # lazy: lie.so3 (numba) (0.2 s), at start, not at import
 
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
         T = pose_matrix([p.x, p.y, p.z], [o.x, o.y, o.z, o.w]) @ self.root_in_base  # odom -> root
@@ -217,9 +217,6 @@ class StatePublisher:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rbd_ros.ros.common import run_node
-    from rbd_ros.ros.lean_executor import LeanExecutor
-
     def body(node) -> None:
         pub = StatePublisher(node)
         node._rbd_state_publisher = pub  # kept alive with the node

@@ -18,6 +18,12 @@ import threading
 from pathlib import Path
 
 from rbd_ros.model import MdhModel
+from rbd_ros.ros import topics
+from rbd_ros.ros.common import recordable_qos, run_node
+from rbd_ros.ros.robot_params import robot_from_node
+from rbd_ros.sim.render import Recording, check_directory, coordinates, scene_model
+from rbd_ros.sim.urdf_visuals import urdf_visuals
+from rbd_ros.sim.viewer import Viewer, no_display, prefer_glfw, replay
 
 NAME = "rbd_viewer"
 
@@ -25,8 +31,6 @@ NAME = "rbd_viewer"
 def attach(node, m, d, lock: threading.Lock, title: str = ""):
     """The bridge's ``viewer:=true``: the viewer on its ``(m, d)``, synced at 30 Hz under
     ``lock``; where it cannot open, one warning line and ``None`` (the bridge runs on)."""
-    from rbd_ros.sim.viewer import Viewer
-
     try:
         viewer = Viewer(m, d, title=title)
     except RuntimeError as exc:
@@ -46,9 +50,6 @@ def attach(node, m, d, lock: threading.Lock, title: str = ""):
 def replay_dir(directory: Path) -> int:
     import mujoco
 
-    from rbd_ros.sim.render import Recording, check_directory, coordinates, scene_model
-    from rbd_ros.sim.viewer import Viewer, replay
-
     problem = check_directory(directory)
     if problem:
         raise FileNotFoundError(problem)
@@ -65,27 +66,19 @@ def replay_dir(directory: Path) -> int:
 
 
 def live(argv: list[str]) -> int:
-    from rbd_ros.ros.common import run_node
-
     state: dict = {}
 
     def body(node) -> None:
         import mujoco
         from sensor_msgs.msg import JointState
 
-        from rbd_ros.ros import topics
-        from rbd_ros.ros.common import recordable_qos
-        from rbd_ros.ros.robot_params import robot_from_node
-        from rbd_ros.sim.mujoco_model import build_mujoco_model
-        from rbd_ros.sim.viewer import Viewer
+        from rbd_ros.sim.mujoco_model import build_mujoco_model  # lazy: the MuJoCo model (35 ms of import)
 
         loaded = robot_from_node(node)  # the robot parameters of every node
         model, source = loaded.model, loaded.source
         shapes: list = []
         urdf = node.get_parameter("urdf_path").value
         if urdf and not node.get_parameter("model_yaml").value:
-            from rbd_ros.sim.urdf_visuals import urdf_visuals
-
             shapes, _ = urdf_visuals(urdf, node.get_parameter("base_link").value or None,
                                      node.get_parameter("tip_link").value or None)
         m, _ = build_mujoco_model(model, actuators=False, shapes=shapes)
@@ -121,8 +114,6 @@ def live(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rbd_ros.sim.viewer import no_display, prefer_glfw
-
     args = list(sys.argv[1:] if argv is None else argv)
     reason = no_display()
     if reason:
