@@ -118,11 +118,12 @@ def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, floa
 def guarded_bound(site: Any, stiffness: float, force: float, bound: np.ndarray,
                   approach: float) -> tuple[float, np.ndarray, float, str]:
     """The hybrid law's guarded approach onto ``site``'s surface (its contact ``stiffness``,
-    N/m: ``scene_stiffness``) for a law whose
-    velocity bound is ``bound`` (6, world axes): ``(t_slow, guard, extra, note)``, the bound
-    ``guard`` (``bound`` with ``guard_plan``'s limit along the normal) from ``t_slow`` s after
-    the approach starts, the contact ``extra`` s later than unguarded, and the log's line.  One
-    home for ``run_press`` and the bringup's press through the nodes (``press_nodes``)."""
+    N/m: ``scene_stiffness``) for a law whose velocity bound is ``bound`` (6, world axes):
+    ``(t_slow, guard, extra, note)``, the bound ``guard`` (``bound`` with ``guard_plan``'s limit
+    along the normal) from ``t_slow`` s after the approach starts (``inf``: no guard, where the
+    guard's speed is not below the bound), the contact ``extra`` s later than unguarded, and the
+    log's line.  One home for ``run_press`` and the bringup's press through the nodes
+    (``press_nodes.PressTask``)."""
     axis = world_axis(site.normal)
     guard = np.array(bound, dtype=float).copy()
     k = float(stiffness)
