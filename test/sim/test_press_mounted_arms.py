@@ -56,8 +56,8 @@ def _peak(r) -> float:
 @pytest.mark.parametrize("law", ["hybrid_force_position", "impedance"])
 @pytest.mark.parametrize("name", FOUR)
 def test_ten_newtons_held_by_default_on_the_mounted_arms(name: str, law: str) -> None:
-    """Issue 41.5 as the user gets it (no option): measured 0.006-0.047 N RMS, peaks
-    10.9-11.8 N (hybrid); 0.08-0.11 N, 9.9-10.0 N (impedance)."""
+    """Issue 41.5 as the user gets it (no option): measured 0.002-0.004 N RMS, peaks
+    10.8-11.0 N (hybrid); 0.08-0.11 N, 9.9-10.0 N (impedance)."""
     r = _run(name, law)
     assert r.force_rms <= 0.2 and r.contact_lost == 0 and r.unstable_steps == 0, r.report()
     assert _peak(r) < 15.0, r.report()
@@ -77,11 +77,14 @@ def test_impedance_compensates_friction_at_the_reference(monkeypatch) -> None:
 def test_the_hybrid_slide_breaks_stuck_joints_away_at_the_reference(monkeypatch) -> None:
     """TALOS's guarded slide (the default): the hybrid law's Coulomb compensation at the
     reference's sign until a joint breaks away holds it (above); at the measured sign
-    (``coulomb_band`` 0, the code before) three wrist joints stuck for a quarter of the slide
-    while the others made the motion in the null space: 0.50 N RMS, 3.8 N at worst."""
+    (``coulomb_band`` 0, the code before) and without the measured wrench fed forward along
+    the position axes (``feed_measured``, issue 41.5's last fix) three wrist joints stuck for a
+    quarter of the slide while the others made the motion in the null space: 0.50 N RMS, 3.8 N
+    at worst.  With the wrench fed forward the measured sign holds it too (0.004 N)."""
     from rbd_ros.control.force_laws import HybridForcePosition
 
     monkeypatch.setattr(HybridForcePosition, "coulomb_band", 0.0)
+    monkeypatch.setattr(HybridForcePosition, "feed_measured", False)
     before = _run.__wrapped__("talos_left", "hybrid_force_position")
     assert before.force_rms > 0.3 and before.force_max > 2.0, before.report()
 
