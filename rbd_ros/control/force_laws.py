@@ -32,9 +32,12 @@ redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
   forward (``F += m_d``).
 * ``hybrid_force_position`` (Raibert & Craig 1981): a selection ``S`` (``selection``, 1 =
   position, 0 = force, per world axis): ``a* = S (r_d'' + K_v e' + K_p e) - (I - S) D_f J q'``,
-  ``F = (I - S) [m_d + k_f (m_d - m) + k_i int (m_d - m) dt]``: position control along the
-  selected axes, force control (feed-forward, proportional and integral force feedback) along
-  the others, damped there by ``D_f`` = ``force_damping`` (1/s) **as an acceleration**, so the
+  ``F = S m + (I - S) [m_d + k_f (m_d - m) + k_i int (m_d - m) dt]``: position control along the
+  selected axes, the measured contact wrench ``m`` fed forward there (CNSV99's inverse dynamics
+  with force and moment measurements: the probe's sliding friction and the moments of the
+  contact at the tool origin then drive neither the task nor a redundant arm's null space;
+  ``HybridForcePosition``), force control (feed-forward, proportional and integral force
+  feedback) along the others, damped there by ``D_f`` = ``force_damping`` (1/s) **as an acceleration**, so the
   arm's own inertia along the axis at the current pose scales it (``Lambda(q) D_f``, a
   damping force in N s/m).  A damping force ``D_f`` fixed from a design inertia is wrong by
   the ratio of the inertias: the xArm 7 shows 1.8 kg along the table normal where the
@@ -119,7 +122,8 @@ CONTACT_REPORT = 1.0  # N: past this contact force a trajectory goal's result sa
 #: velocity past this speed, of the measured one below (``Impedance``).  Measured (10 N press,
 #: force error RMS over the slide): at 1e-3 the xArm 7's wall press slipped by 4 N where its
 #: slide's reference had just started (1.45 N), at 5e-3 TIAGo Pro's table press came to 0.209 N;
-#: at 2.5e-3 0.50 and 0.187 N (the sign of the measured velocity: 0.28 and 0.10 N)
+#: at 2.5e-3 0.50 and 0.187 N (the sign of the measured velocity: 0.28 and 0.10 N).  The hybrid
+#: law's too, and the speed past which a joint has broken away (``HybridForcePosition``)
 REFERENCE_FRICTION_SPEED = 0.0025
 
 @njit(cache=True)
@@ -129,15 +133,17 @@ def _task_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, 
                  jdqd: np.ndarray, z: np.ndarray, qdd_star: np.ndarray, lim: np.ndarray,
                  tau: np.ndarray, sat: np.ndarray, joint_ref: bool, qr: np.ndarray,
                  qdr: np.ndarray, qddr: np.ndarray, rv: np.ndarray, band: float,
-                 qv: np.ndarray) -> int:  # pragma: no cover - jitted
+                 moving: float, qv: np.ndarray, moved: np.ndarray) -> int:  # pragma: no cover - jitted
     """``qdd* = J^#(a* - J' q') + (I - J^# J) z``, ``tau = RNEA(q, q', qdd*) + J^T F``
     (module docstring; 003 (6.48)-(6.49), (2.2)); ``z = -k_null q'``, or with a joint
     reference (``joint_ref``: a trajectory goal) the posture ``z = q_d'' + k_null (q_d' - q')
     + (k_null / 2)^2 (q_d - q)`` (critically damped at the bandwidth ``k_null / 2``).
-    ``band > 0`` (impedance, with the drives modelled): the Coulomb friction compensated at
+    ``band > 0`` (impedance, hybrid; with the drives modelled): the Coulomb friction compensated at
     the sign of the reference's joint velocity ``q_v`` (``q_d'``, or ``J^# r_d'`` for a pose
-    reference) on the joints it moves by at least ``band`` (rad/s), instead of RNEA's
-    ``T_c sign(q')`` (kept on the others: ``Impedance``)."""
+    reference) on the joints it moves by at least ``band`` (rad/s) until they break away
+    (``moved[j]``: set once ``|q'_j| >= moving`` the reference's way, cleared where the reference rests on the
+    joint; ``moving = inf``: never), instead of RNEA's ``T_c sign(q')`` (kept on the others:
+    ``Impedance``, ``HybridForcePosition``)."""
     n = q.shape[0]
     jacobian_dot_times_qd(mp, ws, q, qd, jdqd)
     for r in range(6):
@@ -178,7 +184,12 @@ def _task_kernel(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, qd: np.ndarray, 
             if not dls_pinv_times(J, lam2, A, y, qv):
                 return finish_torque(tau, lim, sat, 2)
         for j in range(n):
-            if abs(qv[j]) >= band:  # where the reference rests: RNEA's T_c sign(q')
+            if abs(qv[j]) < band:  # the reference rests on the joint: RNEA's T_c sign(q')
+                moved[j] = 0.0
+                continue
+            if abs(qd[j]) >= moving and qd[j] * qv[j] > 0.0:  # broken away, the reference's way
+                moved[j] = 1.0
+            if moved[j] == 0.0:
                 tau[j] += coulomb(mp, j, qv[j]) - coulomb(mp, j, qd[j])
     for j in range(n):  # + J^T F (003 (2.2))
         s = 0.0
@@ -202,13 +213,15 @@ def _impedance_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarra
 def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, kp: np.ndarray,
                   kd: np.ndarray, S: np.ndarray, fp: np.ndarray, fi: np.ndarray, fd: np.ndarray,
                   vlim: np.ndarray, md: np.ndarray, m: np.ndarray, dt: float, integral: np.ndarray,
-                  touching: np.ndarray, acc: np.ndarray,
-                  force: np.ndarray) -> None:  # pragma: no cover - jitted
-    """Raibert-Craig: position along ``S = 1``, force along ``S = 0`` (``HybridForcePosition``)."""
+                  touching: np.ndarray, acc: np.ndarray, force: np.ndarray,
+                  fed: float) -> None:  # pragma: no cover - jitted
+    """Raibert-Craig: position along ``S = 1``, force along ``S = 0`` (``HybridForcePosition``);
+    along ``S = 1`` ``F = fed m``: the measured wrench fed forward (CNSV99's inverse dynamics
+    with the contact force and moment measured, ``fed`` 1) or not (0)."""
     for r in range(6):
         if S[r] > 0.5:  # position: r_d'' + K_v e' + K_p e
             acc[r] = ra[r] + kd[r] * (rv[r] - v[r]) + kp[r] * e[r]
-            force[r] = 0.0
+            force[r] = fed * m[r]  # the measured contact wrench fed forward (fed = 1)
             continue
         err = md[r] - m[r]
         felt = m[r] * md[r] > CONTACT_SHARE * md[r] * md[r]  # a share of m_d felt: contact
@@ -273,6 +286,9 @@ class _ForceLaw(TaskSpaceLaw):
     #: rad/s: > 0, the Coulomb friction of a joint the reference moves faster than this is
     #: compensated at the reference's velocity (``_task_kernel``); 0, at the measured one's sign
     coulomb_band = 0.0
+    #: rad/s: a joint that has moved faster than this since the reference started moving it
+    #: keeps its measured sign until the reference rests on it (``inf``: never; ``_moved``)
+    coulomb_moving = math.inf
 
     def __init__(self, robot: Any, gains: Mapping[str, Any] | None = None, **kw: Any) -> None:
         #: the measured wrench is to come from the identified payload's compensation (the
@@ -301,6 +317,7 @@ class _ForceLaw(TaskSpaceLaw):
         self._t_prev = math.nan
         self._w = np.zeros(6)
         self._qv = np.zeros(n)  # the reference's joint velocity (coulomb_band)
+        self._moved = np.zeros(n)  # 1: the joint broke away since the reference moved it
 
     # ---- gains from the model -----------------------------------------------------------------
     @staticmethod
@@ -448,6 +465,7 @@ class _ForceLaw(TaskSpaceLaw):
         self._t_prev = math.nan
         self.integral[:] = 0.0
         self.touching[:] = 0.0
+        self._moved[:] = 0.0
         self._end_ramps()
 
     def fold_offset(self, T: np.ndarray) -> bool:
@@ -472,7 +490,8 @@ class _ForceLaw(TaskSpaceLaw):
                             self.gains["k_null"], self.dls_damping**2, self.model_actuators,
                             self._none, self._A, self._y, self.jdqd, self._z, self.qdd_star,
                             self.limit, self.tau, self.saturated, not ref.task, ref.q, ref.qd,
-                            ref.qdd, self._friction_velocity(), self.coulomb_band, self._qv)
+                            ref.qdd, self._friction_velocity(), self.coulomb_band,
+                            self.coulomb_moving, self._qv, self._moved)
 
     def _task_terms(self, dt: float) -> None:
         """Fill ``acc`` (a*) and ``force`` (F) from ``error``, ``velocity`` and the reference."""
@@ -513,16 +532,58 @@ class Impedance(_ForceLaw):
 
 
 class HybridForcePosition(_ForceLaw):
-    """Raibert-Craig hybrid force/position control (module docstring)."""
+    """Raibert-Craig hybrid force/position control (module docstring).
+
+    The Coulomb friction of a joint the reference moves (faster than ``coulomb_band``) is
+    compensated at the sign of the reference's joint velocity until the joint breaks away
+    (moves faster than ``coulomb_moving``), then at its measured sign until the reference
+    rests on it again.  At rest ``sign(q')`` is the sign of MuJoCo's creep (1e-5 rad/s), and
+    compensated that way a joint the slide is to move stays stuck: TALOS's three wrist joints
+    held 25-29 % of the guarded slide, the others made the motion in the null space, 3.8 N
+    excursions (0.50 N RMS; TIAGo++ 0.57 N).  Moving, the friction is the motion's, not the
+    reference's: on a redundant arm the two differ by the null-space motion, which the probe's
+    sliding friction (2 N along the slide, fed forward by nothing) drives, ``N M^-1 J^T f_t``
+    = 17-20 rad/s^2 on the xArm 7, held by ``k_null`` at ~0.15 rad/s; its joint 1 turns back in
+    the slide's last 0.4 s while ``J^# r_d'`` still goes forward, and compensated at the
+    reference's sign there it stuck (20 % of the slide against 3 %): MuJoCo's friction held it
+    at 0.64-0.88 N m where the joint-torque estimate takes ``T_c sign(q')``, 1.2 N RMS off
+    (0.003 N).  With the latch TALOS 0.047, TIAGo++ 0.026, the xArm 7 0.092 N RMS (estimate
+    0.003 N), guarded; impedance keeps the reference's sign throughout (``Impedance``).
+
+    **The contact's wrench fed forward** (``feed_measured``, issue 41.5): along the position
+    axes ``F = m``, the measured wrench (``set_measured_wrench``; nothing without one), the
+    inverse dynamics with contact force and moment measurements of CNSV99: with the exact model
+    the task then obeys ``Lambda (r'' - a*) = -(I - S) m``, so the probe's sliding friction and
+    the contact's moments at the tool origin drive neither the position axes nor, through
+    ``M^-1 J^T m``, a redundant arm's null space (which ``k_null`` only damps).  That drive was
+    the rest of the xArm 7's and TIAGo Pro's errors: guarded, 10 N, RMS over the slide, xArm 7
+    table 0.097 -> 0.011 N (peak 15.8 -> 14.1 N: at the touch the contact's moments drove its
+    null space; estimate 0.041 -> 0.0008 N), its wall 0.420 -> 0.002 N, TIAGo Pro's table
+    0.132 -> 0.004 N (joint 2 stays 0.11 rad above its lower limit), its wall 0.217 -> 0.006 N; TALOS
+    0.047 -> 0.002 N (at the measured sign too: 0.004 N).  Tried and not kept: the
+    inertia-weighted ``J^# = M^-1 J^T (J M^-1 J^T)^-1`` and the dynamically consistent null
+    space (Khatib's operational-space form), which cancels the drive's null-space share only
+    through the task's feedback: TIAGo Pro's wall 0.095 N, the xArm 7's 0.316 N, but TALOS's
+    wrist joints stuck (0.559 N, 4.5 N at worst); with the feed-forward as well, TIAGo Pro's
+    wall 0.097 N.  And a joint breaks away (``moved``) only moving the reference's way: a
+    jolt the other way at the slide's start (the step of the compensation, up to ``2 T_c``)
+    latched TIAGo Pro's joint 6 at its measured sign, the sign of the creep, and it stuck for
+    the slide's first 0.7 s, then slipped at 0.77 rad/s (14 cycles lost with the
+    feed-forward; without it 0.217 N either way)."""
 
     name = "hybrid_force_position"
+    coulomb_band = REFERENCE_FRICTION_SPEED
+    coulomb_moving = REFERENCE_FRICTION_SPEED
+    #: the measured wrench (``set_measured_wrench``) fed forward along the position axes
+    feed_measured = True
 
     def _task_terms(self, dt: float) -> None:
         g, r = self.gains, self._now
         _hybrid_terms(self.ref_a, self.ref_v, self.velocity, self.error, r["kp"], r["kd"],
                       g["selection"], r["force_p"], r["force_i"], r["force_damping"],
                       r["velocity_limit"], self.wrench_now, self.wrench_measured, dt,
-                      self.integral, self.touching, self.acc, self.force)
+                      self.integral, self.touching, self.acc, self.force,
+                      1.0 if self.feed_measured and self.measured else 0.0)
 
 
 class Admittance(_ForceLaw):

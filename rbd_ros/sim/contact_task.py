@@ -11,7 +11,9 @@ How each law presses:
 
 * ``hybrid_force_position`` and ``admittance``: the normal axis is force-controlled from the
   start of the approach (target wrench ``-force n``; the pose reference stays above): the
-  probe comes down at the law's velocity bound and the contact stops it; to retreat, the hybrid law's normal axis goes
+  probe comes down at the law's velocity bound and the contact stops it (the hybrid law's
+  guarded approach, by default: the bound lowered for the last ``GUARD`` m, ``guard_plan``,
+  so that the impact stays near the force); to retreat, the hybrid law's normal axis goes
   back to position control (the reference taken where the probe is) and the admittance
   law's target wrench to zero (its offset folded into the reference:
   ``Admittance.fold_offset``, as the controller node does with a new target pose), then the
@@ -101,8 +103,8 @@ def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, floa
     OVER_DAMPING`` (not below ``GUARD_MIN``; with the bound at ``speed`` itself the mounted
     arms touched 0.19-0.23 s before the time the bound gave).  The contact comes ``extra =
     GUARD (1 / speed - 1 / bound) - RAMP_TIME (bound - speed) / (2 speed)`` s later than
-    unguarded.  ``run_press(guarded=True)`` uses it (bringup's press through the nodes: not
-    yet)."""
+    unguarded.  ``run_press`` uses it by default (``guarded``), and so does the bringup's press
+    through the nodes (``press_nodes.PressTask``, ``--no-guard`` to opt out)."""
     from rbd_ros.control.force_laws import OVER_DAMPING, RAMP_TIME  # lazy: the force laws (0.4 s of import)
 
     if speed >= bound:
@@ -111,6 +113,26 @@ def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, floa
     speed = (OVER_DAMPING * limit + bound) / (OVER_DAMPING + 1.0)
     extra = GUARD * (1.0 / speed - 1.0 / bound) - RAMP_TIME * (bound - speed) / (2.0 * speed)
     return float(max(approach - GUARD, 0.0) / bound), float(limit), float(max(extra, 0.0))
+
+
+def guarded_bound(site: Any, stiffness: float, force: float, bound: np.ndarray,
+                  approach: float) -> tuple[float, np.ndarray, float, str]:
+    """The hybrid law's guarded approach onto ``site``'s surface (its contact ``stiffness``,
+    N/m: ``scene_stiffness``) for a law whose velocity bound is ``bound`` (6, world axes):
+    ``(t_slow, guard, extra, note)``, the bound ``guard`` (``bound`` with ``guard_plan``'s limit
+    along the normal) from ``t_slow`` s after the approach starts (``inf``: no guard, where the
+    guard's speed is not below the bound), the contact ``extra`` s later than unguarded, and the
+    log's line.  One home for ``run_press`` and the bringup's press through the nodes
+    (``press_nodes.PressTask``)."""
+    axis = world_axis(site.normal)
+    guard = np.array(bound, dtype=float).copy()
+    k = float(stiffness)
+    speed = guard_speed(site.mass or 1.0, k, force, guard[axis])
+    slow, guard[axis], extra = guard_plan(approach, float(bound[axis]), speed)
+    note = (f"guarded approach: {speed * 100:.3g} cm/s (the bound {guard[axis] * 100:.3g} cm/s) "
+            f"from {GUARD * 100:.3g} cm above the surface (mass {site.mass:.3g} kg along the "
+            f"normal, contact {k:.3g} N/m): +{extra:.2f} s")
+    return slow, guard, extra, note
 
 
 def scene_stiffness(scene) -> float:
@@ -159,7 +181,7 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
               slide_time: float = 3.0, retreat_time: float = 0.8,
               depth: float = DEPTH, gains: dict[str, Any] | None = None,
               bridge: dict[str, Any] | None = None, urdf: Any = None,
-              hook: Any = None, guarded: bool = False, **law_kw: Any) -> PressResult:
+              hook: Any = None, guarded: bool = True, **law_kw: Any) -> PressResult:
     """Run the press task (module docstring) and measure it.  The slide takes ``slide_time``
     (3 s: a quintic, 0.06 m/s at its peak for 0.1 m; MuJoCo's convex contacts lift a sliding
     probe at about friction x speed, and at 2 s the kinova lost 1-2 cycles of contact).  ``depth``: for ``impedance``
@@ -167,15 +189,14 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
     reference ``depth`` m into the surface), its damping scaled to stay critical.  ``urdf``:
     the URDF ``model`` came from, whose collision shapes then touch the scene (``Simulator``).
     ``hook(t, law)``: called every cycle before the law computes (online changes: gains,
-    targets; ``law.tau`` is then the last cycle's command).  ``guarded`` (opt-in): the hybrid
-    law's approach slows down before the surface (``guard_speed``, ``guard_plan``), the phases
-    shifted by the time it adds (0.35-0.67 s on the mounted arms of issue 41): impact 1.09-1.18x
-    where unguarded 1.47-1.87x, but not the default: on the arms with dry friction the
-    hybrid's slide (Coulomb compensated at the measured velocity's sign) is chaotic in its
-    start (TALOS: 0.052 N RMS unguarded, 0.15-0.79 N with the hold 0.1-0.3 s longer, the
-    joint positions at the slide's start equal to 1e-4 rad), TALOS 0.50 and TIAGo++ 0.57 N
-    guarded; at the reference's sign (``coulomb_band``) they hold 0.05 and 0.012 N guarded,
-    but the xArm 7's joint-torque estimate goes 0.003 -> 0.9 N.  Not the admittance's: its
+    targets; ``law.tau`` is then the last cycle's command).  ``guarded`` (default; hybrid only):
+    the hybrid law's approach slows down before the surface (``guard_speed``, ``guard_plan``),
+    the phases shifted by the time it adds (0.35-0.67 s on the mounted arms of issue 41):
+    impact 1.09-1.18x where unguarded (``guarded=False``) 1.47-1.87x (TALOS 18.7 N, PR2
+    15.03 N: over issue 41.5's 15 N).  It is the default since the hybrid law compensates a
+    joint's Coulomb friction at the reference's sign until the joint breaks away
+    (``HybridForcePosition``): at the measured sign TALOS's and TIAGo++'s guarded slides stuck
+    wrist joints (0.50 and 0.57 N RMS), now 0.047 and 0.026 N.  Not the admittance's: its
     compliant reference starts down ~0.1 s late, so the time-planned guard found it 1.25 cm
     up, not 1 cm, and touched 0.3 s late on the UR5; unguarded its impact is 1.0-1.5x."""
     from rbd_ros.control.laws import Reference, make_law  # lazy: the laws (0.3 s of import)
@@ -219,16 +240,12 @@ def run_press(model: MdhModel, law_name: str = "hybrid_force_position", force: f
         press_depth = force / K_n
     bound = law.gains["velocity_limit"].copy() if law_name != "impedance" else None
     slow, extra = math.inf, 0.0  # the guarded approach (guard_plan): the hybrid law comes down
+    guard = bound
     if law_name == "hybrid_force_position" and guarded:  # at its bound
-        axis = world_axis(n_vec)
         bound = cast(np.ndarray, bound)  # the hybrid law has a velocity bound (not impedance)
-        guard = bound.copy()
-        speed = guard_speed(site.mass or 1.0, scene_stiffness(loaded), force, bound[axis])
-        slow, guard[axis], extra = guard_plan(approach, bound[axis], speed)
-        log_lines.append(f"info: guarded approach: {speed * 100:.3g} cm/s (the bound "
-                         f"{guard[axis] * 100:.3g} cm/s) from {GUARD * 100:.3g} cm above the "
-                         f"surface (mass {site.mass:.3g} kg along the normal, contact "
-                         f"{scene_stiffness(loaded):.3g} N/m): +{extra:.2f} s")
+        slow, guard, extra, note = guarded_bound(site, scene_stiffness(loaded), force, bound,
+                                                 approach)
+        log_lines.append(f"info: {note}")
     t1 = settle
     t2 = t1 + approach_time + extra
     t3 = t2 + press_time

@@ -178,6 +178,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "excitation again, one report (rbd_ros.ros.bringup.identify_loop)")
     p.add_argument("--force", type=_positive_newtons, default=10.0, metavar="N",
                    help="with --task press: the force to press with, N (default 10)")
+    p.add_argument("--no-guard", dest="guard", action="store_false",
+                   help="with --task press and hybrid_force_position: come down to the surface at "
+                        "the law's velocity bound (by default the bound goes down for the last 1 cm, "
+                        "so that the impact stays near the force: rbd_ros.sim.contact_task.guard_plan)")
     excitation.add_arguments(p)
     mismatch.add_arguments(p)
     args = p.parse_args(argv)

@@ -18,14 +18,19 @@ planned simulated time.  Phases (``rbd_ros.sim.contact_task`` runs the same task
 process, ROS-free):
 
 * settle (0.3 s): hold the start;
-* approach (1.5 s): the law's gains for pressing along the normal ``n`` as parameters,
+* approach (1.5 s; the hybrid law's guarded approach longer, below): the law's gains for
+  pressing along the normal ``n`` as parameters,
   ``run_press``'s (``control.press_gains.press_gains``: hybrid ``selection``, admittance
   ``stiffness`` and ``mass``, impedance ``stiffness`` unless the user gave one: ``-p``,
   ``--params-file`` or the controller's ``gains_file``); ``hybrid_force_position``: target
   wrench ``-force n`` (force control along the normal: the probe comes down at the law's
   velocity bound until it touches), pose reference to the surface's start (its normal part
   unused while force-controlled); ``admittance``: the same wrench, the pose reference stays
-  above (the outer loop brings the probe down); ``impedance``: pose reference to the surface;
+  above (the outer loop brings the probe down); ``impedance``: pose reference to the surface.
+  The hybrid law's approach is guarded unless ``--no-guard``: paused where ``run_press``
+  lowers its bound (``contact_task.guarded_bound``: at least 1 cm above the surface), the
+  controller's ``velocity_limit`` set to the guard's, the phase longer by the time that adds;
+  the slide gives the bound back;
 * press (0.7 s): ``impedance``: the reference steps ``force / K_n`` into the surface (a
   quasi-static set point: a moving one adds ``D r_d'`` to the force); the others hold;
 * slide (3 s): the reference 0.1 m along the surface;
@@ -67,7 +72,8 @@ from rbd_ros.ros.bringup.press import (
 from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, StallWatch
 from rbd_ros.ros.contact_topics import FT_WRENCH
 from rbd_ros.sim.contact_site import contact_site, probe_lengths
-from rbd_ros.sim.scene import load_scene, place_scene
+from rbd_ros.sim.contact_task import guarded_bound, scene_stiffness
+from rbd_ros.sim.scene import DEFAULT_STIFFNESS, load_scene, place_scene
 from rbd_ros.sim.simulator import collision_shapes
 
 TARGET_POSE = topics.node_topic("controller", topics.TARGET_POSE)
@@ -100,6 +106,7 @@ def press_plan(args: Any) -> RunPlan:
         controller["rate"] = 1.0 / float(args.timestep)
     specs = node_specs(args, bridge, controller)
     task = PressTask(args, model, specs, site, place_scene(scene, site.middle, site.normal, site.mass))
+    task.stiffness = scene_stiffness(scene)  # as loaded (placed, its objects carry solref)
     return RunPlan(args, loaded, model, model, None, [], False, specs, bridge, task)
 
 
@@ -110,6 +117,7 @@ class PressTask:
 
     def __init__(self, args: Any, model: Any, specs: list, site: Any, scene: Any) -> None:
         self.args, self.model, self.specs, self.site, self.scene = args, model, specs, site, scene
+        self.stiffness = DEFAULT_STIFFNESS  # N/m, the scene's stiffest contact (guarded approach)
         self.probe = model.replace(tool=site.tool)
         # tip pose = probe pose @ tip_of_probe (both tools on frame n)
         self.tip_of_probe = np.linalg.solve(site.tool, model.tool)
@@ -169,6 +177,18 @@ class PressTask:
         self.press_depth = 0.0
         lift = APPROACH * n if law == "admittance" else 0.0 * n
         push = -F * np.concatenate([n, np.zeros(3)])
+        slow, extra = APPROACH_TIME, 0.0
+        bound: np.ndarray | None = None  # the guarded approach's (hybrid): the law's bound
+        guard: np.ndarray | None = None  # and the guard's
+        if law == "hybrid_force_position" and getattr(self.args, "guard", True):
+
+            bound = np.array(self.get_controller(node, "velocity_limit"), dtype=float)
+            t_slow, guard, extra, note = guarded_bound(site, self.stiffness, F, bound, APPROACH)
+            if np.isfinite(t_slow):
+                slow = t_slow
+                self.runner.say(f"[bringup] {note}")
+            else:
+                bound = guard = None
 
         def approach() -> None:
             self.set_controller(node, pose_duration=APPROACH_TIME)
@@ -185,8 +205,12 @@ class PressTask:
                 self.set_controller(node, pose_duration=0.0)
                 self.send_pose(_shift(start, -self.press_depth * n))
 
+        def slow_down() -> None:  # the guarded approach: the bound lowered (run_press's)
+            self.set_controller(node, velocity_limit=np.asarray(guard).tolist())
+
         def slide() -> None:
-            self.set_controller(node, pose_duration=SLIDE_TIME)
+            self.set_controller(node, pose_duration=SLIDE_TIME,
+                                **({} if bound is None else {"velocity_limit": bound.tolist()}))
             self.send_pose(_shift(end, lift - self.press_depth * n))
 
         def retreat() -> None:
@@ -200,10 +224,13 @@ class PressTask:
             self.send_pose(_shift(end, (APPROACH - self.press_depth) * n))
 
         t = t0
-        for name, duration, act in (("settle", SETTLE, None), ("approach", APPROACH_TIME, approach),
-                                    ("press", PRESS_TIME, press), ("slide", SLIDE_TIME, slide),
-                                    ("retreat", RETREAT_TIME, retreat)):
-            self.phases[name] = t
+        steps: list[tuple[str, float, Any]] = [("settle", SETTLE, None), ("approach", slow, approach)]
+        if guard is not None:  # the rest of the approach, slower: no phase of the report's
+            steps.append(("", APPROACH_TIME + extra - slow, slow_down))
+        steps += [("press", PRESS_TIME, press), ("slide", SLIDE_TIME, slide), ("retreat", RETREAT_TIME, retreat)]
+        for name, duration, act in steps:
+            if name:
+                self.phases[name] = t
             if act is not None:
                 act()
             # the bridge pauses itself at the phase's end (not past it by this process's lag)

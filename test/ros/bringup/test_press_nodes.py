@@ -46,6 +46,9 @@ def test_press_through_the_nodes(law, composed, tmp_path, capsys) -> None:
     # the same task in one process, on MuJoCo's contact force: the nodes' run agrees
     ref = run_press(load_conversion(urdf).model, law, 10.0, urdf=urdf).report()
     assert abs(rep["force_error_rms_N"] - ref["force_error_rms_N"]) < 0.05
+    # the hybrid law's guarded approach (the default of both) planned as run_press plans it:
+    # the press phase starts as late (the UR10: 0.22 s later than unguarded)
+    assert rep["phases_s"]["press"] == pytest.approx(ref["phases_s"]["press"], abs=0.01), rep["phases_s"]
     # the impact: the nodes step impedance's set point into the surface where run_press ramps it
     # (a moving set point through the controller would add its damping's D v_d to the press):
     # 1.18x against 1.00x measured; the hybrid law's approach is the same in both (< 0.1 apart)

@@ -24,3 +24,10 @@ def test_force_must_be_positive(capsys) -> None:
     with pytest.raises(SystemExit):
         parse_args(["--task", "press", "--force", "-3"])
     assert "must be a positive force in N" in capsys.readouterr().err
+
+
+def test_the_hybrid_press_is_guarded_unless_told() -> None:
+    from rbd_ros.ros.bringup.cli import parse_args
+
+    assert parse_args(["--task", "press"]).guard is True
+    assert parse_args(["--task", "press", "--no-guard"]).guard is False
