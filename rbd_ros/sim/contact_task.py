@@ -125,7 +125,7 @@ def guarded_bound(site: Any, stiffness: float, force: float, bound: np.ndarray,
     log's line.  One home for ``run_press`` and the bringup's press through the nodes
     (``press_nodes.PressTask``)."""
     axis = world_axis(site.normal)
-    guard = np.array(bound, dtype=float).copy()
+    guard = np.array(bound, dtype=float)  # a copy
     k = float(stiffness)
     speed = guard_speed(site.mass or 1.0, k, force, guard[axis])
     slow, guard[axis], extra = guard_plan(approach, float(bound[axis]), speed)

@@ -105,8 +105,8 @@ def press_plan(args: Any) -> RunPlan:
         bridge["timestep"] = float(args.timestep)
         controller["rate"] = 1.0 / float(args.timestep)
     specs = node_specs(args, bridge, controller)
-    task = PressTask(args, model, specs, site, place_scene(scene, site.middle, site.normal, site.mass))
-    task.stiffness = scene_stiffness(scene)  # as loaded (placed, its objects carry solref)
+    task = PressTask(args, model, specs, site, place_scene(scene, site.middle, site.normal, site.mass),
+                     scene_stiffness(scene))  # as loaded (placed, its objects carry solref)
     return RunPlan(args, loaded, model, model, None, [], False, specs, bridge, task)
 
 
@@ -115,9 +115,10 @@ class PressTask:
     it presses (``contact_site.ContactSite``), ``scene`` placed there; ``start`` gives it the
     runner, whose connection, pause, drain and recording it uses."""
 
-    def __init__(self, args: Any, model: Any, specs: list, site: Any, scene: Any) -> None:
+    def __init__(self, args: Any, model: Any, specs: list, site: Any, scene: Any,
+                 stiffness: float = DEFAULT_STIFFNESS) -> None:
         self.args, self.model, self.specs, self.site, self.scene = args, model, specs, site, scene
-        self.stiffness = DEFAULT_STIFFNESS  # N/m, the scene's stiffest contact (guarded approach)
+        self.stiffness = stiffness  # N/m, the scene's stiffest contact (guarded approach)
         self.probe = model.replace(tool=site.tool)
         # tip pose = probe pose @ tip_of_probe (both tools on frame n)
         self.tip_of_probe = np.linalg.solve(site.tool, model.tool)
@@ -181,7 +182,6 @@ class PressTask:
         bound: np.ndarray | None = None  # the guarded approach's (hybrid): the law's bound
         guard: np.ndarray | None = None  # and the guard's
         if law == "hybrid_force_position" and getattr(self.args, "guard", True):
-
             bound = np.array(self.get_controller(node, "velocity_limit"), dtype=float)
             t_slow, guard, extra, note = guarded_bound(site, self.stiffness, F, bound, APPROACH)
             if np.isfinite(t_slow):
