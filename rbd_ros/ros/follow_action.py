@@ -69,6 +69,16 @@ from rbd_ros.ros.lean_executor import release_sigint_guard
 from rbd_ros.ros.messages import set_stamp
 
 
+#: s: how long a goal's result stays readable after the goal ended (rclpy's ``result_timeout``,
+#: counted from the terminal state).  rclpy Kilted's default is 10 s (Humble's was 900): a client
+#: that asks for the result later -- a script that sends, waits on something else, then reads;
+#: MoveIt or a test client lagging on a loaded machine -- got STATUS_UNKNOWN and an empty result
+#: ("Sending result response for unknown or expired goal ID"), measured with a goal whose result
+#: was asked 2.5 s after its end under a 2 s timeout.  A finished goal's handle is a few hundred
+#: bytes; also ``rbd_ros.ros.gripper_action``.
+RESULT_TIMEOUT = 900
+
+
 def spin_helper(executor: Any, node: Any, closing: threading.Event, note: Any) -> None:
     """An action server's helper node's ``executor`` until ``closing`` or the context's end;
     an exception out of a callback (rclpy's own status publish to a client gone away) goes to
@@ -113,8 +123,8 @@ class FollowJointTrajectoryServer:
                                       start_parameter_services=False)
         self.server = ActionServer(
             self.node, FollowJointTrajectory, self.name, self._execute,
-            goal_callback=self._on_goal_request,
-            cancel_callback=self._on_cancel_request, callback_group=ReentrantCallbackGroup())
+            goal_callback=self._on_goal_request, cancel_callback=self._on_cancel_request,
+            callback_group=ReentrantCallbackGroup(), result_timeout=RESULT_TIMEOUT)
         self._CancelResponse, self._GoalResponse = CancelResponse, GoalResponse
         self.executor = MultiThreadedExecutor(num_threads=6, context=node.context)
         release_sigint_guard(self.executor)  # (the signal's race: lean_executor); _spin polls

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from rbd_ros.ros.follow_action import spin_helper
+from rbd_ros.ros.follow_action import RESULT_TIMEOUT, spin_helper
 from rbd_ros.ros.lean_executor import release_sigint_guard
 from rbd_ros.sim.gripper import GripperGoal
 
@@ -52,7 +52,7 @@ class GripperActionServer:
         self.server = ActionServer(self.node, GripperCommand, ACTION, self._execute,
                                    goal_callback=lambda _goal: GoalResponse.ACCEPT,
                                    cancel_callback=lambda _handle: CancelResponse.ACCEPT,
-                                   callback_group=ReentrantCallbackGroup())
+                                   callback_group=ReentrantCallbackGroup(), result_timeout=RESULT_TIMEOUT)
         self.executor = MultiThreadedExecutor(num_threads=3, context=node.context)
         self.executor.add_node(self.node)
         release_sigint_guard(self.executor)  # (the SIGINT race of lean_executor; spin_helper polls the context)
