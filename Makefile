@@ -7,8 +7,11 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 # the suite runs on this many pytest-xdist workers, a test file per worker at a time (its module
 # fixtures run once; the long recorded closed loops together on one worker, first: test/conftest.py
-# HEAVY), each worker on a ROS domain of its own (test/conftest.py)
-TEST_WORKERS ?= 2
+# HEAVY), each worker on a ROS domain of its own (test/conftest.py); the last worker is the idle
+# lane: under SCHED_IDLE, it takes only the files that need no timely CPU, in the CPU time the
+# closed loops leave (test/support/xdist_lanes.py: a lockstep test took 105.8 s beside CPU-bound
+# work at normal priority, 15.7 s beside it under SCHED_IDLE)
+TEST_WORKERS ?= 3
 DEMO_ARGS ?= --robot puma560 --controller computed_torque --record out/demo
 
 .PHONY: setup setup-test demo test test-fast docs docs-fast bench clean
@@ -25,12 +28,12 @@ demo: setup
 test: setup-test
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --idle-lane $(PYTEST_ARGS)
 
 test-fast: setup-test
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --idle-lane -m "not slow" $(PYTEST_ARGS)
 
 # the documentation site (docs/: Sphinx + MyST, furo, API reference from the docstrings) in
 # build/docs/, warnings as errors (CI builds it in test/project/test_docs.py, there without the

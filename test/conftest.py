@@ -96,25 +96,21 @@ for _folder in sorted(TEST_ROOT.rglob("*")):
 pytest_plugins = ["rerun_report"]
 
 
-#: the long recorded closed loops (bringups, FollowJointTrajectory through the nodes): under
-#: ``make test`` (``--dist loadgroup``) they run one after another on one worker, first, while
-#: the other worker takes every other file; two of them at once on 2 cores starve each other's
-#: recorder, whose reliable subscriptions then throttle the lockstep loop (a mobile bringup that
-#: takes 43 s alone passed 600 s beside another)
-HEAVY = ("ros/bringup/test_bringup_twist_profile.py", "ros/bringup/test_bringup_tf.py",
-         "ros/bringup/test_press_nodes.py", "ros/bringup/test_bringup_mobile.py",
-         "ros/bringup/test_bringup_mobile_page.py", "ros/bringup/test_bringup_mismatch.py",
-         "ros/test_follow_joint_trajectory_action.py",
-         # short, but counting every message of a 1 kHz lockstep loop: not beside a heavy one
-         "ros/test_composed.py", "ros/test_robot_params.py", "ros/test_mobile_bridge_node.py")
+from xdist_lanes import HEAVY, enter_idle_lane, idle_worker, lane_scheduler, needs_normal_cpu, xdist_unit  # noqa: E402
 
 
-def xdist_unit(nodeid: str) -> str:
-    """The xdist work unit of a test: its file (module fixtures start once), the ``HEAVY``
-    files one unit together."""
-    path = nodeid.split("::", 1)[0]
-    rel = path.split("test/", 1)[1] if path.startswith("test/") else path
-    return "heavy" if rel in HEAVY else path
+def pytest_addoption(parser) -> None:
+    parser.addoption("--idle-lane", action="store_true", default=False,
+                     help="with -n N >= 2: the last worker runs under SCHED_IDLE and takes only the "
+                          "files that need no timely CPU (test/support/xdist_lanes.py)")
+
+
+def pytest_configure(config) -> None:
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if config.getoption("idle_lane") and _WORKER and _WORKER == idle_worker(count):
+        note = enter_idle_lane()
+        if "refused" in note or "not available" in note:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(note), stacklevel=2)
 
 
 def _remove_zombie_segments() -> None:
@@ -148,20 +144,19 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup``: one work unit per file, the heavy files one unit, sent first (in
-    collection order, which puts them first).  xdist's own loadgroup reads the
-    ``xdist_group`` marks before this file's collection hook adds them: measured, every
-    test went out on its own (a file's tests on both workers, its module fixture set up
-    twice, the heavy loops beside each other)."""
+    collection order, which puts them first); with ``--idle-lane`` the lanes of
+    ``xdist_lanes``.  xdist's own loadgroup reads the ``xdist_group`` marks before this file's
+    collection hook adds them: measured, every test went out on its own (a file's tests on both
+    workers, its module fixture set up twice, the heavy loops beside each other)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class FileUnits(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return xdist_unit(nodeid)
-
+    scheduler = lane_scheduler(LoadScopeScheduling)
+    if config.getoption("idle_lane"):
+        scheduler.idle = idle_worker(int(config.getvalue("numprocesses") or 0))
     config.option.loadscopereorder = False  # collection order: the heavy unit first
-    return FileUnits(config, log)
+    return scheduler(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
@@ -179,6 +174,12 @@ def pytest_collection_modifyitems(config, items) -> None:
                 # each found and fixed; a wrong result fails both runs.
                 item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=1))
         rel = path.relative_to(TEST_ROOT).as_posix() if TEST_ROOT in path.parents else path.name
+        timely = item.get_closest_marker("ros") or item.get_closest_marker("realtime")
+        if timely and not needs_normal_cpu(xdist_unit(item.nodeid)):
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked {timely.name!r} but its file does not say so where "
+                "test/support/xdist_lanes.py looks (NORMAL_CPU): --idle-lane would run it under "
+                "SCHED_IDLE; mark it in the file (pytestmark or a decorator)")
         # one xdist group per file (loadfile's unit: module fixtures start once), the heavy
         # files one group together
         if rel in HEAVY:

@@ -33,6 +33,9 @@ from rbd_ros.control.trajectory import HoldPosition
 from robots_data import example_robot_urdf
 from urdf_oracles import pin_reference
 
+# the planner thread answers within a wall-clock deadline: never on the idle lane (test/support/xdist_lanes.py)
+pytestmark = pytest.mark.realtime
+
 G1 = ("g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf", "torso_link", "left_wrist_yaw_link")
 HUMANOID = ("simple_humanoid_description/urdf/simple_humanoid_classical.urdf", "torso", "l_wrist")
 

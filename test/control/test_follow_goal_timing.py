@@ -28,6 +28,9 @@ from test_follow_trajectory import _goal
 from rbd_ros.control import follow_trajectory as ft
 from robots_data import example_robot_urdf
 
+# a goal handed to the cycle within a wall-clock bound: never on the idle lane (test/support/xdist_lanes.py)
+pytestmark = pytest.mark.realtime
+
 CENTAURO = "centauro_description/urdf/centauro.urdf"
 
 

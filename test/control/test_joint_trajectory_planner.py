@@ -32,6 +32,9 @@ from scipy.interpolate import CubicSpline
 
 from robots_data import UR5, example_robot_urdf
 
+# cycles run while a plan is made, counted on the wall clock: never on the idle lane (test/support/xdist_lanes.py)
+pytestmark = pytest.mark.realtime
+
 TALOS = "talos_data/robots/talos_reduced.urdf"
 Q0 = np.array([0.0, -0.2, 0.0, -0.3, 0.0, 0.0, 0.0])  # the arm hanging, elbow a little bent
 STEP = np.array([0.6, -0.1, 0.1, -0.2, 0.1, 0.05, 0.05])  # the shoulder's 0.6 rad swing, the rest less

@@ -11,6 +11,11 @@ import threading
 import time
 
 import numpy as np
+import pytest
+
+# the GIL released while planning, measured as pauses of a ticking thread: never on the idle
+# lane (test/support/xdist_lanes.py)
+pytestmark = pytest.mark.realtime
 
 
 def _longest_pause_beside(call) -> tuple[float, float]:

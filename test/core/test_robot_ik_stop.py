@@ -4,9 +4,13 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from rbd_ros.robot import Robot
 from rbd_ros.util.resources import bundled_urdf
+
+# a stop from another thread ends a solve within 10 s of wall time: never on the idle lane (test/support/xdist_lanes.py)
+pytestmark = pytest.mark.realtime
 
 
 def test_a_raised_flag_ends_ik_unsolved_and_clearing_it_solves_again() -> None:
