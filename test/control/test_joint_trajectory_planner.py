@@ -291,7 +291,13 @@ def test_a_10000_point_trajectory_is_planned_off_the_cycle(talos) -> None:
     answer = [m for _, m in lines if m.startswith("trajectory ")][-1]
     assert answer.startswith(f"trajectory accepted: {m} points,") and "retimed" not in answer, answer
     assert call < 0.05, call  # the caller (the node's executor, which runs the cycle) is free at once
-    assert cycles_while_planning >= 0.3 * planned / 2e-3, (cycles_while_planning, planned)
+    # the cycle ran all along the planning, not once after it: relative, not a rate (how many
+    # cycles run meanwhile is the scheduler's and the GIL's to decide; under make test three
+    # workers on 2 cores gave 75 where 30 % of 500 Hz asked 86): a plan that held the GIL
+    # (the batch kernel's old GIL-holding form) pauses the cycle for all of it
+    pauses = gaps[during:during + cycles_while_planning] or [planned]
+    assert cycles_while_planning >= 10 and max(pauses) < 0.8 * planned, \
+        (cycles_while_planning, max(pauses), planned)
     steps = np.abs(np.diff(np.array(refs), axis=0)).max(axis=1)
     assert steps.max() < 0.3 / 30.0 * 0.5, steps.max()  # no jump: at most the ramp's own motion in 0.5 s
     print(f"10 000 points: call {call * 1e3:.2f} ms, planned in {planned:.3f} s, "
