@@ -68,7 +68,6 @@ from rbd_ros.ros import topics
 from rbd_ros.ros.lean_executor import release_sigint_guard
 from rbd_ros.ros.messages import set_stamp
 
-
 #: s: how long a goal's result stays readable after the goal ended (rclpy's ``result_timeout``,
 #: counted from the terminal state).  rclpy Kilted's default is 10 s (Humble's was 900): a client
 #: that asks for the result later -- a script that sends, waits on something else, then reads;

@@ -55,7 +55,10 @@ def _scheduler(workers, idle: str):
 def _run(idle: str):
     # the heavy unit the longest (its loops run one after another), so that the normal lane
     # that ends first meets a timely unit still running on the other one
-    collection = [f"{path}::test_{k}" for path in FILES for k in range(12 if "bringup" in path else 3 if FILES[path] else 6)]
+    def count(path):
+        return 12 if "bringup" in path else 3 if FILES[path] else 6
+
+    collection = [f"{path}::test_{k}" for path in FILES for k in range(count(path))]
     workers = [Worker(f"gw{k}") for k in range(3)]
     sched = _scheduler(workers, idle)
     for w in workers:
