@@ -68,12 +68,13 @@ redundant arm).  With the exact model and a contact wrench ``m`` the task obeys
 
 **No run-away without contact.**  Along force-controlled axes (hybrid: ``S = 0``; admittance:
 ``stiffness = 0``) the tool's speed is bounded by ``velocity_limit``: past it the integral
-stops and a damping ``10 D_f`` (hybrid, ``OVER_DAMPING``, in acceleration: ``10 D_f
-dt`` = 1.3 < 2 at the default gains, discretely stable on any arm) or the reference's own
-speed clamp (admittance) holds it, so a lost contact turns into a slow approach (``|v| <= velocity_limit``), not a
-wind-up.  **Effort.**  ``set_target_wrench`` refuses (``ValueError``, the joints named) a
-wrench that needs more than the effort limits at the current pose with gravity held:
-``|g(q) + J^T m_d| <= tau_max``.
+stops (admittance) or unwinds (hybrid, at the rate it winds: the push goes down to what
+holds the tool at the bound) and a damping ``10 D_f`` (hybrid, ``OVER_DAMPING``, in
+acceleration: ``10 D_f dt`` = 1.3 < 2 at the default gains, discretely stable on any arm) or
+the reference's own speed clamp (admittance) holds it, so a lost contact turns into a slow
+approach (``|v| <= velocity_limit``), not a wind-up.  **Effort.**  ``set_target_wrench``
+refuses (``ValueError``, the joints named) a wrench that needs more than the effort limits
+at the current pose with gravity held: ``|g(q) + J^T m_d| <= tau_max``.
 
 Gains from the model (``force_model_gains``): stiffness ``K_r = Lambda_r omega^2`` and
 damping ``D_r = 2 zeta Lambda_r omega`` (``Lambda_r`` as for ``task_pd``: the task
@@ -225,12 +226,17 @@ def _hybrid_terms(ra: np.ndarray, rv: np.ndarray, v: np.ndarray, e: np.ndarray, 
             continue
         err = md[r] - m[r]
         felt = m[r] * md[r] > CONTACT_SHARE * md[r] * md[r]  # a share of m_d felt: contact
-        if felt and touching[r] == 0.0:  # the free-space integral held Lambda D_f v against m_d:
-            integral[r] = 0.0  # stopped by the contact, it would push that much extra
+        # the free-space integral held Lambda D_f v against m_d: stopped by the contact, a push
+        # it wound beyond m_d + k_f m_d would push that much extra (dropped); one unwound below
+        # it (a slow bound, below) is kept: the press's force then rises from the approach's
+        if felt and touching[r] == 0.0 and integral[r] * md[r] > 0.0:
+            integral[r] = 0.0
         touching[r] = 1.0 if felt else 0.0
         over = v[r] * md[r] > 0.0 and abs(v[r]) > vlim[r]  # past the bound, the way it pushes
-        if not over:  # no wind-up in free space
+        if not over:
             integral[r] += err * dt
+        else:  # no wind-up past the bound: unwound, down to the push the bound needs
+            integral[r] -= err * dt
         force[r] = md[r] + fp[r] * err + fi[r] * integral[r]
         acc[r] = -fd[r] * v[r]  # damping as an acceleration: the arm's own inertia scales it
         if over:  # 10x damping past the bound
@@ -549,6 +555,19 @@ class HybridForcePosition(_ForceLaw):
     at 0.64-0.88 N m where the joint-torque estimate takes ``T_c sign(q')``, 1.2 N RMS off
     (0.003 N).  With the latch TALOS 0.047, TIAGo++ 0.026, the xArm 7 0.092 N RMS (estimate
     0.003 N), guarded; impedance keeps the reference's sign throughout (``Impedance``).
+
+    **The free-space push at a lowered bound** (issue 41.5, the guarded approach): past the
+    bound the force integral unwinds (``_hybrid_terms``), so the push along the force axis is
+    what holds the tool at the bound, ``Lambda D_f v`` and the model's errors, not the push the
+    integral wound at a faster bound before (5 cm/s: ``k_i I`` = 36 N on the upside-down UR5,
+    51 N in all, held back by the ``10 D_f`` braking at 0.9 cm/s).  Applied as the task force
+    ``J^T F`` that push also moves the position axes, through the off-diagonal terms of
+    ``Lambda^-1`` (the position loop holds them with a static error, 1.5 mm and 15 rad/s^2 of
+    ``a*`` there); it drops to ``m_d`` at the contact, and the position axes' jolt (4 m/s^2,
+    11 rad/s^2 in one cycle) slid the probe along the UR5's wall, whose friction cone, in
+    MuJoCo's soft contact, lifted the normal force from 1.3 to 15-18.7 N in one step.  Unwound,
+    the push was 6.5 N when the probe touched: 18.7 -> 11.7 N.  An integral unwound below zero
+    (a push below ``m_d + k_f m_d``) is kept at the contact, one wound above it dropped.
 
     **The contact's wrench fed forward** (``feed_measured``, issue 41.5): along the position
     axes ``F = m``, the measured wrench (``set_measured_wrench``; nothing without one), the

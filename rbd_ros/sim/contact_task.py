@@ -97,20 +97,23 @@ def guard_plan(approach: float, bound: float, speed: float) -> tuple[float, floa
     extra)``.  The bound goes to ``limit`` ``t_slow = (approach - GUARD) / bound`` s after the
     approach starts (the probe is then at least ``GUARD`` above: it is never faster than the
     bound), ramped over ``RAMP_TIME`` (the law's ``set_gains``).  Past its bound the law
-    brakes with ``OVER_DAMPING D_f`` of the excess against the push its force integral wound
-    in free space (``Lambda D_f bound``, frozen there): the probe settles at ``(OVER_DAMPING
-    limit + bound) / (OVER_DAMPING + 1)``, so ``limit = ((OVER_DAMPING + 1) speed - bound) /
-    OVER_DAMPING`` (not below ``GUARD_MIN``; with the bound at ``speed`` itself the mounted
-    arms touched 0.19-0.23 s before the time the bound gave).  The contact comes ``extra =
-    GUARD (1 / speed - 1 / bound) - RAMP_TIME (bound - speed) / (2 speed)`` s later than
-    unguarded.  ``run_press`` uses it by default (``guarded``), and so does the bringup's press
+    brakes with ``OVER_DAMPING D_f`` of the excess and unwinds the push its force integral
+    wound at the faster bound (``HybridForcePosition``): the probe settles at the bound, so
+    ``limit = speed`` (not below ``GUARD_MIN``).  (With the integral frozen past the bound,
+    the code before, the probe went at ``(OVER_DAMPING limit + bound) / (OVER_DAMPING + 1)``
+    against a push of ``Lambda D_f bound``, and the contact took that push: 18.7 N on the
+    upside-down UR5's wall.)  The contact comes ``extra = GUARD (1 / speed - 1 / bound) -
+    RAMP_TIME (bound - speed) / (2 speed)`` s later than unguarded (later still by the
+    approach's start: the probe reaches the bound 0.1 s or so after it starts, and comes the
+    last centimetre at the guard's speed, not faster: the mounted arms touched 0.1-0.37 s
+    into the press phase).  ``run_press`` uses it by default (``guarded``), and so does the bringup's press
     through the nodes (``press_nodes.PressTask``, ``--no-guard`` to opt out)."""
-    from rbd_ros.control.force_laws import OVER_DAMPING, RAMP_TIME  # lazy: the force laws (0.4 s of import)
+    from rbd_ros.control.force_laws import RAMP_TIME  # lazy: the force laws (0.4 s of import)
 
     if speed >= bound:
         return math.inf, bound, 0.0
-    limit = max(((OVER_DAMPING + 1.0) * speed - bound) / OVER_DAMPING, GUARD_MIN)
-    speed = (OVER_DAMPING * limit + bound) / (OVER_DAMPING + 1.0)
+    limit = max(speed, GUARD_MIN)
+    speed = limit
     extra = GUARD * (1.0 / speed - 1.0 / bound) - RAMP_TIME * (bound - speed) / (2.0 * speed)
     return float(max(approach - GUARD, 0.0) / bound), float(limit), float(max(extra, 0.0))
 

@@ -62,13 +62,13 @@ def _drive(law, J, lam, cycles, target, v0=0.0):
 
 def _hybrid_oracle(g, lam, v, md):
     """The hybrid along z after the flip, by hand: ``I += (m_d - m) dt`` below the bound,
-    ``F = m_d + k_f (m_d - m) + k_i I``, ``a* = -D_f v`` (m = 0, integral from 0)."""
+    ``-=`` past it, ``F = m_d + k_f (m_d - m) + k_i I``, ``a* = -D_f v`` (m = 0, integral
+    from 0)."""
     fp, fi, fd, vlim = (float(g[k][2]) for k in ("force_p", "force_i", "force_damping", "velocity_limit"))
     integral, out = 0.0, []
     for _ in range(200):
         over = v * md > 0 and abs(v) > vlim
-        if not over:
-            integral += md * DT
+        integral += -md * DT if over else md * DT
         a = -fd * v - (10.0 * fd * (v - np.copysign(vlim, v)) if over else 0.0)
         v += DT * (a + (md + fp * md + fi * integral) / lam)
         out.append(v)
@@ -153,3 +153,26 @@ def test_a_zero_target_stops_the_hybrid_in_free_space(arm) -> None:
     oracle = v0 * (1.0 - fd * DT) ** np.arange(1, 101)
     np.testing.assert_allclose(after, oracle, rtol=1e-6, atol=1e-12)
     assert abs(after[-1]) < 1e-3 * abs(v0)
+
+
+def test_a_lowered_bound_unwinds_the_hybrids_free_space_push(arm) -> None:
+    """The guarded approach's step (``contact_task.guard_plan``): at the 5 cm/s bound, pressing
+    down in free space, the bound lowered to 1 cm/s.  Past the bound the integral unwinds, so
+    the tool settles at the new bound with the push that holds it there, ``F = Lambda D_f
+    v_lim`` (by hand: ``r'' = a* + F / Lambda = 0`` with ``a* = -D_f v``), give or take one
+    cycle of the integral (``k_i m_d dt``).  Frozen there (the code before) the push stayed
+    ``Lambda D_f`` 5 cm/s, the ``10 D_f`` braking held the tool at 1.41 cm/s (about ``(10 +
+    5) / 11``), and a contact took the push: 18.7 N on the upside-down UR5's wall at 10 N."""
+    from rbd_ros.control.laws import make_law
+
+    model, _, J, lam = arm
+    law = make_law("hybrid_force_position", model, q0=Q0)
+    v0 = _drive(law, J, lam, 400, DOWN)[-1]
+    fd, fi = law.gains["force_damping"][2], law.gains["force_i"][2]
+    assert v0 == pytest.approx(-0.05, rel=0.02)
+    assert -law.force[2] == pytest.approx(lam * fd * 0.05, rel=0.15)  # the push at 5 cm/s
+    law.set_gains(velocity_limit=np.full(6, 0.01))  # ramped over RAMP_TIME
+    after = _drive(law, J, lam, 600, DOWN, v0=v0)
+    assert np.abs(after[-200:] + 0.01).max() < 0.02 * 0.01, after[-200:]
+    push = -law.force[2]
+    assert abs(push - lam * fd * 0.01) <= fi * F * DT + 0.05, (push, lam * fd * 0.01)
