@@ -52,11 +52,11 @@ def _scheduler(workers, idle: str):
     return sched
 
 
-def _run(idle: str):
+def _run(idle: str, heavy: int = 12):
     # the heavy unit the longest (its loops run one after another), so that the normal lane
     # that ends first meets a timely unit still running on the other one
     def count(path):
-        return 12 if "bringup" in path else 3 if FILES[path] else 6
+        return heavy if "bringup" in path else 3 if FILES[path] else 6
 
     collection = [f"{path}::test_{k}" for path in FILES for k in range(count(path))]
     workers = [Worker(f"gw{k}") for k in range(3)]
@@ -67,11 +67,17 @@ def _run(idle: str):
     sched.schedule()
     ran: dict[str, list[str]] = {w.gateway.id: [] for w in workers}
     overlap = []  # a CPU-only file on a normal lane while a timely one ran on another
+    stalls = []  # a normal lane waiting on nothing while a unit it may take is queued
     for _ in range(10 * len(collection)):
-        busy = [w for w in workers if w.queue]
+        # as xdist's worker: a test runs once the next one is known, or the shutdown
+        busy = [w for w in workers if len(w.queue) >= 2 or (w.shutting_down and w.queue)]
         if not busy:
             break
         running = {w.gateway.id: collection[w.queue[0]] for w in busy}
+        timely_running = any(needs_normal_cpu(n.split("::")[0]) for n in running.values())
+        stalls += [(w.gateway.id, len(sched.workqueue)) for w in workers
+                   if w not in busy and w.gateway.id != idle and not w.shutting_down
+                   and sched.workqueue and not timely_running]
         for w in busy:  # one test each, in turn
             nodeid = collection[w.queue.pop(0)]
             ran[w.gateway.id].append(nodeid)
@@ -80,7 +86,7 @@ def _run(idle: str):
             if w.gateway.id != idle and not needs_normal_cpu(nodeid.split("::")[0]) and timely_elsewhere:
                 overlap.append(nodeid)
             sched.mark_test_complete(w, collection.index(nodeid))
-    return collection, workers, ran, overlap, sched
+    return collection, workers, ran, overlap, stalls, sched
 
 
 def test_the_lane_rule_as_read_off_the_files() -> None:
@@ -92,17 +98,29 @@ def test_the_lane_rule_as_read_off_the_files() -> None:
 
 
 def test_the_idle_worker_takes_only_cpu_only_files_and_every_test_runs_once() -> None:
-    collection, workers, ran, overlap, sched = _run("gw2")
+    collection, workers, ran, overlap, stalls, sched = _run("gw2")
     assert sorted(sum(ran.values(), [])) == sorted(collection)
     assert ran["gw2"] and all(not FILES[n.split("::")[0]] for n in ran["gw2"]), ran["gw2"]
     timely = [n for n in collection if FILES[n.split("::")[0]]]
     assert set(timely) <= set(ran["gw0"] + ran["gw1"])
     assert not overlap, overlap  # the normal lanes take CPU-only files once no timely one runs
+    assert not stalls, stalls  # ... and do take them then (a held last test does not run)
+    assert all(w.shutting_down for w in workers) and sched.tests_finished
+
+
+def test_two_normal_lanes_ending_together_take_the_cpu_only_files_left() -> None:
+    """Both normal lanes end their timely files at once, CPU-only ones still queued: each holds
+    its last test (xdist runs it once the next is known), which runs nothing, so neither may
+    wait for the other's (the code before: both waited until the idle lane ran the rest)."""
+    collection, workers, ran, overlap, stalls, sched = _run("gw2", heavy=4)
+    assert sorted(sum(ran.values(), [])) == sorted(collection)
+    assert not stalls, stalls
+    assert any(not FILES[n.split("::")[0]] for n in ran["gw0"] + ran["gw1"])  # they took some
     assert all(w.shutting_down for w in workers) and sched.tests_finished
 
 
 def test_without_the_idle_lane_the_units_go_in_queue_order_to_any_worker() -> None:
-    collection, workers, ran, _overlap, sched = _run("")
+    collection, workers, ran, _overlap, _stalls, sched = _run("")
     assert sorted(sum(ran.values(), [])) == sorted(collection)
     assert any(FILES[n.split("::")[0]] for n in ran["gw2"])  # gw2 is an ordinary worker then
     assert all(w.shutting_down for w in workers) and sched.tests_finished
