@@ -96,7 +96,7 @@ for _folder in sorted(TEST_ROOT.rglob("*")):
 pytest_plugins = ["rerun_report"]
 
 
-from xdist_lanes import HEAVY, enter_idle_lane, idle_worker, lane_scheduler, needs_normal_cpu, xdist_unit  # noqa: E402
+from xdist_lanes import HEAVY, LONG_FIRST, enter_idle_lane, idle_worker, lane_scheduler, needs_normal_cpu, xdist_unit  # noqa: E402
 
 
 def pytest_addoption(parser) -> None:
@@ -161,7 +161,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects
 def pytest_collection_modifyitems(config, items) -> None:
-    heavy = set()
+    heavy, long_first = set(), set()
     for item in items:
         path = Path(str(item.path)).resolve()
         if ROS_TESTS in path.parents:
@@ -184,8 +184,11 @@ def pytest_collection_modifyitems(config, items) -> None:
         # files one group together
         if rel in HEAVY:
             heavy.add(item.nodeid)
+        if rel in LONG_FIRST:
+            long_first.add(item.nodeid)
         item.add_marker(pytest.mark.xdist_group("heavy" if rel in HEAVY else rel))
-    items.sort(key=lambda item: item.nodeid not in heavy)  # heavy first (a stable sort)
+    # heavy first, then the long CPU-only files (a stable sort)
+    items.sort(key=lambda item: (item.nodeid not in heavy, item.nodeid not in long_first))
 
 
 #: what a skip reason names (lower case, '-' as '_') -> the package CI installs for it

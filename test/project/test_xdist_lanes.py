@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
-from xdist_lanes import TEST_ROOT, lane_scheduler, needs_normal_cpu
+from xdist_lanes import LONG_FIRST, TEST_ROOT, lane_scheduler, needs_normal_cpu
 
 #: file -> needs timely CPU, read by hand: a ROS file, a heavy one, the ``realtime`` planner
 #: file, a ROS-free file that imports rclpy's helpers in a test, two CPU-only files
@@ -95,6 +95,8 @@ def test_the_lane_rule_as_read_off_the_files() -> None:
         unit = "heavy" if path.endswith("test_bringup_tf.py") else path
         assert needs_normal_cpu(unit) is timely, path
     assert needs_normal_cpu("test/core/no_such_file.py")  # unreadable: not on the idle lane
+    for rel in LONG_FIRST:  # queued early for the idle lane: each exists and is CPU-only
+        assert (TEST_ROOT / rel).is_file() and not needs_normal_cpu(f"test/{rel}"), rel
 
 
 def test_the_idle_worker_takes_only_cpu_only_files_and_every_test_runs_once() -> None:

@@ -42,6 +42,15 @@ HEAVY = ("ros/bringup/test_bringup_twist_profile.py", "ros/bringup/test_bringup_
          # short, but counting every message of a 1 kHz lockstep loop: not beside a heavy one
          "ros/test_composed.py", "ros/test_robot_params.py", "ros/test_mobile_bridge_node.py")
 
+#: the longest CPU-only files, queued right after the heavy unit (conftest's collection order)
+#: so that the idle lane starts them early: at the suite's end the normal lanes take the
+#: CPU-only files left and, at normal priority, starve the idle lane's last file, so a long one
+#: there ends the run late (seconds of test time in a 2-worker run, and on the idle lane beside
+#: the ROS files: the Sphinx build 72 / 106 s, identification from a recording 36 / 49 s, the
+#: two sweep files 38 / 47 s with their process pools and a local Ray)
+LONG_FIRST = ("project/test_docs.py", "identification/test_identify_recording.py",
+              "sweep/test_sweep_issue38.py", "sweep/test_sweep.py")
+
 #: what in a test file's text puts it on a normal lane: the ``ros`` and ``realtime`` marks
 #: (setup.cfg) and rclpy (``pytest_collection_modifyitems`` checks that every test so marked
 #: is in a file this finds)
