@@ -121,6 +121,31 @@ def test_two_normal_lanes_ending_together_take_the_cpu_only_files_left() -> None
     assert all(w.shutting_down for w in workers) and sched.tests_finished
 
 
+@pytest.mark.parametrize("idle", ["gw2", ""])
+def test_a_replacement_worker_still_collecting_is_given_nothing_and_loses_nothing(idle) -> None:
+    """xdist replaces a crashed worker and calls ``schedule`` when any worker's collection ends:
+    one still collecting has no collection to index (the code before: a KeyError, the run's
+    INTERNALERROR, the unit it had popped lost); it gets work once its collection is in."""
+    collection = [f"{path}::test_{k}" for path in FILES for k in range(3)]
+    workers = [Worker(f"gw{k}") for k in range(3)]
+    sched = _scheduler(workers, idle)
+    for w in workers:
+        sched.add_node(w)
+        sched.add_node_collection(w, collection)
+    sched.schedule()
+    late = Worker("gw3")
+    sched.add_node(late)
+    sched.schedule()  # another worker's collection ended: gw3 has none yet
+    assert late.queue == []
+    queued = sum(len(work) for work in sched.workqueue.values())
+    sent = sum(len(w.queue) for w in workers)
+    assert queued + sent == len(collection)  # every test still queued or sent, once
+    sched.add_node_collection(late, collection)
+    sched.schedule()
+    assert queued + sent == sum(len(work) for work in sched.workqueue.values()) + sum(
+        len(w.queue) for w in workers + [late])
+
+
 def test_without_the_idle_lane_the_units_go_in_queue_order_to_any_worker() -> None:
     collection, workers, ran, _overlap, _stalls, sched = _run("")
     assert sorted(sum(ran.values(), [])) == sorted(collection)

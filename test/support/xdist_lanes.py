@@ -136,6 +136,11 @@ def lane_scheduler(base: type) -> type:
             return None
 
         def _assign_work_unit(self, node) -> None:
+            if node not in self.registered_collections:
+                # a replacement for a crashed worker, still collecting: it is given work when
+                # its collection ends (xdist's own loadscope pops a unit and then fails here
+                # with a KeyError: an INTERNALERROR that ended a run whose workers were killed)
+                return
             scope = self._pick(node)
             if scope is None:
                 if not self._pending_of(self.assigned_work[node]) and not self._could_take(node):
