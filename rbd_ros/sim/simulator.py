@@ -400,9 +400,8 @@ class Simulator:
                 self.mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, name) for name in model.joint_names])
             self.motor.exempt(self.drive.driven)
         self.stats = SimStats()
-        self._last_error_log = -math.inf
+        self._reject_logs: dict[str, list[float]] = {}  # cause -> [last message's wall time, suppressed]
         self._last_unstable_log = -math.inf
-        self._suppressed = 0
         self._good_q = self.q0.copy()
         self.reset(keep_time=False)
         self.integrator = self._choose_integrator()
@@ -638,16 +637,16 @@ class Simulator:
         if order is None or order.shape[0] == 0:
             return self._reject(f"{interface} command, but no joint uses the {interface} "
                                 f"interface (command_interface: {self.interfaces_summary()}): "
-                                f"not applied")
+                                f"not applied", f"{interface} unused")
         arr = values
         if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1):
             arr = np.asarray(values, dtype=float).reshape(-1) if len(values) else np.zeros(0)
         if arr.shape[0] != order.shape[0]:
             return self._reject(f"{interface} command has {arr.size} values, expected "
-                                f"{order.shape[0]} ({self._names_of(order)})")
+                                f"{order.shape[0]} ({self._names_of(order)})", f"{interface} length")
         if not scatter_finite(arr, order, self._command):  # model order, or untouched
             return self._reject(f"{interface} command has NaN/Inf for "
-                                f"{self._non_finite(arr, order)}")
+                                f"{self._non_finite(arr, order)}", f"{interface} non-finite")
         self._command_time = now
         self._fresh = True
         self.stats.commands_received += 1
@@ -668,17 +667,22 @@ class Simulator:
         make ``self`` a closure cell, allocated on every call)."""
         return [self.model.joint_names[order[k]] for k in np.flatnonzero(~np.isfinite(values))]
 
-    def _reject(self, why: str) -> bool:
+    def _reject(self, why: str, cause: str) -> bool:
+        """Count a rejected command and say why: at most one message a second per ``cause``
+        (interface and kind), so a client that repeats one mistake at 1 kHz does not flood the
+        log, and a second, different mistake within that second is still said (one shared
+        throttle swallowed an effort command to a position arm behind a wrong-length position
+        command sent just before)."""
         self.stats.commands_rejected += 1
         wall = time.monotonic()
-        if wall - self._last_error_log >= 1.0:
-            more = f" (+{self._suppressed} more rejected since the last message)" \
-                if self._suppressed else ""
+        last = self._reject_logs.setdefault(cause, [-math.inf, 0.0])
+        if wall - last[0] >= 1.0:
+            more = f" (+{int(last[1])} more rejected for the same cause since the last message)" \
+                if last[1] else ""
             self.log("error", f"rejected command: {why}; keeping the last safe command{more}")
-            self._last_error_log = wall
-            self._suppressed = 0
+            last[0], last[1] = wall, 0.0
         else:
-            self._suppressed += 1
+            last[1] += 1.0
         return False
 
     def _stale(self, now: float | None) -> bool:

@@ -207,9 +207,10 @@ def test_bad_commands_are_refused_and_the_bridge_keeps_stepping(tmp_path, node_p
         np.testing.assert_array_equal(effort, good)  # the last safe command
         assert np.isfinite(q).all() and np.isfinite(qd).all()
     assert client.latest()[0] == pytest.approx(5 * DT)
-    proc.wait_for("rejected command")
+    proc.wait_for("rejected command: effort command has NaN/Inf")
+    proc.wait_for("rejected command: effort command has 2 values")
     assert proc.alive()
-    assert proc.output.count("rejected command") == 1  # throttled
+    assert proc.output.count("rejected command") == 2  # throttled per cause: NaN/Inf, length
     assert proc.stop() == 0
     assert "Traceback" not in proc.output
 

@@ -169,11 +169,44 @@ def test_foreign_wrong_length_and_nan_commands_are_refused_and_not_applied(g1) -
     assert not sim.command([0.0, np.nan, 0.0], None, "velocity")
     assert not sim.command(good_p, None, "torque")
     assert sim.stats.commands_rejected == 4
+    said = log.text()  # four causes within a second: each said (the throttle is per cause)
+    assert "position command has 7 values, expected 4" in said, said
+    assert "velocity command has NaN/Inf" in said, said
+    assert "torque command, but no joint uses the torque interface" in said, said
     for _ in range(200):
         sim.step()
         twin.step()
     np.testing.assert_array_equal(sim.q, twin.q)  # nothing of them was applied
     np.testing.assert_array_equal(sim.measure()[2], twin.measure()[2])
+
+
+def test_a_repeated_refusal_is_said_once_a_second_with_the_count(g1, monkeypatch) -> None:
+    import time as real_time
+
+    from rbd_ros.sim import simulator
+
+    clock = [100.0]
+
+    class Clock:  # the module's ``time`` with a hand-moved monotonic clock
+        def __getattr__(self, name):
+            return getattr(real_time, name)
+
+        @staticmethod
+        def monotonic() -> float:
+            return clock[0]
+
+    monkeypatch.setattr(simulator, "time", Clock())
+    sim, log = make(g1, command_interface=["position"] * 7, initial_positions=g1_pose(g1))
+    for _ in range(50):  # one client repeating one mistake at 1 kHz
+        assert not sim.command(np.zeros(3), None, "position")
+        clock[0] += 0.001
+    assert not sim.command(np.zeros(7), None, "effort")  # a second cause in that second
+    errors = [m for level, m in log.lines if level == "error"]
+    assert len(errors) == 2 and "has 3 values" in errors[0] and "effort" in errors[1], errors
+    clock[0] += 1.0
+    assert not sim.command(np.zeros(3), None, "position")
+    assert "(+49 more rejected for the same cause since the last message)" in log.lines[-1][1]
+    assert sim.stats.commands_rejected == 52
 
 
 def test_stale_commands_brake_as_the_effort_path_and_resume_without_a_jump(g1) -> None:
