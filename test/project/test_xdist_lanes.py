@@ -52,6 +52,18 @@ def _scheduler(workers, idle: str):
     return sched
 
 
+def _started(collection, idle: str):
+    """Three stand-in workers that collected ``collection``, and the scheduler's first
+    distribution among them."""
+    workers = [Worker(f"gw{k}") for k in range(3)]
+    sched = _scheduler(workers, idle)
+    for w in workers:
+        sched.add_node(w)
+        sched.add_node_collection(w, collection)
+    sched.schedule()
+    return workers, sched
+
+
 def _run(idle: str, heavy: int = 12):
     # the heavy unit the longest (its loops run one after another), so that the normal lane
     # that ends first meets a timely unit still running on the other one
@@ -59,12 +71,7 @@ def _run(idle: str, heavy: int = 12):
         return heavy if "bringup" in path else 3 if FILES[path] else 6
 
     collection = [f"{path}::test_{k}" for path in FILES for k in range(count(path))]
-    workers = [Worker(f"gw{k}") for k in range(3)]
-    sched = _scheduler(workers, idle)
-    for w in workers:
-        sched.add_node(w)
-        sched.add_node_collection(w, collection)
-    sched.schedule()
+    workers, sched = _started(collection, idle)
     ran: dict[str, list[str]] = {w.gateway.id: [] for w in workers}
     overlap = []  # a CPU-only file on a normal lane while a timely one ran on another
     stalls = []  # a normal lane waiting on nothing while a unit it may take is queued
@@ -127,12 +134,7 @@ def test_a_replacement_worker_still_collecting_is_given_nothing_and_loses_nothin
     one still collecting has no collection to index (the code before: a KeyError, the run's
     INTERNALERROR, the unit it had popped lost); it gets work once its collection is in."""
     collection = [f"{path}::test_{k}" for path in FILES for k in range(3)]
-    workers = [Worker(f"gw{k}") for k in range(3)]
-    sched = _scheduler(workers, idle)
-    for w in workers:
-        sched.add_node(w)
-        sched.add_node_collection(w, collection)
-    sched.schedule()
+    workers, sched = _started(collection, idle)
     late = Worker("gw3")
     sched.add_node(late)
     sched.schedule()  # another worker's collection ended: gw3 has none yet
