@@ -21,7 +21,8 @@ Safety:
   joint damping ``brake_damping`` (N m s/rad, or N s/m), until a fresh command arrives.  The
   change is logged once each way.  No command yet counts as stale.
 * a NaN/Inf or wrong-length command, or one for an interface no joint uses, is rejected
-  (error logged at most once a second) and the last safe command is kept.
+  (error logged at most once a second per cause: interface and kind) and the last safe
+  command is kept.
 * **instability**: MuJoCo's own reset on a NaN/huge acceleration (which would send the arm to
   q = 0 and the clock back to 0) is switched off.  A step that leaves a non-finite or huge
   state, or raises MuJoCo's bad-state warnings, is undone: the arm is put back at the last

@@ -100,7 +100,7 @@ Topics
       ``/velocity_controller/commands`` (rad/s or m/s), as ros2_control's forward command
       controllers: each topic one value per joint of its interface, in ``joints`` order.  A
       command on a topic no joint uses, of the wrong length or with NaN/Inf is refused (logged
-      at most once a second) and not applied.  Lockstep steps once every interface in use has
+      at most once a second per cause) and not applied.  Lockstep steps once every interface in use has
       had a command since the last step (one interface: every command); composed mode needs
       effort for every joint.
   ~/diagnostics (std_msgs/String, out): JSON every ``diagnostics_period`` s and on each
