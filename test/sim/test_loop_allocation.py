@@ -124,6 +124,28 @@ def _python_side(call, seen: dict) -> int:
         undo()
 
 
+def _least(measure, bound: int, tries: int = 3) -> int:
+    """The least of up to ``tries`` runs of ``measure()`` (B), stopping at one within
+    ``bound``.  tracemalloc traces every thread of the process: a thread an earlier test left
+    in this worker (an executor, a timer, execnet's thread receiving xdist's next tests) that
+    allocates during the 500 steps can raise the peak once, a step's own allocation raises it
+    in every run.  (A fast-tier run measured
+    1638 B once for task_pd's Cartesian step, on a worker that had run ROS files; the same
+    test alone, twice: within the bound.  The failure message names the threads.)"""
+    least = measure()
+    for _ in range(tries - 1):
+        if least <= bound:
+            break
+        least = min(least, measure())
+    return least
+
+
+def _threads() -> str:
+    import threading
+
+    return ", ".join(sorted(t.name for t in threading.enumerate()))
+
+
 def _dispatch_cost(args: list) -> int:
     """Transient of a jitted no-op called with ``args``: numba's own cost of the call."""
     from numba import njit
@@ -136,16 +158,21 @@ def _dispatch_cost(args: list) -> int:
 def _assert_nothing_accumulates(step) -> None:
     """2000 more ``step()`` calls keep no memory (beyond a counter's ints) and leave the
     collector's young generation as it was."""
-    gc.collect()
-    gc.disable()
-    try:
-        count0 = gc.get_count()[0]
-        _, net = _peak_and_net(step, 2000)
-        grown = gc.get_count()[0] - count0
-    finally:
-        gc.enable()
-    assert net <= INTS, f"{net} B more after 2000 steps"
-    assert grown < 100, f"{grown} new container objects in 2000 steps"
+    def grown() -> tuple[int, int]:
+        gc.collect()
+        gc.disable()
+        try:
+            count0 = gc.get_count()[0]
+            _, net = _peak_and_net(step, 2000)
+            return net, gc.get_count()[0] - count0
+        finally:
+            gc.enable()
+
+    net, objects = grown()
+    if net > INTS or objects >= 100:  # another thread's allocation kept meanwhile (``_least``)
+        net, objects = min((net, objects), grown())
+    assert net <= INTS, f"{net} B more after 2000 steps (threads: {_threads()})"
+    assert objects < 100, f"{objects} new container objects in 2000 steps"
 
 
 @pytest.mark.parametrize("robot_name, law_name", CASES)
@@ -173,13 +200,15 @@ def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
                 step()
         seen = _record_kernels(step)
         assert {"gather", "_saturate", "_state_ok", "_count_saturation"} <= set(seen), sorted(seen)
-        python = _python_side(step, seen)
+        python = _least(lambda s=seen: _python_side(step, s), empty + INTS)
         assert python <= empty + INTS, \
-            f"{law_name} ({what}): the step's Python side allocates {python} B transient"
+            f"{law_name} ({what}): the step's Python side allocates {python} B transient " \
+            f"(threads: {_threads()})"
         for name, (kernel, args, _) in seen.items():
-            cost, _ = _peak_and_net(lambda k=kernel, a=args: k(*a))
             dispatch = _dispatch_cost(args)
-            assert cost <= dispatch, f"kernel {name} allocates: {cost} B, its call {dispatch} B"
+            cost = _least(lambda k=kernel, a=args: _peak_and_net(lambda: k(*a))[0], dispatch)
+            assert cost <= dispatch, \
+                f"kernel {name} allocates: {cost} B, its call {dispatch} B (threads: {_threads()})"
     assert np.isfinite(loop.tau_out).all() and not law.fault and sim.stats.unstable_steps == 0
 
 
