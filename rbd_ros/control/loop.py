@@ -94,6 +94,7 @@ MIN_LEAD = 0.005  # s of control time a goal's start lies ahead of its planning,
 PLAN_ATTEMPTS = 3  # plans of one goal whose start passed before it is refused
 SWAP_CYCLES = 20  # cycles over which a swapped model's torque is blended in (module docstring)
 PENDING_TRAJECTORIES = 16  # serialized trajectories waiting to be read, at most (the oldest dropped)
+IGNORED_CAUSES = 16  # distinct causes of ignored /joint_states said, at most (``ControlLoop._ignored``)
 _READ = object()  # the planning worker's one job: "plan the newest trajectory waiting"
 
 
@@ -145,7 +146,7 @@ class ControlLoop:
         self.stale = False
         self._state_names: list[str] | None = None
         self._state_index = np.zeros(n, dtype=np.intp)
-        self._missing_warned = False
+        self._ignored_said: set[tuple] = set()  # the causes of ignored states said (``_ignored``)
         self._pending: list[tuple[Any, Any]] = []  # references received before any state
         self._pending_lock = threading.Lock()  # (taken before and at the first state only)
         self._fault_logged = False
@@ -263,7 +264,8 @@ class ControlLoop:
         if names != self._state_names and not self._new_state_order(names):
             return False
         if len(pos) != len(names):
-            return False
+            return self._ignored(("lengths", len(names), len(pos)),
+                                 f"/joint_states has {len(pos)} positions for {len(names)} names")
         if not isinstance(pos, np.ndarray):  # a message's array.array: a view, not a copy
             pos = np.frombuffer(pos)
         if len(vel) == len(names):
@@ -335,6 +337,16 @@ class ControlLoop:
                          "clock changed: unstamped states, then stamped ones?): holding the "
                          "reference where it was; send references again")
 
+    def _ignored(self, cause: tuple, what: str) -> bool:
+        """An ignored state (False), said once per distinct cause: a gripper's own
+        ``/joint_states`` lacking the arm's joints, then a driver's message of the wrong length,
+        each once (one flag for all said only the first; a length mismatch said nothing).  At
+        most ``IGNORED_CAUSES`` causes are kept, so a publisher of ever-new names cannot grow it."""
+        if cause not in self._ignored_said and len(self._ignored_said) < IGNORED_CAUSES:
+            self._ignored_said.add(cause)
+            self.log("error", f"{what}: ignored")
+        return False
+
     def _new_state_order(self, names: list[str]) -> bool:
         """Where the model's joints are in ``names`` (False, logged once, if some are missing).
         Its own method: a comprehension over ``names`` in ``joint_state`` would make ``names``
@@ -342,11 +354,8 @@ class ControlLoop:
         try:
             index = [names.index(j) for j in self.model.joint_names]
         except ValueError:
-            if not self._missing_warned:
-                missing = [j for j in self.model.joint_names if j not in names]
-                self.log("error", f"/joint_states lacks joints {missing}: ignored")
-                self._missing_warned = True
-            return False
+            missing = tuple(j for j in self.model.joint_names if j not in names)
+            return self._ignored(("missing", missing), f"/joint_states lacks joints {list(missing)}")
         self._state_names = list(names)
         self._state_index[:] = index
         return True

@@ -394,3 +394,25 @@ def test_a_change_of_the_states_clock_holds_the_reference() -> None:
         np.testing.assert_allclose(loop.ref.q, Q0 + 0.1, atol=1e-12)
     finally:
         loop.close()
+
+
+def test_ignored_states_are_said_once_per_cause() -> None:
+    """A gripper's own ``/joint_states`` (the arm's joints missing), another lacking other
+    joints, a message with fewer positions than names: each ignored (the state unchanged), each
+    said once however often it comes (one flag for all said only the first cause, and a length
+    mismatch nothing); a full state after them is taken."""
+    loop, model, lines = _loop()
+    names = list(model.joint_names)
+    q = np.linspace(0.1, 0.7, len(names))
+    zero = np.zeros(len(names))
+    for _ in range(3):
+        assert not loop.joint_state(["finger_left", "finger_right"], np.zeros(2), np.zeros(2), 0.1)
+        assert not loop.joint_state(names[1:], q[1:], zero[1:], 0.1)
+        assert not loop.joint_state(names, q[:-1], zero, 0.1)
+    errors = [msg for lvl, msg in lines if lvl == "error"]
+    assert errors == [f"/joint_states lacks joints {names}: ignored",
+                      f"/joint_states lacks joints {names[:1]}: ignored",
+                      f"/joint_states has {len(names) - 1} positions for {len(names)} names: ignored"], errors
+    assert not loop.have_state
+    assert loop.joint_state(names, q, zero, 0.2)
+    np.testing.assert_array_equal(loop.q, q)
