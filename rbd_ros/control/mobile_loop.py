@@ -200,18 +200,18 @@ class MobileControlLoop(ControlLoop):
     # ---- inputs -------------------------------------------------------------------------------
     def odom(self, position: Any, orientation: Any, linear: Any, angular: Any, t: float,
              frame_id: str = "", child_frame_id: str = "") -> bool:
-        """An odometry sample (``nav_msgs/Odometry`` fields); False if ignored (logged once)."""
+        """An odometry sample (``nav_msgs/Odometry`` fields); False if ignored (said once per
+        cause: its frames, NaN/Inf)."""
         if frame_id not in ("", self.odom_frame) or child_frame_id not in ("", self.base_frame):
-            if not getattr(self, "_odom_frame_warned", False):
-                self.log("error", f"/odom in frames '{frame_id}' -> '{child_frame_id}', not "
-                                  f"'{self.odom_frame}' -> '{self.base_frame}': ignored")
-                self._odom_frame_warned = True
-            return False
+            return self._ignored(("odom frames", frame_id, child_frame_id),
+                                 f"/odom in frames '{frame_id}' -> '{child_frame_id}', not "
+                                 f"'{self.odom_frame}' -> '{self.base_frame}'")
         o = orientation
         pose = (float(position.x), float(position.y), yaw_of(o.x, o.y, o.z, o.w))
         twist = (float(linear.x), float(linear.y), float(angular.z))
         if not all(map(math.isfinite, pose + twist)):
-            return False
+            return self._ignored(("odom non-finite",), f"/odom has NaN/Inf (pose x, y, yaw {pose}, "
+                                                       f"twist {twist})")
         qb, vb = self.qb, self.vb
         qb[0], qb[1], qb[2] = pose
         vb[0], vb[1], vb[2] = twist

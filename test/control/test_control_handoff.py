@@ -13,6 +13,7 @@ and 27), without ROS: ``rbd_ros.control.handoff`` and ``rbd_ros.control.loop.Con
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from types import SimpleNamespace as NS
@@ -228,10 +229,10 @@ def test_mobile_path_on_another_clock_is_refused() -> None:
     from rbd_ros.control.mobile_laws import make_mobile_law
     from rbd_ros.control.mobile_loop import MobileControlLoop
     from rbd_ros.model import MdhModel
-    from rbd_ros.robot.mobile import MobileBaseRobot
+    from rbd_ros.robot import Robot
     from rbd_ros.util.resources import config_file
 
-    robot = MobileBaseRobot(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
+    robot = Robot(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
     lines: list[tuple[str, str]] = []
     loop = MobileControlLoop(robot, make_mobile_law("whole_body_computed_torque", robot),
                              log=lambda lvl, msg: lines.append((lvl, msg)))
@@ -245,6 +246,31 @@ def test_mobile_path_on_another_clock_is_refused() -> None:
     assert any("stamped on another clock" in m for _, m in lines), lines
     path.header.stamp.sec = 0
     assert loop.base_path(path)
+
+
+def test_ignored_odometry_is_said_once_per_cause() -> None:
+    """``/odom`` in other frames, then with NaN: each ignored (no base state yet), each said
+    once however often it comes (a NaN said nothing before); a good sample is then taken."""
+    from rbd_ros.control.mobile_laws import make_mobile_law
+    from rbd_ros.control.mobile_loop import MobileControlLoop
+    from rbd_ros.model import MdhModel
+    from rbd_ros.robot import Robot
+    from rbd_ros.util.resources import config_file
+
+    robot = Robot(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
+    lines: list[tuple[str, str]] = []
+    loop = MobileControlLoop(robot, make_mobile_law("whole_body_computed_torque", robot),
+                             log=lambda lvl, msg: lines.append((lvl, msg)))
+    zero, level = NS(x=0.0, y=0.0, z=0.0), NS(x=0.0, y=0.0, z=0.0, w=1.0)
+    for _ in range(3):
+        assert not loop.odom(zero, level, zero, zero, 1.0, "map", "base_link")
+        assert not loop.odom(NS(x=math.nan, y=0.0, z=0.0), level, zero, zero, 1.0)
+    errors = [msg for lvl, msg in lines if lvl == "error"]
+    assert len(errors) == 2 and "/odom in frames 'map' -> 'base_link'" in errors[0], errors
+    assert errors[1].startswith("/odom has NaN/Inf") and errors[1].endswith(": ignored"), errors
+    assert not loop.have_base
+    assert loop.odom(NS(x=0.5, y=0.0, z=0.0), level, zero, zero, 1.0)
+    assert loop.have_base and loop.qb[0] == 0.5
 
 
 @pytest.mark.parametrize("law_name", ["pd", "computed_torque"])
