@@ -121,7 +121,10 @@ def test_item9_even_sigkill_leaves_no_node_and_the_committed_messages(tmp_path: 
     # up by the process itself, the nodes stop on their own (PR_SET_PDEATHSIG)
     _signal_a_running_bringup(signal.SIGKILL, ["--record", str(out)], settle=2.0, gone_within=30)
     db = out / "bag" / "bag.db3"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+    # read-write, as ``ros2 bag reindex`` opens it: killed inside a commit, the writer leaves a
+    # hot journal, which SQLite rolls back on the first open that may write (read-only, that
+    # open fails: "attempt to write a readonly database", a CI rerun's first failure)
+    with sqlite3.connect(str(db)) as conn:
         (count,) = conn.execute("SELECT COUNT(*) FROM messages").fetchone()
     assert count > 100  # what was committed survives (``ros2 bag reindex`` rebuilds metadata)
 
