@@ -257,16 +257,19 @@ class SimulationResult:
 class DynamicsService:
     """Request-level front end over one ``Robot`` (see the module docstring); ``names`` the
     base coordinates' and wheels' names (default ``base_names(robot.model)``);
-    ``max_request_seconds`` the bound on a request's work; ``alive`` (optional, e.g. an rclpy
+    ``max_request_seconds`` the bound on a request's work (None: ``DEFAULT_MAX_REQUEST_SECONDS``
+    as the module has it at construction); ``alive`` (optional, e.g. an rclpy
     context's ``ok``) is asked between chunks, and its False stops the work like ``stop()``
     (a signal's shutdown reaches a batch running on the signalled thread)."""
 
     def __init__(self, robot: Robot, max_points: int = DEFAULT_MAX_POINTS,
                  names: BaseNames | None = None,
-                 max_request_seconds: float = DEFAULT_MAX_REQUEST_SECONDS,
+                 max_request_seconds: float | None = None,
                  alive=None) -> None:
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
+        if max_request_seconds is None:
+            max_request_seconds = DEFAULT_MAX_REQUEST_SECONDS
         if isinstance(max_request_seconds, bool) or not (
                 isinstance(max_request_seconds, (int, float)) and math.isfinite(max_request_seconds)
                 and max_request_seconds > 0):
