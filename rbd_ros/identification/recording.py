@@ -91,6 +91,10 @@ def read_topics(bag: Path, names: tuple[str, ...] = (JOINT_STATES, COMMANDS)) ->
     """``{topic: [(stamp_ns, message), ...]}`` of the topics ``names`` (the two the joint
     identification uses; rosbags, no ROS)."""
 
+    if bag.is_dir() and not (bag / "metadata.yaml").is_file() and any(bag.glob("*.db3")):
+        raise RecordingError(f"{bag}: no metadata.yaml beside the .db3 (a recording that was killed "
+                             f"before it closed?): `ros2 bag reindex {bag}` rebuilds it from what "
+                             "was committed")
     store = get_typestore(Stores.ROS2_KILTED)
     out: dict[str, list] = {name: [] for name in names}
     try:

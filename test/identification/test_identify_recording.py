@@ -6,6 +6,7 @@ parameters, and its torques; the URDF model's held-out error is the figure to be
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ from identification_data import simulate, write_bag
 from rbd_ros.cli import main as rbd_main
 from rbd_ros.identification import perturb, standard_parameters
 from rbd_ros.identification.base import base_parameters
+from rbd_ros.identification.recording import bag_directory
 from rbd_ros.model import MdhModel
 from rbd_ros.sim.simulator import SENSOR_NOISE as NOISE  # bringup --noise
 from robots_data import example_robot_urdf
@@ -124,6 +126,12 @@ def test_bad_recordings_are_one_line_each(tmp_path, arm, simulated, capsys) -> N
     assert len(io.err.strip().splitlines()) == 1
     code, io = identify_cli(tmp_path / "nowhere", example_robot_urdf(Z1), tmp_path / "x.yaml", capsys)
     assert code == 2 and "no such run directory or bag" in io.err
+    killed = tmp_path / "killed"  # a bag whose recorder was killed: the .db3, no metadata.yaml
+    shutil.copytree(bag_directory(bag), killed)
+    (killed / "metadata.yaml").unlink()
+    code, io = identify_cli(killed, example_robot_urdf(Z1), tmp_path / "x.yaml", capsys)
+    assert code == 2 and "no metadata.yaml" in io.err and f"ros2 bag reindex {killed}" in io.err, io.err
+    assert len(io.err.strip().splitlines()) == 1
 
 
 def test_identify_writes_the_identified_model_into_a_copy_of_the_urdf(tmp_path, arm, simulated, capsys) -> None:
