@@ -401,7 +401,7 @@ class Simulator:
                 self.mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, name) for name in model.joint_names])
             self.motor.exempt(self.drive.driven)
         self.stats = SimStats()
-        self._reject_logs: dict[str, list[float]] = {}  # cause -> [last message's wall time, suppressed]
+        self._reject_logs: dict[str, tuple[float, int]] = {}  # cause -> (last message's wall time, suppressed since)
         self._last_unstable_log = -math.inf
         self._good_q = self.q0.copy()
         self.reset(keep_time=False)
@@ -676,14 +676,14 @@ class Simulator:
         command sent just before)."""
         self.stats.commands_rejected += 1
         wall = time.monotonic()
-        last = self._reject_logs.setdefault(cause, [-math.inf, 0.0])
-        if wall - last[0] >= 1.0:
-            more = f" (+{int(last[1])} more rejected for the same cause since the last message)" \
-                if last[1] else ""
+        said, suppressed = self._reject_logs.get(cause, (-math.inf, 0))
+        if wall - said >= 1.0:
+            more = f" (+{suppressed} more rejected for the same cause since the last message)" \
+                if suppressed else ""
             self.log("error", f"rejected command: {why}; keeping the last safe command{more}")
-            last[0], last[1] = wall, 0.0
+            self._reject_logs[cause] = (wall, 0)
         else:
-            last[1] += 1.0
+            self._reject_logs[cause] = (said, suppressed + 1)
         return False
 
     def _stale(self, now: float | None) -> bool:

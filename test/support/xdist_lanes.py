@@ -120,9 +120,10 @@ def lane_scheduler(base: type) -> type:
             timely = next((u for u in self.workqueue if needs_normal_cpu(u)), None)
             if timely is not None:
                 return timely
-            running = any(needs_normal_cpu(unit) for other in self.assigned_work if other is not node
-                          for unit in [self._running_unit(other)] if unit is not None)
-            return None if running else next(iter(self.workqueue), None)
+            running = (self._running_unit(other) for other in self.assigned_work if other is not node)
+            if any(unit is not None and needs_normal_cpu(unit) for unit in running):
+                return None
+            return next(iter(self.workqueue), None)
 
         def _running_unit(self, node) -> str | None:
             """The unit of the test ``node`` runs now, if any.  An xdist worker runs a test only
