@@ -129,9 +129,9 @@ def _least(measure, bound: int, tries: int = 3) -> int:
     ``bound``.  tracemalloc traces every thread of the process: a thread an earlier test left
     in this worker (an executor, a timer, execnet's thread receiving xdist's next tests) that
     allocates during the 500 steps can raise the peak once, a step's own allocation raises it
-    in every run.  (A fast-tier run measured
-    1638 B once for task_pd's Cartesian step, on a worker that had run ROS files; the same
-    test alone, twice: within the bound.  The failure message names the threads.)"""
+    in every run.  (A fast-tier run measured 1638 B once for task_pd's Cartesian step, on a
+    worker that had run ROS files; the same test alone, twice: within the bound.  The failure
+    message names the threads.)"""
     least = measure()
     for _ in range(tries - 1):
         if least <= bound:
