@@ -81,9 +81,9 @@ def test_a_goal_into_the_table_through_an_action_client_reports_the_contact() ->
                         return
                     handle.get_result_async().add_done_callback(on_result)
 
-                # sent by the spinning thread: rclpy 9.1's send_goal_async from another thread can
-                # lose the goal's response (issue 37's peer; one suite run here: no result in 120 s)
-                spinner.call(lambda: client.send_goal_async(goal)).add_done_callback(on_goal)
+                # sent by the spinning thread (``send_goal``: rclpy 9.1.2's send_goal_async from
+                # another thread can lose the goal's response; one suite run: no result in 120 s)
+                spinner.send_goal(client, goal).add_done_callback(on_goal)
                 assert done.wait(120), "no result within 120 s"
                 assert box["accepted"]
                 result = box["result"]

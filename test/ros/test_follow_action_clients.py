@@ -163,9 +163,8 @@ def _goal_sequence(node, name: str, spinner) -> None:
 
     client = spinner.call(lambda: ActionClient(node, Action, f"/{name}/follow_joint_trajectory"))
 
-    def send(g, **kwargs):  # by the spinning thread: rclpy 9.1's send_goal_async from another
-        # thread can lose its goal response (vanishing_action_client._on_executor)
-        return spinner.call(lambda: client.send_goal_async(g, **kwargs))
+    def send(g, **kwargs):  # by the spinning thread (``send_goal``)
+        return spinner.send_goal(client, g, **kwargs)
 
     try:
         _run_sequence(client, name, goal, wait, send)

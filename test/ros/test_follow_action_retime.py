@@ -110,7 +110,7 @@ class Client:
 
     def send(self, goal):
         assert self.client.wait_for_server(timeout_sec=60), "no action server"
-        future = self.client.send_goal_async(goal, feedback_callback=lambda m: self.feedback.append(
+        future = self.spinners[0].send_goal(self.client, goal, feedback_callback=lambda m: self.feedback.append(
             (bytes(m.goal_id.uuid), m.feedback)))
         handle = self.wait(future, 60)
         assert handle.accepted

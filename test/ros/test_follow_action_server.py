@@ -24,7 +24,7 @@ import numpy as np
 from test_follow_trajectory import _goal, _plan
 
 from rbd_ros.control import follow_trajectory as ft
-from ros_helpers import ros_context
+from ros_helpers import ros_context, spin_in_background
 
 
 class FakeHandle:
@@ -278,22 +278,18 @@ def test_a_result_asked_for_11_s_after_the_goal_ended_is_still_served() -> None:
     from action_msgs.msg import GoalStatus
     from control_msgs.action import FollowJointTrajectory
     from rclpy.action import ActionClient
-    from rclpy.executors import SingleThreadedExecutor
 
     with ros_context() as ctx:
         server, ctl = _server(ctx, 40.0)
         ctl.active = False  # the goal is refused at once: "the controller is not active"
         peer = rclpy.create_node("peer", context=ctx)
-        executor = SingleThreadedExecutor(context=ctx)
-        executor.add_node(peer)
-        spinning = threading.Thread(target=executor.spin, daemon=True)
+        client = ActionClient(peer, FollowJointTrajectory, server.name)
+        spinner = spin_in_background(peer)
         try:
-            client = ActionClient(peer, FollowJointTrajectory, server.name)
-            spinning.start()
             assert client.wait_for_server(timeout_sec=30)
             goal = FollowJointTrajectory.Goal()
             goal.trajectory.joint_names = ["a", "b", "c"]
-            sent = client.send_goal_async(goal)
+            sent = spinner.send_goal(client, goal)
             deadline = time.monotonic() + 30
             while not sent.done() and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -309,7 +305,7 @@ def test_a_result_asked_for_11_s_after_the_goal_ended_is_still_served() -> None:
             assert response.result.error_code == FollowJointTrajectory.Result.INVALID_GOAL
             assert "not active" in response.result.error_string, response.result.error_string
         finally:
-            executor.shutdown(timeout_sec=2)
+            spinner.shutdown(timeout_sec=2)
             server.close()
             peer.destroy_node()
             ctl.node.destroy_node()

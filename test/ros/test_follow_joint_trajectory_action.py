@@ -211,11 +211,10 @@ class MoveItLikeClient:
         # lost (ROS 2's service discovery race; a full suite run waited 30 s for it). A goal
         # without a response in a third of the time is sent again, as a client that retries would
         for attempt in range(3):
-            # by the spinning thread: rclpy 9.1's send_goal_async from another thread can lose the
-            # goal's response (found under issue 37)
-            future = self.spinner.call(lambda: self.client.send_goal_async(
-                goal, feedback_callback=lambda m: self.feedback.append(
-                    (bytes(m.goal_id.uuid), m.feedback, time.monotonic()))))
+            # by the spinning thread (``send_goal``: rclpy 9.1.2's send_goal_async from another
+            # thread can lose the goal's response)
+            future = self.spinner.send_goal(self.client, goal, feedback_callback=lambda m: self.feedback.append(
+                (bytes(m.goal_id.uuid), m.feedback, time.monotonic())))
             try:
                 handle = self._wait(future, timeout / 3, "the goal response")
                 break

@@ -147,6 +147,17 @@ class _BackgroundSpinner:
             raise out[0]
         return out[0]
 
+    def send_goal(self, client, goal, timeout_sec: float = 10.0, **kwargs):
+        """``client.send_goal_async(goal, **kwargs)`` sent by the spinning thread (``call``), the
+        future of the goal's response.  From any other thread rclpy 9.1.2's ``send_goal_async``
+        can return a future that never completes: it registers the future under the request's
+        sequence number inside its lock, then (a second copy of those lines, left by the backport
+        of ros2/rclpy#1308) makes a new future and registers it again outside the lock; a goal
+        response taken by the spinning thread in between completes the first future, and the one
+        returned waits forever (a CI one-off: "no answer" in 60 s for a goal the server had).
+        Sent by the spinning thread, no response is taken before the call returns."""
+        return self.call(lambda: client.send_goal_async(goal, **kwargs), timeout_sec)
+
     def destroy(self, entity, timeout_sec: float = 10.0) -> None:
         """``entity.destroy()`` by the spinning thread (``call``)."""
         self.call(entity.destroy, timeout_sec)
