@@ -55,7 +55,9 @@ def _on_executor(executor, make):
     out this way: rclpy 9.1's ``ActionClient.send_goal_async`` registers the future it returns
     after releasing its lock (a second copy of the registration, outside the lock), so a goal
     response taken by the spinning thread in between completes a future nobody holds, and the
-    one returned never completes (seen in rclpy's source, not in a run)."""
+    one returned never completes (a CI one-off of the retime test; shown with the window widened
+    in test_ros_helpers.py; the in-process tests send through ``spin_in_background(...).send_goal``,
+    this script has its own executor)."""
     task = executor.create_task(make)
     deadline = time.monotonic() + 30.0
     while not task.done():
