@@ -11,7 +11,9 @@ folder under ``test/`` is put on ``sys.path`` here.
 
 Markers (setup.cfg): ``ros`` on every test under ``ros/`` (added here) and on the few elsewhere
 that start ROS nodes or import rclpy (marked in their file), so ``pytest -m "not ros"`` runs
-the ROS-free suite; ``slow`` on tests or files that take more than ~5 s.
+the ROS-free suite; ``slow`` on tests or files that take more than ~2 s, except one
+fast test kept per node and per module, so the fast tier (``-m "not slow"``) still reaches every
+module.
 
 Test peers under ``CI=true``: a test (or module) that skips because one of ``CI_REQUIRED``
 is missing (``pytest.importorskip("pinocchio")``, ``pytest.skip("Xvfb is not installed")``,

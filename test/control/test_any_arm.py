@@ -75,6 +75,7 @@ def model_of(models: dict[str, MdhModel], name: str) -> MdhModel:
 
 # ---- the table ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", BUNDLED + list(REAL))
+@pytest.mark.slow
 def test_every_law_with_default_gains_tracks_without_chatter(models, name: str) -> None:
     model = model_of(models, name)
     tour = plan_tour(model, segment_time=2.0)
@@ -167,6 +168,7 @@ def _get_parameters(node, names: list[str], timeout: float = 10.0) -> list:
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_controller_node_derives_logs_and_shows_its_gains(node_process, models) -> None:
     """No gains given for a UR10: the node derives them at the first measured pose for its
     ``bandwidth``, logs them with their source, and a parameter read returns them; a gain

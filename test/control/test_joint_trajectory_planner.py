@@ -406,6 +406,7 @@ def test_a_flood_of_refused_messages_drops_no_good_one(talos) -> None:
     np.testing.assert_allclose(loop.ref.q, P[-1], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_more_unread_trajectories_than_the_list_holds_drop_the_oldest_by_name(talos) -> None:
     """More serialized trajectories waiting unread than ``PENDING_TRAJECTORIES`` (the worker
     held by its test hook): the oldest are dropped, each drop a line naming the count and the

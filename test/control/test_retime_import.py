@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = r"""
 import sys
 import numpy as np
@@ -38,6 +40,7 @@ print("ok", out.duration)
 """
 
 
+@pytest.mark.slow
 def test_retiming_leaves_matplotlib_unloaded_and_a_later_import_real() -> None:
     from robots_data import REPO
 

@@ -76,6 +76,7 @@ def test_talos_arm_with_its_gripper_tours_and_leaves_the_gripper_still() -> None
     assert r.tool_orientation_rms < 5e-3, r.tool_orientation_rms  # 0.11 rad uncompensated
 
 
+@pytest.mark.slow
 def test_a_joint_that_friction_alone_overloads_is_left_still_on_any_arm() -> None:
     """The rule is the model's, not TALOS's: the UR10 with dry friction at its wrist's limit."""
     from rbd_ros.urdf import load_model
@@ -114,6 +115,7 @@ def test_icub_arm_with_empty_textures_converts_and_equals_pinocchio() -> None:
 TIAGO_PRO_RIGHT = ("tiago_pro_description/robots/tiago_pro.urdf", "torso_lift_link", "arm_right_7_link")
 
 
+@pytest.mark.slow
 def test_task_pd_feeds_the_drives_friction_forward_on_light_wrists() -> None:
     """TIAGo Pro's right arm: 1 N m dry friction and 1 N m s/rad on every drive, wrists of
     ~1e-3 kg m^2 that the task stiffness holds with ~10 N m/rad.  Task PD (6.47) without the

@@ -293,6 +293,7 @@ def test_rk4_matches_mujoco_rk4_and_orders() -> None:
     assert 1.6 < r_eul < 2.5, r_eul
 
 
+@pytest.mark.slow
 def test_simulate_with_jitted_callback_and_actuators() -> None:
     from numba import njit
 

@@ -87,6 +87,7 @@ def _edit_callee(pkg: Path) -> None:
 
 
 @pytest.mark.parametrize("where", ["in_tree", "numba_cache_dir", "read_only_tree"])
+@pytest.mark.slow
 def test_changed_callee_recompiles_caller(tmp_path: Path, where: str) -> None:
     env = {"STAMP": "1", "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
     if where == "numba_cache_dir":
@@ -106,6 +107,7 @@ def test_changed_callee_recompiles_caller(tmp_path: Path, where: str) -> None:
     assert _run(tmp_path, **env)[:3] == (12, 1, 0)
 
 
+@pytest.mark.slow
 def test_numba_alone_keeps_the_stale_callee(tmp_path: Path) -> None:
     """Control: without the package stamp numba loads the caller's cache with the old callee
     (numba issue 1833).  If this fails, numba now tracks callees and jit_cache may go."""
@@ -198,6 +200,7 @@ print(sum(c.total.stats.cache_misses.values()), sum(o.alone.stats.cache_misses.v
 """
 
 
+@pytest.mark.slow
 def test_an_edit_recompiles_only_the_kernels_that_depend_on_it(tmp_path: Path) -> None:
     """Issue 45: editing a module no kernel imports recompiles nothing; editing a callee
     recompiles its callers and nothing else (numba's own miss counts are the oracle)."""

@@ -13,6 +13,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from ros_helpers import REPO
 
 SCRIPT = r"""
@@ -47,6 +49,7 @@ def _misses() -> dict[str, int]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_second_process_compiles_no_cached_kernel_again() -> None:
     _misses()  # compiles what is not cached yet (or loads it)
     misses = _misses()

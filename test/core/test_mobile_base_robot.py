@@ -93,6 +93,17 @@ def test_planar_mass_bias_gravity_forward_vs_pinocchio(omni, method: str) -> Non
         assert rel_err(r.forward_dynamics(q, v, tau, method=method), pin.aba(pm, pd, qp, v, tau)) < TOL
 
 
+def test_planar_low_level_kernels_vs_pinocchio(omni) -> None:
+    """``robot.kernels`` of a planar base (``RootJoint.kernels``: ``planar_base``'s RNEA and CRBA,
+    ``bases.ground_kernels.aba_planar``), unvalidated, against Pinocchio's rnea, crba and aba."""
+    r, pm, pd = omni
+    for q, v, a in states(r.nv, 3):
+        qp, tau = pin_q(q), 20.0 * a
+        assert rel_err(r.kernels.rnea(q, v, a), pin.rnea(pm, pd, qp, v, a)) < TOL
+        assert rel_err(r.kernels.crba(q), pin_mass(pm, pd, q)) < TOL
+        assert rel_err(r.kernels.forward_dynamics(q, v, tau), pin.aba(pm, pd, qp, v, tau)) < TOL
+
+
 def test_planar_integrate_vs_pinocchio(omni) -> None:
     r, pm, _ = omni
     for q, v, _ in states(r.nv, 3):
@@ -427,6 +438,7 @@ def _feedback_law(kp: np.ndarray, kd: np.ndarray, q_ref: np.ndarray, tau_ff: np.
     return law
 
 
+@pytest.mark.slow
 def test_simulate_with_feedback_law_sequence_and_energy_balance(diff) -> None:
     """A feedback law (Python and ``@njit``) and the same inputs replayed as a sequence give
     the same trajectory; ``v_y`` is exactly 0 over 10 s; the energy balance

@@ -352,6 +352,7 @@ def test_mujoco_tiago_ideal_is_the_core_simulation(tiago) -> None:
 
 # ---- the dynamics server on TIAGo (a real process) -------------------------------------------
 @pytest.mark.ros
+@pytest.mark.slow
 def test_ros_server_tiago_inverse_dynamics(tiago, node_process) -> None:
     """``rbd-ros dynamics-server -p urdf_path:=tiago_no_hand.urdf -p base:=diff_drive ...``:
     the wheels found by the server are TIAGo's; inverse dynamics (wheel torques, torso and arm,

@@ -25,6 +25,7 @@ def test_all_names_resolve_and_dir_lists_them() -> None:
     assert rbd_ros.SingularMassMatrixError.__module__ == "rbd_ros.robot.arm"
 
 
+@pytest.mark.slow
 def test_import_stays_lazy_and_star_import_works() -> None:
     """``import rbd_ros`` does not compile the kernels' home (``rbd_ros.robot``); a star import
     gives every name of ``__all__``."""

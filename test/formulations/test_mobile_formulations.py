@@ -302,6 +302,7 @@ def runs(mobile):
     return out
 
 
+@pytest.mark.slow
 def test_simulation_keeps_the_rolling_constraint(runs) -> None:
     """Integrating in the independent speeds (Kane) or projecting (UK) holds ``|v_y| < 1e-10``
     over 10 s; unstabilised UK drifts (printed for the record)."""

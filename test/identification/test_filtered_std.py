@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 from identification_data import fourier
 
 from rbd_ros.identification import standard_parameters
@@ -20,6 +21,7 @@ from rbd_ros.model import MdhModel
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_reported_std_is_the_spread_of_the_estimates() -> None:
     model = MdhModel.from_yaml(str(REPO / "config" / "planar2.yaml"))
     model = model.replace(viscous=np.array([0.3, 0.1]), coulomb=np.array([0.2, 0.05]))

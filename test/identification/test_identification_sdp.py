@@ -66,6 +66,7 @@ def unconstrained_and_projected(res, prior):
     return wls, consistency.alternating_projections(B, res.beta, wls, phip)
 
 
+@pytest.mark.slow
 def test_noisy_identification_is_physical_and_predicts_no_worse(so100) -> None:
     pytest.importorskip("cvxpy")
     prior, _, torques, held = so100

@@ -72,6 +72,7 @@ def identify_cli(bag, urdf, out, capsys, *extra):
 
 @pytest.mark.parametrize("noise,efforts", [(None, True), (NOISE, True), (None, False)],
                          ids=["noise_free", "noisy", "commands_only"])
+@pytest.mark.slow
 def test_identify_recovers_the_simulated_arm(tmp_path, arm, simulated, capsys, noise, efforts) -> None:
     """From the measured efforts (the bridge's applied torque), or the commands alone (an arm
     without torque sensing: exact stamps here, the test writes them)."""
@@ -104,6 +105,7 @@ def test_identify_recovers_the_simulated_arm(tmp_path, arm, simulated, capsys, n
     assert "held-out torque error" in io.out and (tmp_path / "torques.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_too_little_excitation_is_refused_by_name(tmp_path, arm, simulated, capsys) -> None:
     """Joints 2..7 held at their start by a stiff PD: what only their motion shows is named."""
     prior, _, exc = arm
@@ -134,6 +136,7 @@ def test_bad_recordings_are_one_line_each(tmp_path, arm, simulated, capsys) -> N
     assert len(io.err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_identify_writes_the_identified_model_into_a_copy_of_the_urdf(tmp_path, arm, simulated, capsys) -> None:
     """``-o NAME.urdf`` (issue 44): the YAML beside it, and Pinocchio on the written URDF
     (it reads it by itself) gives the identified model's rigid-body torques on the recorded

@@ -51,6 +51,7 @@ def _weighted(m, exc, beta: np.ndarray, rows: int = 600) -> np.ndarray:
     return (Y * scale / rms[None, :, None]).reshape(-1, B.count)
 
 
+@pytest.mark.slow
 def test_optimised_excitation_lowers_the_expected_relative_error(planned) -> None:
     m, default, optimal = planned
     beta = base_parameters(m).beta(standard_parameters(m))
@@ -102,6 +103,7 @@ def test_optimised_excitation_within_every_limit_along_the_whole_path(planned, e
     assert np.abs(q[0] - exc.start).max() < 1e-9  # from rest at its start
 
 
+@pytest.mark.slow
 def test_optimised_excitation_identifies_the_base_parameters_better(planned) -> None:
     m, default, optimal = planned
     truth = perturb(m, 30.0, seed=3)

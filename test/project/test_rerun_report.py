@@ -10,11 +10,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from rerun_report import RERUN_LINES, rerun_summary
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
 
+@pytest.mark.slow
 def test_a_passing_rerun_prints_why_its_first_run_failed(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not the repository's setup.cfg
     (tmp_path / "test_once.py").write_text(textwrap.dedent("""\

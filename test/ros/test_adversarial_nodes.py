@@ -118,6 +118,7 @@ def test_item10_urdf2mdh_nan_gravity_is_one_line() -> None:
 
 
 # ---- item 4: rbd-ros info FILE -------------------------------------------------------------------
+@pytest.mark.slow
 def test_item4_info_uses_its_argument(tmp_path) -> None:
     out = _cli("info", str(PLANAR))
     assert out.returncode == 0 and "robot 'planar2'" in out.stdout, out.stdout + out.stderr
@@ -145,6 +146,7 @@ def _item7_send_a_point_due_in_1ns(node_process, peer, *parameters: str):  # noq
     return proc
 
 
+@pytest.mark.slow
 def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, peer) -> None:  # noqa: F811
     """A point due 1 ns after the start, 1.5 rad away (planar2's velocity limit 10 rad/s): under
     ``retime: never`` refused naming the least time it needs (0.150 s at the velocity limits);
@@ -160,6 +162,7 @@ def test_item7_controller_refuses_a_reference_leaving_the_limits(node_process, p
     proc.wait_for("trajectory accepted", 10)
 
 
+@pytest.mark.slow
 def test_item7_a_point_due_too_soon_is_joined_within_the_limits(node_process, peer) -> None:  # noqa: F811
     proc = _item7_send_a_point_due_in_1ns(node_process, peer)
     line = proc.wait_for("trajectory accepted", 10)

@@ -49,6 +49,7 @@ def commands():
         c.close()
 
 
+@pytest.mark.slow
 def test_lockstep_mixed_interfaces_step_on_each_pair_as_in_process(tmp_path, node_process,
                                                                    commands) -> None:
     model = three_link()
@@ -86,6 +87,7 @@ def test_lockstep_mixed_interfaces_step_on_each_pair_as_in_process(tmp_path, nod
     assert proc.stop() == 0
 
 
+@pytest.mark.slow
 def test_realtime_position_arm_holds_its_target_and_refuses_effort(tmp_path, node_process,
                                                                   commands) -> None:
     import time

@@ -155,6 +155,7 @@ def finished(proc, timeout: float = 60.0) -> int:
 
 
 # ---- lockstep ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_lockstep_zero_torque_fall_matches_the_core_rk4(tmp_path, node_process, client) -> None:
     # without joint limits: the core has none, MuJoCo's would stop joint 4 at step ~300
     model = seven_dof(lower=[-np.inf] * 7, upper=[np.inf] * 7)
@@ -172,6 +173,7 @@ def test_lockstep_zero_torque_fall_matches_the_core_rk4(tmp_path, node_process, 
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_lockstep_constant_torque_matches_mujoco_in_process(tmp_path, node_process, client) -> None:
     model = three_link(gear_ratio=[100, 80, 50], rotor_inertia=[2e-5, 3e-5, 1e-5],
                        viscous=[1.0, 2.0, 0.5], coulomb=[0.3, 0.2, 0.1])
@@ -195,6 +197,7 @@ def test_lockstep_constant_torque_matches_mujoco_in_process(tmp_path, node_proce
     assert client.names == ["j1", "j2", "j3"]
 
 
+@pytest.mark.slow
 def test_bad_commands_are_refused_and_the_bridge_keeps_stepping(tmp_path, node_process,
                                                                  client) -> None:
     proc = node_process(bridge_args(model_file(tmp_path, three_link()), mode="lockstep"),
@@ -238,6 +241,7 @@ def test_reset_restores_the_initial_state(tmp_path, node_process, client) -> Non
 
 
 # ---- realtime ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_realtime_timeout_brake_pause_and_diagnostics(tmp_path, node_process, client) -> None:
     from std_srvs.srv import SetBool
 
@@ -306,6 +310,7 @@ def test_realtime_timeout_brake_pause_and_diagnostics(tmp_path, node_process, cl
     ({"integrator": "leapfrog"}, "integrator must be one of"),
     ({"joints": "[j1, j9, j3]"}, "joints must list"),
 ])
+@pytest.mark.slow
 def test_bad_parameters_exit_with_a_message(tmp_path, node_process, params, message) -> None:
     args = ["mujoco-bridge", "--ros-args", "-p", f"model_yaml:={model_file(tmp_path, three_link())}"]
     for k, v in params.items():
@@ -317,6 +322,7 @@ def test_bad_parameters_exit_with_a_message(tmp_path, node_process, params, mess
     assert "Traceback" not in proc.output
 
 
+@pytest.mark.slow
 def test_missing_model_file_and_inertia_fixups_are_reported(tmp_path, node_process) -> None:
     proc = node_process(["mujoco-bridge", "--ros-args", "-p", "model_yaml:=/nonexistent.yaml"])
     assert finished(proc) == 2 and "mujoco_bridge: error:" in proc.output
@@ -332,6 +338,7 @@ def test_missing_model_file_and_inertia_fixups_are_reported(tmp_path, node_proce
     assert "inertia fix-up" not in proc.output  # nothing left for MuJoCo to change
 
 
+@pytest.mark.slow
 def test_config_file_and_voltage_mode(tmp_path, node_process, client) -> None:
     """A ``config_file`` (timestep, initial state, voltage mode), a parameter that wins over it
     (mode), and the motor model of 003 (6.15)-(6.17) through the node: the joint sees
@@ -371,6 +378,7 @@ def test_config_file_and_voltage_mode(tmp_path, node_process, client) -> None:
     assert np.abs(q - q0).max() > 0.05
 
 
+@pytest.mark.slow
 def test_max_mode_steps_freely(tmp_path, node_process, client) -> None:
     """mode:=max: no pacing, a state every ``publish_every`` steps, stamps on the step grid,
     no missed steps; zero torque here so the arm falls as the core's RK4 says."""

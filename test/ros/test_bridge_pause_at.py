@@ -9,6 +9,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 from test_bridge_node import DT, Client, bridge_args, client, model_file  # noqa: F401 - client: the fixture
 
 from rbd_ros.sim.examples import three_link
@@ -32,6 +33,7 @@ def wait_paused_at(peer: Client, seen: int, timeout: float = 60.0) -> dict:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_max_mode_pauses_itself_at_pause_at_and_refuses_the_past(tmp_path, node_process, client) -> None:  # noqa: F811
     from std_srvs.srv import SetBool
 
@@ -75,6 +77,7 @@ def test_max_mode_pauses_itself_at_pause_at_and_refuses_the_past(tmp_path, node_
     assert proc.stop() == 0 and "Traceback" not in proc.output
 
 
+@pytest.mark.slow
 def test_lockstep_stops_stepping_at_pause_at_while_commands_keep_coming(tmp_path, node_process,
                                                                         client) -> None:  # noqa: F811
     proc = node_process(bridge_args(model_file(tmp_path, three_link()), mode="lockstep",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import yaml
 from test_control_node import Peer
 
@@ -29,6 +30,7 @@ def _describe(peer: Peer, names: list[str]):
     return {d.name: d for d in future.result().descriptors}
 
 
+@pytest.mark.slow
 def test_declared_from_the_schema_and_checked_at_runtime(node_process) -> None:
     raw = yaml.safe_load((REPO / "config" / "schema" / "controller.yaml").read_text())["parameters"]
     with ros_context() as ctx:

@@ -73,6 +73,7 @@ def shm_mappings(pid: int) -> dict[str, int]:
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("switch, large", [(None, True), ("off", False)])
+@pytest.mark.slow
 def test_node_process_runs_with_the_profile(node_process, monkeypatch, switch, large):
     # the node must choose by itself (an earlier DynamicsClient in this process may have set it)
     for name in (PROFILE_ENV, LEGACY_ENV, SWITCH_ENV):

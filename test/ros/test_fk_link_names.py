@@ -41,6 +41,7 @@ def _request(client, names, q, links):
     return client._send_until_answered(client._clients["forward_kinematics"], req, 5.0)
 
 
+@pytest.mark.slow
 def test_fk_by_link_name_equals_pinocchio(setup):
     client, conv = setup
     m = conv.model

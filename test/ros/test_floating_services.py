@@ -25,6 +25,7 @@ xml = shared.xml  # the fixture, shared with the ROS-free tests
 setup = shared.setup  # the fixture, shared with the ROS-free tests
 
 
+@pytest.mark.slow
 def test_ros_server_floating(xml: str, setup, tmp_path) -> None:
     """A real server with ``base_type:=floating``: get_model reports the base, inverse dynamics and
     forward_simulate answer in the caller's order, a joints-only request is refused."""

@@ -21,6 +21,7 @@ import time
 from types import SimpleNamespace as NS
 
 import numpy as np
+import pytest
 from test_follow_trajectory import _goal, _plan
 
 from rbd_ros.control import follow_trajectory as ft
@@ -269,6 +270,7 @@ def test_goals_start_in_the_order_rclpy_took_them_not_the_order_their_execution_
             ctl.node.destroy_node()
 
 
+@pytest.mark.slow
 def test_a_result_asked_for_11_s_after_the_goal_ended_is_still_served() -> None:
     """A plain rclpy ActionClient that reads the result late (a script that sends, then waits on
     something else; a client lagging on a loaded machine) gets the goal's real result: rclpy

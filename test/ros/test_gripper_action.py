@@ -4,20 +4,20 @@ still (no command needed, ``command_timeout`` 0), the gripper as a mechanism (``
 starting open), a box between the fingers (a scene file made from ``config/scenes/box.yaml``)
 and the state publisher.  A plain rclpy ``ActionClient`` on ``/gripper_controller/gripper_cmd``
 closes the hand on the box and opens it again.  Oracles: the URDF's mimic relation, joint
-origin and axis (urdf_parser_py), the box's width, the goal's max effort."""
+origin and axis (urdf_parser_py), the box's width, the goal's max effort.
+
+Not marked ``slow`` (about 7 s): the fast tier's only test of the gripper action server."""
 from __future__ import annotations
 
 import threading
 import time
 
 import numpy as np
-import pytest
 import yaml
 
 from robots_data import PANDA, REPO, example_robot_urdf
 from ros_helpers import ros_context, spin_in_background
 
-pytestmark = pytest.mark.slow  # end to end: ROS processes
 Q = [0.0, 0.2, 0.0, -2.0, 0.0, 2.2, 0.785]  # the hand pointing down, fingers along y
 FINGERS = ("panda_finger_joint1", "panda_finger_joint2")
 

@@ -45,6 +45,7 @@ def pin_pose(T: np.ndarray):
 
 
 # ---- through ROS -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ik_by_pose_equals_ik_by_4x4(client, robot: Robot) -> None:
     T, seeds = targets(robot, 5, seed=7)
     by_matrix = client.inverse_kinematics(T, seeds=seeds)

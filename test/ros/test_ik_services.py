@@ -30,6 +30,7 @@ def client():
 
 
 # ---- through ROS ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ros_inverse_kinematics(client, robot: Robot) -> None:
     T, q0 = _targets(robot, 8, seed=5)
     out = client.inverse_kinematics(T, seeds=q0)

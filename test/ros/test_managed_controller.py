@@ -61,6 +61,7 @@ def _gravity(q: np.ndarray) -> np.ndarray:
     return pin.computeGeneralizedGravity(model, model.createData(), q)
 
 
+@pytest.mark.slow
 def test_lifecycle_commands_only_while_active(node_process) -> None:
     with ros_context() as ctx:
         peer = Peer(ctx)
@@ -102,6 +103,7 @@ def _run(node_process, peer: Peer) -> None:
     assert proc.proc.poll() is None
 
 
+@pytest.mark.slow
 def test_bad_parameter_fails_configure(node_process) -> None:
     with ros_context() as ctx:
         peer = Peer(ctx)

@@ -114,6 +114,7 @@ def test_ideal_diff_drive_equals_the_core_and_publishes_odom(node_process, clien
     assert "Traceback" not in proc.output
 
 
+@pytest.mark.slow
 def test_wheels_roll_and_wheel_odometry_follows(node_process, client) -> None:
     proc = node_process(bridge_args(str(config_file("mobile_arm7")), mode="lockstep",
                                     odom_source="wheel_odometry", stats_period=0.0),
@@ -152,6 +153,7 @@ def test_wheels_roll_and_wheel_odometry_follows(node_process, client) -> None:
     assert "Traceback" not in proc.output
 
 
+@pytest.mark.slow
 def test_planar_base_joints_forces_and_odom(node_process, client) -> None:
     model = MdhModel.from_yaml(str(config_file("omni_arm7")))
     proc = node_process(bridge_args(str(config_file("omni_arm7")), mode="lockstep",

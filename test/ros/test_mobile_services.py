@@ -80,6 +80,7 @@ def test_ros_server_diff_drive(diff, node_process) -> None:
             c.gravity(Q[0], joint_names=BQ + BV + joints)
 
 
+@pytest.mark.slow
 def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:
     """The URDF bringup path (``base:=planar``: the deprecated name of ``base_type``, still
     accepted) with the base coordinates renamed by the server's parameters; a wrong parameter

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
 import yaml
 
 from robots_data import REPO, example_robot_urdf
@@ -41,6 +42,7 @@ def ur3_joints(urdf: str) -> list[str]:
             if j.get("type") in ("revolute", "continuous", "prismatic")]
 
 
+@pytest.mark.slow
 def test_readme_real_arm_command_with_commented_urdf() -> None:
     urdf = str(example_robot_urdf(UR3))
     text = open(urdf).read()
@@ -59,6 +61,7 @@ def test_readme_real_arm_command_with_commented_urdf() -> None:
         proc.stop()
 
 
+@pytest.mark.slow
 def test_description_text_through_a_parameter_file(tmp_path) -> None:
     from rbd_ros.ros.bringup.description import NodeSpec
     from rbd_ros.ros.bringup.params import node_arguments

@@ -24,6 +24,7 @@ def client():
         yield c
 
 
+@pytest.mark.slow
 def test_regressor_times_parameters_is_inverse_dynamics(client) -> None:
     import pinocchio as pin
 

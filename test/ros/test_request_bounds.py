@@ -120,6 +120,7 @@ def _start_simulation(namespace: str, out: dict, timeout: float = 60.0) -> threa
 
 @pytest.mark.parametrize("sig, work", [(signal.SIGTERM, "ik"), (signal.SIGINT, "ik"),
                                        (signal.SIGTERM, "simulation")])
+@pytest.mark.slow
 def test_signal_during_long_work_ends_the_server_within_a_second(node_process, sig, work) -> None:
     ns = f"sig27{int(sig)}{work}"
     server = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",

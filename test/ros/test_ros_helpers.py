@@ -34,6 +34,7 @@ def test_a_peers_callback_exception_reaches_the_test():
         node.destroy_node()
 
 
+@pytest.mark.slow
 def test_a_goal_sent_by_the_spinning_thread_is_answered_where_rclpys_send_goal_async_loses_it():
     """``spin_in_background(...).send_goal``: rclpy 9.1.2's ``send_goal_async`` registers the
     future it returns after releasing its lock; a goal response taken by the spinning thread in

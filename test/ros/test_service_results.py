@@ -16,6 +16,7 @@ URDF = BUNDLED_URDF / "puma560.urdf"
 PERM = [3, 0, 5, 2, 4, 1]  # the caller's order: model joint PERM[i] at place i
 
 
+@pytest.mark.slow
 def test_overflow_through_the_server_is_success_false(node_process) -> None:
     pytest.importorskip("rclpy")
     from rbd_ros.ros.client import DynamicsClient, DynamicsError

@@ -77,6 +77,7 @@ def _random_states(robot, n_states, seed=0):
     return rng.uniform(-1.5, 1.5, shape), rng.uniform(-2, 2, shape), rng.uniform(-5, 5, shape)
 
 
+@pytest.mark.slow
 def test_get_model_round_trips_the_model(client, robot):
     from rbd_ros.model import MdhModel
 
@@ -271,6 +272,7 @@ def test_bad_simulation_requests_are_refused(client, robot, field, value, messag
     assert not res.success and message in res.message
 
 
+@pytest.mark.slow
 def test_too_many_points_are_refused(small_client, robot):
     q = np.zeros((11, robot.dof))
     with pytest.raises(DynamicsError, match="positions has 11 states; this server accepts at most 10"):
@@ -322,6 +324,7 @@ def test_concurrent_clients(server, robot):
     assert counts == [1000] * 8
 
 
+@pytest.mark.slow
 def test_long_simulation_does_not_block_other_services(client, robot):
     """While a 400 s RK4 simulation (400,000 steps) runs, gravity calls keep being answered."""
     from rbd_ros_interfaces.srv import ForwardSimulate
@@ -452,6 +455,7 @@ def yaml_client():
         yield c
 
 
+@pytest.mark.slow
 def test_gravity_parameter_and_robot_description(wall_client, robot):
     q = np.random.default_rng(15).uniform(-1.5, 1.5, (3, robot.dof))
     pm = pin.buildModelFromXML(URDF.read_text())
@@ -493,6 +497,7 @@ def test_model_yaml_start_up_and_actuator_option(yaml_client):
 
 
 @pytest.mark.parametrize("own_node", [True, False], ids=["own node", "caller's node"])
+@pytest.mark.slow
 def test_client_timeout_path(own_node):
     """No server: ``service ... not available``; a server slower than ``timeout``: ``no answer
     from ... within`` (a DynamicsError, not a hang), in about ``timeout`` seconds."""

@@ -136,6 +136,7 @@ def _check_through_ros(node_process, urdf_path: str, n_samples: int = 5, free: t
     return worst
 
 
+@pytest.mark.slow
 def test_tf_of_tiago_equals_pinocchio(node_process) -> None:
     # the head's joints are off the arm's chain: placed from /joint_states like the arm's
     _check_through_ros(node_process, str(example_robot_urdf(TIAGO)), free=("head_1_joint", "head_2_joint"),
@@ -149,6 +150,7 @@ def test_tf_of_synthetic_urdf_equals_pinocchio(node_process, tmp_path) -> None:
     _check_through_ros(node_process, str(path), free=("finger_joint",), base_link="base_link", tip_link="tcp")
 
 
+@pytest.mark.slow
 def test_robot_description_reaches_a_late_subscriber(node_process) -> None:
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
@@ -169,6 +171,7 @@ def test_robot_description_reaches_a_late_subscriber(node_process) -> None:
     ("mobile_arm7", {}),  # root = base_link
     (TIAGO, {"base_link": "base_link", "tip_link": "arm_tool_link"}),  # root = base_footprint, below base_link
 ])
+@pytest.mark.slow
 def test_mobile_base_odom_to_root(node_process, robot, params) -> None:
     from nav_msgs.msg import Odometry
 
@@ -196,6 +199,7 @@ def test_mobile_base_odom_to_root(node_process, robot, params) -> None:
     assert np.abs(_matrix(tr) - expect).max() < 1e-12
 
 
+@pytest.mark.slow
 def test_model_file_without_urdf_still_publishes(node_process) -> None:
     from rbd_ros.util.resources import config_file
 
@@ -211,6 +215,7 @@ def test_bad_robot_parameter_is_one_line(node_process) -> None:
     assert "Traceback" not in proc.output
 
 
+@pytest.mark.slow
 def test_nan_joint_state_is_not_placed_and_said(node_process) -> None:
     """A NaN position: no /tf for that state (never a wrong tree) and a warning naming the
     joint; the next finite state is placed again."""
@@ -235,6 +240,7 @@ def test_nan_joint_state_is_not_placed_and_said(node_process) -> None:
         assert (2, 0) not in listener.moving
 
 
+@pytest.mark.slow
 def test_publish_frequency_bounds_the_tf_rate(node_process) -> None:
     """publish_frequency 2 Hz, /joint_states stamped 20 Hz apart for 3 s of their time: 6 /tf
     messages, not 60; counted in the stamps' time (a lockstep simulation's), not the wall's:

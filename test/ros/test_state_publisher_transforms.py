@@ -48,6 +48,7 @@ def _odom(stamp: int, xyz, yaw: float):
     return msg
 
 
+@pytest.mark.slow
 def test_odom_to_a_rotated_root_is_odometry_times_root_in_base(node_process, tmp_path) -> None:
     from nav_msgs.msg import Odometry
 
@@ -77,6 +78,7 @@ def test_odom_to_a_rotated_root_is_odometry_times_root_in_base(node_process, tmp
         assert np.abs(_matrix(tr) - np.linalg.inv(base_in_root)).max() < 1e-9
 
 
+@pytest.mark.slow
 def test_tf_goes_on_when_the_stamps_go_back(node_process) -> None:
     """publish_frequency 2 Hz: a state at 100.0 s is placed, one at 100.3 s is not due; then
     the simulation restarts: 3.0 s is placed at once (not 97 s later), 3.3 s is not due, 3.5 s is."""

@@ -5,20 +5,19 @@ payload file the last body and the tool combined by hand.  Oracle: MuJoCo's sens
 topic: the tool's weight is in it) and the URDF's last link; the model-compensated
 ``/ft_sensor/wrench`` keeps the tool's weight.  The same from ``rbd-ros ft-compensator`` (a
 real arm's way: the raw topic and ``/joint_states`` only, accelerations differentiated) on
-``/ft_sensor/wrench_node``."""
+``/ft_sensor/wrench_node``.
+
+Not marked ``slow`` (about 5 s): the fast tier's only test of the ft-compensator node."""
 from __future__ import annotations
 
 import threading
 import time
 
 import numpy as np
-import pytest
 from payload_data import below_sensor
 
 from robots_data import example_robot_urdf
 from ros_helpers import ros_context, spin_in_background
-
-pytestmark = pytest.mark.slow  # end to end: a bridge process in realtime
 
 TOOL = 0.8  # kg
 

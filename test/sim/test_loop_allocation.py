@@ -176,6 +176,7 @@ def _assert_nothing_accumulates(step) -> None:
 
 
 @pytest.mark.parametrize("robot_name, law_name", CASES)
+@pytest.mark.slow
 def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
     from rbd_ros.control.trajectory import CartesianMove
     from rbd_ros.model import MdhModel
@@ -212,6 +213,7 @@ def test_composed_loop_allocates_nothing_per_step(robot_name, law_name) -> None:
     assert np.isfinite(loop.tau_out).all() and not law.fault and sim.stats.unstable_steps == 0
 
 
+@pytest.mark.slow
 def test_mobile_composed_loop_accumulates_nothing() -> None:
     """The mobile composed step (``closed_loop.mobile_composed_loop``: ``MobileSimulator`` on
     the wheels model + ``MobileControlLoop`` + whole-body computed torque) keeps nothing per

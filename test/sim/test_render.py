@@ -82,6 +82,7 @@ def _orange(img: np.ndarray) -> np.ndarray:
     return (r > 120) & (r - b > 80) & (g > 0.3 * r) & (g < 0.85 * r)
 
 
+@pytest.mark.slow
 def test_frames_show_the_robot_moving(rendered) -> None:
     out, result = rendered
     _needs_gl(result)
@@ -116,6 +117,7 @@ def test_video_is_real_time_at_30_fps(rendered) -> None:
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_page_shows_table_plot_and_video_in_chromium(rendered, tmp_path) -> None:
     from PIL import Image
 

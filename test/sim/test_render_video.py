@@ -146,6 +146,7 @@ def _run_render(args: list[str], env: dict | None = None) -> subprocess.Complete
                           env=full, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_bad_directory_is_one_line(tmp_path) -> None:
     cases = {tmp_path / "nowhere": "is not a directory", tmp_path: "has no recording.npz"}
     (tmp_path / "garbage").mkdir()
@@ -182,6 +183,7 @@ def _ur5_recording(directory: Path) -> None:
     Recording(t, q, q + 0.3, urdf=str(path)).save(directory / "recording.npz")
 
 
+@pytest.mark.slow
 def test_mesh_urdf_without_a_working_backend_says_no_opengl(tmp_path, monkeypatch) -> None:
     """UR5's STL meshes made the child import MuJoCo before the OpenGL probe: a backend that
     fails on import was 'rendering failed (exit 1)', never falling back."""
@@ -229,6 +231,7 @@ def _orange(img: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_mobile_run_has_a_video_of_the_base_moving(tmp_path) -> None:
     """A diff-drive recording driving 1.5 m along x: the arm's orange pixels are there in the
     first and last frame and their centre moved across the picture."""
@@ -277,6 +280,7 @@ def test_unresolvable_package_mesh_is_said_once(tmp_path) -> None:
         assert any(mesh in n for n in urdf_visuals(urdf)[1])
 
 
+@pytest.mark.slow
 def test_unusable_urdf_shapes_are_a_warning_not_a_lost_video(tmp_path) -> None:
     """A recording whose URDF cannot be read any more (edited since): capsules, and the
     reason rides on the result's line."""

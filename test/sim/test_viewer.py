@@ -14,6 +14,7 @@ from rbd_ros.util.resources import bundled_urdf
 
 
 @pytest.mark.ros
+@pytest.mark.slow
 def test_bridge_viewer_true_shows_the_arm(display, node_process) -> None:  # noqa: F811
     assert orange_pixels(display) == 0
     bridge = node_process(["mujoco-bridge", "--ros-args", "-p", "viewer:=true",

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from virtual_display import clean_env, display, replay_shows_arm  # noqa: F401 - the fixture
 
 from rbd_ros.robot import Robot
@@ -14,6 +15,7 @@ from rbd_ros.util.resources import bundled_urdf
 from ros_helpers import REPO
 
 
+@pytest.mark.slow
 def test_view_replays_a_mobile_recording(display, tmp_path) -> None:  # noqa: F811
     model = Robot.from_urdf(str(bundled_urdf("mobile_arm7")), base_type="diff_drive").model
     t = np.linspace(0.0, 1.0, 11)

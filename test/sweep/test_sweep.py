@@ -26,6 +26,7 @@ def _key(row: dict) -> tuple:
 
 
 @pytest.mark.parametrize("law", ["pd_gravity", "computed_torque"])
+@pytest.mark.slow
 def test_unperturbed_cell_is_the_any_arm_loop(law: str) -> None:
     from rbd_ros.sim.closed_loop import run_tour
     from rbd_ros.sweep.cell import planned_tour
@@ -38,6 +39,7 @@ def test_unperturbed_cell_is_the_any_arm_loop(law: str) -> None:
     assert row["sim_s"] == pytest.approx(DURATION)
 
 
+@pytest.mark.slow
 def test_model_mismatch_degrades_computed_torque() -> None:
     exact = run_cell(Cell("arm7", "computed_torque", 0.0, 0, "default", 1.0))
     off = [run_cell(Cell("arm7", "computed_torque", 30.0, s, "default", 1.0)) for s in (0, 1)]
@@ -59,6 +61,7 @@ def test_simple_perturbation_scales_each_link_as_a_body() -> None:
         simple(model, 100.0)
 
 
+@pytest.mark.slow
 def test_local_processes_give_the_rows_of_one_process() -> None:
     grid = cells(["puma560"], ["pd_gravity"], [0.0, 20.0], seeds=2, duration=0.3)
     assert len(grid) == 3  # 0 % once, 20 % per seed
@@ -69,6 +72,7 @@ def test_local_processes_give_the_rows_of_one_process() -> None:
         assert one[k]["rms_error"] == two[k]["rms_error"] and one[k]["error"] == ""
 
 
+@pytest.mark.slow
 def test_ray_on_a_local_cluster_gives_the_same_rows() -> None:
     pytest.importorskip("ray")
     grid = cells(["puma560"], ["pd_gravity"], [0.0, 20.0], seeds=1, duration=0.3)

@@ -226,6 +226,7 @@ def test_start_from_a_named_pose_of_the_robot() -> None:
         build_plan(parse_args(["--urdf", str(example_robot_urdf(UR5)), "--start", "default"]))
 
 
+@pytest.mark.slow
 def test_floor_argument() -> None:
     from rbd_ros.ros.bringup.cli import build_plan, parse_args, parse_floor
     from rbd_ros.ros.bringup.runner import Runner

@@ -93,6 +93,7 @@ def test_merge_order_and_composed_routing() -> None:
     assert bridge.parameters["kp"] == [5.0] * 6  # the law runs in the bridge
 
 
+@pytest.mark.slow
 def test_parameter_files_reach_the_node_as_written(tmp_path) -> None:
     """rcl reads the written file: a path with ': ' and ' #' (a -p value could not hold it)
     and a URDF with XML comments arrive byte for byte (the node's get_parameters)."""
@@ -166,6 +167,7 @@ def test_bringup_with_params_file_and_p_on_a_path_rcl_could_not_parse(tmp_path) 
     assert values(gains["kd"]) == [40, 40, 30, 10, 10, 5] and "model" not in gains["kd"]  # -p over the file
 
 
+@pytest.mark.slow
 def test_bringup_refuses_a_bad_parameter_before_starting() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "puma560", "-p", "controller:kpp:=1"],

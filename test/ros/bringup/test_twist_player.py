@@ -1,0 +1,91 @@
+"""The bringup's twist player (``rbd_ros.ros.bringup.twist_player``, issue 29) in process, the
+fast tier's test of it (the end-to-end one is ``test_bringup_twist_profile``, ``slow``): it waits
+for the tour's header stamp, then on each ``/clock`` publishes the profile's body twist stamped
+with that simulated time, at most every ``period`` s, zeros from ``LEAD`` s before the profile
+and after its end, and no ``v_y`` for a differential drive."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from ros_helpers import publish_until, ros_context, spin_in_background
+
+SEGMENT = 0.2  # s: three segments, 0.6 s of profile
+T0 = 1.0  # s: the tour's header stamp
+PERIOD = 0.02  # s: the player's output period
+PEAKS = np.array([[0.5, 0.0, 0.0], [0.4, 0.2, 0.8], [-0.3, -0.2, -0.8]])  # twist_profile's, restated
+
+
+def _expected(t: float, planar: bool) -> np.ndarray:
+    """The sin^2 bump of each segment (twist_profile's docstring), written out again here."""
+    tau = t - T0
+    if not 0.0 <= tau < 3 * SEGMENT:
+        return np.zeros(3)
+    seg = min(int(tau // SEGMENT), 2)
+    peak = PEAKS[seg] * (1.0, 1.0 if planar else 0.0, 1.0)
+    return peak * math.sin(math.pi * (tau - seg * SEGMENT) / SEGMENT) ** 2
+
+
+@pytest.mark.parametrize("planar", [False, True], ids=["diff_drive", "planar"])
+def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -> None:
+    import rclpy
+    from geometry_msgs.msg import TwistStamped
+    from rosgraph_msgs.msg import Clock
+    from trajectory_msgs.msg import JointTrajectory
+
+    from rbd_ros.control.twist_profile import TwistProfile
+    from rbd_ros.ros.bringup.twist_player import LEAD, TwistPlayer
+    from rbd_ros.ros.messages import set_stamp
+
+    got: list[tuple[float, np.ndarray]] = []
+    cv = threading.Condition()
+    with ros_context() as ctx:
+        player_node = rclpy.create_node("twist_player_under_test", context=ctx)
+        player = TwistPlayer(player_node, TwistProfile(SEGMENT, planar), "/test_twist/cmd_vel",
+                             "/test_twist/joint_trajectory", PERIOD)
+        peer = rclpy.create_node("twist_player_peer", context=ctx)
+
+        def on_twist(msg) -> None:
+            with cv:
+                got.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
+                            np.array([msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z])))
+                cv.notify_all()
+
+        peer.create_subscription(TwistStamped, "/test_twist/cmd_vel", on_twist, 100)
+        tour_pub = peer.create_publisher(JointTrajectory, "/test_twist/joint_trajectory", 10)
+        clock_pub = peer.create_publisher(Clock, "/clock", 10)
+        spinners = [spin_in_background(player_node), spin_in_background(peer)]
+        try:
+            tour = JointTrajectory()
+            set_stamp(tour.header.stamp, T0)
+            assert publish_until(tour_pub, tour, lambda: math.isfinite(player.start), timeout=20), \
+                "the player never heard the tour"
+            assert player.start == pytest.approx(T0 - LEAD)
+            clock = Clock()
+            for k in range(int(round((T0 + 3 * SEGMENT) / 0.005))):  # 0 .. 1.6 s by 5 ms
+                set_stamp(clock.clock, 0.005 * k)
+                clock_pub.publish(clock)
+                time.sleep(0.002)  # the player's /clock subscription is best effort, depth 1
+            set_stamp(clock.clock, T0 + 3 * SEGMENT + 0.2)  # past the profile's end: a zero twist
+            assert publish_until(clock_pub, clock, lambda: got and got[-1][0] > T0 + 3 * SEGMENT,
+                                 timeout=20, period=0.05), "no twist after the profile's end"
+        finally:
+            for s in spinners:
+                s.shutdown()
+            peer.destroy_node()
+            player_node.destroy_node()
+    stamps = np.array([t for t, _ in got])
+    assert len(got) >= 10, f"only {len(got)} twists"
+    assert stamps.min() >= T0 - LEAD - 1e-9, "a twist before the profile's lead"
+    assert np.all(np.diff(stamps) >= PERIOD - 1e-6), "twists closer than the period"
+    for t, v in got:
+        np.testing.assert_allclose(v, _expected(t, planar), atol=1e-9, err_msg=f"at t = {t}")
+    inside = [v for t, v in got if T0 < t < T0 + 3 * SEGMENT]
+    assert inside and max(np.abs(v).max() for v in inside) > 0.1, "no moving twist inside the profile"
+    assert np.all(got[-1][1] == 0.0), "the base is not brought to rest after the profile"
+    if not planar:
+        assert all(v[1] == 0.0 for _, v in got), "a differential drive got a sideways velocity"
