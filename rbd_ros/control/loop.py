@@ -94,6 +94,7 @@ MIN_LEAD = 0.005  # s of control time a goal's start lies ahead of its planning,
 PLAN_ATTEMPTS = 3  # plans of one goal whose start passed before it is refused
 SWAP_CYCLES = 20  # cycles over which a swapped model's torque is blended in (module docstring)
 PENDING_TRAJECTORIES = 16  # serialized trajectories waiting to be read, at most (the oldest dropped)
+PENDING_BEFORE_STATE = 16  # references kept for the first state, at most (the oldest dropped)
 IGNORED_CAUSES = 16  # distinct causes of ignored /joint_states said, at most (``ControlLoop._ignored``)
 _READ = object()  # the planning worker's one job: "plan the newest trajectory waiting"
 
@@ -147,7 +148,8 @@ class ControlLoop:
         self._state_names: list[str] | None = None
         self._state_index = np.zeros(n, dtype=np.intp)
         self._ignored_said: set[tuple] = set()  # the causes of ignored states said (``_ignored``)
-        self._pending: list[tuple[Any, Any]] = []  # references received before any state
+        self._pending: list[tuple[Any, Any]] = []  # references received before any state (bounded)
+        self._early_said: set[str] = set()  # the kinds of reference said to wait for the first state
         self._pending_lock = threading.Lock()  # (taken before and at the first state only)
         self._fault_logged = False
         self._no_velocity_warned = False
@@ -304,14 +306,23 @@ class ControlLoop:
         return True
 
     def _queued_before_state(self, handler: Callable[[Any], bool], msg: Any, what: str) -> bool:
-        """True (the reference kept for the first state, logged) when no state came yet."""
+        """True when no state came yet: the reference is kept for the first state (the newest
+        ``PENDING_BEFORE_STATE``, older ones dropped) and said once per kind ``what``."""
         if self.have_state:
             return False
         with self._pending_lock:
             if self.have_state:
                 return False
             self._pending.append((handler, msg))
-        self.log("info", f"{what} received before any /joint_states: it starts with the first state")
+            dropped = len(self._pending) - PENDING_BEFORE_STATE
+            del self._pending[:max(0, dropped)]
+        if what not in self._early_said:  # once per kind: a publisher streaming before the first
+            self._early_said.add(what)    # state neither grows the queue nor floods the log
+            self.log("info", f"{what} received before any /joint_states: it starts with the first state")
+        if dropped > 0 and "dropped" not in self._early_said:
+            self._early_said.add("dropped")
+            self.log("info", f"references dropped before any /joint_states: only the newest "
+                             f"{PENDING_BEFORE_STATE} are kept for the first state")
         return True
 
     def _clock_jumped(self, t: float) -> None:

@@ -23,7 +23,10 @@ arm) with the base added:
   simulation does not age a command; the header stamp is not used).  When the last
   accepted command grows older than ``cmd_vel_timeout`` the base brakes and one line says
   when, in control time (``cmd_vel timed out at t = ... s: the last command came at t =
-  ... s ...``; once, until the next command).
+  ... s ...``; once, until the next command).  Before the first arm state and odometry only
+  the newest twist waits, and it is applied then only if it waited at most
+  ``cmd_vel_timeout`` s of wall time (there is no control time yet); base paths wait as the
+  arm's references do (the newest ``PENDING_BEFORE_STATE``).
 * a path may come read already (``read_path``: a ``PathPoses``; the node reads a large one
   off the executor that runs the cycle);
 * **refusals**: a malformed path or twist (NaN/Inf, wrong frame, empty, no timing) is refused
@@ -41,12 +44,13 @@ order) with the reference, the measurement and the generalized effort ``[F_x, F_
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rbd_ros.control.loop import ControlLoop, LogFn
+from rbd_ros.control.loop import PENDING_BEFORE_STATE, ControlLoop, LogFn
 from rbd_ros.control.mobile_laws import MobileReference, RateLimitedTwist
 from rbd_ros.control.references import to_seconds
 from rbd_ros.control.trajectory import HoldPosition, JointSpline
@@ -179,7 +183,8 @@ class MobileControlLoop(ControlLoop):
         self.have_base = False
         self.t_cycled = -math.inf
         self.base_reference: Any = None  # HoldPosition / JointSpline / TwistPath over [x, y, yaw]
-        self._base_pending: list[tuple[Any, Any]] = []
+        self._base_pending: list[tuple[Any, Any]] = []  # base paths before the first state (bounded)
+        self._early_twist: tuple[float, tuple] | None = None  # the newest cmd_vel before it: (wall s, fields)
         self._q = np.zeros(3 + self.dof)
         self._v = np.zeros(3 + self.dof)
         self._y_warned = False
@@ -226,13 +231,22 @@ class MobileControlLoop(ControlLoop):
         pending, self._base_pending = self._base_pending, []
         for handler, early in pending:
             handler(early)
+        if self._early_twist is not None:  # the newest twist, unless it waited past its timeout
+            (received, fields), self._early_twist = self._early_twist, None
+            waited = time.monotonic() - received
+            if waited <= self.mobile_law.cmd_vel_timeout:
+                self.cmd_vel(*fields)
+            else:
+                self.log("info", f"cmd_vel received {waited:.3g} s before the first state and odometry: "
+                                 f"older than cmd_vel_timeout = {self.mobile_law.cmd_vel_timeout:g} s, "
+                                 "not applied (the base holds)")
 
     def ready(self) -> bool:
         """A new state to cycle on: arm and base of the same stamp (``sync="stamp"``) or any new
         arm state with some odometry (``"latest"``)."""
         if not (self.have_state and self.have_base) or self.t <= self.t_cycled:
             return False
-        if self._base_pending:
+        if self._base_pending or self._early_twist is not None:
             self._flush_pending()
         return self.sync == "latest" or self.t == self.t_odom
 
@@ -274,8 +288,8 @@ class MobileControlLoop(ControlLoop):
 
     def cmd_vel(self, frame_id: str, linear: Any, angular: Any) -> bool:
         """A ``TwistStamped``'s fields; False (reason logged, base stopping) if refused."""
-        if not self.have_base or not self.have_state:
-            self._base_pending.append((lambda m: self.cmd_vel(*m), (frame_id, linear, angular)))
+        if not self.have_base or not self.have_state:  # only the newest twist waits, with its age
+            self._early_twist = (time.monotonic(), (frame_id, linear, angular))
             return True
         try:
             if frame_id not in ("", self.base_frame):
@@ -303,7 +317,10 @@ class MobileControlLoop(ControlLoop):
         """A ``nav_msgs/Path``-shaped reference; False (reason logged, base stopping) if refused."""
         if not self.have_base or not self.have_state:
             self._base_pending.append((self.base_path, msg))
-            self.log("info", "base path received before the first state: it starts with it")
+            del self._base_pending[:max(0, len(self._base_pending) - PENDING_BEFORE_STATE)]
+            if "base path" not in self._early_said:  # (ControlLoop._queued_before_state's rule)
+                self._early_said.add("base path")
+                self.log("info", "base path received before the first state: it starts with it")
             return True
         try:
             if self.mobile_law.name != "whole_body_computed_torque":

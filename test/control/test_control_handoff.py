@@ -442,3 +442,73 @@ def test_ignored_states_are_said_once_per_cause() -> None:
     assert not loop.have_state
     assert loop.joint_state(names, q, zero, 0.2)
     np.testing.assert_array_equal(loop.q, q)
+
+
+def test_references_before_the_first_state_are_bounded_and_said_once() -> None:
+    """A publisher streaming trajectories before any ``/joint_states``: only the newest
+    ``PENDING_BEFORE_STATE`` wait (the queue grew without bound before), the wait and the drop
+    are each said once, and the first state starts the newest trajectory (its end is the
+    reference once planned)."""
+    from rbd_ros.control.loop import PENDING_BEFORE_STATE
+    from rbd_ros.ros.messages import to_joint_trajectory
+
+    loop, model, lines = _loop()
+    try:
+        names = list(model.joint_names)
+        for k in range(10 * PENDING_BEFORE_STATE):
+            msg = to_joint_trajectory(names, [0.5], (Q0 + 0.001 * k)[None])
+            assert loop.trajectory(msg)
+        assert len(loop._pending) == PENDING_BEFORE_STATE
+        said = [m for _, m in lines]
+        assert sum("trajectory received before any /joint_states" in m for m in said) == 1, said
+        assert sum("references dropped before any /joint_states" in m for m in said) == 1, said
+        assert len(said) == 2, said
+        loop.joint_state(names, Q0, np.zeros(7), 1.0)
+        _planned(loop)
+        loop.cycle(1.0)
+        newest = Q0 + 0.001 * (10 * PENDING_BEFORE_STATE - 1)
+        np.testing.assert_allclose(loop._current_reference(10.0)[0], newest, atol=1e-12)
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("waited", [0.0, 0.4], ids=["fresh", "stale"])
+def test_a_twist_before_the_first_state_moves_the_base_only_when_fresh(waited: float, monkeypatch) -> None:
+    """``cmd_vel`` before the arm's state and odometry: only the newest waits (the older ones,
+    queued without bound before, are not replayed), and at the first state it is applied only
+    if it waited at most ``cmd_vel_timeout`` s (wall time: no control time yet), else one line
+    says it was not applied and the base holds; base paths wait bounded, said once."""
+    from rbd_ros.control import mobile_loop as ml
+    from rbd_ros.control.loop import PENDING_BEFORE_STATE
+    from rbd_ros.control.mobile_laws import make_mobile_law
+    from rbd_ros.model import MdhModel
+    from rbd_ros.robot import Robot
+    from rbd_ros.util.resources import config_file
+
+    robot = Robot(MdhModel.from_yaml(str(config_file("mobile_arm7"))))
+    lines: list[tuple[str, str]] = []
+    law = make_mobile_law("diff_drive_velocity", robot, cmd_vel_timeout=0.3)
+    loop = ml.MobileControlLoop(robot, law, log=lambda lvl, msg: lines.append((lvl, msg)))
+    now = [100.0]
+    monkeypatch.setattr(ml.time, "monotonic", lambda: now[0])
+    zero = NS(x=0.0, y=0.0, z=0.0)
+    for k in range(50):
+        loop.cmd_vel("", NS(x=0.01 * k, y=0.0, z=0.0), NS(x=0.0, y=0.0, z=0.0))
+    pose = NS(header=NS(stamp=NS(sec=0, nanosec=0)),
+              pose=NS(position=NS(x=1.0, y=0.0, z=0.0), orientation=NS(x=0.0, y=0.0, z=0.0, w=1.0)))
+    for _ in range(3 * PENDING_BEFORE_STATE):
+        loop.base_path(NS(header=NS(frame_id="odom", stamp=NS(sec=0, nanosec=0)), poses=[pose]))
+    assert len(loop._base_pending) == PENDING_BEFORE_STATE
+    assert sum("base path received before the first state" in m for _, m in lines) == 1, lines
+    loop._base_pending.clear()  # (a path on the velocity law is refused: the twist is the test here)
+    now[0] += waited
+    loop.joint_state(list(robot.model.joint_names), Q0, np.zeros(7), 2.0)
+    loop.odom(zero, NS(x=0.0, y=0.0, z=0.0, w=1.0), zero, zero, 2.0)
+    assert loop.ready()
+    if waited <= law.cmd_vel_timeout:
+        assert loop.mref.twist[0] == pytest.approx(0.49) and loop.mref.twist_time == 2.0
+        assert not any("not applied" in m for _, m in lines), lines
+    else:
+        assert np.all(loop.mref.twist == 0.0)
+        assert any("cmd_vel received 0.4 s before the first state and odometry: older than "
+                   "cmd_vel_timeout = 0.3 s, not applied" in m for _, m in lines), lines
