@@ -19,11 +19,13 @@ import sys
 import warnings
 from typing import Any, cast
 
-from rbd_ros.algorithm import jit_cache
+from rbd_ros.algorithm import jit_cache, numba_start
 
 # before any kernel is decorated: numba's caches are stamped with all of rbd_ros's sources, so a
 # cached kernel never runs an old callee from another module (rbd_ros/algorithm/jit_cache.py)
 jit_cache.register(os.path.dirname(os.path.abspath(__file__)), exclude=("ros",))
+# and numba's start-up imports that no process of ours needs trimmed (scipy.linalg, coverage.py)
+numba_start.trim()
 
 from rbd_ros.model import PRISMATIC, REVOLUTE, MdhModel  # noqa: E402
 

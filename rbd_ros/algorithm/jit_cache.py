@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.abc
-import importlib.machinery
 import os
 import platform
 import re
@@ -51,6 +49,8 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy
+
+from rbd_ros.algorithm import import_hooks
 
 _REGISTERED: dict[str, tuple[str, ...]] = {}  # package directory -> excluded subdirectories
 _DIGESTS: dict[tuple[str, str], str] = {}  # (package directory, kernel file) -> stamp, per process
@@ -280,49 +280,18 @@ _HOOKS: dict[str, Any] = {"numba.core.caching": _install,
                           "numba.core.dispatcher": _type_constants_plainly}
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs the :data:`_HOOKS` of a numba module right after it executes, then leaves once
-    every hook has run."""
-
-    def __init__(self, pending: dict[str, Any]) -> None:
-        self.pending = pending
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in self.pending:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return None
-        hook = self.pending.pop(fullname)
-        run = spec.loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run(module)
-            hook(module)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        if not self.pending and self in sys.meta_path:
-            sys.meta_path.remove(self)
-        return spec
-
-
 def register(package_dir: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> None:
     """Stamp the numba caches of the kernels defined under ``package_dir`` (but not under its
     subdirectories ``exclude``) with :func:`source_digest` of that directory, and type their
     constant arguments plainly (:func:`_type_constants_plainly`).  Call before the package's
     first kernel is decorated."""
     _REGISTERED[os.path.realpath(package_dir)] = tuple(exclude)
-    if any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        return  # the hooks are installed already: they read _REGISTERED when they run
-    pending = {}
-    for name, hook in _HOOKS.items():
+    for name, hook in _HOOKS.items():  # (a hook waiting already reads _REGISTERED when it runs)
         module = sys.modules.get(name)
         if module is not None:
             hook(module)
         else:
-            pending[name] = hook
-    if pending:
-        sys.meta_path.insert(0, _AfterImport(pending))
+            import_hooks.after(name, hook)
 
 
 def compile_lock(folder: str, py_func: Any, args: tuple) -> str:
