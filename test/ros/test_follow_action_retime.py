@@ -110,9 +110,10 @@ class Client:
 
     def send(self, goal):
         assert self.client.wait_for_server(timeout_sec=60), "no action server"
-        future = self.spinners[0].send_goal(self.client, goal, feedback_callback=lambda m: self.feedback.append(
-            (bytes(m.goal_id.uuid), m.feedback)))
-        handle = self.wait(future, 60)
+        # sent again while unanswered (``send_goal_answered``: discovery on a loaded machine)
+        handle = self.spinners[0].send_goal_answered(
+            self.client, goal, 20.0,
+            feedback_callback=lambda m: self.feedback.append((bytes(m.goal_id.uuid), m.feedback)))
         assert handle.accepted
         return handle
 

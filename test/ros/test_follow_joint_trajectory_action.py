@@ -206,21 +206,11 @@ class MoveItLikeClient:
     def send(self, goal, timeout: float = 30.0):
         """MoveIt's sendTrajectory: the goal, and its handle once the server answered."""
         assert self.client.wait_for_server(timeout_sec=timeout), f"no action server {ACTION}"
-        # wait_for_server sees the server's request reader, not that its response writer has
-        # matched this client's reader yet: on a loaded machine the first goal's response was
-        # lost (ROS 2's service discovery race; a full suite run waited 30 s for it). A goal
-        # without a response in a third of the time is sent again, as a client that retries would
-        for attempt in range(3):
-            # by the spinning thread (``send_goal``: rclpy 9.1.2's send_goal_async from another
-            # thread can lose the goal's response)
-            future = self.spinner.send_goal(self.client, goal, feedback_callback=lambda m: self.feedback.append(
+        # by the spinning thread, sent again while unanswered (``send_goal_answered``: a first
+        # goal's response lost to discovery on a loaded machine; a full suite run waited 30 s)
+        handle = self.spinner.send_goal_answered(
+            self.client, goal, timeout / 3, feedback_callback=lambda m: self.feedback.append(
                 (bytes(m.goal_id.uuid), m.feedback, time.monotonic())))
-            try:
-                handle = self._wait(future, timeout / 3, "the goal response")
-                break
-            except AssertionError:
-                if attempt == 2:
-                    raise
         assert handle.accepted, "goal rejected without a result"
         return handle
 

@@ -93,7 +93,7 @@ def test_the_gripper_action_closes_on_a_box_and_opens(tmp_path, node_process) ->
             def run(position: float, max_effort: float):
                 goal = GripperCommand.Goal()
                 goal.command.position, goal.command.max_effort = position, max_effort
-                handle = _wait(spinner.send_goal(client, goal), 30, "the goal response")
+                handle = spinner.send_goal_answered(client, goal)  # (again while unanswered: discovery)
                 assert handle.accepted
                 return _wait(handle.get_result_async(), 60, "the result")
 

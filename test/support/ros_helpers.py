@@ -158,6 +158,27 @@ class _BackgroundSpinner:
         Sent by the spinning thread, no response is taken before the call returns."""
         return self.call(lambda: client.send_goal_async(goal, **kwargs), timeout_sec)
 
+    def send_goal_answered(self, client, goal, response_timeout: float = 10.0, attempts: int = 3, **kwargs):
+        """The goal handle of ``goal`` (``send_goal``), sent again when no response came within
+        ``response_timeout`` s, ``attempts`` times in all (then ``TimeoutError``).
+        ``wait_for_server`` sees the server's endpoints from this side only: on a loaded machine
+        the server may not yet have matched this client's request writer, and a volatile reader
+        never gets a request written before it matched (ROS 2's service discovery race; a CI
+        run lost a first goal twice in a row, no response in 120 s).  A client that retries, as
+        MoveIt's does, gets its answer; a goal whose response alone was lost is preempted by the
+        next one."""
+        import time
+
+        for _ in range(attempts):
+            future = self.send_goal(client, goal, **kwargs)
+            deadline = time.monotonic() + response_timeout
+            while not future.done() and time.monotonic() < deadline:
+                raise_callback_errors(self)
+                time.sleep(0.01)
+            if future.done():
+                return future.result()
+        raise TimeoutError(f"no response to a goal sent {attempts} times, {response_timeout:g} s each")
+
     def destroy(self, entity, timeout_sec: float = 10.0) -> None:
         """``entity.destroy()`` by the spinning thread (``call``)."""
         self.call(entity.destroy, timeout_sec)

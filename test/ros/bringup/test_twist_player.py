@@ -69,7 +69,7 @@ def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -
             for k in range(int(round((T0 + 3 * SEGMENT) / 0.005))):  # 0 .. 1.6 s by 5 ms
                 set_stamp(clock.clock, 0.005 * k)
                 clock_pub.publish(clock)
-                time.sleep(0.002)  # the player's /clock subscription is best effort, depth 1
+                time.sleep(0.004)  # the player's /clock subscription is best effort, depth 1
             set_stamp(clock.clock, T0 + 3 * SEGMENT + 0.2)  # past the profile's end: a zero twist
             assert publish_until(clock_pub, clock, lambda: got and got[-1][0] > T0 + 3 * SEGMENT,
                                  timeout=20, period=0.05), "no twist after the profile's end"
