@@ -228,6 +228,10 @@ class FollowJointTrajectoryServer:
             if arrived is None or arrived[0] is not handle.request:  # (no goal callback: a stand-in)
                 self.received += 1
                 arrived = (handle.request, self.received)
+        points = len(getattr(getattr(handle.request, "trajectory", None), "points", ()) or ())
+        # as ros2_controllers' JTC ("Received new action goal"): a goal that reached the server
+        # and never ended is told apart from one lost on its way (the planning below may take long)
+        self.log.info(f"follow_joint_trajectory: goal {arrived[1]} received ({points} points): planning")
         try:
             return self._plan_and_run(handle, arrived[1])
         except GoalError as exc:
