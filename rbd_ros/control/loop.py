@@ -313,17 +313,23 @@ class ControlLoop:
         with self._pending_lock:
             if self.have_state:
                 return False
-            self._pending.append((handler, msg))
-            dropped = len(self._pending) - PENDING_BEFORE_STATE
-            del self._pending[:max(0, dropped)]
-        if what not in self._early_said:  # once per kind: a publisher streaming before the first
-            self._early_said.add(what)    # state neither grows the queue nor floods the log
-            self.log("info", f"{what} received before any /joint_states: it starts with the first state")
+            self._keep_early(self._pending, (handler, msg), what, "received before any /joint_states")
+        return True
+
+    def _keep_early(self, queue: list, item: Any, what: str, when: str) -> None:
+        """``item`` appended to ``queue``, which keeps the newest ``PENDING_BEFORE_STATE`` (a
+        publisher streaming before the first state grows neither it nor the log): the wait is
+        said once per kind ``what``, a drop once."""
+        queue.append(item)
+        dropped = len(queue) - PENDING_BEFORE_STATE
+        del queue[:max(0, dropped)]
+        if what not in self._early_said:
+            self._early_said.add(what)
+            self.log("info", f"{what} {when}: it starts with the first state")
         if dropped > 0 and "dropped" not in self._early_said:
             self._early_said.add("dropped")
-            self.log("info", f"references dropped before any /joint_states: only the newest "
+            self.log("info", f"references dropped {when.removeprefix('received ')}: only the newest "
                              f"{PENDING_BEFORE_STATE} are kept for the first state")
-        return True
 
     def _clock_jumped(self, t: float) -> None:
         """The states' time went back by more than ``CLOCK_JUMP`` s: their clock changed

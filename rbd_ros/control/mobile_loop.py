@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.control.loop import PENDING_BEFORE_STATE, ControlLoop, LogFn
+from rbd_ros.control.loop import ControlLoop, LogFn
 from rbd_ros.control.mobile_laws import MobileReference, RateLimitedTwist
 from rbd_ros.control.references import to_seconds
 from rbd_ros.control.trajectory import HoldPosition, JointSpline
@@ -316,11 +316,8 @@ class MobileControlLoop(ControlLoop):
     def base_path(self, msg: Any) -> bool:
         """A ``nav_msgs/Path``-shaped reference; False (reason logged, base stopping) if refused."""
         if not self.have_base or not self.have_state:
-            self._base_pending.append((self.base_path, msg))
-            del self._base_pending[:max(0, len(self._base_pending) - PENDING_BEFORE_STATE)]
-            if "base path" not in self._early_said:  # (ControlLoop._queued_before_state's rule)
-                self._early_said.add("base path")
-                self.log("info", "base path received before the first state: it starts with it")
+            self._keep_early(self._base_pending, (self.base_path, msg), "base path",
+                             "received before the first state")
             return True
         try:
             if self.mobile_law.name != "whole_body_computed_torque":
