@@ -78,11 +78,15 @@ def _probed_blas(run: Run, module: ModuleType) -> None:
             module.ensure_blas = real  # type: ignore[attr-defined]
 
 
+def _flag(name: str) -> bool:
+    """An environment switch: set, and neither empty nor ``0``."""
+    return os.environ.get(name, "0") not in ("", "0")
+
+
 def coverage_in_use() -> bool:
     """Whether this process measures coverage (or asks numba to): then numba keeps it."""
-    env = os.environ
-    return ("coverage" in sys.modules or bool(env.get("COVERAGE_PROCESS_START"))
-            or bool(env.get("COVERAGE_PROCESS_CONFIG")) or env.get("NUMBA_JIT_COVERAGE", "0") not in ("", "0"))
+    return ("coverage" in sys.modules or bool(os.environ.get("COVERAGE_PROCESS_START"))
+            or bool(os.environ.get("COVERAGE_PROCESS_CONFIG")) or _flag("NUMBA_JIT_COVERAGE"))
 
 
 def _without_coverage(run: Run, module: ModuleType) -> None:
@@ -101,7 +105,7 @@ def _without_coverage(run: Run, module: ModuleType) -> None:
 def trim() -> None:
     """Register both trims of the module docstring (nothing if numba is imported already or
     ``RBD_ROS_FULL_NUMBA_IMPORT`` is set)."""
-    if os.environ.get("RBD_ROS_FULL_NUMBA_IMPORT", "0") not in ("", "0") or "numba" in sys.modules:
+    if _flag("RBD_ROS_FULL_NUMBA_IMPORT") or "numba" in sys.modules:
         return
     import_hooks.around("numba.np.arraymath", _probed_blas)
     import_hooks.around("numba.misc.coverage_support", _without_coverage)
