@@ -8,7 +8,6 @@ test asks for 5 % of 10 N."""
 from __future__ import annotations
 
 import re
-import threading
 import warnings
 
 import numpy as np
@@ -55,6 +54,7 @@ def test_a_goal_into_the_table_through_an_action_client_reports_the_contact() ->
             from builtin_interfaces.msg import Duration
             from control_msgs.action import FollowJointTrajectory
             from rclpy.action import ActionClient
+            from test_follow_joint_trajectory_action import MoveItLikeClient
             from trajectory_msgs.msg import JointTrajectoryPoint
 
             node = rclpy.create_node("compliant_goal_client", context=ctx)
@@ -72,16 +72,7 @@ def test_a_goal_into_the_table_through_an_action_client_reports_the_contact() ->
                 # lost it twice in a row, no result in 120 s)
                 handle = spinner.send_goal_answered(client, goal)
                 assert handle.accepted
-                done = threading.Event()
-                box: dict = {}
-
-                def on_result(future) -> None:
-                    box["result"] = future.result().result
-                    done.set()
-
-                spinner.call(handle.get_result_async).add_done_callback(on_result)
-                assert done.wait(120), "no result within 120 s"
-                result = box["result"]
+                result = MoveItLikeClient._wait(spinner.call(handle.get_result_async), 120, "result").result
             finally:
                 spinner.shutdown()
                 client.destroy()
