@@ -12,7 +12,7 @@ import time
 from typing import Any, Protocol, cast
 
 from rbd_ros.ros import topics
-from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, Inbox
+from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES, Inbox
 from rbd_ros.ros.bringup.params import node_arguments
 from rbd_ros.ros.bringup.processes import REACHED, STOP_WITH_PARENT, NodeProcess
 from rbd_ros.ros.bringup.record_ft import FTRecorder, ft_topics
@@ -129,47 +129,91 @@ class Runner(Inbox):
         with its exit status and last output lines)."""
         if not spin.is_alive():
             raise RuntimeError("the bringup's ROS executor stopped")
+        self.check_nodes()
+
+    def check_nodes(self) -> None:
+        """An error when a node exited (named with its exit status and last output lines)."""
         if any(not p.alive() for p in self.procs):
             dead = [f"{s.name} (exit {p.proc.returncode}: {' | '.join(x.strip() for x in p.lines[-3:])})"
                     for s, p in zip(self.specs, self.procs) if not p.alive()]
             raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
 
+    #: how long the nodes may take, all together, to connect once they said ``ready``
+    CONNECT_TIMEOUT = 60.0
+
     def wait_until_connected(self, node, traj_pub, path_pub) -> None:
-        """Block until the bridge publishes states, the controller's subscriptions and
-        publishers have matched this process's and it has published a controller state (one
-        deadline of 60 s for all: an error if no state came)."""
-        deadline = time.monotonic() + 60
-        while self.last_state is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if self.last_state is None:
-            raise RuntimeError("no /joint_states from the bridge within 60 s")
+        """Block until, in stages under one deadline (``CONNECT_TIMEOUT``): the bridge
+        publishes states; the controller's subscriptions and publishers have matched this
+        process's; it has published a controller state; the bridge's F/T readings came (a
+        warning if not); the state publisher's /tf and latched frames came.  A stage that does
+        not end in time is an error naming what did not arrive, and a node that exits while
+        this waits is named at once (``check_nodes``), so a run never stalls later for a cause
+        said only here."""
+        deadline = time.monotonic() + self.CONNECT_TIMEOUT
+
+        def wait(done) -> bool:  # True when done before the deadline
+            while not done():
+                if time.monotonic() >= deadline:
+                    return False
+                self.check_nodes()
+                time.sleep(0.01)
+            return True
+
+        if not wait(lambda: self.last_state is not None):
+            raise RuntimeError(f"no {STATES} from the bridge within {self.CONNECT_TIMEOUT:g} s "
+                               f"of its start ({self.law_lines('mujoco_bridge')})")
         # the controller's subscription to the tour and its publishers matched here, so the
         # recording is complete from the first message (on a loaded machine discovery can
         # take seconds while the lockstep loop already runs)
-        while (time.monotonic() < deadline
-               and (traj_pub.get_subscription_count() == 0
-                    or (path_pub is not None and path_pub.get_subscription_count() == 0)
-                    or node.count_publishers(self.command_topic) == 0
-                    or node.count_publishers(CONTROLLER_STATE) == 0)):
-            time.sleep(0.01)
+        def unmatched() -> list[str]:
+            return [what for what, ok in (
+                (f"no subscriber of {traj_pub.topic_name}", traj_pub.get_subscription_count() > 0),
+                (f"no subscriber of {path_pub.topic_name if path_pub else ''}",
+                 path_pub is None or path_pub.get_subscription_count() > 0),
+                (f"no publisher of {self.command_topic}", node.count_publishers(self.command_topic) > 0),
+                (f"no publisher of {CONTROLLER_STATE}", node.count_publishers(CONTROLLER_STATE) > 0),
+            ) if not ok]
+        if not wait(lambda: not unmatched()):
+            raise RuntimeError(f"the controller's topics did not match this process's within "
+                               f"{self.CONNECT_TIMEOUT:g} s: {'; '.join(unmatched())}")
         # the tour starts at a stated simulated time (the header stamp, as for ros2_control's
         # joint_trajectory_controller): the bridge pauses, the controller accepts the tour
         # stamped just ahead of the paused clock, the bridge resumes; so the tour starts at
         # exactly its stamp however far the controller had stepped the simulation while
         # this process lagged, and the report's window [t_start, sim_end] is exact
-        while time.monotonic() < deadline and not self.controller_state:
-            time.sleep(0.01)  # the controller receives states and acts on them
+        if not wait(lambda: bool(self.controller_state)):  # the controller acts on states
+            raise RuntimeError(
+                f"the controller published no {CONTROLLER_STATE} within {self.CONNECT_TIMEOUT:g} s: "
+                f"it cycles once it has {' and '.join(self.law_inputs())}; publishers seen here: "
+                + ", ".join(f"{t} {node.count_publishers(t)}" for t in self.law_inputs())
+                + f" ({self.law_lines()})")
         # the bridge's F/T readings reached this process, so the bag holds them from the start
-        while time.monotonic() < deadline and self.ft is not None and self.ft.waiting():
-            time.sleep(0.01)
-        if self.ft is not None and self.ft.waiting():
-            self.say(f"[bringup] warning: no reading of {', '.join(self.ft.waiting())} within 60 s: "
-                     "the recording of those topics may miss their start")
+        if not wait(lambda: self.ft is None or not self.ft.waiting()):
+            self.say(f"[bringup] warning: no reading of {', '.join(self.ft.waiting())} within "
+                     f"{self.CONNECT_TIMEOUT:g} s: the recording of those topics may miss their start")
         if any(spec.name == "state_publisher" for spec in self.specs):
             # the state publisher's /tf and latched frames reached this process, so the bag holds
             # them from the tour's start (a loaded machine's discovery once outlasted a 0.8 s run)
-            while time.monotonic() < deadline and not (self.tf_seen and len(self.latched) == 2):
-                time.sleep(0.01)
+            def missing() -> list[str]:
+                return ([topics.TF] * (not self.tf_seen)
+                        + [t for t in ("/tf_static", "/robot_description") if t not in self.latched])
+            if not wait(lambda: not missing()):
+                raise RuntimeError(f"no {', '.join(missing())} from the state publisher within "
+                                   f"{self.CONNECT_TIMEOUT:g} s")
+
+    def law_inputs(self) -> list[str]:
+        """The topics the control law cycles on: the states, and a mobile base's odometry."""
+        return [STATES] + ([topics.ODOM] if self.mobile else [])
+
+    def law_lines(self, executable: str | None = None, n: int = 3) -> str:
+        """The last ``n`` output lines of the node running ``executable`` (by default the law's,
+        ``law_process``): what it said before a wait ran out."""
+        executable = executable or self.law_executable()
+        proc = next((p for s, p in zip(self.specs, self.procs) if s.executable == executable), None)
+        if proc is None:
+            return f"no {executable} process"
+        lines = [x.strip() for x in proc.output.splitlines()[-n:] if x.strip()]
+        return f"{executable}'s last lines: {' | '.join(lines)}" if lines else f"{executable} printed nothing"
 
     def pause_for_tour(self, node) -> tuple[dict, float, float]:
         """Pause the bridge and wait for its state at the pause and the commands sent up to
@@ -236,8 +280,12 @@ class Runner(Inbox):
     def law_process(self):
         """The process that runs the control law and logs what it accepts or refuses: the
         controller node's, or composed, the bridge's."""
-        name = "mujoco_bridge" if self.args.composed else "controller"
+        name = self.law_executable()
         return next(p for s, p in zip(self.specs, self.procs) if s.executable == name)
+
+    def law_executable(self) -> str:
+        """The executable that runs the control law: the controller, or composed, the bridge."""
+        return "mujoco_bridge" if self.args.composed else "controller"
 
     #: the controller's answers to a reference (rbd_ros.control.loop, mobile_loop): one line each
     ANSWERS = ("trajectory accepted", "trajectory refused", "base path accepted", "base path refused",
