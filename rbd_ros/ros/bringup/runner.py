@@ -12,7 +12,8 @@ import time
 from typing import Any, Protocol, cast
 
 from rbd_ros.ros import topics
-from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, STATES, Inbox
+from rbd_ros.ros.bringup import connect
+from rbd_ros.ros.bringup.inbox import CONTROLLER_STATE, Inbox
 from rbd_ros.ros.bringup.params import node_arguments
 from rbd_ros.ros.bringup.processes import REACHED, STOP_WITH_PARENT, NodeProcess
 from rbd_ros.ros.bringup.record_ft import FTRecorder, ft_topics
@@ -138,82 +139,9 @@ class Runner(Inbox):
                     for s, p in zip(self.specs, self.procs) if not p.alive()]
             raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
 
-    #: how long the nodes may take, all together, to connect once they said ``ready``
-    CONNECT_TIMEOUT = 60.0
-
     def wait_until_connected(self, node, traj_pub, path_pub) -> None:
-        """Block until, in stages under one deadline (``CONNECT_TIMEOUT``): the bridge
-        publishes states; the controller's subscriptions and publishers have matched this
-        process's; it has published a controller state; the bridge's F/T readings came (a
-        warning if not); the state publisher's /tf and latched frames came.  A stage that does
-        not end in time is an error naming what did not arrive, and a node that exits while
-        this waits is named at once (``check_nodes``), so a run never stalls later for a cause
-        said only here."""
-        deadline = time.monotonic() + self.CONNECT_TIMEOUT
-
-        def wait(done) -> bool:  # True when done before the deadline
-            while not done():
-                if time.monotonic() >= deadline:
-                    return False
-                self.check_nodes()
-                time.sleep(0.01)
-            return True
-
-        if not wait(lambda: self.last_state is not None):
-            raise RuntimeError(f"no {STATES} from the bridge within {self.CONNECT_TIMEOUT:g} s "
-                               f"of its start ({self.law_lines('mujoco_bridge')})")
-        # the controller's subscription to the tour and its publishers matched here, so the
-        # recording is complete from the first message (on a loaded machine discovery can
-        # take seconds while the lockstep loop already runs)
-        def unmatched() -> list[str]:
-            return [what for what, ok in (
-                (f"no subscriber of {traj_pub.topic_name}", traj_pub.get_subscription_count() > 0),
-                (f"no subscriber of {path_pub.topic_name if path_pub else ''}",
-                 path_pub is None or path_pub.get_subscription_count() > 0),
-                (f"no publisher of {self.command_topic}", node.count_publishers(self.command_topic) > 0),
-                (f"no publisher of {CONTROLLER_STATE}", node.count_publishers(CONTROLLER_STATE) > 0),
-            ) if not ok]
-        if not wait(lambda: not unmatched()):
-            raise RuntimeError(f"the controller's topics did not match this process's within "
-                               f"{self.CONNECT_TIMEOUT:g} s: {'; '.join(unmatched())}")
-        # the tour starts at a stated simulated time (the header stamp, as for ros2_control's
-        # joint_trajectory_controller): the bridge pauses, the controller accepts the tour
-        # stamped just ahead of the paused clock, the bridge resumes; so the tour starts at
-        # exactly its stamp however far the controller had stepped the simulation while
-        # this process lagged, and the report's window [t_start, sim_end] is exact
-        if not wait(lambda: bool(self.controller_state)):  # the controller acts on states
-            raise RuntimeError(
-                f"the controller published no {CONTROLLER_STATE} within {self.CONNECT_TIMEOUT:g} s: "
-                f"it cycles once it has {' and '.join(self.law_inputs())}; publishers seen here: "
-                + ", ".join(f"{t} {node.count_publishers(t)}" for t in self.law_inputs())
-                + f" ({self.law_lines()})")
-        # the bridge's F/T readings reached this process, so the bag holds them from the start
-        if not wait(lambda: self.ft is None or not self.ft.waiting()):
-            self.say(f"[bringup] warning: no reading of {', '.join(self.ft.waiting())} within "
-                     f"{self.CONNECT_TIMEOUT:g} s: the recording of those topics may miss their start")
-        if any(spec.name == "state_publisher" for spec in self.specs):
-            # the state publisher's /tf and latched frames reached this process, so the bag holds
-            # them from the tour's start (a loaded machine's discovery once outlasted a 0.8 s run)
-            def missing() -> list[str]:
-                return ([topics.TF] * (not self.tf_seen)
-                        + [t for t in ("/tf_static", "/robot_description") if t not in self.latched])
-            if not wait(lambda: not missing()):
-                raise RuntimeError(f"no {', '.join(missing())} from the state publisher within "
-                                   f"{self.CONNECT_TIMEOUT:g} s")
-
-    def law_inputs(self) -> list[str]:
-        """The topics the control law cycles on: the states, and a mobile base's odometry."""
-        return [STATES] + ([topics.ODOM] if self.mobile else [])
-
-    def law_lines(self, executable: str | None = None, n: int = 3) -> str:
-        """The last ``n`` output lines of the node running ``executable`` (by default the law's,
-        ``law_process``): what it said before a wait ran out."""
-        executable = executable or self.law_executable()
-        proc = next((p for s, p in zip(self.specs, self.procs) if s.executable == executable), None)
-        if proc is None:
-            return f"no {executable} process"
-        lines = [x.strip() for x in proc.output.splitlines()[-n:] if x.strip()]
-        return f"{executable}'s last lines: {' | '.join(lines)}" if lines else f"{executable} printed nothing"
+        """Block until the nodes are connected (``connect.wait_until_connected``)."""
+        connect.wait_until_connected(self, node, traj_pub, path_pub)
 
     def pause_for_tour(self, node) -> tuple[dict, float, float]:
         """Pause the bridge and wait for its state at the pause and the commands sent up to

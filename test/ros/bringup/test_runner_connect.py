@@ -1,4 +1,4 @@
-"""The runner's wait for the nodes to connect (``Runner.wait_until_connected``): each stage
+"""The runner's wait for the nodes to connect (``connect.wait_until_connected``): each stage
 that does not end in time is an error naming what did not arrive, and a node that exits while
 it waits is named at once.  Fakes stand in for the ROS graph and the node processes (no ROS),
 so each case takes a fraction of a second."""
@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from rbd_ros.ros.bringup import connect
 from rbd_ros.ros.bringup.runner import Runner
 
 
@@ -59,7 +60,6 @@ def runner(mobile=False, state_publisher=False, controller_state=False, procs=No
     r.command_topic = "/effort_controller/commands"
     r.ft = None
     r.tf_seen, r.latched = False, {}
-    r.CONNECT_TIMEOUT = 0.3
     return r
 
 
@@ -72,8 +72,8 @@ def test_a_mobile_controller_without_odometry_is_named_not_left_to_stall():
     g = graph()
     r = runner(mobile=True)
     with pytest.raises(RuntimeError) as err:
-        r.wait_until_connected(g, FakePub("/controller/joint_trajectory", g),
-                               FakePub("/controller/base_path", g))
+        connect.wait_until_connected(r, g, FakePub("/controller/joint_trajectory", g),
+                               FakePub("/controller/base_path", g), 0.3)
     msg = str(err.value)
     assert "published no /controller/controller_state" in msg
     assert "/joint_states and /odom" in msg and "/odom 0" in msg and "/joint_states 1" in msg
@@ -86,7 +86,7 @@ def test_unmatched_topics_are_named():
     g.matched = 0
     with pytest.raises(RuntimeError, match=r"no subscriber of /controller/joint_trajectory; "
                                            r"no publisher of /effort_controller/commands"):
-        runner().wait_until_connected(g, FakePub("/controller/joint_trajectory", g), None)
+        connect.wait_until_connected(runner(), g, FakePub("/controller/joint_trajectory", g), None, 0.3)
 
 
 def test_no_states_names_the_bridge():
@@ -94,7 +94,7 @@ def test_no_states_names_the_bridge():
     r = runner()
     r.last_state = None
     with pytest.raises(RuntimeError, match=r"no /joint_states from the bridge.*mujoco_bridge's last lines"):
-        r.wait_until_connected(g, FakePub("/t", g), None)
+        connect.wait_until_connected(r, g, FakePub("/t", g), None, 0.3)
 
 
 def test_missing_frames_are_named_and_a_connected_run_returns():
@@ -102,17 +102,16 @@ def test_missing_frames_are_named_and_a_connected_run_returns():
     r = runner(controller_state=True, state_publisher=True)
     r.latched = {"/robot_description": object()}
     with pytest.raises(RuntimeError, match=r"no /tf, /tf_static from the state publisher"):
-        r.wait_until_connected(g, FakePub("/t", g), None)
+        connect.wait_until_connected(r, g, FakePub("/t", g), None, 0.3)
     r.tf_seen, r.latched["/tf_static"] = True, object()
-    r.wait_until_connected(g, FakePub("/t", g), None)  # everything came: no error
+    connect.wait_until_connected(r, g, FakePub("/t", g), None, 0.3)  # everything came: no error
 
 
 def test_a_node_that_exits_while_waiting_is_named_at_once():
     g = graph()
     r = runner(procs=[FakeProc(["mujoco_bridge: ready"]),
                       FakeProc(["controller: ready", "Traceback", "ValueError: bad gain"], returncode=1)])
-    r.CONNECT_TIMEOUT = 30.0
     t0 = time.monotonic()
     with pytest.raises(RuntimeError, match=r"controller \(exit 1: .*ValueError: bad gain\) exited"):
-        r.wait_until_connected(g, FakePub("/t", g), None)
+        connect.wait_until_connected(r, g, FakePub("/t", g), None, 30.0)
     assert time.monotonic() - t0 < 10.0  # not at the deadline
