@@ -124,6 +124,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from rbd_ros.util import yaml_io
 from rbd_ros.util.resources import config_file
 
 JOINT = "joint"  # one entry per joint
@@ -449,7 +450,7 @@ def load_gains(law: str, robot_names: list[str] | tuple[str, ...] = (), path: st
     if not p.is_file():
         raise FileNotFoundError(f"gains file '{p}' does not exist")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        data = yaml_io.safe_load(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ValueError(f"gains file '{p}' is not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):

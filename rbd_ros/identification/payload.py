@@ -37,6 +37,7 @@ import yaml
 from rbd_ros.identification.estimate import lowpass, parallel_window
 from rbd_ros.identification.payload_contact import fit_without_contact
 from rbd_ros.identification.regressor import link_wrench_matrix
+from rbd_ros.util import yaml_io
 
 PARAMETERS = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
 
@@ -185,7 +186,7 @@ def load_payload(path: str) -> Payload:
 
     if not Path(path).is_file():
         raise ValueError(f"payload file {path}: not found (write one with rbd-ros identify --payload)")
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    data = yaml_io.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     d = data.get("payload", data) if isinstance(data, dict) else None
     if not isinstance(d, dict):
         raise ValueError(f"payload file {path}: expected a mapping 'payload: {{mass, com, inertia}}'")

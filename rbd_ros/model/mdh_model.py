@@ -49,7 +49,7 @@ import numpy as np
 import yaml
 
 from rbd_ros.model.physical import physical_inertia, warn_once
-from rbd_ros.util import validate  # one rule per kind of argument
+from rbd_ros.util import validate, yaml_io  # validate: one rule per kind of argument
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -396,7 +396,7 @@ class MdhModel:
         elif one_line and path_or_text.strip().endswith((".yaml", ".yml")):
             raise FileNotFoundError(f"{path_or_text}: model file not found")  # not YAML text
         try:
-            data = yaml.safe_load(text)
+            data = yaml_io.safe_load(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import yaml
 
 from rbd_ros.ros.dds import use_large_data_profile
+from rbd_ros.util import yaml_io
 
 
 def recordable_qos():
@@ -96,7 +97,7 @@ def ros_args_problem(args: list[str], exc: Exception) -> str:
         if arg in ("-p", "--param") and ":=" in args[i + 1]:
             key, _, text = args[i + 1].partition(":=")
             try:
-                yaml.safe_load(text)
+                yaml_io.safe_load(text)
             except yaml.YAMLError:
                 return (f"-p {key}:=...: rcl reads the value as YAML and this one is not (an XML "
                         f"comment or a path with ': ' or ' #' in it?); give a file instead: "

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from rbd_ros.ros.common import NodeConfigError
+from rbd_ros.util import yaml_io
 from rbd_ros.util.resources import share_dir
 
 TYPES = ("string", "double", "integer", "bool", "string_array", "double_array", "any")
@@ -200,7 +200,7 @@ class Schema:
     @classmethod
     def from_yaml(cls, path: str | Path) -> "Schema":
 
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml_io.safe_load(Path(path).read_text())
         specs = {}
         for name, entry in (data.get("parameters") or {}).items():
             if entry.get("type") not in TYPES:

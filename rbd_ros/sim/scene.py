@@ -60,6 +60,7 @@ import yaml
 
 from rbd_ros.sim.mujoco_model import SCENE_BITS, mj_quaternion, rotation_onto
 from rbd_ros.urdf.transforms import origin_transform
+from rbd_ros.util import yaml_io
 from rbd_ros.util.resources import share_dir
 
 KINDS = ("box", "cylinder", "sphere", "plane")
@@ -152,7 +153,7 @@ def load_scene(source: str | Path | dict) -> Scene:
         path = resolve_scene(source)
         where = str(path)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = yaml_io.safe_load(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise ValueError(f"{where}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict) or not isinstance(data.get("objects"), list) or not data["objects"]:

@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import yaml
 from numba import njit
 
 from rbd_ros.algorithm.gather import gather, gather2, scatter_finite
@@ -68,6 +67,7 @@ from rbd_ros.sim.mujoco_model import build_mujoco_model, integrator_enum, scene_
 from rbd_ros.sim.realtime import check_priority
 from rbd_ros.sim.scene import load_scene, place_scene
 from rbd_ros.sim.urdf_visuals import urdf_collisions
+from rbd_ros.util import yaml_io
 from rbd_ros.util.schema import check, config_keys, settings
 
 if TYPE_CHECKING:  # the schema's fields, declared for the checker (bridge_fields)
@@ -154,7 +154,7 @@ class BridgeConfig(BridgeFields):
     def from_yaml(cls, path: str | Path) -> "BridgeConfig":
 
         with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(yaml.safe_load(fh) or {})
+            return cls.from_dict(yaml_io.safe_load(fh) or {})
 
     def replace(self, **changes: Any) -> "BridgeConfig":
         data = {k: getattr(self, k) for k in self.keys()}

@@ -19,8 +19,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-import yaml
-
+from rbd_ros.util import yaml_io
 from rbd_ros.util.resources import share_dir
 
 #: schema type -> field annotation (evaluated in the settings class's module)
@@ -36,7 +35,7 @@ def config_keys(node: str, tag: str) -> Mapping[str, Mapping[str, Any]]:
     path = share_dir() / "config" / "schema" / f"{node}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no parameter schema for '{node}' ({path})")
-    params = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("parameters") or {}
+    params = (yaml_io.safe_load(path.read_text(encoding="utf-8")) or {}).get("parameters") or {}
     keys = {name: MappingProxyType(dict(entry)) for name, entry in params.items() if entry.get("config") == tag}
     if not keys:
         raise ValueError(f"{path}: no parameter has 'config: {tag}'")

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from rbd_ros.ros.parameters import schema, schema_dir
+from rbd_ros.util import yaml_io
 
 #: parameters the bringup sets from its own flags (and keeps consistent across the nodes)
 FROM_FLAGS: dict[str, str] = {
@@ -57,7 +58,7 @@ def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
         if not name:
             raise ValueError(f"-p {item}: the parameter name is empty")
         try:
-            value = yaml.safe_load(text) if text.strip() else ""
+            value = yaml_io.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as exc:
             raise ValueError(f"-p {item}: the value is not YAML ({' '.join(str(exc).split())}); "
                              "quote it, or put it in a --params-file") from None
@@ -85,7 +86,7 @@ def load_params_file(path: str | Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         raise ValueError(f"--params-file {path}: no such file")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml_io.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ValueError(f"--params-file {path}: not YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(data, dict):
