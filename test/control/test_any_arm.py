@@ -317,7 +317,7 @@ def test_chatter_fraction_counts_sign_flips_at_the_limit() -> None:
 def test_bringup_on_the_damped_7dof_arm_runs_and_reports_the_tool_error(tmp_path: Path) -> None:
     urdf = example_robot_urdf(REAL["xarm7"][0])
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", str(urdf),
+    out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--urdf", str(urdf),
                           "--controller", "resolved_acceleration", "--duration", "2",
                           "--integrator", "auto", "--timestep", "0.001", "--quiet",
                           "--json", str(tmp_path / "report.json")],  # no bag, video or page: not checked here

@@ -173,7 +173,7 @@ def test_no_gl_backend_one_line_and_a_complete_run(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     env["MUJOCO_GL"] = "glfw"  # MuJoCo's on-screen backend: no display, so nothing renders
     proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "planar2", "--controller",
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--robot", "planar2", "--controller",
          "computed_torque", "--mode", "lockstep", "--duration", "0.5", "--segment-time", "0.5",
          "--quiet", "--record", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

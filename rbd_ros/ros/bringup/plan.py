@@ -171,7 +171,7 @@ def node_specs(args: argparse.Namespace, bridge: dict, controller: dict) -> list
                      base_link=args.base_link, tip_link=args.tip_link,
                      base=args.base, controller=args.controller, mode=args.mode, bridge=bridge,
                      controller_parameters=controller, composed=args.composed,
-                     rt_priority=args.rt_priority)
+                     rt_priority=args.rt_priority, services=not args.no_services)
     return user_parameters(args, specs)
 
 

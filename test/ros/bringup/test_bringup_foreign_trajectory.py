@@ -24,7 +24,7 @@ def test_another_publishers_refused_trajectory_is_not_the_tours() -> None:
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     bringup = subprocess.Popen(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "planar2", "--controller",
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--robot", "planar2", "--controller",
          "pd_gravity", "--mode", "lockstep", "--duration", "1.5", "--segment-time", "0.5", "--quiet"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     bad = JointTrajectory()

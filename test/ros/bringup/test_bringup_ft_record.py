@@ -37,7 +37,7 @@ def test_a_tour_records_the_ft_topics_and_identify_reads_them(tmp_path) -> None:
     save_payload(Payload(m, c, inertia, np.zeros(6)), str(tmp_path / "below.yaml"))
     out = tmp_path / "run"
     proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "puma560", "--controller",
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--robot", "puma560", "--controller",
          "computed_torque", "--mode", "lockstep", "--duration", "1.2", "--segment-time", "1.0",
          "--record", str(out), "--no-video", "-p", "mujoco_bridge:ft_sensor:=true",
          "-p", f"mujoco_bridge:ft_tool:={tmp_path / 'tool.yaml'}",

@@ -43,7 +43,7 @@ def test_bringup_runs_a_position_arm_and_reports_its_interface(tmp_path: Path) -
     from rbd_ros.ros.bringup.recorder import read_bag
 
     out = tmp_path / "rec"
-    proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup",
+    proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services",
                            *_args("--command-interface", "position", "--segment-time", "1.0",
                                   "--record", str(out), "--no-video")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)

@@ -58,7 +58,7 @@ def test_tiago_law_compensates_friction_and_names_the_light_joint() -> None:
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bringup_tiago") / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", str(TIAGO), *ARGS, "--controller",
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--urdf", str(TIAGO), *ARGS, "--controller",
          "whole_body_computed_torque", "--duration", "3.0", "--json", str(out), "--quiet"],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     return proc, out

@@ -55,7 +55,7 @@ def _bringup(tmp_path_factory):
                  "base_link", "--tip-link", "r_wrist_roll_link", "--start", "r_shoulder_lift_joint=1.3",
                  "r_elbow_flex_joint=-0.3"]
     proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", *robot,
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", *robot,
          "--controller", "diff_drive_velocity", "--segment-time", f"{SEGMENT:g}", "--record", str(out),
          "--no-video", "--quiet"],
         cwd=REPO, capture_output=True, text=True, timeout=1200)

@@ -29,7 +29,7 @@ def test_ur5_bringup_keeps_the_start_and_the_table(tmp_path: Path) -> None:
     model = load_model(urdf)
     out = tmp_path / "rec"
     proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--urdf", urdf, "--controller",
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--urdf", urdf, "--controller",
          "resolved_acceleration", "--mode", "lockstep", "--duration", "1.0", "--segment-time", "1.0",
          "--start", "shoulder_pan_joint=0.25", "wrist_3_joint=0.5", "--record", str(out), "--no-video",
          "--json", str(tmp_path / "r.json"), "--quiet"],

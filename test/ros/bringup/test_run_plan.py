@@ -77,6 +77,13 @@ def test_a_plan_holds_the_robot_its_task_and_nodes_and_converts_once(monkeypatch
     exc = make_plan(parse_args(["--robot", "planar2", "--tour", "excitation", "--quiet"]))
     assert type(exc.task) is ExcitationTask and exc.tour.summary() in exc.task.summary()
     assert len(calls) == 1  # a model file: its URDF converted once, for the guard points only
+    # --no-services: the same nodes but the dynamics server; its parameters refused by name
+    bare = make_plan(parse_args(["--robot", "planar2", "--no-services", "--quiet"]))
+    assert [s.name for s in bare.specs] == ["mujoco_bridge", "state_publisher", "controller"]
+    with pytest.raises(ValueError, match="node .dynamics_server.: the bringup starts mujoco_bridge, "
+                                         "state_publisher, controller"):
+        make_plan(parse_args(["--robot", "planar2", "--no-services", "--quiet",
+                              "-p", "dynamics_server:max_points:=10"]))
 
 
 @pytest.mark.slow
