@@ -62,6 +62,7 @@ from rbd_ros.ros.nodes.controller_common import (
 
 CMD_VEL = "~/cmd_vel"
 BASE_PATH = "~/base_path"
+RESEND_AFTER = 0.25  # s: a repeat of the answered first state this long after it resends (lockstep)
 
 
 class MobileController:
@@ -191,6 +192,7 @@ class MobileController:
         loop = self.loop
         self._drain()
         if not loop.ready() or not self.active:  # a managed node cycles only while active
+            self._resend_first_command()
             return
         t = loop.t
         self._last_cycle = time.monotonic()
@@ -257,6 +259,21 @@ class MobileController:
     @property
     def cycles(self) -> int:
         return self.loop.cycles
+
+    def _resend_first_command(self) -> None:
+        """Lockstep's first exchange: the bridge repeats its initial state and odometry (10 Hz)
+        until a command reaches it, then steps once per command.  A command published before
+        the bridge's subscription matched this publisher is lost (volatile QoS), and with
+        ``sync: stamp`` the repeats of the answered stamp start no cycle: the run would stall
+        at its start.  So a repeat of the one pair answered (one cycle, no newer state), at
+        least ``RESEND_AFTER`` s after the answer, sends that command again (the arm
+        controller answers each repeat of an initial state anew, re-stamped by its clock).
+        The wait keeps an answer still in flight from becoming a second step."""
+        loop = self.loop
+        if (loop.cycles == 1 and self.active and loop.t == loop.t_cycled == loop.t_odom
+                and time.monotonic() - self._last_cycle >= RESEND_AFTER):
+            self._last_cycle = time.monotonic()
+            self._publish_command()
 
     def _publish_command(self) -> None:
         if not self.active:  # a managed node outside "active": no commands

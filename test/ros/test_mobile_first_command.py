@@ -1,0 +1,89 @@
+"""Lockstep's first exchange on a mobile base (``MobileController._resend_first_command``): the
+bridge repeats its initial state and odometry at 10 Hz until a command reaches it.  A first
+command lost to discovery (published before the bridge's subscription matched) must be sent
+again on a later repeat, or the run stalls at t = 0 (a CI run did); a command still in flight
+must not become a second step; and once the simulation moves, repeats resend nothing.  The
+controller in process, its inputs called directly, its published commands counted."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ros_helpers import REPO, ros_context
+
+MOBILE = str(REPO / "config" / "mobile_arm7.yaml")
+
+
+def test_a_repeat_of_the_answered_first_state_resends_its_command_once(monkeypatch):
+    import rclpy
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import JointState
+
+    from rbd_ros.ros.messages import set_stamp
+    from rbd_ros.ros.nodes import mobile_controller as mc
+
+    monkeypatch.setattr(mc, "RESEND_AFTER", 0.05)
+    with ros_context() as ctx:
+        node = rclpy.create_node("controller", context=ctx,
+                                 cli_args=["--ros-args", "-p", f"model_yaml:={MOBILE}"])
+        try:
+            ctrl = mc.MobileController(node, "whole_body_computed_torque")
+            sent: list[np.ndarray] = []
+            publish = ctrl._publish_command
+            ctrl._publish_command = lambda: (sent.append(np.array(ctrl.tau_out)), publish())
+            arm = [j for j in ctrl.joints if j.startswith("joint")]
+
+            def pair(t: float) -> None:  # the bridge's /joint_states, then its /odom, of one stamp
+                js = JointState(name=arm, position=[0.1] * len(arm), velocity=[0.0] * len(arm))
+                set_stamp(js.header.stamp, t)
+                ctrl._on_joint_state(js)
+                od = Odometry()
+                od.header.frame_id, od.child_frame_id = "odom", ctrl.loop.base_frame
+                od.pose.pose.orientation.w = 1.0
+                set_stamp(od.header.stamp, t)
+                ctrl._on_odom(od)
+
+            pair(0.0)
+            assert len(sent) == 1  # the first cycle's command
+            pair(0.0)  # a repeat at once: the answer may still be in flight, nothing sent
+            assert len(sent) == 1
+            time.sleep(0.06)
+            pair(0.0)  # a repeat after RESEND_AFTER: the command was lost, sent again (once)
+            assert len(sent) == 2 and np.array_equal(sent[1], sent[0])
+            time.sleep(0.06)
+            pair(0.0)
+            assert len(sent) == 3
+            pair(0.001)  # the bridge stepped: a new cycle
+            assert len(sent) == 4
+            time.sleep(0.06)
+            pair(0.001)  # a paused bridge's repeat later in the run: not resent (one step each)
+            assert len(sent) == 4
+        finally:
+            node.destroy_node()
+
+
+def test_no_command_is_resent_before_a_first_cycle(monkeypatch):
+    """A repeat with no cycle yet (no odometry: the law cannot run) sends nothing."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    from rbd_ros.ros.messages import set_stamp
+    from rbd_ros.ros.nodes import mobile_controller as mc
+
+    monkeypatch.setattr(mc, "RESEND_AFTER", 0.0)
+    with ros_context() as ctx:
+        node = rclpy.create_node("controller", context=ctx,
+                                 cli_args=["--ros-args", "-p", f"model_yaml:={MOBILE}"])
+        try:
+            ctrl = mc.MobileController(node, "whole_body_computed_torque")
+            sent = []
+            ctrl._publish_command = lambda: sent.append(1)
+            arm = [j for j in ctrl.joints if j.startswith("joint")]
+            for _ in range(3):
+                js = JointState(name=arm, position=[0.1] * len(arm), velocity=[0.0] * len(arm))
+                set_stamp(js.header.stamp, 0.0)
+                ctrl._on_joint_state(js)
+            assert sent == [] and ctrl.loop.cycles == 0
+        finally:
+            node.destroy_node()
