@@ -15,8 +15,10 @@ velocity derivative; Coulomb friction ``Tc sign(qd)`` contributes 0 (its derivat
 ``qd = 0``; at ``qd = 0`` it has none).  On a floating or planar base (``algorithm.root_derivatives``)
 the matrices are ``(nv, nv)`` in the base's tangent space (Pinocchio's convention: ``dq`` the
 right perturbation ``T exp(dq^)`` of the base pose, the base twist held in the base frame),
-batches state by state; the planar base has no actuator model; a ``diff_drive`` base raises
-``NotImplementedError``.
+batches state by state; the planar base has no actuator model.  A ``diff_drive`` base's are
+in its wheel inputs ``u`` and its independent speeds ``s = [v_x, omega, qd]``
+(``robot.diff_drive_derivatives``): ``(du/dq, du/ds, du/ds-dot)`` and ``(ds-dot/dq, ds-dot/ds,
+ds-dot/du)``, ``q`` in the tangent space as the planar base's.
 
 The mixin uses the host's model and workspace (``dof``, ``root``, ``_mp``, ``_ws``, ``_mw``) and
 its argument checks and batch runner (``_batch``, ``_wrench``, ``_run_batch``, ``_singular``),
@@ -34,6 +36,7 @@ from rbd_ros.algorithm.f8vector import NATIVE_CHECK
 from rbd_ros.algorithm.first_use import on_first_call
 from rbd_ros.bases.root_joint import MAX_YAW
 from rbd_ros.lie import so3
+from rbd_ros.robot import diff_drive_derivatives as ddd
 from rbd_ros.robot import discrete
 from rbd_ros.robot.discrete import twist_ad as _ad  # its home: the discrete steps use it per stage
 from rbd_ros.util import validate
@@ -110,6 +113,7 @@ class Derivatives:
     model: MdhModel
     dof: int
     nv: int
+    nu: int
     base_type: str
     root: RootJoint
     _nn: tuple[int, int]
@@ -128,10 +132,6 @@ class Derivatives:
     # ---- a moving base (algorithm.root_derivatives) --------------------------------------------
     def _root_only(self, what: str, include_actuators: bool) -> None:
         """Refuse, by name, what the moving-base derivatives do not cover."""
-        if self.base_type == "diff_drive":
-            raise NotImplementedError(
-                f"{what}: not implemented for a diff_drive base (its rolling constraint v_y = 0 and wheel "
-                "inputs are not differentiated yet); base_type='planar' and 'floating' are")
         if include_actuators and self.base_type != "floating":
             raise NotImplementedError(f"{what}(include_actuators=True): a {self.base_type} base has no "
                                       "actuator model (its dynamics refuse it too)")
@@ -172,13 +172,17 @@ class Derivatives:
         act = validate.flag("include_actuators", include_actuators)
         self._root_only("inverse_dynamics_derivatives", act)
         w = None if tool_wrench is None else self._wrench(tool_wrench)
+        rolling = self.base_type == "diff_drive"  # v_y = a_y = 0
         if np.ndim(q) == 2:
             q, v, a = self._root_rows(q, ("v", v), ("a", a))
             res = [self._root_rnea_derivatives(*x, w, act) for x in zip(q, v, a)]
-            dq, dv, M = (np.stack(r) for r in zip(*res))
         else:
-            q, v, a = self._q(q), self._vec("v", v, self.nv), self._vec("a", a, self.nv)
-            dq, dv, M = self._root_rnea_derivatives(q, v, a, w, act)
+            more = (True,) if rolling else ()  # (the floating front's _vec has no rolling check)
+            q, v, a = self._q(q), self._vec("v", v, self.nv, *more), self._vec("a", a, self.nv, *more)
+            res = [self._root_rnea_derivatives(q, v, a, w, act)]
+        if rolling:  # in the wheel inputs and the independent speeds (robot.diff_drive_derivatives)
+            res = [ddd.inverse(self, *x) for x in res]
+        dq, dv, M = (np.stack(r) for r in zip(*res)) if np.ndim(q) == 2 else res[0]
         inputs = {"q": q, "v": v, "a": a}
         return (validate.finite_result("inverse_dynamics_derivatives (dtau_dq)", dq, **inputs),
                 validate.finite_result("inverse_dynamics_derivatives (dtau_dv)", dv, **inputs),
@@ -188,7 +192,9 @@ class Derivatives:
         """A validated batch of a moving base (the front's ``_rows``)."""
         if self.base_type == "floating":
             return self._rows(q, *rates)
-        return self._rows(q, *((name, x, self.nv, False) for name, x in rates))
+        rolling = self.base_type == "diff_drive"  # v_y = a_y = 0 in every row; tau: the nu inputs
+        return self._rows(q, *((name, x, self.nu if name == "tau" else self.nv, rolling and name != "tau")
+                               for name, x in rates))
 
     def _root_forward_dynamics_derivatives(self, q: Any, v: Any, tau: Any,
                                            include_actuators: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -202,6 +208,14 @@ class Derivatives:
         qdd = self.forward_dynamics(q, v, tau, **kw)  # validates q, v, tau; names a singular M
         q, v = self._q(q), self._vec("v", v, self.nv)
         dq, dv, M = self._root_rnea_derivatives(q, v, qdd, None, act)
+        if self.base_type == "diff_drive":  # in the independent speeds (robot.diff_drive_derivatives)
+            try:
+                dq, dv, du = ddd.forward(self, dq, dv, M)
+            except np.linalg.LinAlgError as exc:
+                raise self._singular(q) from exc
+            for name, x in (("dsdot_dq", dq), ("dsdot_ds", dv), ("dsdot_du", du)):
+                validate.finite_result(f"forward_dynamics_derivatives ({name})", x, q=q, v=v, tau=tau)
+            return dq, dv, du
         try:
             L = np.linalg.cholesky(M)
         except np.linalg.LinAlgError as exc:
@@ -311,25 +325,30 @@ class Derivatives:
 
             ``A = [[A_qq, I], [dqdd/dq, dqdd/dv]]``,  ``B = [[0], [M^{-1}]]``
 
-        ``(2 nv, 2 nv)`` and ``(2 nv, nv)`` (or ``(N, ...)`` for batches).  ``A_qq = 0`` on a
+        ``(2 nv, 2 nv)`` and ``(2 nv, nv)`` (or ``(N, ...)`` for batches); a diff_drive base:
+        the state ``[dq; ds]`` in its independent speeds ``s`` (``nv + ns``, ``ns = nv - 1``),
+        ``dq-dot = A_qq dq + S ds``, the inputs its ``nu`` wheel and joint efforts, continuous
+        time only (``dt`` given: ``NotImplementedError``).  ``A_qq = 0`` on a
         fixed base; on a floating or planar base its base block is ``-ad(v_b)`` (the error
         ``q' = q exp(dq^)`` of two motions with base twists ``v_b``, ``v_b + dv_b`` moves as
         ``dq-dot = dv_b - ad(v_b) dq``; ``ad`` in the [linear; angular] order of ``v``), zero
         on the joints.  As ``dt -> 0``, ``(A_d - I) / dt -> A`` and ``B_d / dt -> B``."""
 
         dt, integrator = discrete.check_step(self.base_type, dt, integrator)
+        if dt is not None and self.base_type == "diff_drive":
+            raise NotImplementedError("linearize(dt=...): the discrete time is not implemented for a "
+                                      "diff_drive base; its continuous time is (dt=None)")
         if dt is not None:
             act = validate.flag("include_actuators", include_actuators)
             # dt given: check_step named the integrator (its default, or the one asked for)
             return discrete.discrete_linearize(self, q, v, tau, dt, cast(str, integrator), act)
         fq, fv, Minv = self.forward_dynamics_derivatives(q, v, tau, include_actuators)
-        nv = fq.shape[-1]
-        A = np.zeros((*fq.shape[:-2], 2 * nv, 2 * nv))
-        k = np.arange(nv)
-        A[..., k, nv + k] = 1.0
+        nv, ns = fq.shape[-1], fv.shape[-1]  # a diff drive: the ns = nv - 1 independent speeds
+        A = np.zeros((*fq.shape[:-2], nv + ns, nv + ns))
+        A[..., :nv, nv:] = ddd.projections(self)[0] if ns < nv else np.eye(nv)  # dq-dot = v = S s
         A[..., nv:, :nv] = fq
         A[..., nv:, nv:] = fv
-        B = np.zeros((*fq.shape[:-2], 2 * nv, nv))
+        B = np.zeros((*fq.shape[:-2], nv + ns, Minv.shape[-1]))
         B[..., nv:, :] = Minv
         if self.root.nv0:
             vb = np.asarray(v, dtype=float)  # validated by forward_dynamics_derivatives

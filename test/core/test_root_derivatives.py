@@ -10,7 +10,8 @@ against independent oracles:
 * central differences along that tangent (``Robot.integrate``) of our own dynamics (checked
   against Pinocchio elsewhere) for what Pinocchio's calls lack: a tool wrench and the actuator
   model (armature, viscous friction) on the floating base, and a tool wrench on the planar one;
-* the refusals: a diff_drive base, actuators on a planar base (``NotImplementedError``).
+* the refusals: actuators on a planar base (``NotImplementedError``), bad states (``ValueError``);
+  a diff_drive base's derivatives: ``test_diff_drive_derivatives``.
 """
 from __future__ import annotations
 
@@ -166,13 +167,8 @@ def test_wrench_and_actuators_against_central_differences(case) -> None:
             r.inverse_dynamics_derivatives(q, v, a, include_actuators=True)
 
 
-def test_diff_drive_refused_and_bad_states_named() -> None:
-    robot = Robot.from_urdf(str(REPO / "urdf/mobile_arm7.urdf"), base_type="diff_drive", tip_link="tool0")
-    z = np.zeros(robot.nv)
-    with pytest.raises(NotImplementedError, match="diff_drive"):
-        robot.inverse_dynamics_derivatives(z, z, z)
-    with pytest.raises(NotImplementedError, match="diff_drive"):
-        robot.forward_dynamics_derivatives(z, z, np.zeros(robot.nu))
+def test_bad_states_named() -> None:
+    """(A diff_drive base's derivatives: test_diff_drive_derivatives.)"""
     planar = Robot.from_urdf(str(REPO / "urdf/mobile_arm7.urdf"), base_type="planar", tip_link="tool0")
     with pytest.raises(ValueError, match="v must have shape"):
         planar.inverse_dynamics_derivatives(np.zeros(planar.nq), np.zeros(3), np.zeros(planar.nv))
