@@ -268,13 +268,14 @@ def floating_derivatives_entry(mw, q, v, x, forward, out):  # typed by the signa
                            types.float64[:, :, ::1], types.float64[:, :, ::1], types.float64), cache=True, _nrt=False)
 def planar_derivatives_entry(mw, q, v, x, forward, full, out, max_yaw):
     """``floating_derivatives_entry`` for a planar base: 1 also for ``|yaw| > max_yaw``
-    (``bases.root_joint.MAX_YAW``, whose check in ``robot.mobile`` names it) and for a diff
-    drive's model (its wheels)."""
+    (``bases.root_joint.MAX_YAW``, whose check in ``robot.mobile`` names it) and, ``forward``,
+    for a diff drive's model (its wheels: its constrained forward dynamics differ; its inverse
+    dynamics' derivatives are the planar ones, projected by ``robot.diff_drive_derivatives``)."""
     n = int(mw[0, 0])
     mp, ws = mw[1:n + 4], mw[n + 4:]
     q, v, x = q[:], v[:], x[:]
     nv = n + 3
-    if (bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(x, nv) or abs(q[2]) > max_yaw or mp[n + 2, WHEEL] > 0.0
+    if (bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(x, nv) or abs(q[2]) > max_yaw or (forward and mp[n + 2, WHEEL] > 0.0)
             or full.shape[0] != 4 or full.shape[1] != nv + 3 or full.shape[2] != nv + 3
             or out.shape[0] != 4 or out.shape[1] != nv or out.shape[2] != nv):
         return 1

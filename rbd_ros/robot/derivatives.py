@@ -179,7 +179,8 @@ class Derivatives:
         else:
             more = (True,) if rolling else ()  # (the floating front's _vec has no rolling check)
             q, v, a = self._q(q), self._vec("v", v, self.nv, *more), self._vec("a", a, self.nv, *more)
-            res = [self._root_rnea_derivatives(q, v, a, w, act)]
+            fast = _planar_fast(self, q, v, a, False) if rolling and w is None and not act else None
+            res = [fast or self._root_rnea_derivatives(q, v, a, w, act)]
         if rolling:  # in the wheel inputs and the independent speeds (robot.diff_drive_derivatives)
             res = [ddd.inverse(self, *x) for x in res]
         dq, dv, M = (np.stack(r) for r in zip(*res)) if np.ndim(q) == 2 else res[0]
@@ -207,7 +208,8 @@ class Derivatives:
             return tuple(np.stack(r) for r in zip(*res))  # type: ignore[return-value]
         qdd = self.forward_dynamics(q, v, tau, **kw)  # validates q, v, tau; names a singular M
         q, v = self._q(q), self._vec("v", v, self.nv)
-        dq, dv, M = self._root_rnea_derivatives(q, v, qdd, None, act)
+        fast = _planar_fast(self, q, v, qdd, False) if self.base_type == "diff_drive" else None
+        dq, dv, M = fast or self._root_rnea_derivatives(q, v, qdd, None, act)
         if self.base_type == "diff_drive":  # in the independent speeds (robot.diff_drive_derivatives)
             try:
                 dq, dv, du = ddd.forward(self, dq, dv, M)

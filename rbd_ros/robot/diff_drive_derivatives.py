@@ -35,7 +35,15 @@ import numpy as np
 
 
 def projections(robot: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(S, B, T, M_w)`` of ``robot``'s diff-drive base (module docstring)."""
+    """``(S, B, T, M_w)`` of ``robot``'s diff-drive base (module docstring), made once per robot
+    (read-only: its model is immutable)."""
+    made = robot.__dict__.get("_diff_drive_projections")
+    if made is None:
+        made = robot._diff_drive_projections = _projections(robot)
+    return made
+
+
+def _projections(robot: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     nv, n = robot.nv, robot.dof
     w = robot.wheels
     r, sep = float(w.radius), float(w.separation)
@@ -51,6 +59,8 @@ def projections(robot: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     m_v, I_w = w.added_inertia()
     Mw = np.zeros((nv, nv))
     Mw[0, 0], Mw[2, 2] = m_v, I_w
+    for x in (S, B, T, Mw):
+        x.flags.writeable = False
     return S, B, T, Mw
 
 
