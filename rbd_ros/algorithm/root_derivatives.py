@@ -275,7 +275,8 @@ def planar_derivatives_entry(mw, q, v, x, forward, full, out, max_yaw):
     mp, ws = mw[1:n + 4], mw[n + 4:]
     q, v, x = q[:], v[:], x[:]
     nv = n + 3
-    if (bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(x, nv) or abs(q[2]) > max_yaw or (forward and mp[n + 2, WHEEL] > 0.0)
+    if (bad_vector(q, nv) or bad_vector(v, nv) or bad_vector(x, nv) or abs(q[2]) > max_yaw
+            or (forward and mp[n + 2, WHEEL] > 0.0)
             or full.shape[0] != 4 or full.shape[1] != nv + 3 or full.shape[2] != nv + 3
             or out.shape[0] != 4 or out.shape[1] != nv or out.shape[2] != nv):
         return 1
