@@ -196,6 +196,7 @@ def _real_arm_bag(path, names, t, q, effort, kt, seed: int = 0):
     return path
 
 
+@pytest.mark.slow  # 4.5 s alone, 31.7 s on CI's idle lane (ci67); the fast test: test_real_arm_samples
 def test_identify_reads_a_real_arms_joint_states_alone(tmp_path, arm, simulated, capsys) -> None:
     """Issue 44: a bag with only /joint_states as a real arm publishes it (above) is read
     without bringup files: resampled, low-passed, differentiated; the truth's base parameters
