@@ -7,6 +7,7 @@ controller in process, its inputs called directly, its published commands counte
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -15,15 +16,16 @@ from ros_helpers import REPO, ros_context
 MOBILE = str(REPO / "config" / "mobile_arm7.yaml")
 
 
-def test_a_repeat_of_the_answered_first_state_resends_its_command_once(monkeypatch):
+@contextmanager
+def _controller(monkeypatch, resend_after: float):
+    """A mobile controller (whole-body computed torque, ``mobile_arm7``) with ``RESEND_AFTER``
+    set; yields it, the commands it publishes (``tau_out`` at each publication) and its arm's
+    joint names."""
     import rclpy
-    from nav_msgs.msg import Odometry
-    from sensor_msgs.msg import JointState
 
-    from rbd_ros.ros.messages import set_stamp
     from rbd_ros.ros.nodes import mobile_controller as mc
 
-    monkeypatch.setattr(mc, "RESEND_AFTER", 0.05)
+    monkeypatch.setattr(mc, "RESEND_AFTER", resend_after)
     with ros_context() as ctx:
         node = rclpy.create_node("controller", context=ctx,
                                  cli_args=["--ros-args", "-p", f"model_yaml:={MOBILE}"])
@@ -32,58 +34,56 @@ def test_a_repeat_of_the_answered_first_state_resends_its_command_once(monkeypat
             sent: list[np.ndarray] = []
             publish = ctrl._publish_command
             ctrl._publish_command = lambda: (sent.append(np.array(ctrl.tau_out)), publish())
-            arm = [j for j in ctrl.joints if j.startswith("joint")]
-
-            def pair(t: float) -> None:  # the bridge's /joint_states, then its /odom, of one stamp
-                js = JointState(name=arm, position=[0.1] * len(arm), velocity=[0.0] * len(arm))
-                set_stamp(js.header.stamp, t)
-                ctrl._on_joint_state(js)
-                od = Odometry()
-                od.header.frame_id, od.child_frame_id = "odom", ctrl.loop.base_frame
-                od.pose.pose.orientation.w = 1.0
-                set_stamp(od.header.stamp, t)
-                ctrl._on_odom(od)
-
-            pair(0.0)
-            assert len(sent) == 1  # the first cycle's command
-            pair(0.0)  # a repeat at once: the answer may still be in flight, nothing sent
-            assert len(sent) == 1
-            time.sleep(0.06)
-            pair(0.0)  # a repeat after RESEND_AFTER: the command was lost, sent again (once)
-            assert len(sent) == 2 and np.array_equal(sent[1], sent[0])
-            time.sleep(0.06)
-            pair(0.0)
-            assert len(sent) == 3
-            pair(0.001)  # the bridge stepped: a new cycle
-            assert len(sent) == 4
-            time.sleep(0.06)
-            pair(0.001)  # a paused bridge's repeat later in the run: not resent (one step each)
-            assert len(sent) == 4
+            yield ctrl, sent, [j for j in ctrl.joints if j.startswith("joint")]
         finally:
             node.destroy_node()
+
+
+def _joint_state(ctrl, arm: list[str], t: float) -> None:
+    """The bridge's /joint_states of stamp ``t`` into the controller."""
+    from sensor_msgs.msg import JointState
+
+    from rbd_ros.ros.messages import set_stamp
+
+    js = JointState(name=arm, position=[0.1] * len(arm), velocity=[0.0] * len(arm))
+    set_stamp(js.header.stamp, t)
+    ctrl._on_joint_state(js)
+
+
+def test_a_repeat_of_the_answered_first_state_resends_its_command_once(monkeypatch):
+    from nav_msgs.msg import Odometry
+
+    from rbd_ros.ros.messages import set_stamp
+
+    with _controller(monkeypatch, 0.05) as (ctrl, sent, arm):
+        def pair(t: float) -> None:  # the bridge's /joint_states, then its /odom, of one stamp
+            _joint_state(ctrl, arm, t)
+            od = Odometry()
+            od.header.frame_id, od.child_frame_id = "odom", ctrl.loop.base_frame
+            od.pose.pose.orientation.w = 1.0
+            set_stamp(od.header.stamp, t)
+            ctrl._on_odom(od)
+
+        pair(0.0)
+        assert len(sent) == 1  # the first cycle's command
+        pair(0.0)  # a repeat at once: the answer may still be in flight, nothing sent
+        assert len(sent) == 1
+        time.sleep(0.06)
+        pair(0.0)  # a repeat after RESEND_AFTER: the command was lost, sent again (once)
+        assert len(sent) == 2 and np.array_equal(sent[1], sent[0])
+        time.sleep(0.06)
+        pair(0.0)
+        assert len(sent) == 3
+        pair(0.001)  # the bridge stepped: a new cycle
+        assert len(sent) == 4
+        time.sleep(0.06)
+        pair(0.001)  # a paused bridge's repeat later in the run: not resent (one step each)
+        assert len(sent) == 4
 
 
 def test_no_command_is_resent_before_a_first_cycle(monkeypatch):
     """A repeat with no cycle yet (no odometry: the law cannot run) sends nothing."""
-    import rclpy
-    from sensor_msgs.msg import JointState
-
-    from rbd_ros.ros.messages import set_stamp
-    from rbd_ros.ros.nodes import mobile_controller as mc
-
-    monkeypatch.setattr(mc, "RESEND_AFTER", 0.0)
-    with ros_context() as ctx:
-        node = rclpy.create_node("controller", context=ctx,
-                                 cli_args=["--ros-args", "-p", f"model_yaml:={MOBILE}"])
-        try:
-            ctrl = mc.MobileController(node, "whole_body_computed_torque")
-            sent = []
-            ctrl._publish_command = lambda: sent.append(1)
-            arm = [j for j in ctrl.joints if j.startswith("joint")]
-            for _ in range(3):
-                js = JointState(name=arm, position=[0.1] * len(arm), velocity=[0.0] * len(arm))
-                set_stamp(js.header.stamp, 0.0)
-                ctrl._on_joint_state(js)
-            assert sent == [] and ctrl.loop.cycles == 0
-        finally:
-            node.destroy_node()
+    with _controller(monkeypatch, 0.0) as (ctrl, sent, arm):
+        for _ in range(3):
+            _joint_state(ctrl, arm, 0.0)
+        assert sent == [] and ctrl.loop.cycles == 0
