@@ -8,13 +8,16 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_ext"))  # memo_python_lookup
 
 project = "rbd_ros"
 author = "rbd_ros contributors"
 copyright = "rbd_ros contributors"
 release = "0.1.0"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode"]
+# memo_python_lookup (docs/_ext): the Python domain's lookups computed once each (its docstring)
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode",
+              "memo_python_lookup"]
 # ``make docs-fast`` (RBD_DOCS_FAST=1): the same pages, text and API reference, without the two
 # costs that grow with the package (measured, docs/guides/performance-notes.md "The documentation
 # build"): viewcode's highlighted source pages (one per module, each also given furo's whole
