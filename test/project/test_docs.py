@@ -6,10 +6,10 @@ The build differs from ``make docs`` in one setting, ``toc_object_entries=0``: t
 "On this page" panel then lists the modules, not every function and attribute as well.  Those
 entries cost 60% of an html build (furo copies the whole site's toctree, ~5,000 nodes with them,
 for each of the 154 pages, viewcode's source pages included: ~60 s -> ~37 s of CPU here, ~25 s
-with ``docs/_ext/memo_python_lookup.py``) and no warning comes from them.  It stays an html build: the ``dummy`` builder (~20 s) would also read,
-autodoc, resolve every reference and check the toctrees, but it highlights no code block, so an
-unknown fence language (``Pygments lexer name ... is not known``) would pass, and it writes no
-viewcode page."""
+with ``docs/_ext/memo_python_lookup.py``) and no warning comes from them.  It stays an html
+build: the ``dummy`` builder (~20 s) would also read, autodoc, resolve every reference and
+check the toctrees, but it highlights no code block, so an unknown fence language (``Pygments
+lexer name ... is not known``) would pass, and it writes no viewcode page."""
 from __future__ import annotations
 
 import html
