@@ -20,7 +20,14 @@ arm) with the base added:
   and the velocity law's reported reference pose is the same integral of its commands.
   Received commands are stamped with the control time of the latest state when they are
   read (so ``cmd_vel_timeout`` is in the same clock as the loop: a paused or slowed
-  simulation does not age a command; the header stamp is not used).  When the last
+  simulation does not age a command).  A header stamp ahead of the latest state by at most
+  ``HOLD_AHEAD`` s is a time to act: the twist, checked at once, waits (up to
+  ``MAX_HELD_TWISTS``, in stamp order) until the first cycle at or past its stamp, as a base
+  path stamped ahead starts then; so a publisher that sends its twists a little ahead is
+  followed on its own timeline however late its messages arrive (the bringup's twist
+  player, 0.25 s ahead).  A stamp of 0, in the past, or further ahead (another clock: a
+  teleop node on wall time beside a simulation) acts on receipt, as before; the latter is
+  said once.  A refusal, or the managed node's activation, drops the held twists.  When the last
   accepted command grows older than ``cmd_vel_timeout`` the base brakes and one line says
   when, in control time (``cmd_vel timed out at t = ... s: the last command came at t =
   ... s ...``; once, until the next command).  Before the first arm state and odometry only
@@ -43,6 +50,7 @@ order) with the reference, the measurement and the generalized effort ``[F_x, F_
 """
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from dataclasses import dataclass
@@ -58,6 +66,8 @@ from rbd_ros.control.trajectory import HoldPosition, JointSpline
 BASE_STATE_NAMES = ("base_x", "base_y", "base_yaw")
 SYNCS = ("stamp", "latest")
 DEFAULT_PATH_SPEED = 0.3  # m/s along an untimed path
+HOLD_AHEAD = 1.0  # s: a cmd_vel stamped at most this far ahead of the latest state waits for its time
+MAX_HELD_TWISTS = 1000  # twists held at once (0.25 s ahead at 100 Hz: 25)
 
 
 def yaw_of(x: float, y: float, z: float, w: float) -> float:
@@ -189,6 +199,9 @@ class MobileControlLoop(ControlLoop):
         self._v = np.zeros(3 + self.dof)
         self._y_warned = False
         self._cmd_watch = math.nan  # control time of the last accepted twist, until its timeout is logged
+        self._held: list[tuple[float, int, np.ndarray]] = []  # twists stamped ahead: (stamp, order, twist), sorted
+        self._held_count = 0
+        self._said: set[str] = set()  # what the twist hold said once
 
     def warm_up(self) -> None:
         """Nothing to compile beyond the arm's trajectories (the mobile laws are numpy)."""
@@ -197,6 +210,7 @@ class MobileControlLoop(ControlLoop):
         """Hold the arm and the base where they are now, base at rest (a managed node's
         activation; ``ControlLoop.hold_here``).  On the executor thread, as the cycle."""
         super().hold_here()
+        self._held.clear()
         if self.have_base:
             self.base_reference = HoldPosition(self.qb.copy())
             self.mref.twist[:] = 0.0
@@ -255,6 +269,7 @@ class MobileControlLoop(ControlLoop):
         stops safely (module docstring)."""
         self.log("error", f"{why} (t = {self.t:.6f} s)")
         self._cmd_watch = math.nan  # braking for the refusal, not a timeout
+        self._held.clear()  # stop means stop: nothing sent ahead restarts the base
         ref = self.mref
         ref.twist[:] = 0.0
         ref.twist_time = -math.inf
@@ -286,10 +301,12 @@ class MobileControlLoop(ControlLoop):
         self.base_reference = TwistPath(p, w0, self.t, limiter)
         return self.base_reference
 
-    def cmd_vel(self, frame_id: str, linear: Any, angular: Any) -> bool:
-        """A ``TwistStamped``'s fields; False (reason logged, base stopping) if refused."""
+    def cmd_vel(self, frame_id: str, linear: Any, angular: Any, stamp: float = 0.0) -> bool:
+        """A ``TwistStamped``'s fields and its header stamp (s); False (reason logged, base
+        stopping) if refused.  Stamped ahead by at most ``HOLD_AHEAD``: held until its time
+        (module docstring)."""
         if not self.have_base or not self.have_state:  # only the newest twist waits, with its age
-            self._early_twist = (time.monotonic(), (frame_id, linear, angular))
+            self._early_twist = (time.monotonic(), (frame_id, linear, angular, stamp))
             return True
         try:
             if frame_id not in ("", self.base_frame):
@@ -305,13 +322,49 @@ class MobileControlLoop(ControlLoop):
                 self.log("warn", "cmd_vel linear.y ignored: a differential drive cannot move sideways")
                 self._y_warned = True
             twist[1] = 0.0
+        ahead = float(stamp) - self.t
+        if ahead > 0.0 and math.isfinite(ahead):
+            if ahead <= HOLD_AHEAD:
+                return self._hold(float(stamp), twist)
+            self._say_once("far", f"cmd_vel stamped {ahead:.3g} s ahead of the latest state (another clock?): "
+                                  f"applied on receipt; a stamp at most {HOLD_AHEAD:g} s ahead waits for its time")
+        self._apply(twist)
+        return True
+
+    def _say_once(self, key: str, text: str) -> None:
+        if key not in self._said:
+            self._said.add(key)
+            self.log("warn", text)
+
+    def _hold(self, stamp: float, twist: np.ndarray) -> bool:
+        """Keep a checked twist until the first cycle at or past ``stamp`` (stamp order; the
+        newest of one stamp last)."""
+        if len(self._held) >= MAX_HELD_TWISTS:
+            self._say_once("full", f"cmd_vel: {MAX_HELD_TWISTS} twists already wait for their stamps; "
+                                   "this one is dropped (a publisher far ahead of the states' clock?)")
+            return True
+        self._held_count += 1
+        bisect.insort(self._held, (stamp, self._held_count, twist))
+        return True
+
+    def _release_held(self, t: float) -> None:
+        """Apply the held twists stamped at or before ``t`` (the newest of them commands)."""
+        due = 0
+        while due < len(self._held) and self._held[due][0] <= t:
+            due += 1
+        if due:
+            twist = self._held[due - 1][2]
+            del self._held[:due]
+            self._apply(twist)
+
+    def _apply(self, twist: np.ndarray) -> None:
+        """A checked twist commands from now (control time ``self.t``)."""
         self.mref.twist[:] = twist
         self.mref.twist_time = self.t
         self._cmd_watch = self.t
         # whole body: the path it tracks; velocity law (which follows the twist itself): the
         # reference pose its controller state reports, the commanded twists integrated
         self._twist_path().command(twist, self.t)
-        return True
 
     def base_path(self, msg: Any) -> bool:
         """A ``nav_msgs/Path``-shaped reference; False (reason logged, base stopping) if refused."""
@@ -356,6 +409,8 @@ class MobileControlLoop(ControlLoop):
     def cycle(self, t: float) -> np.ndarray:
         """References at ``t``, the law, efforts ``tau_out`` (``joints`` order)."""
         self._adopt()  # an arm trajectory handed over (``ControlLoop``)
+        if self._held:
+            self._release_held(t)
         ref = self.mref
         self.base_reference.evaluate(t, ref.base, ref.base_d, ref.base_dd)
         self.reference.evaluate(t, ref.q, ref.qd, ref.qdd)

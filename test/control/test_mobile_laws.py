@@ -249,3 +249,56 @@ def test_loop_reports_the_cmd_vel_timeout_once_at_the_brake(robot) -> None:
     (t_log, msg), = timeouts(lines)  # the command at 2.0 s: replaced by the path at 2.2 s
     assert 0.3 < t_log - 0.5 < 0.302 + 1e-9 and "came at t = 0.500000 s" in msg, msg
     assert any("base path accepted" in msg for _, _, msg in lines)
+
+
+def test_loop_holds_a_twist_stamped_ahead_until_its_time(robot) -> None:
+    """``MobileControlLoop`` (no ROS): a ``cmd_vel`` stamped ahead of the latest state by at
+    most ``HOLD_AHEAD`` commands from the first cycle at or past its stamp (its control time
+    is that cycle's: the timeout counts from there); one stamped 0, in the past or further
+    ahead (another clock) commands at once, the latter said once; a malformed one is refused
+    at receipt, and a refusal drops what was held."""
+    from types import SimpleNamespace as NS
+
+    from rbd_ros.control.mobile_loop import HOLD_AHEAD, MobileControlLoop
+
+    names = list(robot.model.joint_names)
+    zero = NS(x=0.0, y=0.0, z=0.0)
+    law = make_mobile_law("diff_drive_velocity", robot, model_actuators=False, rate=500.0, cmd_vel_timeout=0.3)
+    lines: list[tuple[str, str]] = []
+    loop = MobileControlLoop(robot, law, log=lambda level, msg: lines.append((level, msg)))
+
+    def twist(vx: float) -> tuple:
+        return NS(x=vx, y=0.0, z=0.0), NS(x=0.0, y=0.0, z=0.0)
+
+    def step(t: float) -> None:
+        loop.joint_state(names, ARM0, np.zeros(7), t)
+        loop.odom(zero, NS(x=0.0, y=0.0, z=0.0, w=1.0), zero, zero, t)
+        assert loop.ready()
+        loop.cycle(t)
+
+    step(0.0)
+    assert loop.cmd_vel("", *twist(0.1), 0.0) and loop.mref.twist[0] == 0.1  # unstamped: at once
+    assert loop.cmd_vel("", *twist(0.2), 0.1) and loop.cmd_vel("", *twist(0.3), 0.05)  # ahead: held
+    assert loop.mref.twist[0] == 0.1
+    for k in range(1, 60):  # 2 ms cycles
+        t = round(0.002 * k, 6)
+        step(t)
+        want = 0.1 if t < 0.05 else 0.3 if t < 0.1 else 0.2  # each from its stamp on
+        assert loop.mref.twist[0] == want, (t, loop.mref.twist[0])
+        if t == 0.05 or t == 0.1:
+            assert loop.mref.twist_time == t  # commanded from that cycle: the timeout counts from it
+    assert not lines, lines
+    # in the past: at once; far ahead (another clock): at once, said once
+    assert loop.cmd_vel("", *twist(0.4), 0.05) and loop.mref.twist[0] == 0.4
+    far = loop.t + HOLD_AHEAD + 5.0
+    assert loop.cmd_vel("", *twist(0.5), far) and loop.cmd_vel("", *twist(0.6), far)
+    assert loop.mref.twist[0] == 0.6
+    assert [lvl for lvl, m in lines if "ahead of the latest state" in m] == ["warn"], lines
+    # a held twist is dropped by a refusal: stop means stop
+    t_held = loop.t + 0.02
+    assert loop.cmd_vel("", *twist(0.7), t_held)
+    assert not loop.cmd_vel("", NS(x=math.nan, y=0.0, z=0.0), zero, t_held)
+    assert loop.mref.twist[0] == 0.0
+    for _ in range(19):
+        step(round(loop.t + 0.002, 6))
+        assert loop.mref.twist[0] == 0.0, loop.t

@@ -178,7 +178,7 @@ class Inbox:
         return self.recording and self.record_from_ns <= stamp_ns and 1e-9 * stamp_ns <= self.record_until
 
     def record_twist(self, raw: bytes) -> None:
-        """A twist the player sent (stamped with its simulated time), into the bag."""
+        """A twist the player sent (stamped with the simulated time it acts at), into the bag."""
         stamp = header_stamp_ns(raw)
         if self.in_window(stamp):
             self.recorder.write(CMD_VEL, stamp, raw)

@@ -5,8 +5,13 @@ A process of its own (``python -m rbd_ros.ros.bringup.twist_player``, node
 ``rbd_bringup_twist``), started by the bringup: it takes the profile's start from the tour's
 header stamp (``/controller/joint_trajectory``: base and arm start together), follows
 ``/clock`` through a depth-1 best-effort subscription, and publishes the profile's twist
-(``rbd_ros.control.twist_profile``) every ``--period`` s of simulated time, stamped with it;
-zeros from 0.05 s before the profile and after its end, so the base rests without a timeout.
+(``rbd_ros.control.twist_profile``) every ``--period`` s of simulated time; zeros from 0.05 s
+before the profile and after its end, so the base rests without a timeout.  Each twist is the
+profile's at ``AHEAD`` s past the clock it answers, stamped with that time: the controller holds
+a twist stamped ahead until its time (``rbd_ros.control.mobile_loop``, ``HOLD_AHEAD``), so the
+base follows the profile's own timeline even when this process lags the lockstep simulation by
+up to ``AHEAD`` s (on a loaded machine twists stamped on receipt reached the controller late in
+simulated time: at 2 s segments the reference strayed 0.143 m from the profile's path).
 
 Not from the bringup's own process: its subscriptions keep every state for the report and the
 bag, and on a busy machine their queue (and the GIL they hold) lags the simulation by up to a
@@ -27,6 +32,7 @@ from rbd_ros.ros.dds import use_large_data_profile
 from rbd_ros.ros.messages import header_stamp_ns, set_stamp
 
 LEAD = 0.05  # s: zero twists from this long before the profile (the base rests, no timeout)
+AHEAD = 0.25  # s: each twist is sent this far ahead of its stamp (the lag it absorbs)
 
 
 class TwistPlayer:
@@ -56,7 +62,7 @@ class TwistPlayer:
         print(f"twist_player: profile from t = {t0:.3f} s", flush=True)
 
     def _on_clock(self, raw: bytes) -> None:
-        t = 1e-9 * header_stamp_ns(raw)
+        t = 1e-9 * header_stamp_ns(raw) + AHEAD  # the time this twist acts at
         if t < self.start or t - self.sent_at < self.period - 1e-9:
             return
         out = self._msg_type()

@@ -10,7 +10,8 @@ A thin adapter over ``rbd_ros.control.mobile_loop.MobileControlLoop`` (laws:
   (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``); a cycle runs when
   both of one stamp are in (``sync: stamp``; ``latest``: on every ``/joint_states``);
 * subscribes ``~/cmd_vel`` (``geometry_msgs/TwistStamped``, frame '' or ``base_frame``;
-  diff_drive_controller's interface since Jazzy; ``linear.y`` for a planar base only),
+  diff_drive_controller's interface since Jazzy; ``linear.y`` for a planar base only; a
+  stamp up to 1 s ahead of the states acts from then, ``rbd_ros.control.mobile_loop``),
   ``~/base_path`` (``nav_msgs/Path`` in ``odom_frame``; whole-body law) and
   ``~/joint_trajectory`` (the arm, as for an arm controller: subscribed raw, deserialized and
   planned on the loop's worker, off the cycle's executor; a path is subscribed raw and read on
@@ -168,7 +169,8 @@ class MobileController:
 
     # ---- inputs: state ------------------------------------------------------------------------
     def _cmd_vel(self, msg: Any) -> bool:
-        return self.loop.cmd_vel(msg.header.frame_id, msg.twist.linear, msg.twist.angular)
+        return self.loop.cmd_vel(msg.header.frame_id, msg.twist.linear, msg.twist.angular,
+                                 to_seconds(msg.header.stamp))
 
     def _on_joint_state(self, msg: Any) -> None:
         t = to_seconds(msg.header.stamp)

@@ -1,8 +1,8 @@
 """The bringup's twist player (``rbd_ros.ros.bringup.twist_player``, issue 29) in process, the
 fast tier's test of it (the end-to-end one is ``test_bringup_twist_profile``, ``slow``): it waits
-for the tour's header stamp, then on each ``/clock`` publishes the profile's body twist stamped
-with that simulated time, at most every ``period`` s, zeros from ``LEAD`` s before the profile
-and after its end, and no ``v_y`` for a differential drive."""
+for the tour's header stamp, then on each ``/clock`` publishes the profile's body twist at
+``AHEAD`` s past that simulated time, stamped with it, at most every ``period`` s, zeros from
+``LEAD`` s before the profile and after its end, and no ``v_y`` for a differential drive."""
 from __future__ import annotations
 
 import math
@@ -38,10 +38,12 @@ def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -
     from trajectory_msgs.msg import JointTrajectory
 
     from rbd_ros.control.twist_profile import TwistProfile
-    from rbd_ros.ros.bringup.twist_player import LEAD, TwistPlayer
+    from rbd_ros.ros.bringup.twist_player import AHEAD, LEAD, TwistPlayer
     from rbd_ros.ros.messages import set_stamp
 
     got: list[tuple[float, np.ndarray]] = []
+    published = [0.0]  # the latest /clock sent
+    lead: list[float] = []  # per twist: its stamp less the latest clock sent when it came
     cv = threading.Condition()
     with ros_context() as ctx:
         player_node = rclpy.create_node("twist_player_under_test", context=ctx)
@@ -53,6 +55,7 @@ def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -
             with cv:
                 got.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
                             np.array([msg.twist.linear.x, msg.twist.linear.y, msg.twist.angular.z])))
+                lead.append(got[-1][0] - published[0])
                 cv.notify_all()
 
         peer.create_subscription(TwistStamped, "/test_twist/cmd_vel", on_twist, 100)
@@ -68,9 +71,11 @@ def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -
             clock = Clock()
             for k in range(int(round((T0 + 3 * SEGMENT) / 0.005))):  # 0 .. 1.6 s by 5 ms
                 set_stamp(clock.clock, 0.005 * k)
+                published[0] = 0.005 * k
                 clock_pub.publish(clock)
                 time.sleep(0.004)  # the player's /clock subscription is best effort, depth 1
             set_stamp(clock.clock, T0 + 3 * SEGMENT + 0.2)  # past the profile's end: a zero twist
+            published[0] = T0 + 3 * SEGMENT + 0.2
             assert publish_until(clock_pub, clock, lambda: got and got[-1][0] > T0 + 3 * SEGMENT,
                                  timeout=20, period=0.05), "no twist after the profile's end"
         finally:
@@ -82,6 +87,10 @@ def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -
     assert len(got) >= 10, f"only {len(got)} twists"
     assert stamps.min() >= T0 - LEAD - 1e-9, "a twist before the profile's lead"
     assert np.all(np.diff(stamps) >= PERIOD - 1e-6), "twists closer than the period"
+    clocks = stamps - AHEAD  # each answers a published clock (a multiple of 5 ms), AHEAD s ahead
+    np.testing.assert_allclose(clocks, np.round(clocks / 0.005) * 0.005, atol=1e-6)
+    # ... sent when that clock came, so it arrives ahead of its stamp (less the delivery's few ms)
+    assert AHEAD > 0.1 and np.median(lead) > AHEAD / 2, f"twists {np.median(lead):.3f} s ahead of the clock"
     for t, v in got:
         np.testing.assert_allclose(v, _expected(t, planar), atol=1e-9, err_msg=f"at t = {t}")
     inside = [v for t, v in got if T0 < t < T0 + 3 * SEGMENT]
