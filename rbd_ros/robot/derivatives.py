@@ -318,7 +318,7 @@ class Derivatives:
         ``dt > 0``: the discrete time ``[dq+; dv+] = A_d [dq; dv] + B_d du`` of ONE step of
         ``integrator`` (``Robot.simulate``'s names: ``rk4`` (default), ``semi_implicit_euler`` /
         ``euler`` on a fixed base; ``rkmk4`` (default), ``lie_euler`` on a floating base; ``rk4``
-        on a planar one), ``tau`` held over the step: its exact Jacobians by the chain rule
+        on a planar or diff-drive one), ``tau`` held over the step: its exact Jacobians by the chain rule
         through the stages (``robot.discrete``), in the same tangent coordinates.  A bad ``dt``
         (<= 0, NaN, Inf) or an unknown integrator: ``ValueError`` naming it.
 
@@ -329,17 +329,14 @@ class Derivatives:
 
         ``(2 nv, 2 nv)`` and ``(2 nv, nv)`` (or ``(N, ...)`` for batches); a diff_drive base:
         the state ``[dq; ds]`` in its independent speeds ``s`` (``nv + ns``, ``ns = nv - 1``),
-        ``dq-dot = A_qq dq + S ds``, the inputs its ``nu`` wheel and joint efforts, continuous
-        time only (``dt`` given: ``NotImplementedError``).  ``A_qq = 0`` on a
+        ``dq-dot = A_qq dq + S ds``, the inputs its ``nu`` wheel and joint efforts (``dt``
+        given: its rolling RK4, ``rk4``, in the same coordinates).  ``A_qq = 0`` on a
         fixed base; on a floating or planar base its base block is ``-ad(v_b)`` (the error
         ``q' = q exp(dq^)`` of two motions with base twists ``v_b``, ``v_b + dv_b`` moves as
         ``dq-dot = dv_b - ad(v_b) dq``; ``ad`` in the [linear; angular] order of ``v``), zero
         on the joints.  As ``dt -> 0``, ``(A_d - I) / dt -> A`` and ``B_d / dt -> B``."""
 
         dt, integrator = discrete.check_step(self.base_type, dt, integrator)
-        if dt is not None and self.base_type == "diff_drive":
-            raise NotImplementedError("linearize(dt=...): the discrete time is not implemented for a "
-                                      "diff_drive base; its continuous time is (dt=None)")
         if dt is not None:
             act = validate.flag("include_actuators", include_actuators)
             # dt given: check_step named the integrator (its default, or the one asked for)

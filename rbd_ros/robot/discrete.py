@@ -27,7 +27,13 @@ kernel's own).  Columns of every tracked derivative: ``[dq (nv); dv (nv); du (nv
   ``ad^8``) varies as ``S^-1 dV_s - sum_k c_k sum_{j<k} ad_phi^j ad(ad_phi^{k-1-j} V_s) dphi_s``
   (``ad_x y = -ad_y x``).  The end pose ``T_k exp(phi_e^)`` gives the output's base tangent
   ``d_e = Ad(exp(-phi_e)) e + S(phi_e) dphi_e``.  ``lie_euler``: one stage, ``phi_e = h v_b``.
-* A ``diff_drive`` base is refused (its derivatives are).
+* **Diff-drive base** (``planar_base.ground_step`` rolling: the planar RK4 with ``v_y = 0`` and
+  ``a_y = 0`` exactly): the same RK4 in ``y = [c; s]``, the independent speeds ``s = [v_x,
+  omega, qd]`` (``v = S s``, ``robot.diff_drive_derivatives``), ``c-dot = W(yaw) S s`` and
+  ``s-dot`` the constrained dynamics, so ``dF = [[d(W S s)/d yaw e_yaw^T, W S], [f_q W^-1,
+  f_s]]``, ``dF/du = [0; f_u]`` with ``(f_q, f_s, f_u)`` its ``forward_dynamics_derivatives``;
+  the inputs are its ``nu`` wheel and joint efforts; ``A_d`` on ``[dq; ds]`` (``nv + ns``), as
+  the continuous ``A``.
 
 The fixed base's RK4 runs in one jitted call (``algorithm.discrete_step``), the rest in numpy.
 ``discrete_linearize`` is the entry ``Robot.linearize`` calls; ``check_step`` validates
@@ -54,7 +60,7 @@ def integrators_of(base_type: str) -> tuple[str, ...]:
     """The integrator names ``Robot.simulate`` takes for this base, its default first."""
     if base_type == "floating":
         return tuple(INTEGRATORS)
-    if base_type == "planar":
+    if base_type in ("planar", "diff_drive"):
         return ("rk4",)
 
     return CORE_INTEGRATORS
@@ -83,7 +89,8 @@ def check_step(base_type: str, dt: Any, integrator: Any) -> tuple[float | None, 
 
 def discrete_linearize(robot: Any, q: Any, v: Any, tau: Any, dt: float, integrator: str,
                        act: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``(A_d, B_d)`` of one step (``(2 nv, 2 nv)``, ``(2 nv, nv)``; ``(N, ...)`` for batches:
+    """``(A_d, B_d)`` of one step (``(2 nv, 2 nv)``, ``(2 nv, nv)``; a diff drive ``(nv + ns, nv + ns)``,
+    ``(nv + ns, nu)``; ``(N, ...)`` for batches:
     on a fixed base every stage one batch call of the dynamics and its derivatives for all N
     states, on a moving base state by state) with validated ``dt`` and ``integrator``
     (``check_step``)."""
@@ -103,6 +110,8 @@ def discrete_linearize(robot: Any, q: Any, v: Any, tau: Any, dt: float, integrat
     q, v, u = (np.array(x, dtype=float) for x in (q, v, tau))
     if robot.base_type == "floating":
         return _lie_step(robot, q, v, u, dt, integrator == "rkmk4", act)
+    if robot.base_type == "diff_drive":
+        return _diff_drive_rk4(robot, q, v, u, dt)
     return _planar_rk4(robot, q, v, u, dt)
 
 
@@ -193,6 +202,34 @@ def _planar_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray, h: floa
 
     Ay, By, y1 = _rk4(rates, np.concatenate([q, v]), nv, h)
     Win, Wout = np.eye(2 * nv), np.eye(2 * nv)
+    Win[:nv, :nv], Wout[:nv, :nv] = _chart(q[2], nv), _chart(y1[2], nv).T
+    return Wout @ Ay @ Win, Wout @ By
+
+
+def _diff_drive_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray,
+                    h: float) -> tuple[np.ndarray, np.ndarray]:
+    """The diff drive's rolling RK4 (``planar_base.ground_step``) in ``[c; s]``, mapped to the
+    tangent ``[dq; ds]`` (module docstring)."""
+    from rbd_ros.robot import diff_drive_derivatives as ddd
+
+    nv = v.size
+    S = ddd.projections(robot)[0]
+    ns = S.shape[1]
+
+    def rates(y: np.ndarray) -> tuple[np.ndarray, ...]:
+        c, w = y[:nv], S @ y[nv:]  # base rates v = S s
+        a = np.asarray(robot.forward_dynamics(c, w, u), dtype=float)
+        fq, fs, fu = robot.forward_dynamics_derivatives(c, w, u)
+        W = _chart(c[2], nv)
+        J = np.zeros((nv + ns, nv + ns))
+        sn, cs = math.sin(c[2]), math.cos(c[2])
+        J[0, 2], J[1, 2] = -sn * w[0] - cs * w[1], cs * w[0] - sn * w[1]  # d(W S s)/d yaw
+        J[:nv, nv:] = W @ S
+        J[nv:, :nv], J[nv:, nv:] = fq @ W.T, fs  # W^-1 = W^T
+        return np.concatenate([W @ w, S.T @ a]), J, np.vstack([np.zeros((nv, fu.shape[1])), fu])
+
+    Ay, By, y1 = _rk4(rates, np.concatenate([q, S.T @ v]), u.size, h)
+    Win, Wout = np.eye(nv + ns), np.eye(nv + ns)
     Win[:nv, :nv], Wout[:nv, :nv] = _chart(q[2], nv), _chart(y1[2], nv).T
     return Wout @ Ay @ Win, Wout @ By
 

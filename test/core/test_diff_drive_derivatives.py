@@ -112,7 +112,7 @@ def test_linearize_in_the_independent_speeds_against_the_flow(robot) -> None:
     """Continuous time ``[dq; ds]``: the top rows against central differences (in time and in
     the perturbation) of the tangent error between two motions at constant twists
     (``Robot.integrate``), as the planar base's test does; the bottom rows and ``B`` are the
-    forward dynamics' derivatives; the discrete time is refused by name."""
+    forward dynamics' derivatives."""
     from test_root_derivatives import _tangent_difference
 
     q, v, _ = _state(robot, 5)
@@ -136,5 +136,43 @@ def test_linearize_in_the_independent_speeds_against_the_flow(robot) -> None:
         e[j] = h
         top[:, j] = (err(e, t) - err(e, -t) - err(-e, t) + err(-e, -t)) / (4 * t * h)
     assert rel_err(A[:nv], top) < 1e-6
-    with pytest.raises(NotImplementedError, match="discrete time is not implemented for a diff_drive"):
-        robot.linearize(q, v, tau, dt=1e-3)
+
+
+def test_discrete_linearize_equals_central_differences_of_the_core_step(robot) -> None:
+    """``linearize(dt=...)`` (``robot.discrete``, the rolling RK4 differentiated through its
+    stages) against central differences of one step of ``Robot.simulate`` (the kernel
+    ``planar_base.ground_step``), ``q`` perturbed along the tangent, the speeds along ``s``, the
+    output's pose by the tangent error; ``dt -> 0`` gives the continuous ``A``, ``B``; a batch
+    equals its states; ``rk4`` is the only name."""
+    from test_root_derivatives import _tangent_difference
+
+    q, v, _ = _state(robot, 7)
+    tau = np.random.default_rng(8).normal(size=robot.nu) * 2.0
+    nv, ns, nu, dt = robot.nv, robot.nv - 1, robot.nu, 2e-3
+    S = np.delete(np.eye(nv), 1, axis=1)
+    A, B = robot.linearize(q, v, tau, dt=dt)
+    assert A.shape == (nv + ns, nv + ns) and B.shape == (nv + ns, nu)
+
+    def step(q, v, u):
+        res = robot.simulate(q, v, np.asarray(u)[None], dt)
+        assert res.qd[1, 1] == 0.0  # rolling: v_y stays 0
+        return res.q[1], res.qd[1]
+
+    q1, v1 = step(q, v, tau)
+
+    def out(x: np.ndarray) -> np.ndarray:
+        qq, vv = step(robot.integrate(q, x[:nv], 1.0), v + S @ x[nv:nv + ns], tau + x[nv + ns:])
+        return np.concatenate([_tangent_difference(robot, q1, qq), S.T @ (vv - v1)])
+
+    J = _central(out, nv + ns + nu, lambda d: d, h=1e-5)
+    assert rel_err(A, J[:, :nv + ns]) < 1e-6 and rel_err(B, J[:, nv + ns:]) < 1e-6  # ~1e-9 seen
+    Ac, Bc = robot.linearize(q, v, tau)
+    for h in (1e-5, 1e-6):  # the gap is first order in dt: O(dt |A|^2)
+        Ad, Bd = robot.linearize(q, v, tau, dt=h, integrator="RK4")
+        assert rel_err((Ad - np.eye(nv + ns)) / h, Ac) < 50 * h and rel_err(Bd / h, Bc) < 50 * h
+    qs, vs, us = np.stack([q, _state(robot, 9)[0]]), np.stack([v, _state(robot, 9)[1]]), np.stack([tau, -tau])
+    Ab, Bb = robot.linearize(qs, vs, us, dt=dt)
+    assert np.array_equal(Ab[0], A) and np.array_equal(Bb[0], B)
+    assert np.array_equal(Ab[1], robot.linearize(qs[1], vs[1], us[1], dt=dt)[0])
+    with pytest.raises(ValueError, match="integrator 'rkmk4' unknown for a diff_drive base"):
+        robot.linearize(q, v, tau, dt=dt, integrator="rkmk4")
