@@ -94,8 +94,8 @@ def test_one_command_identifies_swaps_and_tracks_better(tmp_path: Path) -> None:
     from rbd_ros.control.loop import SWAP_CYCLES
 
     report, rec = tmp_path / "loop.json", tmp_path / "rec"
-    proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "planar2", "--perturb",
-                           "30", "--seed", "7", "--task", "identify", "--segment-time", "2", "--timestep",
+    proc = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--robot", "planar2",
+                           "--perturb", "30", "--seed", "7", "--task", "identify", "--segment-time", "2", "--timestep",
                            "0.002", "--json", str(report), "--record", str(rec), "--no-video", "--quiet"],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

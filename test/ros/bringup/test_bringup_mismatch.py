@@ -101,14 +101,14 @@ def test_excite_identify_and_control_the_mismatched_arm(tmp_path: Path) -> None:
 
     mismatch = ["--robot", "planar2", "--perturb", "30", "--seed", "7"]
     # 6 s of the 16.6 s excitation (CI time): held-out 0.23 % identified vs 16 % prior measured
-    run("bringup", *mismatch, "--noise", "--tour", "excitation", "--duration", "6", "--record",
+    run("bringup", "--no-services", *mismatch, "--noise", "--tour", "excitation", "--duration", "6", "--record",
         str(tmp_path / "exc"), "--no-video", "--quiet")
     run("identify", str(tmp_path / "exc"), "--robot", "planar2", "-o", str(tmp_path / "id.yaml"),
         "--json", str(tmp_path / "id.json"))
     v = json.loads((tmp_path / "id.json").read_text())["validation"]
     assert v["identified_error_percent"] < 5.0 < v["prior_error_percent"]
     # the tour's first 3 s (its first segment and a half): 633x better measured
-    run("bringup", *mismatch, "--model", str(tmp_path / "id.yaml"), "--duration", "3", "--json",
+    run("bringup", "--no-services", *mismatch, "--model", str(tmp_path / "id.yaml"), "--duration", "3", "--json",
         str(tmp_path / "run.json"), "--quiet")
     report = json.loads((tmp_path / "run.json").read_text())
     rows = {r["label"] + r["note"]: r["max_rms"] for r in report["model_comparison"]["rows"]}

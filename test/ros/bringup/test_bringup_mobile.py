@@ -83,7 +83,7 @@ def test_mobile_bringup_composed_ideal(tmp_path) -> None:
     dynamics, so the base tracks its path to micrometres (measured 4e-6 m over the whole tour)."""
     out = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--robot", "mobile_arm7", "--controller",
+        [sys.executable, "-m", "rbd_ros.cli", "bringup", "--no-services", "--robot", "mobile_arm7", "--controller",
          "whole_body_computed_torque", "--composed", "--base-model", "ideal", "--duration", "1.5",
          "--quiet", "--json", str(out)], cwd=REPO, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
