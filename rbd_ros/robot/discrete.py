@@ -50,6 +50,7 @@ from rbd_ros.algorithm import discrete_step as ds
 from rbd_ros.algorithm.integrators import CORE_INTEGRATORS
 from rbd_ros.lie import se3, so3
 from rbd_ros.lie.integrators import INTEGRATORS
+from rbd_ros.robot import diff_drive_derivatives as ddd
 from rbd_ros.util import validate
 
 _C = (0.0, 0.5, 0.5, 1.0)  # RK4 stage times
@@ -210,8 +211,6 @@ def _diff_drive_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray,
                     h: float) -> tuple[np.ndarray, np.ndarray]:
     """The diff drive's rolling RK4 (``planar_base.ground_step``) in ``[c; s]``, mapped to the
     tangent ``[dq; ds]`` (module docstring)."""
-    from rbd_ros.robot import diff_drive_derivatives as ddd
-
     nv = v.size
     S = ddd.projections(robot)[0]
     ns = S.shape[1]

@@ -23,6 +23,7 @@ from rbd_ros.ros.bringup.mobile import base_path_message
 from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, STOP_WITH_PARENT, NodeProcess, StallWatch
 from rbd_ros.ros.bringup.report import progress_factor, real_time_factor
 from rbd_ros.ros.bringup.tour_report import finish
+from rbd_ros.ros.bringup.twist_player import MATCHED
 from rbd_ros.ros.common import recordable_qos
 from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
@@ -115,6 +116,13 @@ class TourTask:
             while ((traj_pub.get_subscription_count() < 2 or node.count_publishers(CMD_VEL) < 1)
                    and time.monotonic() < deadline):
                 time.sleep(0.01)
+            # its twists reach the controller (and this recording) from the start: both readers
+            # matched its writer (twist_player.report_matches)
+            try:
+                self.runner.player.wait_for(MATCHED, timeout=max(1.0, deadline - time.monotonic()))
+            except TimeoutError:
+                print(f"[bringup] warning: the twist player's {CMD_VEL} matched neither the controller nor "
+                      "this recording in 30 s: the profile's first twists may be lost", flush=True)
         self.tour_stamp = t_start
         traj_pub.publish(traj)
         if self.runner.recorder:
@@ -330,7 +338,7 @@ class MobileTourTask(TourTask):
         r = self.runner
 
         args = ["--segment-time", repr(self.profile.segment_time), "--topic", CMD_VEL,
-                "--tour-topic", TOUR] + (["--planar"] if self.profile.planar else [])
+                "--tour-topic", TOUR, "--subscribers", "2"] + (["--planar"] if self.profile.planar else [])
         r.player = NodeProcess(args, env={STOP_WITH_PARENT: str(os.getpid())},
                                   module="rbd_ros.ros.bringup.twist_player")
         r.player.wait_for("twist_player: ready", timeout=120)

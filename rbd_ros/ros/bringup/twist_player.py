@@ -33,6 +33,7 @@ from rbd_ros.ros.messages import header_stamp_ns, set_stamp
 
 LEAD = 0.05  # s: zero twists from this long before the profile (the base rests, no timeout)
 AHEAD = 0.25  # s: each twist is sent this far ahead of its stamp (the lag it absorbs)
+MATCHED = "twist_player: matched"  # the line once --subscribers readers matched its publisher
 
 
 class TwistPlayer:
@@ -73,6 +74,25 @@ class TwistPlayer:
         self.publisher.publish(out)
 
 
+def report_matches(node: Any, publisher: Any, count: int, topic: str) -> None:
+    """Print ``MATCHED`` once ``publisher`` has matched ``count`` subscriptions (a wall timer,
+    10 ms; none for ``count`` 0).  Twists are volatile: those sent before the controller's
+    reader matched are lost, and the bringup's own graph query cannot see that match (its own
+    recording reader counts too), so it waits for this line before the tour (one CI run
+    matched 0.8 s of simulated time into the profile: the base started that late and ended
+    0.31 m short)."""
+    if count <= 0:
+        return
+    from rclpy.clock import Clock, ClockType
+
+    def check() -> None:
+        if publisher.get_subscription_count() >= count:
+            timer.cancel()
+            print(f"{MATCHED} {count} subscribers of {topic}", flush=True)
+
+    timer = node.create_timer(0.01, check, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+
 def main(argv: list[str] | None = None) -> int:
     stop_with_parent()
     p = argparse.ArgumentParser(prog="twist_player")
@@ -81,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--topic", required=True)
     p.add_argument("--tour-topic", required=True)
     p.add_argument("--period", type=float, default=0.01)
+    p.add_argument("--subscribers", type=int, default=0, help="print MATCHED once this many readers matched")
     args = p.parse_args(argv)
     import rclpy
     from rclpy.executors import ExternalShutdownException
@@ -88,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     use_large_data_profile()  # as the bringup and its nodes (rbd_ros.ros.dds)
     rclpy.init()
     node = rclpy.create_node("rbd_bringup_twist", start_parameter_services=False)
-    TwistPlayer(node, TwistProfile(args.segment_time, args.planar), args.topic, args.tour_topic, args.period)
+    player = TwistPlayer(node, TwistProfile(args.segment_time, args.planar), args.topic, args.tour_topic,
+                         args.period)
+    report_matches(node, player.publisher, args.subscribers, args.topic)
     print("twist_player: ready", flush=True)
     try:
         rclpy.spin(node)

@@ -98,3 +98,42 @@ def test_the_player_publishes_the_profile_on_the_simulated_clock(planar: bool) -
     assert np.all(got[-1][1] == 0.0), "the base is not brought to rest after the profile"
     if not planar:
         assert all(v[1] == 0.0 for _, v in got), "a differential drive got a sideways velocity"
+
+
+
+def test_the_player_says_when_its_readers_matched(capsys) -> None:
+    """``report_matches``: ``MATCHED`` once, after the publisher has matched the count asked for
+    (the bringup waits for it before the tour: twists sent before a reader matched are lost)."""
+    import rclpy
+    from geometry_msgs.msg import TwistStamped
+
+    from rbd_ros.ros.bringup.twist_player import MATCHED, report_matches
+
+    with ros_context() as ctx:
+        node = rclpy.create_node("twist_player_matches", context=ctx)
+        pub = node.create_publisher(TwistStamped, "/test_twist_matches/cmd_vel", 10)
+        report_matches(node, pub, 2, "/test_twist_matches/cmd_vel")
+        spinner = spin_in_background(node)
+        peers = []
+        try:
+            time.sleep(0.3)
+            assert MATCHED not in capsys.readouterr().out  # no reader yet
+            for k in range(2):
+                peer = rclpy.create_node(f"twist_player_reader{k}", context=ctx)
+                peer.create_subscription(TwistStamped, "/test_twist_matches/cmd_vel", lambda m: None, 10)
+                peers.append(peer)
+                if k == 0:
+                    time.sleep(0.3)
+                    assert MATCHED not in capsys.readouterr().out  # one of two
+            deadline, out = time.monotonic() + 20, ""
+            while MATCHED not in out and time.monotonic() < deadline:
+                time.sleep(0.02)
+                out += capsys.readouterr().out
+            assert out.count(MATCHED) == 1 and "2 subscribers of /test_twist_matches/cmd_vel" in out, out
+            time.sleep(0.1)
+            assert MATCHED not in capsys.readouterr().out  # once
+        finally:
+            spinner.shutdown()
+            for peer in peers:
+                peer.destroy_node()
+            node.destroy_node()
