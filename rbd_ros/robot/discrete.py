@@ -111,9 +111,7 @@ def discrete_linearize(robot: Any, q: Any, v: Any, tau: Any, dt: float, integrat
     q, v, u = (np.array(x, dtype=float) for x in (q, v, tau))
     if robot.base_type == "floating":
         return _lie_step(robot, q, v, u, dt, integrator == "rkmk4", act)
-    if robot.base_type == "diff_drive":
-        return _diff_drive_rk4(robot, q, v, u, dt)
-    return _planar_rk4(robot, q, v, u, dt)
+    return _ground_rk4(robot, q, v, u, dt)
 
 
 def _derivs(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray, act: bool) -> tuple[np.ndarray, ...]:
@@ -186,39 +184,18 @@ def _chart(yaw: float, nv: int) -> np.ndarray:
     return W
 
 
-def _planar_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """The planar base's RK4 (``planar_base.ground_step``) in its coordinates, mapped to the tangent."""
+def _ground_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray,
+                h: float) -> tuple[np.ndarray, np.ndarray]:
+    """A ground base's RK4 (``planar_base.ground_step``) in ``[c; s]``, mapped to the tangent
+    ``[dq; ds]`` (module docstring): ``s = v`` on a planar base (``S = I``), the independent
+    speeds of a diff drive (``v = S s``, its rolling step)."""
     nv = v.size
-
-    def rates(y: np.ndarray) -> tuple[np.ndarray, ...]:
-        c, w = y[:nv], y[nv:]
-        a, fq, fv, Minv = _derivs(robot, c, w, u, False)
-        W = _chart(c[2], nv)
-        J = np.zeros((2 * nv, 2 * nv))
-        sn, cs = math.sin(c[2]), math.cos(c[2])
-        J[0, 2], J[1, 2] = -sn * w[0] - cs * w[1], cs * w[0] - sn * w[1]  # d(W v)/d yaw
-        J[:nv, nv:] = W
-        J[nv:, :nv], J[nv:, nv:] = fq @ W.T, fv  # W^-1 = W^T
-        return np.concatenate([W @ w, a]), J, np.vstack([np.zeros((nv, nv)), Minv])
-
-    Ay, By, y1 = _rk4(rates, np.concatenate([q, v]), nv, h)
-    Win, Wout = np.eye(2 * nv), np.eye(2 * nv)
-    Win[:nv, :nv], Wout[:nv, :nv] = _chart(q[2], nv), _chart(y1[2], nv).T
-    return Wout @ Ay @ Win, Wout @ By
-
-
-def _diff_drive_rk4(robot: Any, q: np.ndarray, v: np.ndarray, u: np.ndarray,
-                    h: float) -> tuple[np.ndarray, np.ndarray]:
-    """The diff drive's rolling RK4 (``planar_base.ground_step``) in ``[c; s]``, mapped to the
-    tangent ``[dq; ds]`` (module docstring)."""
-    nv = v.size
-    S = ddd.projections(robot)[0]
+    S = ddd.projections(robot)[0] if robot.base_type == "diff_drive" else np.eye(nv)
     ns = S.shape[1]
 
     def rates(y: np.ndarray) -> tuple[np.ndarray, ...]:
         c, w = y[:nv], S @ y[nv:]  # base rates v = S s
-        a = np.asarray(robot.forward_dynamics(c, w, u), dtype=float)
-        fq, fs, fu = robot.forward_dynamics_derivatives(c, w, u)
+        a, fq, fs, fu = _derivs(robot, c, w, u, False)
         W = _chart(c[2], nv)
         J = np.zeros((nv + ns, nv + ns))
         sn, cs = math.sin(c[2]), math.cos(c[2])
