@@ -38,6 +38,7 @@ import sys
 import threading
 from pathlib import Path
 
+from rbd_ros.ros.bringup import fork_server
 from rbd_ros.ros.bringup.args import (  # noqa: F401 - the command line's names, here as before
     TIMESTEP_RANGE,
     check_json_file,
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             check_record_dir(Path(args.record))
         if args.json:
             check_json_file(Path(args.json))
+        fork_server.prestart()  # the nodes' imports, once, while the plan is made (issue 39)
         plan = make_plan(args)
         return Runner(plan).run(plan.task)
     except (ValueError, RuntimeError, OSError) as exc:  # TimeoutError, FileExistsError ...

@@ -13,9 +13,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from rbd_ros.ros.bringup import fork_server
+
+REPO = fork_server.REPO
 
 
 #: environment variable: the pid of a parent whose death must stop this node (``stop_with_parent``)
@@ -73,9 +74,11 @@ class NodeProcess:
         cmd = [sys.executable, "-m", module, *args]
         self.args = args
         self.echo = echo
-        self.proc = subprocess.Popen(
-            cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}, start_new_session=True)
+        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self.proc: subprocess.Popen[str] | fork_server.ForkedChild = (
+            fork_server.start(module, args, full_env, REPO)  # the imports done once (issue 39)
+            or subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env=full_env, start_new_session=True))
         self.lines: list[str] = []
         self._cv = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -131,4 +134,6 @@ class NodeProcess:
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
         self._reader.join(2)
-        return self.proc.returncode
+        code = self.proc.returncode
+        assert code is not None  # waited for above
+        return code

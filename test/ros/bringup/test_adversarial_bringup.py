@@ -46,17 +46,28 @@ def test_item12_unwritable_record_place_fails_before_starting(tmp_path: Path) ->
         assert "Traceback" not in o.stderr and "[bringup]" not in o.stdout
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs (a fork server's nodes), ..."""
+    parent = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parent[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except OSError:
                 continue
-            if int(fields[1]) == pid:
-                out.append(int(entry.name))
-    return out
+    below, frontier = [], [pid]
+    while frontier:
+        kids = [c for c, p in parent.items() if p in frontier]
+        below += kids
+        frontier = kids
+    return below
+
+
+def _is_fork_server(pid: int) -> bool:
+    try:
+        return b"fork_server_loop" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _running(pid: int) -> bool:
@@ -70,7 +81,7 @@ def _running(pid: int) -> bool:
 def _signal_a_running_bringup(sig: int, record: list[str], settle: float = 1.0,
                               gone_within: float = 5.0) -> NodeProcess:
     """Start a bringup of planar2, wait for its tour, send ``sig`` to it alone (as a closing
-    terminal does) and check that none of its four nodes outlives it."""
+    terminal does) and check that none of its four nodes (nor the fork server they were forked from) outlives it."""
     proc = NodeProcess(["bringup", "--robot", "planar2", "--controller", "pd_gravity",
                         "--duration", "60", *record])
     try:
@@ -82,15 +93,17 @@ def _signal_a_running_bringup(sig: int, record: list[str], settle: float = 1.0,
                       for ln in list(proc.lines) if ln.startswith("[bringup] t =")):
             assert time.monotonic() < deadline, "the tour made no progress"
             time.sleep(0.1)
-        nodes = _children(proc.proc.pid)
-        assert len(nodes) == 4, nodes  # bridge, state publisher, server, controller
+        below = _descendants(proc.proc.pid)  # the nodes, and the fork server they came from
+        nodes = [p for p in below if not _is_fork_server(p)]
+        assert len(nodes) == 4, nodes  # bridge, state publisher, dynamics server, controller
         time.sleep(settle)
         os.kill(proc.proc.pid, sig)
         proc.proc.wait(60)
         deadline = time.monotonic() + gone_within
-        while any(_running(p) for p in nodes) and time.monotonic() < deadline:
+        while any(_running(p) for p in below) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [p for p in nodes if _running(p)], "orphaned node processes"
+        assert not [p for p in below if _running(p)], "an orphaned fork server"
     finally:
         proc.stop()
     return proc

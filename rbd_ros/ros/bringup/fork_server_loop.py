@@ -1,0 +1,175 @@
+"""The fork server's own loop and its children's set-up (``python -m`` this module ``FD``,
+started by :mod:`rbd_ros.ros.bringup.fork_server`, whose docstring says what it is for and
+when a request gets a fresh interpreter instead).
+
+``serve``: import :data:`PRELOAD`, say ready, then over the socket ``FD`` receive requests
+(a JSON object and the child's output pipe), fork one child each and send back its pid, reap
+the children and send their exit statuses.  ``become``: in the child, the set-up a fresh
+``python -m MODULE ARGS`` has, then the module run as ``__main__``.
+"""
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import gc
+import importlib.util
+import io
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+import threading
+
+from rbd_ros.ros.bringup.fork_server import MAX_MESSAGE
+
+#: what the server imports before it forks: every node's module and what they import
+PRELOAD = ("numpy", "rclpy", "mujoco", "rbd_ros.ros.nodes.controller",
+           "rbd_ros.ros.nodes.mujoco_bridge", "rbd_ros.ros.nodes.state_publisher",
+           "rbd_ros.ros.nodes.dynamics_server", "rbd_ros.ros.bringup.twist_player")
+
+def _send(sock: socket.socket, msg: dict) -> None:
+    with contextlib.suppress(OSError):  # the requester is gone: its children are still reaped
+        sock.send(json.dumps(msg).encode())
+
+
+def serve(fd: int) -> tuple[dict, int] | None:
+    """The server's loop; returns ``(request, output fd)`` only in a forked child, ``None``
+    in the server when the requester has gone and every child has been reaped."""
+    set_command_line(sys.orig_argv[:-1] if len(sys.orig_argv) > 3 else sys.orig_argv)  # no filler
+    sock = socket.socket(fileno=fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the requester stops the nodes, in its order
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    try:
+        for name in PRELOAD:
+            __import__(name)
+        ok = threading.active_count() == 1
+    except Exception:  # noqa: BLE001 - any failure: every request gets a fresh interpreter
+        ok = False
+    _send(sock, {"ready": ok})
+    if not ok:
+        return None
+    gc.freeze()  # the imports' objects never collected: fewer pages copied in the children
+    children: dict[int, bool] = {}  # pid -> stops with the requester
+    connected = True
+    while connected or children:
+        watched: list[int] = [sock.fileno(), wake_r] if connected else [wake_r]
+        ready, _, _ = select.select(watched, [], [], 1.0)
+        if wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_r, 4096)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            children.pop(pid, None)
+            if connected:
+                _send(sock, {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+        if not connected or sock.fileno() not in ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 1)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the requester exited or died: its nodes stop as they would with it
+            connected = False
+            for pid, with_parent in children.items():
+                if with_parent:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(pid, signal.SIGINT)
+            continue
+        request = json.loads(data)
+        if len(fds) != 1 or threading.active_count() != 1:
+            for f in fds:
+                os.close(f)
+            _send(sock, {"id": request["id"], "error": "no output pipe or a second thread"})
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            os.close(wake_r)
+            os.close(wake_w)
+            sock.close()
+            return request, fds[0]
+        os.close(fds[0])
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)  # before the pid is sent, as a shell does: no killpg misses it
+        children[pid] = "RBD_ROS_STOP_WITH_PARENT" in request["env"]
+        _send(sock, {"id": request["id"], "pid": pid})
+    return None
+
+
+def set_command_line(argv: list[str]) -> bool:
+    """Show ``argv`` as this process's command line (``/proc/self/cmdline``: ``ps``, ``top``,
+    ``pgrep -f``), written over the server's own in place: the kernel's ``arg_start`` to
+    ``arg_end`` (``/proc/self/stat`` fields 48-49), NUL-padded; cut to that room, which the
+    server's filler argument (:data:`~rbd_ros.ros.bringup.fork_server.CMDLINE_ROOM`) makes.
+    ``False`` where ``/proc/self/mem`` cannot be written (the line stays the server's)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])
+        text = b"\0".join(a.encode(errors="replace") for a in argv)[:max(end - start - 1, 0)]
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            mem.write(text.ljust(end - start, b"\0"))
+        return True
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def become(request: dict, out: int) -> None:
+    """In the forked child: set up as ``python -m MODULE ARGS`` would be, then run it (its
+    ``SystemExit`` ends this interpreter as that process's would)."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)  # its own group (the server set it too: killpg works from the start)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as at any interpreter's start
+    env = dict(request["env"])
+    if "RBD_ROS_STOP_WITH_PARENT" in env:
+        env["RBD_ROS_STOP_WITH_PARENT"] = str(os.getppid())  # this server: the real parent
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(request["cwd"])
+    unbuffered = env.get("PYTHONUNBUFFERED", "") not in ("", "0")
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace" if fd == 2 else "strict",
+                                  line_buffering=True, write_through=unbuffered or fd == 2)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    if env.get("PYTHONFAULTHANDLER"):  # as the interpreter does at start-up
+        faulthandler.enable(all_threads=True)
+    else:
+        faulthandler.disable()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()  # the global state: fresh, as in a new process
+    module = request["module"]
+    sys.modules.pop(module, None)  # runpy runs it as __main__, as -m does
+    spec = importlib.util.find_spec(module)
+    sys.argv = [spec.origin if spec is not None and spec.origin else module, *request["args"]]
+    set_command_line([sys.executable, "-m", module, *request["args"]])
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def main() -> None:
+    served = serve(int(sys.argv[1]))
+    if served is not None:
+        become(*served)
+
+
+if __name__ == "__main__":
+    main()
