@@ -66,6 +66,7 @@ bench: setup-test
 	-$(PY) bench/bench_bridge.py --rt-priority 50  # exit 1 = a target missed: still recorded
 	$(PY) bench/bench_any_arm.py
 	$(PY) bench/bench_startup.py  # each node's cold and warm start, Robot's first calls (startup.json)
+	$(PY) bench/bench_fork_server.py  # a bringup's CPU, nodes forked against fresh (fork_server.json)
 	$(PY) bench/make_table.py --record
 
 clean:
