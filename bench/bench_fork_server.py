@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """(wall s, CPU s of the whole process tree, exit code) of ``cmd``."""
+def tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s of the whole process tree) of ``cmd``; exits if it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
@@ -43,7 +43,7 @@ def tree_run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if proc.returncode != 0:
         sys.exit(f"bringup failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return wall, cpu, proc.returncode
+    return wall, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):
         for name, switch in (("forked", "1"), ("fresh", "0")):
             env = {**os.environ, "RBD_ROS_FORK_SERVER": switch, "ROS_DOMAIN_ID": domain}
-            wall, cpu, _ = tree_run(cmd, env)
+            wall, cpu = tree_run(cmd, env)
             runs[name].append((wall, cpu))
             print(f"{name:7s} wall {wall:6.2f} s  tree CPU {cpu:6.2f} s", flush=True)
     med = {k: {"wall_s": statistics.median(w for w, _ in v), "cpu_s": statistics.median(c for _, c in v)}

@@ -12,7 +12,7 @@ environment, working directory, ``sys.argv`` and output pipe, default signal han
 
 What the requester holds is a :class:`ForkedChild`, the subset of ``subprocess.Popen`` that
 :class:`~rbd_ros.ros.bringup.processes.NodeProcess` uses (``pid``, ``stdout``, ``poll``,
-``wait``, ``returncode``, ``send_signal``, ``terminate``, ``kill``).  The server reaps its
+``wait``, ``returncode``, ``send_signal``).  The server reaps its
 children and sends their exit status back over the socket; were the server itself killed, a
 child's status is lost and reads :data:`LOST_STATUS` once the child has gone.
 
@@ -26,7 +26,7 @@ When a request is served by a fresh interpreter instead (``start`` returns ``Non
 * another working directory, or the server is not ready in :data:`READY_TIMEOUT`, has exited,
   or has a second Python thread (a fork copies only the calling thread).
 
-Stopping with the parent: a child whose request carries ``RBD_ROS_STOP_WITH_PARENT`` is
+Stopping with the parent: a child whose request carries :data:`STOP_WITH_PARENT` is
 pointed at the server, its real parent (``stop_with_parent``'s ``PR_SET_PDEATHSIG``), and the
 server, when its requester goes away (the socket's end of file, on any death of the requester,
 SIGKILL included), sends those children SIGINT, then waits for all its children before it
@@ -48,13 +48,16 @@ import time
 from pathlib import Path
 
 SWITCH_ENV = "RBD_ROS_FORK_SERVER"
+#: environment variable: the pid of a parent whose death must stop this node
+#: (``processes.stop_with_parent``); the server points it at itself in each child
+STOP_WITH_PARENT = "RBD_ROS_STOP_WITH_PARENT"
 #: environment variables a child may have other than the server's: read after the imports (by
 #: rcl at ``rclpy.init``, Fast DDS at the participant's creation, our nodes at start-up)
 RUNTIME_ENV = frozenset({
     "ROS_DOMAIN_ID", "ROS_LOCALHOST_ONLY", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS",
     "ROS_LOG_DIR", "ROS_HOME", "ROS_PACKAGE_PATH", "AMENT_PREFIX_PATH",
     "PYTHONUNBUFFERED", "PYTHONFAULTHANDLER",  # the two start-up switches the child applies
-    "RBD_ROS_STOP_WITH_PARENT", "RBD_ROS_EXECUTOR", "RBD_ROS_FASTDDS_PROFILE", "RBD_ROS_TEST_IK_DELAY",
+    STOP_WITH_PARENT, "RBD_ROS_EXECUTOR", "RBD_ROS_FASTDDS_PROFILE", "RBD_ROS_TEST_IK_DELAY",
     "RBD_ROS_TEST_DOMAIN", "RBD_ROS_TEST_DOMAIN_WORKER", "PYTEST_CURRENT_TEST", "COLUMNS", "LINES",
 })
 RUNTIME_PREFIXES = ("RCUTILS_", "FASTDDS_", "FASTRTPS_")
@@ -111,12 +114,6 @@ class ForkedChild:
         if self.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, sig)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
 
 
 def _gone(pid: int) -> bool:

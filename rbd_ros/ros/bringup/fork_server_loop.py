@@ -23,12 +23,13 @@ import socket
 import sys
 import threading
 
-from rbd_ros.ros.bringup.fork_server import MAX_MESSAGE
+from rbd_ros.ros.bringup.fork_server import MAX_MESSAGE, STOP_WITH_PARENT
 
 #: what the server imports before it forks: every node's module and what they import
 PRELOAD = ("numpy", "rclpy", "mujoco", "rbd_ros.ros.nodes.controller",
            "rbd_ros.ros.nodes.mujoco_bridge", "rbd_ros.ros.nodes.state_publisher",
            "rbd_ros.ros.nodes.dynamics_server", "rbd_ros.ros.bringup.twist_player")
+
 
 def _send(sock: socket.socket, msg: dict) -> None:
     with contextlib.suppress(OSError):  # the requester is gone: its children are still reaped
@@ -38,7 +39,8 @@ def _send(sock: socket.socket, msg: dict) -> None:
 def serve(fd: int) -> tuple[dict, int] | None:
     """The server's loop; returns ``(request, output fd)`` only in a forked child, ``None``
     in the server when the requester has gone and every child has been reaped."""
-    set_command_line(sys.orig_argv[:-1] if len(sys.orig_argv) > 3 else sys.orig_argv)  # no filler
+    filler = sys.orig_argv[-1].isspace()  # the room fork_server.CMDLINE_ROOM left: not shown
+    set_command_line(sys.orig_argv[:-1] if filler else sys.orig_argv)
     sock = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the requester stops the nodes, in its order
     wake_r, wake_w = os.pipe()
@@ -104,7 +106,7 @@ def serve(fd: int) -> tuple[dict, int] | None:
         os.close(fds[0])
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # before the pid is sent, as a shell does: no killpg misses it
-        children[pid] = "RBD_ROS_STOP_WITH_PARENT" in request["env"]
+        children[pid] = STOP_WITH_PARENT in request["env"]
         _send(sock, {"id": request["id"], "pid": pid})
     return None
 
@@ -139,8 +141,8 @@ def become(request: dict, out: int) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as at any interpreter's start
     env = dict(request["env"])
-    if "RBD_ROS_STOP_WITH_PARENT" in env:
-        env["RBD_ROS_STOP_WITH_PARENT"] = str(os.getppid())  # this server: the real parent
+    if STOP_WITH_PARENT in env:
+        env[STOP_WITH_PARENT] = str(os.getppid())  # this server: the real parent
     os.environ.clear()
     os.environ.update(env)
     os.chdir(request["cwd"])

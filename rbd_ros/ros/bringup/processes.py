@@ -19,8 +19,7 @@ from rbd_ros.ros.bringup import fork_server
 REPO = fork_server.REPO
 
 
-#: environment variable: the pid of a parent whose death must stop this node (``stop_with_parent``)
-STOP_WITH_PARENT = "RBD_ROS_STOP_WITH_PARENT"
+STOP_WITH_PARENT = fork_server.STOP_WITH_PARENT  # its home: the fork server points it at itself
 # s: a simulated time the bridge paused at (its pause_at: summed timesteps, ns stamps) counts as reached
 REACHED = 1e-6
 STALL_SECONDS = 60.0  # s of wall time without simulated progress: a run has stalled (a loaded
