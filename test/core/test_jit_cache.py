@@ -239,3 +239,56 @@ def test_import_rbd_ros_does_not_import_numba() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)),
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+PARALLEL = """\
+from numba import njit, prange
+
+
+@njit(cache=True, parallel=True)
+def spread(n):
+    s = 0
+    for i in prange(n):
+        s += i
+    return s
+"""
+LOAD = """\
+import sys
+import numba
+import pkg.caller as c, pkg.parallel as p
+from rbd_ros.algorithm import jit_cache
+loaded = jit_cache.load_cached("pkg")
+ready = [len(c.total.overloads), len(c.step.overloads), len(p.spread.overloads)]
+value = c.total() + p.spread(4)
+print(loaded, *ready, value, sum(c.total.stats.cache_misses.values()))
+"""
+
+
+@pytest.mark.slow
+def test_load_cached_loads_what_is_cached_and_compiles_nothing(tmp_path: Path) -> None:
+    """The fork server's kernel preload (issue 39): an empty cache loads nothing (and writes
+    no cache file: nothing compiled); a filled one loads the caller and its callee but not the
+    ``parallel=True`` kernel, and the loaded caller runs without a compile (numba's miss count,
+    and the value of the edited source, are the oracles); after the callee's edit the stale
+    caller is not loaded and recompiles to the new value."""
+    pkg = _make(tmp_path)
+    (pkg / "parallel.py").write_text(PARALLEL)
+    (tmp_path / "load.py").write_text(LOAD.replace("c.total() + p.spread(4)", "0")
+                                      .replace(", sum(c.total.stats.cache_misses.values())", ""))
+    (tmp_path / "run.py").write_text(LOAD)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", STAMP="1",
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(script: str) -> list[int]:
+        out = subprocess.run([sys.executable, str(tmp_path / script)], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return [int(x) for x in out.stdout.split()]
+
+    assert run("load.py") == [0, 0, 0, 0, 0], "an empty cache must load nothing"
+    assert not any((tmp_path / "cache").rglob("*.nb*")), "load_cached compiled something"
+    assert run("run.py") == [0, 0, 0, 0, 17, 1]  # compiled: 11 + (0+1+2+3)
+    assert run("run.py") == [2, 1, 1, 0, 17, 0], "the cached caller and callee, not the parallel kernel"
+    _edit_callee(pkg)
+    assert run("run.py") == [0, 0, 0, 0, 18, 1], "a stale caller must not be loaded"

@@ -115,12 +115,13 @@ REQUESTER = textwrap.dedent("""
     import os, sys, time
     from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
     from rbd_ros.ros.bringup import fork_server
-    node = NodeProcess(["-n", "1", "-r", "1", "-s", "print('up', flush=True); import time; "
+    node = NodeProcess(["-n", "1", "-r", "1", "-s", "from rbd_ros.algorithm.mdh import mdh_transform; "
+                        "print('up', len(mdh_transform.overloads), flush=True); import time; "
                         "time.sleep(120)", "pass"], env={STOP_WITH_PARENT: str(os.getpid())},
                        module="timeit")
-    node.wait_for("up", 60)
+    loaded = node.wait_for("up", 60).split()[-1]
     kind = "forked" if isinstance(node.proc, fork_server.ForkedChild) else "fresh"
-    print("PIDS", node.proc.pid, fork_server._client.proc.pid, kind, flush=True)
+    print("PIDS", node.proc.pid, fork_server._client.proc.pid, kind, loaded, flush=True)
     time.sleep(120)
     """)
 
@@ -134,6 +135,10 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_sigkilled_requester_stops_its_nodes_and_the_server() -> None:
+    """Also (the same requester, a server of its own): a kernel cached before the server
+    started is loaded in the node before its first call (``jit_cache.load_cached``)."""
+    from rbd_ros.algorithm.mdh import mdh_transform
+    mdh_transform(0.1, 0.2, 0.3, 0.4)  # cached now, if it was not
     requester = subprocess.Popen([sys.executable, "-c", REQUESTER], cwd=REPO, text=True,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -142,8 +147,9 @@ def test_a_sigkilled_requester_stops_its_nodes_and_the_server() -> None:
         while not line.startswith("PIDS") and time.monotonic() < deadline:
             line = requester.stdout.readline() or line
             assert requester.poll() is None, requester.stdout.read()
-        _, node, server, kind = line.split()
+        _, node, server, kind, loaded = line.split()
         assert kind == "forked"
+        assert loaded == "1", "the server did not load the cached kernel before the fork"
         assert _alive(int(node)) and _alive(int(server))
         requester.kill()
         requester.wait(10)
