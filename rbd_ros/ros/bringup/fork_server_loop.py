@@ -25,6 +25,7 @@ import socket
 import sys
 import threading
 
+from rbd_ros.algorithm import jit_cache
 from rbd_ros.ros.bringup.fork_server import MAX_MESSAGE, STOP_WITH_PARENT
 
 #: what the server imports before it forks: every node's module and what they import
@@ -52,7 +53,6 @@ def serve(fd: int) -> tuple[dict, int] | None:
     try:
         for name in PRELOAD:
             __import__(name)
-        from rbd_ros.algorithm import jit_cache
         jit_cache.load_cached()  # the kernels already cached, and numba's CPU target set up
         ok = threading.active_count() == 1
     except Exception:  # noqa: BLE001 - any failure: every request gets a fresh interpreter
