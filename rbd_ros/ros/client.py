@@ -8,6 +8,7 @@
         T = dyn.forward_kinematics(q)               # the tool's 4x4 (numpy)
         res = dyn.inverse_kinematics(T)             # a 4x4, a list of them or geometry_msgs/Pose(s)
         res.positions, res.solved                   # rbd_ros.IKResult, the service's names
+        lin = dyn.linearize(q, qd, tau, dt=1e-3)    # lin.a, lin.b, lin.state_names, lin.input_names
 
 Pass ``node=`` to use a node of yours (its context is used for the calls). Arrays are in the
 order of ``joint_names`` (default: the model's). ``rbd_ros.ros.messages.from_joint_trajectory``
@@ -21,7 +22,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from rbd_ros.ros.messages import is_pose, pose_to_matrix
 from rbd_ros.ros.nodes.dynamics_server import SERVICE_QOS
 from rbd_ros.ros.topics import dynamics_service_types
 from rbd_ros.util import validate
+
+if TYPE_CHECKING:
+    from rbd_ros.services import Linearization
 
 
 class DynamicsError(RuntimeError):
@@ -310,6 +314,28 @@ class DynamicsClient:
             accelerations=self._packed(qdd)[0], base_parameters=bool(base_parameters)))
         Y = np.asarray(res.regressor, dtype=float).reshape(N, len(names), len(res.parameter_names))
         return (Y[0] if single else Y), list(res.parameter_names), np.asarray(res.parameters, dtype=float)
+
+    def linearize(self, q, v, efforts, dt: float = 0.0, integrator: str = "", include_actuators: bool = False,
+                  joint_names: list[str] | None = None) -> Linearization:
+        """``/rbd/linearize`` (issue 42) at one state: ``rbd_ros.services.Linearization`` with
+        ``a`` and ``b`` as matrices, their rows and columns named by ``state_names`` and
+        ``input_names`` (a diff_drive base: ``[dq; ds]`` and its wheel and joint efforts);
+        ``dt`` 0 the continuous time, ``dt > 0`` one step of ``integrator`` ("" the base's
+        default)."""
+        from rbd_ros.services import Linearization  # lazy: it imports the core Robot
+
+        if "linearize" not in self._clients:
+            raise DynamicsError("linearize: this rbd_ros_interfaces has no Linearize; rebuild the "
+                                "interfaces (scripts/setup.sh)")
+        res = self._call("linearize", self._srv.Linearize.Request(
+            joint_names=self._names(joint_names), positions=self._packed(q)[0],
+            velocities=self._packed(v)[0], efforts=self._packed(efforts)[0],
+            include_actuators=bool(include_actuators), dt=float(dt), integrator=integrator))
+        coords = list(res.coordinate_names)
+        return Linearization(coords, list(getattr(res, "state_names", coords * 2)),
+                             list(getattr(res, "input_names", coords)),
+                             np.asarray(res.a, dtype=float).reshape(res.a_shape),
+                             np.asarray(res.b, dtype=float).reshape(res.b_shape))
 
     def forward_kinematics(self, q, joint_names: list[str] | None = None) -> np.ndarray:
         """The tool's 4x4 pose in the world (base_link; ``frame_id`` of the response) for one

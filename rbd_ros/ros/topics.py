@@ -28,7 +28,8 @@ DYNAMICS_SERVICES = {"inverse_dynamics": "InverseDynamics", "forward_simulate": 
                      "mass_matrix": "MassMatrix", "gravity": "Gravity",
                      "forward_kinematics": "ForwardKinematics", "jacobian": "Jacobian",
                      "get_model": "GetModel", "inverse_kinematics": "InverseKinematics",
-                     "static_torques": "StaticTorques", "regressor": "Regressor"}
+                     "static_torques": "StaticTorques", "regressor": "Regressor",
+                     "linearize": "Linearize"}
 
 
 def node_topic(node: str, name: str) -> str:

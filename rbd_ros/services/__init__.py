@@ -19,6 +19,7 @@ from rbd_ros.services.requests import (
     MAX_SUBSTEPS,
     BaseNames,
     DynamicsService,
+    Linearization,
     RequestError,
     SimulationResult,
     base_names,
@@ -28,5 +29,5 @@ from rbd_ros.services.requests import (
 )
 
 __all__ = ["BASE_NAMES", "CHUNK_STATES", "CHUNK_STEPS", "DEFAULT_MAX_POINTS", "DEFAULT_MAX_REQUEST_SECONDS",
-           "DEFAULT_WHEELS", "LATERAL_FORCE", "MAX_SUBSTEPS", "BaseNames", "DynamicsService", "RequestError",
-           "SimulationResult", "base_names", "hold_substeps", "named_model", "renamed_field"]
+           "DEFAULT_WHEELS", "LATERAL_FORCE", "MAX_SUBSTEPS", "BaseNames", "DynamicsService", "Linearization",
+           "RequestError", "SimulationResult", "base_names", "hold_substeps", "named_model", "renamed_field"]

@@ -254,6 +254,19 @@ class SimulationResult:
     compute_time: float
 
 
+@dataclass(frozen=True)
+class Linearization:
+    """``DynamicsService.linearize``'s answer: ``a``'s rows and columns and ``b``'s rows are
+    the state, named by ``state_names`` (``[dq; dv]``; a diff_drive base ``[dq; ds]``, ``ds``
+    its independent speeds), ``b``'s columns the inputs ``input_names`` (the efforts; a
+    diff_drive base its wheels, then the joints); ``coordinate_names`` the nv names of ``dq``."""
+    coordinate_names: list[str]
+    state_names: list[str]
+    input_names: list[str]
+    a: np.ndarray
+    b: np.ndarray
+
+
 class DynamicsService:
     """Request-level front end over one ``Robot`` (see the module docstring); ``names`` the
     base coordinates' and wheels' names (default ``base_names(robot.model)``);
@@ -710,39 +723,49 @@ class DynamicsService:
 
     @_serves
     def linearize(self, joint_names, positions, velocities, efforts, include_actuators: bool = False,
-                  dt: float = 0.0, integrator: str = "") -> tuple[list[str], np.ndarray, np.ndarray]:
-        """``(coordinate_names, A, B)`` of the dynamics at one state (``Robot.linearize``):
-        ``A`` (2 nv, 2 nv), ``B`` (2 nv, nv), rows and columns ``[dq; dv]`` and the efforts each
-        in the caller's order of the velocity names (``coordinate_names``).  ``dt`` 0: the
-        continuous time; ``dt > 0``: one step of ``integrator`` ("" the base's default;
-        ``forward_simulate``'s names), refused by name when ``dt`` is negative or not finite, or
-        an integrator is named with ``dt`` 0.  A diff_drive base (its efforts are wheel torques
-        under a rolling constraint) is refused."""
+                  dt: float = 0.0, integrator: str = "") -> Linearization:
+        """``A``, ``B`` of the dynamics at one state (``Robot.linearize``) in the caller's order
+        (``Linearization``): ``A`` (2 nv, 2 nv), ``B`` (2 nv, nv), rows and columns ``[dq; dv]``
+        and the efforts, each in the caller's order of the velocity names.  A diff_drive base:
+        the state ``[dq; ds]``, ``ds`` the ``nv - 1`` independent speeds (the velocity names but
+        the lateral one: ``v_y = 0``, 001 (64)), ``A`` (nv + ns, nv + ns), ``B`` (nv + ns, nu),
+        its inputs the wheel torques and the joint efforts (``efforts`` in the caller's order of
+        those names, as ``forward_simulate``'s); a sliding ``base_vy`` is refused.  ``dt`` 0:
+        the continuous time; ``dt > 0``: one step of ``integrator`` ("" the base's default;
+        ``forward_simulate``'s names), refused by name when ``dt`` is negative or not finite,
+        or an integrator is named with ``dt`` 0."""
         if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not (math.isfinite(dt) and dt >= 0):
             raise RequestError(f"dt must be 0 (continuous time) or a positive number of seconds, got {dt!r}")
         if integrator and not dt:
             raise RequestError(f"integrator '{integrator}' needs dt > 0 (dt 0 is the continuous-time "
                                "linearization, which has no integrator)")
-        if self.names.wheels:
-            raise RequestError(f"linearize is not available for a {self.kind}-base robot (its rolling "
-                               "constraint and wheel inputs are not differentiated); a fixed, floating or "
-                               "planar base is")
         (pq, pv), (nq, nv) = self.spaces(joint_names), self.widths(joint_names)
         lq, lv = self.labels(joint_names, "q"), self.labels(joint_names, "v")
         q = self._positions("positions", positions, pq, nq, rows=1, labels=lq)
         v = self._to_model(pv, self.states("velocities", velocities, nv, 1, labels=lv))
-        u = self._to_model(pv, self.states("efforts", efforts, nv, 1, unit="efforts", labels=lv))
         if self.mobile:
             self._mobile_options(include_actuators=include_actuators)
+        pu, lu, nu = pv, lv, nv
+        if self.names.wheels:  # the inputs: wheel torques and joint efforts
+            self._rolling("velocities", v)
+            space, pu = self.efforts(joint_names)
+            lu, nu = self.labels(joint_names, "u"), len(space)
+        u = self._to_model(pu, self.states("efforts", efforts, nu, 1, labels=lu,
+                                           unit="" if self.names.wheels else "efforts"))
         step: dict[str, Any] = {"dt": float(dt), "integrator": integrator or None} if dt else {}
         A, B = self.robot.linearize(q[0], v[0], u[0], include_actuators=include_actuators, **step)
-        if pv is not None:
-            two = np.concatenate([pv, nv + pv])
-            A, B = A[two][:, two], B[two][:, pv]
+        vi = np.arange(nv) if pv is None else pv  # the model index of each caller's velocity
+        ui = np.arange(nu) if pu is None else pu
+        si, ls = vi, lv
+        if self.names.wheels:  # ds: the velocities but base_vy (model index 1), in the caller's order
+            si = np.array([k - (k > 1) for k in vi if k != 1], dtype=np.intp)
+            ls = [nm for nm, k in zip(lv, vi) if k != 1]
+        two = np.concatenate([vi, nv + si])
+        A, B = A[two][:, two], B[two][:, ui]
         inputs: dict[str, Any] = {"positions": q, "velocities": v, "efforts": u}
         self._finite("A", A[None], **inputs)
         self._finite("B", B[None], **inputs)
-        return lv, A, B
+        return Linearization(lv, lv + ls, lu, A, B)
 
     @_serves
     def gravity(self, joint_names, positions) -> np.ndarray:

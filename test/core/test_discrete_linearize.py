@@ -158,7 +158,8 @@ def test_the_service_answers_one_step_in_the_callers_order(robots) -> None:
     vi = {nm: i for i, nm in enumerate(["base_vx", "base_vy", "base_wz", *planar.joint_names])}
     pv = np.array([vi[nm] for nm in names if nm in vi])
     pq = pv  # the planar q and v share the order (x, y, yaw, joints)
-    _, A, B = svc.linearize(names, q[pq], v[pv], u[pv], dt=1e-3, integrator="rk4")
+    lin = svc.linearize(names, q[pq], v[pv], u[pv], dt=1e-3, integrator="rk4")
+    A, B = lin.a, lin.b
     A0, B0 = planar.linearize(q, v, u, dt=1e-3)
     two = np.r_[pv, planar.nv + pv]
     assert np.array_equal(A, A0[two][:, two]) and np.array_equal(B, B0[two][:, pv])

@@ -268,16 +268,13 @@ def test_entry_refusals_fall_to_the_named_errors(case) -> None:
 
 
 def test_linearize_service_refusals_without_ros() -> None:
-    """``DynamicsService.linearize`` (the ``/rbd/linearize`` answer): a diff_drive base and a
-    planar base's ``include_actuators`` refused by name; a planar state in the caller's order
-    equals ``Robot.linearize`` reordered."""
+    """``DynamicsService.linearize`` (the ``/rbd/linearize`` answer): a planar base's
+    ``include_actuators`` refused by name; a planar state in the caller's order equals
+    ``Robot.linearize`` reordered, its ``state_names`` ``[dq; dv]`` and ``input_names`` the
+    efforts."""
     from rbd_ros.services import DynamicsService, RequestError
 
     path = str(REPO / "urdf/mobile_arm7.urdf")
-    dd = DynamicsService(Robot.from_urdf(path, base_type="diff_drive", tip_link="tool0"))
-    z = np.zeros(dd.robot.nv)
-    with pytest.raises(RequestError, match="not available for a diff_drive-base robot"):
-        dd.linearize(list(dd.robot.joint_names), np.zeros(dd.robot.nq), z, z)
     planar = Robot.from_urdf(path, base_type="planar", tip_link="tool0")
     svc = DynamicsService(planar)
     names = ["base_x", "base_y", "base_yaw", "base_vx", "base_vy", "base_wz", *planar.joint_names][::-1]
@@ -289,8 +286,52 @@ def test_linearize_service_refusals_without_ros() -> None:
     pv = np.array([vi[nm] for nm in names if nm in vi])
     with pytest.raises(RequestError, match="include_actuators is not available for a planar-base robot"):
         svc.linearize(names, q[pq], v[pv], u[pv], include_actuators=True)
-    coords, A, B = svc.linearize(names, q[pq], v[pv], u[pv])
+    lin = svc.linearize(names, q[pq], v[pv], u[pv])
     A0, B0 = planar.linearize(q, v, u)
     two = np.r_[pv, planar.nv + pv]
-    assert coords == [nm for nm in names if nm in vi]
-    assert np.array_equal(A, A0[two][:, two]) and np.array_equal(B, B0[two][:, pv])
+    vnames = [nm for nm in names if nm in vi]
+    assert lin.coordinate_names == lin.input_names == vnames and lin.state_names == vnames * 2
+    assert np.array_equal(lin.a, A0[two][:, two]) and np.array_equal(lin.b, B0[two][:, pv])
+
+
+def test_linearize_service_on_a_diff_drive_names_its_speeds_and_wheel_inputs() -> None:
+    """A diff_drive base through ``DynamicsService.linearize`` (issue 42): the state ``[dq;
+    ds]`` (``ds`` the velocities but ``base_vy``) and the wheel and joint inputs, in the
+    caller's shuffled order, equal ``Robot.linearize`` (checked against central differences in
+    ``test_diff_drive_derivatives``) reordered by name here, continuous and over one ``rk4``
+    step; a sliding base, nv efforts instead of the wheels', ``include_actuators`` and an
+    integrator the base has not are refused by name."""
+    from rbd_ros.services import DynamicsService, RequestError
+
+    robot = Robot.from_urdf(str(REPO / "urdf/mobile_arm7.urdf"), base_type="diff_drive", tip_link="tool0")
+    svc = DynamicsService(robot)
+    bq, bv, wheels, joints = ["base_x", "base_y", "base_yaw"], ["base_vx", "base_vy", "base_wz"], \
+        list(svc.names.wheels), list(robot.joint_names)
+    rng = np.random.default_rng(3)
+    names = list(rng.permutation(bq + bv + wheels + joints))
+    q = np.r_[rng.normal(size=2), 0.7, rng.uniform(-1, 1, robot.dof)]
+    v, u = rng.normal(size=robot.nv), rng.normal(size=robot.nu)
+    v[1] = 0.0
+    vn, sn, un = bv + joints, [bv[0], bv[2], *joints], wheels + joints  # model orders
+    cq, cv = [nm for nm in names if nm in bq + joints], [nm for nm in names if nm in vn]
+    cs, cu = [nm for nm in cv if nm != "base_vy"], [nm for nm in names if nm in un]
+    qn = bq + joints
+    args = (names, q[[qn.index(nm) for nm in cq]], v[[vn.index(nm) for nm in cv]], u[[un.index(nm) for nm in cu]])
+    rows = np.r_[[vn.index(nm) for nm in cv], robot.nv + np.array([sn.index(nm) for nm in cs])]
+    cols = [un.index(nm) for nm in cu]
+    for step in ({}, {"dt": 2e-3, "integrator": "rk4"}):
+        lin = svc.linearize(*args, **step)
+        A0, B0 = robot.linearize(q, v, u, **step)
+        assert A0.shape == (2 * robot.nv - 1,) * 2 and B0.shape == (2 * robot.nv - 1, robot.nu)
+        assert lin.coordinate_names == cv and lin.state_names == cv + cs and lin.input_names == cu
+        assert np.array_equal(lin.a, A0[rows][:, rows]) and np.array_equal(lin.b, B0[rows][:, cols])
+    sliding = args[2].copy()
+    sliding[cv.index("base_vy")] = 0.3
+    with pytest.raises(RequestError, match="base_vy = 0.3, but a diff_drive base cannot slide"):
+        svc.linearize(names, args[1], sliding, args[3])
+    with pytest.raises(RequestError, match="left_wheel"):
+        svc.linearize(names, args[1], args[2], np.zeros(robot.nv))
+    with pytest.raises(RequestError, match="include_actuators is not available for a diff_drive-base robot"):
+        svc.linearize(*args, include_actuators=True)
+    with pytest.raises(RequestError, match="integrator 'rkmk4' unknown for a diff_drive base"):
+        svc.linearize(*args, dt=1e-3, integrator="rkmk4")

@@ -75,6 +75,7 @@ def test_linearize_fixed_base_against_pinocchio() -> None:
         res = _ask(node, client, rev, q[p], v[p], u[p])
         assert res.success, res.message
         assert list(res.coordinate_names) == rev
+        assert list(res.state_names) == rev * 2 and list(res.input_names) == rev
         assert list(res.a_shape) == [2 * n, 2 * n] and list(res.b_shape) == [2 * n, n]
         A = np.array(res.a).reshape(res.a_shape)
         B = np.array(res.b).reshape(res.b_shape)

@@ -39,7 +39,8 @@ diff = shared.diff  # the fixture, shared with the ROS-free tests
 def test_ros_server_diff_drive(diff, node_process) -> None:
     """``rbd-ros dynamics-server --ros-args -p model_yaml:=config/mobile_arm7.yaml``: GetModel
     reports the base and wheels, the client's default names work, the answers are the
-    in-process service's, a sliding base_vy is refused with the message."""
+    in-process service's (linearize too: its state and input names), a sliding base_vy is
+    refused with the message."""
     from rbd_ros.model import MdhModel
     from rbd_ros.ros.client import DynamicsClient, DynamicsError
 
@@ -73,6 +74,11 @@ def test_ros_server_diff_drive(diff, node_process) -> None:
         assert fk.frame_id == "world" and np.abs([p.x, p.y, p.z] - r.fk(Q[0])[:3, 3]).max() < 1e-12
         sim = c.forward_simulate(Q[0], 0.1 * V[0], np.zeros((1, r.nu)), 0.01, 0.001)
         assert sim.positions.shape == (11, r.nq) and np.all(sim.velocities[:, 1] == 0.0)
+        U = np.random.default_rng(4).normal(size=r.nu)  # /mobdiff/linearize: [dq; ds], wheel inputs
+        lin, ref = c.linearize(Q[0], V[0], U, dt=1e-3), service.linearize(c.joint_names, Q[0], V[0], U, dt=1e-3)
+        assert lin.state_names == ref.state_names and lin.input_names == ref.input_names == WHEELS + joints
+        assert lin.a.shape == (2 * r.nv - 1,) * 2 and np.abs(lin.a - ref.a).max() < 1e-12
+        assert np.abs(lin.b - ref.b).max() < 1e-12
         V[1, 1] = 0.2
         with pytest.raises(DynamicsError, match="velocities state 1: base_vy = 0.2, but a diff_drive base"):
             c.inverse_dynamics(Q, V, A)

@@ -332,7 +332,6 @@ class DynamicsServer:
                                                        qos_profile=SERVICE_QOS()))
         self._add_optional(prefix, "LoadModel", "load_model", self._load_model)  # module docstring
         node.add_on_set_parameters_callback(self._on_set_parameters)
-        self._add_optional(prefix, "Linearize", "linearize", self._guard(self._linearize))  # issue 42
         self._warmer = threading.Thread(target=self._warm, name="rbd_ros-warm", daemon=True)
         self._companions = []  # (executor, thread) of each companion node
         for name, owner in owners.items():
@@ -360,11 +359,20 @@ class DynamicsServer:
 
     def _linearize(self, req, res) -> None:
         step = {"dt": req.dt, "integrator": req.integrator} if hasattr(req, "dt") else {}  # older interfaces
-        names, A, B = self.service.linearize(req.joint_names, req.positions, req.velocities, req.efforts,
-                                             req.include_actuators, **step)
-        res.coordinate_names = names
-        res.a, res.a_shape = f64(A), list(A.shape)
-        res.b, res.b_shape = f64(B), list(B.shape)
+        lin = self.service.linearize(req.joint_names, req.positions, req.velocities, req.efforts,
+                                     req.include_actuators, **step)
+        if not hasattr(res, "state_names") and lin.state_names != lin.coordinate_names * 2:
+            from rbd_ros.services import RequestError  # lazy: the services (robot front), not at import
+
+            raise RequestError("this robot's linearization has other state and input names than "
+                               "[dq; dv] and the efforts (a diff_drive base), which the installed "
+                               "rbd_ros_interfaces cannot answer (no Linearize state_names); rebuild "
+                               "the interfaces (scripts/setup.sh)")
+        res.coordinate_names = lin.coordinate_names
+        res.a, res.a_shape = f64(lin.a), list(lin.a.shape)
+        res.b, res.b_shape = f64(lin.b), list(lin.b.shape)
+        if hasattr(res, "state_names"):
+            res.state_names, res.input_names = lin.state_names, lin.input_names
 
     def _load_model(self, req, res):
         """``load_model``: the new model checked, then swapped in (module docstring)."""
