@@ -67,6 +67,7 @@ bench: setup-test
 	$(PY) bench/bench_any_arm.py
 	$(PY) bench/bench_startup.py  # each node's cold and warm start, Robot's first calls (startup.json)
 	$(PY) bench/bench_fork_server.py  # a bringup's CPU, nodes forked against fresh (fork_server.json)
+	$(PY) bench/bench_closed_loop.py  # the sweep's loop against a hand-written mj_step loop (closed_loop.json)
 	$(PY) bench/make_table.py --record
 
 clean:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import os
 import resource
 import statistics
@@ -72,13 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO / "bench"))
     import bench_startup
 
-    out = {**bench_startup.machine(), "load": [load0, os.getloadavg()[0]],
-           "sched_floor": bench_startup.sched_floor(), "duration_s": args.duration,
-           "repeats": args.repeats, "median": med, "cpu_ratio_forked_to_fresh": ratio,
-           "runs": runs}
-    path = REPO / "bench" / "results" / "fork_server.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path.relative_to(REPO)}")
+    bench_startup.write_result("fork_server", load0, duration_s=args.duration, repeats=args.repeats,
+                               median=med, cpu_ratio_forked_to_fresh=ratio, runs=runs)
     return 0
 
 

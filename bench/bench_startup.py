@@ -185,6 +185,16 @@ def machine() -> dict:
     return {"cpu": cpu, "cpus": os.cpu_count(), "commit": commit, "uncommitted_changes": dirty}
 
 
+def write_result(name: str, load0: float, **fields: object) -> Path:
+    """``bench/results/<name>.json``: the machine, the load at the start (``load0``) and now,
+    the scheduling floor, then ``fields``; returns the path."""
+    out = {**machine(), "load": [load0, os.getloadavg()[0]], "sched_floor": sched_floor(), **fields}
+    path = REPO / "bench" / "results" / f"{name}.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path.relative_to(REPO)}")
+    return path
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", nargs="*", default=list(NODES), choices=NODES)

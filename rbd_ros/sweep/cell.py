@@ -20,6 +20,7 @@ import math
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -128,7 +129,12 @@ def controller_law(cell: Cell, true: MdhModel, believed: MdhModel, q0: np.ndarra
     return law
 
 
-def _run(cell: Cell) -> dict:
+def cell_loop(cell: Cell) -> tuple[Any, Any, Any, Any]:
+    """``(sim, loop, law, tour)`` of ``cell`` at its start: the lockstep ``Simulator`` of the
+    true model at the tour's start, the ``ControlLoop`` with the law on the believed model, a
+    state taken and the tour set as its reference (as ``composed_loop``).  Each step of the
+    cell's closed loop is then ``sim.measure`` -> ``loop.joint_state`` -> ``loop.cycle`` ->
+    ``sim.command`` -> ``sim.step`` (``_run``; ``bench/bench_closed_loop.py`` times it)."""
     from rbd_ros.control.loop import ControlLoop  # lazy: the control loop (0.4 s of import)
     from rbd_ros.sim.simulator import BridgeConfig, Simulator  # lazy: the simulator (0.5 s of import)
 
@@ -138,13 +144,19 @@ def _run(cell: Cell) -> dict:
     quiet = lambda level, msg: None  # noqa: E731
     sim = Simulator(true, BridgeConfig(mode="lockstep", command_timeout=0.0,
                                        initial_positions=tuple(tour.start)), log=quiet)
-    dt = sim.config.timestep
-    law = controller_law(cell, true, believed, sim.q, 1.0 / dt)
+    law = controller_law(cell, true, believed, sim.q, 1.0 / sim.config.timestep)
     names = list(sim.joint_names)
     loop = ControlLoop(believed, law, names, log=quiet)
     q, qd, _ = sim.measure()
     loop.joint_state(names, q, qd, sim.time)  # a state first, then the tour (as composed_loop)
     loop.reference = tour.spline(sim.time)
+    return sim, loop, law, tour
+
+
+def _run(cell: Cell) -> dict:
+    true = load_robot(cell.robot)
+    sim, loop, law, tour = cell_loop(cell)
+    dt, names = sim.config.timestep, list(sim.joint_names)
     T = tour.duration + 0.5 if cell.duration == 0.0 else cell.duration
     steps = int(round(T / dt))
     if steps < 1:  # shorter than one control period: nothing ran (a failed row, _nan_reason)
