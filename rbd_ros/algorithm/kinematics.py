@@ -132,6 +132,13 @@ def tool_pose(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) ->
 
 
 @njit(cache=True)
+def tool_poses(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out[k]`` (4x4) = world pose of the tool at ``q[k]``, for each row of ``q`` (N, n)."""
+    for k in range(q.shape[0]):
+        tool_pose(mp, ws, q[k], out[k])
+
+
+@njit(cache=True)
 def frame_jacobian(mp: np.ndarray, ws: np.ndarray, n: int, frame: int, J: np.ndarray) -> None:
     """Geometric Jacobian (6 x n, rows [linear; angular], world frame) of the origin of
     ``frame`` (1..n link frames, n + 1 the tool, 0 the fixed base: zero) from the world

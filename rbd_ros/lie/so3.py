@@ -169,6 +169,29 @@ def orientation_error_into(Rd: np.ndarray, R: np.ndarray, e: np.ndarray, k: int)
     return th
 
 
+@njit(cache=True)
+def orientation_angles_into(Rd: np.ndarray, R: np.ndarray, out: np.ndarray) -> None:
+    """``out[k] = |log(R_d[k] R[k]^T)|`` for a batch of rotations or poses ``(N, 3|4, 3|4)``:
+    the angle of each orientation error (:func:`orientation_error_into`, row by row; the
+    rotation vector's norm is its angle)."""
+    e = np.empty(3)
+    for k in range(Rd.shape[0]):
+        out[k] = orientation_error_into(Rd[k], R[k], e, 0)
+
+
+def orientation_angles(R_desired: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """``(N,)`` angles (rad, in [0, pi]) of the orientation errors ``log(R_d R^T)`` of two
+    ``(N, 3|4, 3|4)`` batches of rotations or poses (one kernel call, no Python per row)."""
+    Rd = np.ascontiguousarray(R_desired, dtype=float)
+    R = np.ascontiguousarray(R, dtype=float)
+    if Rd.ndim != 3 or Rd.shape != R.shape or Rd.shape[1] < 3 or Rd.shape[2] < 3:
+        raise ValueError(f"orientation_angles needs two (N, 3|4, 3|4) batches of one shape, "
+                         f"got {Rd.shape} and {R.shape}")
+    out = np.empty(Rd.shape[0])
+    orientation_angles_into(Rd, R, out)
+    return out
+
+
 def three_term(A: np.ndarray, t: float, inverse: bool) -> np.ndarray:
     """``dexp = E + b A + c A^2`` or ``dexp_inv = E - A/2 + d A^2`` of an ``A = ad_phi`` with
     ``A^3 = -t^2 A`` (SO(3), SE(2), X(z); coefficients :func:`series_coefficients`)."""

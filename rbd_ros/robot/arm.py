@@ -467,8 +467,7 @@ class Robot(StaticsAndIK, Simulation, Derivatives):
         q = self._states("q", q)
         if q.ndim == 2:
             out = np.empty((q.shape[0], 4, 4))
-            for k in range(q.shape[0]):
-                kinematics.tool_pose(self._mp, self._ws, q[k], out[k])
+            kinematics.tool_poses(self._mp, self._ws, q, out)  # one kernel call for the batch
             return validate.finite_result("fk", out, q=q)
         T = np.empty((4, 4))
         kinematics.tool_pose(self._mp, self._ws, q, T)

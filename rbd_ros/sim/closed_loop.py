@@ -62,14 +62,13 @@ def tool_errors(model: MdhModel, reference: np.ndarray, measured: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Per sample: the tool's position error ``|p(q_d) - p(q)|`` (m) and orientation error
     angle ``|orientation_error(R(q_d), R(q))|`` (rad)."""
-    from rbd_ros.lie.so3 import orientation_error  # lazy: lie.so3 (numba) (0.2 s of import)
+    from rbd_ros.lie.so3 import orientation_angles  # lazy: lie.so3 (numba) (0.2 s of import)
     from rbd_ros.robot import Robot  # lazy: the robot front (0.3 s of import)
 
     robot = Robot(model)
     Td, T = robot.fk(np.asarray(reference, float)), robot.fk(np.asarray(measured, float))
     pos = np.linalg.norm(Td[:, :3, 3] - T[:, :3, 3], axis=1)
-    ang = np.array([np.linalg.norm(orientation_error(a[:3, :3], b[:3, :3])) for a, b in zip(Td, T, strict=True)])
-    return pos, ang
+    return pos, orientation_angles(Td, T)
 
 
 def run_tour(model: MdhModel, law_name: str, gains: dict[str, Any] | None = None,

@@ -71,7 +71,7 @@ LONGEST = ("task_pd", "resolved_acceleration")
 def _robot_api(robot) -> None:  # rbd_ros.Robot
     """One call of each public entry point a node serves (values irrelevant, types matter)."""
     from rbd_ros.algorithm.integrators import CORE_INTEGRATORS  # lazy: the integrators' kernels (0.3 s of import)
-    from rbd_ros.lie.so3 import orientation_error  # lazy: lie.so3 (numba) (0.3 s of import)
+    from rbd_ros.lie.so3 import orientation_angles, orientation_error  # lazy: lie.so3 (numba) (0.3 s of import)
 
     q = robot.neutral() if hasattr(robot, "neutral") else np.zeros(robot.nq)
     v, a, u = np.zeros(robot.nv), np.zeros(robot.nv), np.zeros(robot.nu)
@@ -82,6 +82,7 @@ def _robot_api(robot) -> None:  # rbd_ros.Robot
     robot.gravity(q)
     robot.bias(q, v)
     robot.fk(q)
+    robot.fk(np.stack([q, q]))  # the batch kernel (tool_errors of the reports and the sweep)
     robot.link_poses(q)
     robot.jacobian(q)
     robot.static_torques(q, np.zeros(6))
@@ -112,7 +113,8 @@ def _robot_api(robot) -> None:  # rbd_ros.Robot
     robot.kinetic_energy(q, v)
     robot.potential_energy(q)
     robot.analytic_jacobian(np.full(n, 0.3))  # not at q = 0: the Euler angles' singularity
-    orientation_error(T, T)  # the bringup report's tool errors (sim.closed_loop.tool_errors)
+    orientation_error(T, T)
+    orientation_angles(T[None], T[None])  # the bringup report's tool errors (sim.closed_loop.tool_errors)
     for integrator in CORE_INTEGRATORS:
         robot.simulate(q, v, np.zeros((2, n)), 1e-3, integrator=integrator)
     states = np.zeros((4, n))

@@ -78,3 +78,25 @@ def test_orientation_error_is_the_log_of_the_relative_rotation():
             tol = 1e-12 + 1e-14 / np.sin(angle)
             np.testing.assert_allclose(e, pin.log3(Re), rtol=0, atol=tol,
                                        err_msg=f"angle {angle}")
+
+
+def test_orientation_angles_of_a_batch_are_pinocchios_log_norms():
+    """``so3.orientation_angles`` (one kernel call over a batch, the bringup report's and the
+    sweep's tool errors): each angle is ``|pin.log3(R_d R^T)|``, for rotations and for 4x4 poses
+    (their top-left blocks); mismatched or non-batch shapes are refused by name."""
+    from rbd_ros.lie.so3 import orientation_angles
+
+    rng = np.random.default_rng(RNG_SEED + 3)
+    R = np.stack([pin.exp3(rng.normal(size=3)) for _ in ROTATIONS])
+    Rd = np.stack([Re @ Rk for Re, Rk in zip(ROTATIONS, R)])
+    expected = np.array([_angle(Re) for Re in ROTATIONS])
+    tol = 1e-12 + 1e-14 / np.maximum(np.sin(expected), 1e-14)  # the rounding near pi, as above
+    assert (np.abs(orientation_angles(Rd, R) - expected) <= tol).all()
+    T, Td = np.tile(np.eye(4), (len(R), 1, 1)), np.tile(np.eye(4), (len(R), 1, 1))
+    T[:, :3, :3], Td[:, :3, :3] = R, Rd
+    T[:, :3, 3], Td[:, :3, 3] = rng.normal(size=(2, len(R), 3))  # translations do not count
+    assert (np.abs(orientation_angles(Td, T) - expected) <= tol).all()
+    with pytest.raises(ValueError, match="two \\(N, 3\\|4, 3\\|4\\) batches of one shape"):
+        orientation_angles(Rd[0], R[0])
+    with pytest.raises(ValueError, match="of one shape"):
+        orientation_angles(Td, R)
