@@ -119,6 +119,13 @@ def link_poses(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) -
 
 
 @njit(cache=True)
+def link_poses_rows(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out[s]`` = :func:`link_poses` at ``q[s]``, for each row of ``q`` (S, n): (S, n + 1, 4, 4)."""
+    for s in range(q.shape[0]):
+        link_poses(mp, ws, q[s], out[s])
+
+
+@njit(cache=True)
 def tool_pose(mp: np.ndarray, ws: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
     """``out`` (4x4) = world pose of the tool frame."""
     n = q.shape[0]

@@ -206,7 +206,7 @@ class Guard:
     def heights(self, q: np.ndarray) -> np.ndarray:
         """z (m, base link frame) of every point at ``q`` (n,); (S, points) for poses (S, n)."""
         Q = np.atleast_2d(q)
-        F = np.array([self.robot.link_poses(x) for x in Q])  # (S, n + 1, 4, 4)
+        F = self.robot.link_poses(Q)  # (S, n + 1, 4, 4)
         z = np.concatenate([F[:, :, 2, :], (F[:, -1, 2, :] @ self._tool)[:, None]], axis=1)[:, self._frames]
         h = np.einsum("spj,pj->sp", z[:, :, :3], self._offsets) + z[:, :, 3]  # R_z . o + p_z
         return h if np.ndim(q) == 2 else h[0]

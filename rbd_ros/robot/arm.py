@@ -474,10 +474,15 @@ class Robot(StaticsAndIK, Simulation, Derivatives):
         return validate.finite_result("fk", T, q=q)
 
     def link_poses(self, q: Any) -> np.ndarray:
-        """World poses of frames 0 (base) .. n, ``(n + 1, 4, 4)``."""
-        q = self._states("q", q, batch_ok=False)
-        out = np.empty((self.dof + 1, 4, 4))
-        kinematics.link_poses(self._mp, self._ws, q, out)
+        """World poses of frames 0 (base) .. n, ``(n + 1, 4, 4)``, or ``(N, n + 1, 4, 4)`` for
+        ``(N, n)`` (one kernel call; a moving base's ``link_poses`` takes one state)."""
+        q = self._states("q", q)
+        if q.ndim == 2:
+            out = np.empty((q.shape[0], self.dof + 1, 4, 4))
+            kinematics.link_poses_rows(self._mp, self._ws, q, out)
+        else:
+            out = np.empty((self.dof + 1, 4, 4))
+            kinematics.link_poses(self._mp, self._ws, q, out)
         return validate.finite_result("link_poses", out, q=q)
 
     def urdf_link_poses(self, q: Any, links: Sequence[str] | None = None) -> np.ndarray:

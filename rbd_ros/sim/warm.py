@@ -82,8 +82,10 @@ def _robot_api(robot) -> None:  # rbd_ros.Robot
     robot.gravity(q)
     robot.bias(q, v)
     robot.fk(q)
-    robot.fk(np.stack([q, q]))  # the batch kernel (tool_errors of the reports and the sweep)
     robot.link_poses(q)
+    if robot.base_type == "fixed":  # the batch kernels (a mobile base's fk and link_poses take one state)
+        robot.fk(np.stack([q, q]))  # the reports' and the sweep's tool errors
+        robot.link_poses(np.stack([q, q]))  # the tour planner's floor check
     robot.jacobian(q)
     robot.static_torques(q, np.zeros(6))
     if robot.base_type != "diff_drive":  # the derivatives (issue 42; a diff drive's are refused)

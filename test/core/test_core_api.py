@@ -32,7 +32,7 @@ def robot() -> Robot:
     (lambda r, z: r.inverse_dynamics(z, z, z, tool_wrench=[np.nan] * 6), "tool_wrench contains"),
     (lambda r, z: r.jacobian(z, link="nowhere"), "unknown link 'nowhere'"),
     (lambda r, z: r.jacobian(z, link=9), "link index must be"),
-    (lambda r, z: r.link_poses(np.zeros((2, 7))), r"q must have shape \(7,\)"),
+    (lambda r, z: r.link_poses(np.zeros((2, 6))), r"q must have shape \(7,\) or \(N, 7\), got \(2, 6\)"),
     (lambda r, z: r.simulate(z, z, np.zeros((5, 7)), 0.001, integrator="rk45"), "integrator 'rk45'"),
     (lambda r, z: r.simulate(z, z, np.zeros((5, 7)), -1.0), "dt must be a positive"),
     (lambda r, z: r.simulate(z, z, np.zeros((5, 6)), 0.001), r"tau must have shape \(steps, 7\)"),

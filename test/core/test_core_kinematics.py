@@ -50,6 +50,9 @@ def test_fk_link_poses_and_jacobians_vs_pinocchio(case):
         assert not robot.jacobian(q, link=0).any()
     assert rel_err(robot.fk(Q)[1], robot.fk(Q[1])) == 0.0
     assert rel_err(robot.jacobian(Q)[2], robot.jacobian(Q[2])) == 0.0
+    P = robot.link_poses(Q)  # a batch: each state's poses, bit for bit
+    assert P.shape == (len(Q), robot.dof + 1, 4, 4)
+    assert all(np.array_equal(P[k], robot.link_poses(Q[k])) for k in range(len(Q)))
 
 
 def test_jdot_qd_vs_pinocchio_and_finite_differences(case):

@@ -76,3 +76,15 @@ def test_server_kernels_calls_the_services_kernels(moving, parts, expected) -> N
     robot = _Recorder()
     warm.server_kernels(robot, moving, parts)
     assert [c for c in robot.called if c != "neutral"] == expected
+
+
+@pytest.mark.slow
+def test_the_robot_api_steps_run_on_every_base() -> None:
+    """The real ``Robot API`` steps (fixed, floating, diff-drive and planar bases) call only
+    what each base accepts: a call a base refuses (a batch its ``fk`` does not take) would skip
+    the rest of that base's step in ``rbd-ros warm``, its kernels then compiled by the first
+    node that needs them.  Run here on the suite's warm cache (loads, no compiles)."""
+    steps = [(name, call) for name, call in warm.tasks() if name.startswith("Robot API")]
+    assert len(steps) == 4, [name for name, _ in steps]
+    for _name, call in steps:
+        call()  # raises what ``warm`` would have said and skipped
