@@ -151,6 +151,21 @@ def _zombie_segments():
     _remove_zombie_segments()
 
 
+@pytest.fixture(autouse=True)
+def _deep_fork_server(request):
+    """Before the first test of a worker that may start a node (a ``ros`` test, or one in a file
+    the lanes put on a normal lane: rclpy, ``realtime``): its fork server with the nodes' start
+    imports (``fork_server.prestart(start_imports=True)``): a worker forks a hundred nodes or
+    more, each then 0.1-0.4 s of CPU lighter to ``ready``, for ~1 s more once in the server.  A
+    run without such a test starts none; a bringup's own server stays the lean one."""
+    if (request.node.get_closest_marker("ros") is not None
+            or needs_normal_cpu(xdist_unit(request.node.nodeid))):
+        from rbd_ros.ros.bringup import fork_server
+
+        fork_server.prestart(start_imports=True)
+    yield
+
+
 def pytest_sessionstart(session) -> None:
     _remove_zombie_segments()
 

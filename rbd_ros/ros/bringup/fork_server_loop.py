@@ -26,12 +26,34 @@ import sys
 import threading
 
 from rbd_ros.algorithm import jit_cache
-from rbd_ros.ros.bringup.fork_server import MAX_MESSAGE, STOP_WITH_PARENT
+from rbd_ros.ros.bringup.fork_server import MAX_MESSAGE, START_IMPORTS_FLAG, STOP_WITH_PARENT
 
 #: what the server imports before it forks: every node's module and what they import
 PRELOAD = ("numpy", "rclpy", "mujoco", "rbd_ros.ros.nodes.controller",
            "rbd_ros.ros.nodes.mujoco_bridge", "rbd_ros.ros.nodes.state_publisher",
            "rbd_ros.ros.nodes.dynamics_server", "rbd_ros.ros.bringup.twist_player")
+#: the message packages whose classes and type support (the C library rclpy loads at a
+#: publisher's, subscription's or service's creation) the nodes load at start
+MESSAGE_PACKAGES = ("action_msgs", "builtin_interfaces", "control_msgs", "geometry_msgs",
+                    "rbd_ros_interfaces", "rcl_interfaces", "rosgraph_msgs", "sensor_msgs",
+                    "service_msgs", "std_msgs", "std_srvs", "tf2_msgs", "trajectory_msgs",
+                    "type_description_interfaces", "unique_identifier_msgs")
+#: with ``start_imports`` (``fork_server.prestart``): what the nodes import lazily at start
+#: (their modules defer it, so that ``rbd-ros --help`` and the CLI's checks stay light),
+#: imported here too so that no fork imports it again: a forked node imports 230-750 modules at
+#: start without it (the controller's retimer: toppra and scipy).  Each one best effort: one
+#: that fails to import is left to the node
+START_IMPORTS = (
+    "rclpy.node", "rclpy.action", "rclpy.executors", "rclpy.serialization", "rclpy.time_source",
+    "rclpy.parameter_service", "rclpy.logging_service", "rclpy.type_description_service",
+    *(f"{p}.{sub}" for p in MESSAGE_PACKAGES for sub in ("msg", "srv", "action")),
+    *(f"{p}.{p}_s__rosidl_typesupport_c" for p in MESSAGE_PACKAGES),
+    "urdf_parser_py.urdf", "toppra", "concurrent.futures", "multiprocessing",
+    "rbd_ros.robot", "rbd_ros.robot.derivatives", "rbd_ros.robot.discrete", "rbd_ros.urdf",
+    "rbd_ros.services", "rbd_ros.bases", "rbd_ros.model.urdf_export", "rbd_ros.model.link_frames",
+    "rbd_ros.sim.simulator", "rbd_ros.sim.mobile_sim", "rbd_ros.sim.closed_loop", "rbd_ros.sim.warm",
+    "rbd_ros.control.retime", "rbd_ros.control.follow_trajectory", "rbd_ros.control.mobile_laws",
+    "rbd_ros.ros.follow_action", "rbd_ros.util.schema")
 
 
 def _send(sock: socket.socket, msg: dict) -> None:
@@ -39,9 +61,10 @@ def _send(sock: socket.socket, msg: dict) -> None:
         sock.send(json.dumps(msg).encode())
 
 
-def serve(fd: int) -> tuple[dict, int] | None:
+def serve(fd: int, start_imports: bool = False) -> tuple[dict, int] | None:
     """The server's loop; returns ``(request, output fd)`` only in a forked child, ``None``
-    in the server when the requester has gone and every child has been reaped."""
+    in the server when the requester has gone and every child has been reaped.
+    ``start_imports``: :data:`START_IMPORTS` too (``fork_server.prestart``)."""
     filler = sys.orig_argv[-1].isspace()  # the room fork_server.CMDLINE_ROOM left: not shown
     set_command_line(sys.orig_argv[:-1] if filler else sys.orig_argv)
     sock = socket.socket(fileno=fd)
@@ -53,6 +76,9 @@ def serve(fd: int) -> tuple[dict, int] | None:
     try:
         for name in PRELOAD:
             __import__(name)
+        for name in START_IMPORTS if start_imports else ():
+            with contextlib.suppress(ImportError):  # (a package without srv, say)
+                importlib.import_module(name)
         jit_cache.load_cached()  # the kernels already cached, and numba's CPU target set up
         ok = threading.active_count() == 1
     except Exception:  # noqa: BLE001 - any failure: every request gets a fresh interpreter
@@ -172,7 +198,7 @@ def become(request: dict, out: int) -> None:
 
 
 def main() -> None:
-    served = serve(int(sys.argv[1]))
+    served = serve(int(sys.argv[1]), START_IMPORTS_FLAG in sys.argv[2:])
     if served is not None:
         become(*served)
 

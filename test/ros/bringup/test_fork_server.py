@@ -115,13 +115,14 @@ REQUESTER = textwrap.dedent("""
     import os, sys, time
     from rbd_ros.ros.bringup.processes import STOP_WITH_PARENT, NodeProcess
     from rbd_ros.ros.bringup import fork_server
-    node = NodeProcess(["-n", "1", "-r", "1", "-s", "from rbd_ros.algorithm.mdh import mdh_transform; "
-                        "print('up', len(mdh_transform.overloads), flush=True); import time; "
-                        "time.sleep(120)", "pass"], env={STOP_WITH_PARENT: str(os.getpid())},
+    fork_server.prestart(start_imports=True)
+    node = NodeProcess(["-n", "1", "-r", "1", "-s", "import sys; from rbd_ros.algorithm.mdh import mdh_transform; "
+                        "print('up', len(mdh_transform.overloads), 'toppra' in sys.modules, flush=True); "
+                        "import time; time.sleep(120)", "pass"], env={STOP_WITH_PARENT: str(os.getpid())},
                        module="timeit")
-    loaded = node.wait_for("up", 60).split()[-1]
+    loaded, preloaded = node.wait_for("up", 60).split()[-2:]
     kind = "forked" if isinstance(node.proc, fork_server.ForkedChild) else "fresh"
-    print("PIDS", node.proc.pid, fork_server._client.proc.pid, kind, loaded, flush=True)
+    print("PIDS", node.proc.pid, fork_server._client.proc.pid, kind, loaded, preloaded, flush=True)
     time.sleep(120)
     """)
 
@@ -135,8 +136,9 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_sigkilled_requester_stops_its_nodes_and_the_server() -> None:
-    """Also (the same requester, a server of its own): a kernel cached before the server
-    started is loaded in the node before its first call (``jit_cache.load_cached``)."""
+    """Also (the same requester, a server of its own, ``start_imports``): a kernel cached before
+    the server started is loaded in the node before its first call (``jit_cache.load_cached``),
+    and a module a node imports at start (the retimer's toppra) is imported already."""
     from rbd_ros.algorithm.mdh import mdh_transform
     mdh_transform(0.1, 0.2, 0.3, 0.4)  # cached now, if it was not
     requester = subprocess.Popen([sys.executable, "-c", REQUESTER], cwd=REPO, text=True,
@@ -147,9 +149,10 @@ def test_a_sigkilled_requester_stops_its_nodes_and_the_server() -> None:
         while not line.startswith("PIDS") and time.monotonic() < deadline:
             line = requester.stdout.readline() or line
             assert requester.poll() is None, requester.stdout.read()
-        _, node, server, kind, loaded = line.split()
+        _, node, server, kind, loaded, preloaded = line.split()
         assert kind == "forked"
         assert loaded == "1", "the server did not load the cached kernel before the fork"
+        assert preloaded == "True", "start_imports: the controller's retimer (toppra) not imported in the server"
         assert _alive(int(node)) and _alive(int(server))
         requester.kill()
         requester.wait(10)
