@@ -11,7 +11,9 @@ the children and send their exit statuses.  ``become``: in the child, the set-up
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import ctypes
 import faulthandler
 import gc
 import importlib.util
@@ -161,8 +163,8 @@ def set_command_line(argv: list[str]) -> bool:
 
 
 def become(request: dict, out: int) -> None:
-    """In the forked child: set up as ``python -m MODULE ARGS`` would be, then run it (its
-    ``SystemExit`` ends this interpreter as that process's would)."""
+    """In the forked child: set up as ``python -m MODULE ARGS`` would be, run it, and end with
+    the status that process's would have (:func:`exit_status`, :func:`end`)."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)  # its own group (the server set it too: killpg works from the start)
     os.dup2(out, 1)
@@ -194,7 +196,44 @@ def become(request: dict, out: int) -> None:
     spec = importlib.util.find_spec(module)
     sys.argv = [spec.origin if spec is not None and spec.origin else module, *request["args"]]
     set_command_line([sys.executable, "-m", module, *request["args"]])
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exit_status(exc.code)
+    except BaseException:  # noqa: BLE001 - as the interpreter ends on any other: traceback, 1
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    end(code)
+
+
+def exit_status(code: object) -> int:
+    """The status the interpreter gives an uncaught ``SystemExit(code)``: 0 for None, an int as
+    it is, anything else printed to stderr and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code if -(1 << 31) <= code < (1 << 31) else 1
+    print(code, file=sys.stderr)
+    return 1
+
+
+def end(code: int) -> None:
+    """End the child as the interpreter's exit would, but without tearing down the modules and
+    objects it inherited from the server (measured: 0.11 s of CPU and 20 000 page faults in a
+    child of a server with 730 modules, 0.21-0.25 s with 1 650; a fresh interpreter tears down
+    only its own): its non-daemon threads joined, its ``atexit`` functions run (``logging``'s
+    flush among them), Python's and C's standard streams flushed, then ``os._exit``, as
+    ``multiprocessing``'s forked children end."""
+    with contextlib.suppress(Exception):
+        threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter's exit does first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).fflush(None)  # C stdio (a library's printf into the pipe)
+    os._exit(code)
 
 
 def main() -> None:
