@@ -115,7 +115,7 @@ def _robot_api(robot) -> None:  # rbd_ros.Robot
     robot.kinetic_energy(q, v)
     robot.potential_energy(q)
     robot.analytic_jacobian(np.full(n, 0.3))  # not at q = 0: the Euler angles' singularity
-    orientation_error(T, T)
+    orientation_error(T, T)  # a task-space target's move (control.trajectory.CartesianMove)
     orientation_angles(T[None], T[None])  # the bringup report's tool errors (sim.closed_loop.tool_errors)
     for integrator in CORE_INTEGRATORS:
         robot.simulate(q, v, np.zeros((2, n)), 1e-3, integrator=integrator)
