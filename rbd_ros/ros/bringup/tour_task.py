@@ -23,7 +23,7 @@ from rbd_ros.ros.bringup.mobile import base_path_message
 from rbd_ros.ros.bringup.processes import REACHED, STALL_SECONDS, STOP_WITH_PARENT, NodeProcess, StallWatch
 from rbd_ros.ros.bringup.report import progress_factor, real_time_factor
 from rbd_ros.ros.bringup.tour_report import finish
-from rbd_ros.ros.bringup.twist_player import MATCHED
+from rbd_ros.ros.bringup.twist_player import MATCHED, PROFILE_FROM
 from rbd_ros.ros.common import recordable_qos
 from rbd_ros.ros.messages import set_stamp, to_joint_trajectory
 
@@ -129,6 +129,7 @@ class TourTask:
                                         traj)
         if self.profile is not None:  # the player starts the twist profile with the tour's stamp
             self.profile.t0 = t_start
+            self.wait_for_player_start()
         elif path_pub is not None:  # the base's figure eight from the same stamp
             path = base_path_message(self.eight, t_start)
             self.path_poses = len(path.poses)
@@ -230,6 +231,17 @@ class TourTask:
             return (f"trajectory accepted: {len(self.tour.waypoints)} points," in line
                     and f"from t = {self.tour_stamp:.3f}" in line)
         return f"base path accepted: {self.path_poses} poses," in line
+
+    def wait_for_player_start(self, timeout: float = 30.0) -> None:
+        """Until the twist player has the tour's stamp (``PROFILE_FROM``), the bridge still
+        paused: a player that learns it after the simulation resumed sends nothing before, and
+        the base misses the profile's start (reproduced: a player 1.5 s late in its tour callback
+        left the base 0.49 m off the profile's path)."""
+        try:
+            self.runner.player.wait_for(PROFILE_FROM, timeout=timeout)
+        except TimeoutError:
+            print(f"[bringup] warning: the twist player did not receive the tour's stamp in {timeout:g} s: "
+                  "the base may miss the profile's first twists", flush=True)
 
     def wait_for_tour_accepted(self, timeout: float = 30.0, others=None, grace: float = 3.0) -> None:
         """Block until the controller logged that it accepted the tour (and the base path)

@@ -34,6 +34,10 @@ from rbd_ros.ros.messages import header_stamp_ns, set_stamp
 LEAD = 0.05  # s: zero twists from this long before the profile (the base rests, no timeout)
 AHEAD = 0.25  # s: each twist is sent this far ahead of its stamp (the lag it absorbs)
 MATCHED = "twist_player: matched"  # the line once --subscribers readers matched its publisher
+#: the line once the tour's stamp reached it: the bringup keeps the bridge paused until then
+#: (one CI run: a player starved while the simulation resumed learnt the stamp ~1.5 s of simulated
+#: time into the profile, sent nothing before, and the base ended 0.46 m short of its path)
+PROFILE_FROM = "twist_player: profile from t ="
 
 
 class TwistPlayer:
@@ -60,7 +64,7 @@ class TwistPlayer:
         t0 = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         self.profile.t0 = t0
         self.start = t0 - LEAD
-        print(f"twist_player: profile from t = {t0:.3f} s", flush=True)
+        print(f"{PROFILE_FROM} {t0:.3f} s", flush=True)
 
     def _on_clock(self, raw: bytes) -> None:
         t = 1e-9 * header_stamp_ns(raw) + AHEAD  # the time this twist acts at

@@ -137,3 +137,41 @@ def test_the_player_says_when_its_readers_matched(capsys) -> None:
             for peer in peers:
                 peer.destroy_node()
             node.destroy_node()
+
+@pytest.mark.parametrize("heard", [True, False], ids=["heard", "never_heard"])
+def test_the_bringup_resumes_the_simulation_only_once_the_player_has_the_tour(monkeypatch, capsys, heard) -> None:
+    """``TourTask.send_tour`` (the bridge paused) returns only after the player printed
+    ``PROFILE_FROM`` for the published tour: ``drive`` resumes the simulation after it.  A player
+    that learnt the stamp late (1.5 s, reproduced) sent nothing before and left the base 0.49 m
+    off the profile's path.  A player that never says so: a warning naming it, not a hang."""
+    from types import SimpleNamespace
+
+    from rbd_ros.ros.bringup import tour_task
+    from rbd_ros.ros.bringup.inbox import COMMANDS
+    from rbd_ros.ros.bringup.twist_player import MATCHED, PROFILE_FROM
+
+    events: list[str] = []
+
+    class Player:
+        def wait_for(self, text: str, timeout: float = 60.0) -> str:
+            events.append(f"wait {text}")
+            if text == PROFILE_FROM and not heard:
+                raise TimeoutError(text)
+            return text
+
+    runner = SimpleNamespace(joint_names=["a"], mobile=True, command_topic=COMMANDS, collecting=False,
+                             recorder=None, player=Player(), start_recording=lambda t: None,
+                             law_process=lambda: SimpleNamespace(lines=[]))
+    traj_pub = SimpleNamespace(get_subscription_count=lambda: 2, publish=lambda msg: events.append("publish"))
+    monkeypatch.setattr(tour_task, "rates", lambda tour, waypoints: ())
+    monkeypatch.setattr(tour_task, "to_joint_trajectory", lambda *a: SimpleNamespace(
+        header=SimpleNamespace(stamp=SimpleNamespace(sec=0, nanosec=0))))
+    task = tour_task.TourTask(SimpleNamespace(waypoints=np.zeros((2, 1)), times=np.array([0.0, 1.0])),
+                              profile=SimpleNamespace(t0=None))
+    task.runner = runner
+    monkeypatch.setattr(task, "wait_for_tour_accepted", lambda **kw: events.append("accepted"))
+    t_start = task.send_tour(None, traj_pub, None, t_pause=2.0, t_now=2.0)
+    assert t_start == pytest.approx(2.1) and task.profile.t0 == t_start
+    assert events == [f"wait {MATCHED}", "publish", f"wait {PROFILE_FROM}", "accepted"], events
+    warned = "the twist player did not receive the tour's stamp" in capsys.readouterr().out
+    assert warned is not heard
