@@ -87,3 +87,26 @@ def test_no_command_is_resent_before_a_first_cycle(monkeypatch):
         for _ in range(3):
             _joint_state(ctrl, arm, 0.0)
         assert sent == [] and ctrl.loop.cycles == 0
+
+
+def test_a_full_inbox_refuses_the_newest_message_and_says_so(monkeypatch):
+    """The subscriptions' buffer (``MobileController._buffer``) holds ``MAX_INBOX`` messages
+    between drains; one more is refused with an error naming it, and the buffered ones stay, in
+    order (a ``deque(maxlen=...)`` had dropped the oldest without a word: a trajectory among
+    them would have vanished)."""
+    from geometry_msgs.msg import TwistStamped
+
+    from rbd_ros.ros.nodes import mobile_controller as mc
+
+    monkeypatch.setattr(mc, "MAX_INBOX", 5)
+    with _controller(monkeypatch, 0.05) as (ctrl, _, _arm):
+        errors: list[str] = []
+        ctrl.log = type("Log", (), {"error": lambda self, text: errors.append(text)})()
+        twists = [TwistStamped() for _ in range(7)]
+        for k, tw in enumerate(twists):
+            tw.twist.linear.x = 0.01 * k
+            ctrl._buffer(ctrl._cmd_vel, tw)
+        ctrl._on_trajectory("a trajectory")  # the eighth: refused too
+        assert [m for _, m in ctrl.inbox] == twists[:5]
+        assert ctrl.dropped == 3 and len(errors) == 1  # the first refusal said, the next counted
+        assert "cmd_vel dropped: 5 messages already wait" in errors[0], errors

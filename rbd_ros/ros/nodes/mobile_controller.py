@@ -63,6 +63,9 @@ from rbd_ros.ros.nodes.controller_common import (
 
 CMD_VEL = "~/cmd_vel"
 BASE_PATH = "~/base_path"
+#: messages the subscriptions may buffer between two drains (each cycle drains, and a 20 ms
+#: timer while no cycle runs): a full inbox refuses the newest, logged, and keeps the order
+MAX_INBOX = 1000
 RESEND_AFTER = 0.25  # s: a repeat of the answered first state this long after it resends (lockstep)
 
 
@@ -104,7 +107,8 @@ class MobileController:
         self.publish_state = bool(prm["publish_state"])
         self.joints = self.loop.joints
         self.tau_out = self.loop.tau_out
-        self.inbox: deque = deque(maxlen=1000)  # (loop method, message) written by the callbacks
+        self.inbox: deque = deque()  # (loop method, message) written by the callbacks (_buffer)
+        self.dropped = 0  # messages refused by a full inbox
         self._reader: Any = None  # the thread that reads raw ~/base_path messages (_on_path)
         self.lock = threading.RLock()  # composed: the bridge's stepping thread and the executor's drain
         self.composed = composed
@@ -133,7 +137,7 @@ class MobileController:
             node.create_subscription(Odometry, topics.ODOM, self._on_odom, recordable_qos())
         # raw: deserialized on the loop's planning worker (a callable in the inbox), not here
         subscribe_trajectory(node, self._on_trajectory)
-        node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self.inbox.append((self._cmd_vel, msg)), qos)
+        node.create_subscription(TwistStamped, CMD_VEL, lambda msg: self._buffer(self._cmd_vel, msg), qos)
         node.create_subscription(Path, BASE_PATH, self._on_path, qos, raw=True)  # read off the executor
         self._last_cycle = -math.inf  # time.monotonic() of the latest cycle
         node.create_timer(0.02, self._drain_idle, clock=wall)  # references while no state comes (a paused bridge)
@@ -146,7 +150,7 @@ class MobileController:
         poses: ~0.4 s of rclpy's deserialization and ~0.2 s of reading); its place in the inbox
         is kept by the reading's future (``_drain``)."""
         if not isinstance(msg, bytes | bytearray | memoryview):  # (a message given in-process)
-            self.inbox.append((self.loop.base_path, msg))
+            self._buffer(self.loop.base_path, msg)
             return
         from nav_msgs.msg import Path
         from rclpy.serialization import deserialize_message
@@ -156,12 +160,31 @@ class MobileController:
         if self._reader is None:
             self._reader = ThreadPoolExecutor(1, thread_name_prefix="rbd_ros-read-path")
         raw = bytes(msg)
-        self.inbox.append((self.loop.base_path, self._reader.submit(lambda: read_path(deserialize_message(raw, Path)))))
+        if self._room("base path"):
+            reading = self._reader.submit(lambda: read_path(deserialize_message(raw, Path)))
+            self.inbox.append((self.loop.base_path, reading))
 
     def _on_trajectory(self, msg: Any) -> None:
         """A trajectory, or a callable deserializing one (``subscribe_trajectory``): buffered;
         the drain hands it to the loop, which reads and plans it on its worker."""
-        self.inbox.append((self.loop.trajectory, msg))
+        self._buffer(self.loop.trajectory, msg)
+
+    def _buffer(self, handler: Any, msg: Any) -> None:
+        """A subscription's message kept for the drain (``handler(msg)`` there), unless the
+        inbox is full (``_room``)."""
+        if self._room(getattr(handler, "__name__", "message").lstrip("_")):
+            self.inbox.append((handler, msg))
+
+    def _room(self, what: str) -> bool:
+        """Whether the inbox takes one more; if not, the refusal logged (the first and every
+        hundredth), never a silent drop of an older message."""
+        if len(self.inbox) < MAX_INBOX:
+            return True
+        self.dropped += 1
+        if self.dropped % 100 == 1:
+            self.log.error(f"{what} dropped: {MAX_INBOX} messages already wait for the control cycle "
+                           f"(is the executor blocked?); {self.dropped} dropped so far")
+        return False
 
     def _announce_ready(self) -> None:
         self._ready_timer.cancel()
