@@ -61,7 +61,7 @@ def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_proc
     assert "InertiaWarning: link 'link2'" in first.output and "triangle inequality" in first.output
     second = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={PLANAR}",
                            "-p", "service_namespace:=adv19", "-r", "__node:=second_server"])
-    assert second.proc.wait(120) == 2
+    assert second.wait(120) == 2
     line = _one_line_error(second, "dynamics_server")
     assert "/adv19/* are already offered by another dynamics_server" in line
     assert "allow_shared_namespace" in line
@@ -84,7 +84,7 @@ def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_proc
             client.gravity(np.zeros(2) + 1j)
     # a killed server stays in the DDS graph until its lease expires: it does not block a restart
     os.killpg(first.proc.pid, signal.SIGKILL)
-    first.proc.wait(10)
+    first.wait(10)
     node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={PLANAR}",
                   "-p", "service_namespace:=adv19", "-r", "__node:=restarted"],
                  ready="dynamics_server: ready", timeout=120)
@@ -94,7 +94,7 @@ def test_item2_second_server_in_a_namespace_refuses_to_start(tmp_path, node_proc
 def test_item10_invalid_service_namespace_is_one_line(node_process) -> None:
     proc = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={PLANAR}",
                          "-p", "service_namespace:=bad name!"])
-    assert proc.proc.wait(120) == 2
+    assert proc.wait(120) == 2
     assert "service_namespace 'bad name!' is not a valid ROS name" in \
         _one_line_error(proc, "dynamics_server")
 
@@ -105,7 +105,7 @@ def test_item10_nan_mass_in_a_urdf_is_one_line(tmp_path, node_process) -> None:
     bad.write_text(text.replace('<mass value="1.0"/>', '<mass value="nan"/>', 1))
     assert "nan" in bad.read_text()
     proc = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={bad}"])
-    assert proc.proc.wait(120) == 2
+    assert proc.wait(120) == 2
     assert "mass is not finite: [nan]" in _one_line_error(proc, "dynamics_server")
     out = _cli("urdf2mdh", str(bad))
     assert out.returncode == 2 and "mass is not finite: [nan]" in \

@@ -150,7 +150,7 @@ def core_final_states(model: MdhModel, q0, steps: int) -> np.ndarray:
 
 def finished(proc, timeout: float = 60.0) -> int:
     """Exit code of a node that ends by itself, once its output has been read to the end."""
-    proc.proc.wait(timeout)
+    proc.wait(timeout)
     return proc.stop()  # joins the output reader
 
 

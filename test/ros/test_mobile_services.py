@@ -111,7 +111,7 @@ def test_ros_server_planar_urdf_renamed(omni, node_process) -> None:
         for k in range(2):
             assert rel_err(tau[k], pin.rnea(pm, pd, pin_q(Q[k]), V[k], A[k])) < TOL
     assert proc.alive()
-    assert bad.proc.wait(180) == 2
+    assert bad.wait(180) == 2
     errors = [line for line in bad.output.splitlines() if line.startswith("dynamics_server: error:")]
     assert len(errors) == 1 and "wheel_joint_names is for a 'diff_drive' base; this one is 'planar'" in errors[0]
     assert "parameter 'base' is deprecated: use 'base_type'" in bad.output  # the one warning line

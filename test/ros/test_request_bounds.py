@@ -134,7 +134,7 @@ def test_signal_during_long_work_ends_the_server_within_a_second(node_process, s
     assert server.alive() and "done" not in out  # still solving
     t0 = time.monotonic()
     server.proc.send_signal(sig)
-    code = server.proc.wait(10)
+    code = server.wait(10)
     took = time.monotonic() - t0
     assert took < 1.0, f"the server took {took:.2f} s to end on {sig.name}"
     print(f"{sig.name} during a long {work}: the server ended in {took:.3f} s")
@@ -148,7 +148,7 @@ def test_a_bad_bound_is_refused_at_start_up(node_process, value: str) -> None:
     server = node_process(["dynamics-server", "--ros-args", "-p", f"urdf_path:={URDF}",
                            "-p", f"service_namespace:=badbound{value.replace('.', '').replace('-', 'm')}",
                            "-p", f"max_request_seconds:={value}"])
-    assert server.proc.wait(120) == 2
+    assert server.wait(120) == 2
     lines = [ln for ln in server.output.splitlines() if ln.startswith("dynamics_server: error:")]
     assert len(lines) == 1 and "Traceback" not in server.output, server.output
     assert "max_request_seconds must be a positive number of seconds" in lines[0]

@@ -121,7 +121,7 @@ def test_info_node_prints_joints(node_process, tmp_path: Path):
     urdf = tmp_path / "two.urdf"
     urdf.write_text(TWO_LINK)
     proc = node_process(["info", "--ros-args", "-p", f"urdf_path:={urdf}"])
-    assert proc.proc.wait(60) == 0
+    assert proc.wait(60) == 0
     assert proc.stop() == 0  # the output read to its end
     out = proc.output
     assert re.search(r"j1\s+revolute\s+base_link -> l1", out)
@@ -130,7 +130,7 @@ def test_info_node_prints_joints(node_process, tmp_path: Path):
 
 def test_info_node_reports_missing_file(node_process):
     proc = node_process(["info", "--ros-args", "-p", "urdf_path:=/nonexistent/robot.urdf"])
-    assert proc.proc.wait(60) == 2
+    assert proc.wait(60) == 2
     assert proc.stop() == 2  # the output read to its end before it is checked
     assert "urdf_path '/nonexistent/robot.urdf': file not found" in proc.output
     assert "Traceback" not in proc.output

@@ -210,7 +210,7 @@ def test_model_file_without_urdf_still_publishes(node_process) -> None:
 
 def test_bad_robot_parameter_is_one_line(node_process) -> None:
     proc = node_process(["state-publisher", "--ros-args", "-p", "urdf_path:=/nonexistent/robot.urdf"])
-    assert proc.proc.wait(120) == 2
+    assert proc.wait(120) == 2
     assert "state_publisher: error: urdf_path '/nonexistent/robot.urdf': file not found" in proc.output
     assert "Traceback" not in proc.output
 

@@ -121,6 +121,16 @@ class NodeProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def wait(self, timeout: float | None = None, drain: float = 5.0) -> int:
+        """The exit code once the process ended (``subprocess.TimeoutExpired`` after
+        ``timeout``) and its output read to the end (up to ``drain`` s more: a child that
+        inherited the pipe may keep it open).  ``proc.wait`` alone returns on the exit, before
+        this reader has the last lines: a CI run read an exit status 2 with its error line not
+        yet in ``output``."""
+        code = self.proc.wait(timeout)
+        self._reader.join(drain)
+        return code
+
     def stop(self, timeout: float = 10.0) -> int:
         """SIGINT the group, then SIGKILL after ``timeout``; returns the exit code."""
         if self.proc.poll() is None:

@@ -135,8 +135,8 @@ class Runner(Inbox):
     def check_nodes(self) -> None:
         """An error when a node exited (named with its exit status and last output lines)."""
         if any(not p.alive() for p in self.procs):
-            dead = [f"{s.name} (exit {p.proc.returncode}: {' | '.join(x.strip() for x in p.lines[-3:])})"
-                    for s, p in zip(self.specs, self.procs) if not p.alive()]
+            dead = [f"{s.name} (exit {p.wait(0, drain=2.0)}: {' | '.join(x.strip() for x in p.lines[-3:])})"
+                    for s, p in zip(self.specs, self.procs) if not p.alive()]  # (wait: its last lines read)
             raise RuntimeError(f"node(s) {', '.join(dead)} exited during the run")
 
     def wait_until_connected(self, node, traj_pub, path_pub) -> None:

@@ -280,7 +280,9 @@ class TourTask:
                 self.report_foreign_answers(proc)
                 return
             if not proc.alive():
-                raise RuntimeError("the controller exited before accepting the tour")
+                code = proc.wait(0, drain=2.0)  # its last lines read
+                tail = "\n".join(proc.lines[-5:])
+                raise RuntimeError(f"the controller exited ({code}) before accepting the tour; its last lines:\n{tail}")
             time.sleep(0.01)
         tail = "\n".join(proc.lines[-5:])
         raise RuntimeError(f"the controller did not accept the tour within {timeout} s; its last lines:\n{tail}")

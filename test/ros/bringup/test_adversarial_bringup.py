@@ -98,7 +98,7 @@ def _signal_a_running_bringup(sig: int, record: list[str], settle: float = 1.0,
         assert len(nodes) == 4, nodes  # bridge, state publisher, dynamics server, controller
         time.sleep(settle)
         os.kill(proc.proc.pid, sig)
-        proc.proc.wait(60)
+        proc.wait(60)
         deadline = time.monotonic() + gone_within
         while any(_running(p) for p in below) and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -66,7 +66,7 @@ def test_a_forked_node_starts_as_a_fresh_interpreter_does(monkeypatch, tmp_path)
     assert isinstance(fresh.proc, subprocess.Popen)
     states = [_state(p) for p in (*forked, fresh)]
     for p in (*forked, fresh):
-        assert p.proc.wait(30) == 0, p.output
+        assert p.wait(30) == 0, p.output
     randoms = [s.pop("random") for s in states]
     assert states[0] == states[1] == states[2], states  # the oracle: a fresh interpreter
     assert states[0]["pgid_is_pid"] and states[0]["marker"] == str(tmp_path) and states[0]["faulthandler"]
@@ -83,7 +83,7 @@ def test_exit_codes_read_as_a_fresh_interpreters(monkeypatch, then: str, code: i
     assert isinstance(forked.proc, fork_server.ForkedChild), fork_server.last_refusal
     monkeypatch.setenv(fork_server.SWITCH_ENV, "0")
     fresh = _probe(then=then)
-    assert forked.proc.wait(60) == fresh.proc.wait(60) == code  # the oracle: Popen's own
+    assert forked.wait(60) == fresh.wait(60) == code  # the oracle: Popen's own
     assert forked.stop() == code
 
 
@@ -92,9 +92,9 @@ def test_signals_and_waits_read_as_popen_reads_them() -> None:
     hangs = _probe(then="import time; time.sleep(60)")
     _state(hangs)
     with pytest.raises(subprocess.TimeoutExpired):
-        hangs.proc.wait(0.2)
+        hangs.wait(0.2)
     hangs.proc.send_signal(signal.SIGKILL)
-    assert hangs.proc.wait(10) == -signal.SIGKILL
+    assert hangs.wait(10) == -signal.SIGKILL
     interrupted = _probe(then="import time; time.sleep(60)")
     _state(interrupted)
     assert interrupted.stop() == 1  # SIGINT to the group: KeyboardInterrupt's traceback, exit 1
@@ -164,3 +164,20 @@ def test_a_sigkilled_requester_stops_its_nodes_and_the_server() -> None:
     finally:
         if requester.poll() is None:
             requester.kill()
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "fresh"])
+def test_wait_returns_with_the_last_lines_read(monkeypatch, forked: bool) -> None:
+    """``NodeProcess.wait``: the exit status once the output is read to its end.  The exit is
+    known before the reader has the last lines (a CI run read status 2 without its error line);
+    here a slow reader (``echo`` runs on it, 50 ms a line) makes that certain, and ``proc.wait``
+    alone would return with lines missing."""
+    if forked:
+        fork_server.prestart()
+    else:
+        monkeypatch.setenv(fork_server.SWITCH_ENV, "0")
+    p = NodeProcess(["-n", "1", "-r", "1", "-s", "import os, sys\nfor k in range(6): print('line', k)\n"
+                     "sys.stdout.flush(); os._exit(3)", "pass"], module="timeit", echo=lambda line: time.sleep(0.05))
+    assert isinstance(p.proc, fork_server.ForkedChild) is forked, fork_server.last_refusal
+    assert p.wait(30) == 3
+    assert [ln for ln in p.output.splitlines() if ln.startswith("line")] == [f"line {k}" for k in range(6)]
