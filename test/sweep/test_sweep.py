@@ -109,3 +109,42 @@ def test_cli_refuses_bad_input_in_one_line(argv: list[str], message: str, capsys
     assert main([*argv, "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("where", ["position", "torque"])
+def test_a_non_finite_state_or_torque_ends_the_cell_there_as_diverged(monkeypatch, where: str) -> None:
+    """The cell's loop (``cell._run``) stops at the first step whose measured position or
+    torque is NaN or Inf: that step is the last row, the cell ``diverged``.  The non-finite
+    value is injected at the 6th step; the oracle is that count."""
+    from rbd_ros.sweep import cell as cell_module
+
+    real = cell_module.cell_loop
+
+    def poisoned(c):
+        sim, loop, law, tour = real(c)
+        calls = [0]
+        measure, cycle = sim.measure, loop.cycle
+
+        def bad_measure():
+            q, qd, e = measure()
+            calls[0] += 1
+            if calls[0] == 6:
+                q[2] = math.inf
+            return q, qd, e
+
+        def bad_cycle(t):
+            tau = cycle(t)
+            if loop.cycles == 6:
+                tau = tau.copy()
+                tau[1] = math.nan
+            return tau
+
+        if where == "position":
+            sim.measure = bad_measure
+        else:
+            loop.cycle = bad_cycle
+        return sim, loop, law, tour
+
+    monkeypatch.setattr(cell_module, "cell_loop", poisoned)
+    row = cell_module._run(Cell("puma560", "pd_gravity", 0.0, 0, "default", 0.05))
+    assert row["diverged"] and row["steps"] == 6, row
