@@ -247,7 +247,14 @@ class Runner(Inbox):
             last = self.recorder.last_stamp(CONTROLLER_STATE)
             counts = self.recorder.counts
             return (last is not None and last >= (t_last - REACHED) * 1e9
-                    and counts[self.command_topic] >= counts[CONTROLLER_STATE])
+                    and counts[self.command_topic] >= counts[CONTROLLER_STATE] and ft_arrived())
+
+        def ft_arrived() -> bool:
+            # the bridge's F/T readings up to a step before the controller's last answer (each
+            # goes out with the next state): one subscription's queue can lag the others' (a CI
+            # run's bag ended /ft_sensor/wrench 0.93 s of readings early, its wrench_raw whole)
+            end = (t_last - self.answer_step() - REACHED) * 1e9
+            return all((self.recorder.last_stamp(topic) or -1) >= end for topic in self.ft.recorded())
 
         deadline = time.monotonic() + limit
         # all delivered before the controller stops: samples still in its writer's history
@@ -259,9 +266,9 @@ class Runner(Inbox):
         if not answered():  # the report (and bag) end short of the pause: said, never silent
             with self.lock:
                 latest = self.controller_state[-1][0] if self.controller_state else float("nan")
-            self.say(f"[bringup] warning: the controller's answers up to the pause at t = {t_last:.3f} s "
-                     f"had not all arrived {wait:g} s after it (its latest state: t = {latest:.3f} s); "
-                     "the report ends with what arrived")
+            self.say(f"[bringup] warning: the controller's answers (and F/T readings) up to the pause at "
+                     f"t = {t_last:.3f} s had not all arrived {wait:g} s after it (its latest state: "
+                     f"t = {latest:.3f} s); the report ends with what arrived")
         for spec, proc in zip(self.specs, self.procs):
             if spec.executable == "controller":
                 proc.stop()
@@ -274,6 +281,10 @@ class Runner(Inbox):
             elif time.monotonic() - since >= quiet_for:
                 break
 
+    def answer_step(self) -> float:
+        """The bridge's timestep (s; 0 before it said)."""
+        return float(self.ready_values("mujoco_bridge").get("timestep", 0.0))
+
     def answer_time(self, t_pause: float) -> float:
         """The stamp of the controller's last state when the bridge paused at ``t_pause``: that
         of the paused state (a separate controller answers it), composed one timestep earlier
@@ -281,7 +292,7 @@ class Runner(Inbox):
         ``t_pause`` there cost 10 s before the tour and 8 s after it)."""
         if not self.args.composed:
             return t_pause
-        return t_pause - float(self.ready_values("mujoco_bridge").get("timestep", 0.0))
+        return t_pause - self.answer_step()
 
     def ready_values(self, executable: str) -> dict[str, str]:
         """``key=value`` pairs of a node's ready line (the bridge's integrator, timestep ...)."""

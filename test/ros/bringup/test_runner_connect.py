@@ -23,6 +23,10 @@ class FakeProc:
     def alive(self):
         return self.proc.returncode is None
 
+    def wait(self, timeout=None, drain=5.0):  # NodeProcess.wait of an exited process
+        assert self.proc.returncode is not None
+        return self.proc.returncode
+
 
 class FakeGraph:
     """This process's view: publishers per topic, and the two publishers' matched counts."""
