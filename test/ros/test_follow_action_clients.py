@@ -46,7 +46,7 @@ def _clean_exit(proc: NodeProcess, sig: int = signal.SIGINT) -> None:
     """Signal the process; it ends with status 0 and without a traceback or an abort."""
     if sig != signal.SIGINT:
         os.killpg(proc.proc.pid, sig)
-        proc.wait(20)
+        proc.proc.wait(20)  # stop() below joins the output reader
     rc = proc.stop(20)
     out = proc.output
     assert rc == 0 and "Traceback" not in out and "terminate called" not in out, (rc, out[-4000:])
