@@ -233,6 +233,8 @@ class Runner(Inbox):
             return counts + tuple(self.recorder.counts.values() if self.recorder else ())
 
         t_last = self.answer_time(sim_end)
+        # the F/T readings' last stamp (ns): a step before the controller's last answer
+        ft_end = (t_last - self.bridge_timestep() - REACHED) * 1e9
 
         def answered() -> bool:
             if self.args.mode == "realtime" or self.recorder is None:
@@ -253,8 +255,7 @@ class Runner(Inbox):
             # the bridge's F/T readings up to a step before the controller's last answer (each
             # goes out with the next state): one subscription's queue can lag the others' (a CI
             # run's bag ended /ft_sensor/wrench 0.93 s of readings early, its wrench_raw whole)
-            end = (t_last - self.answer_step() - REACHED) * 1e9
-            return all((self.recorder.last_stamp(topic) or -1) >= end for topic in self.ft.recorded())
+            return all((self.recorder.last_stamp(topic) or -1) >= ft_end for topic in self.ft.recorded())
 
         deadline = time.monotonic() + limit
         # all delivered before the controller stops: samples still in its writer's history
@@ -281,7 +282,7 @@ class Runner(Inbox):
             elif time.monotonic() - since >= quiet_for:
                 break
 
-    def answer_step(self) -> float:
+    def bridge_timestep(self) -> float:
         """The bridge's timestep (s; 0 before it said)."""
         return float(self.ready_values("mujoco_bridge").get("timestep", 0.0))
 
@@ -292,7 +293,7 @@ class Runner(Inbox):
         ``t_pause`` there cost 10 s before the tour and 8 s after it)."""
         if not self.args.composed:
             return t_pause
-        return t_pause - self.answer_step()
+        return t_pause - self.bridge_timestep()
 
     def ready_values(self, executable: str) -> dict[str, str]:
         """``key=value`` pairs of a node's ready line (the bridge's integrator, timestep ...)."""
